@@ -1,0 +1,222 @@
+//! The per-flow state the kernel keeps (value of the flow map, keyed by
+//! socket cookie) and hands over when a flow closes (ring-buffer record).
+
+/// One TCP socket's state as last sampled in the kernel.
+///
+/// Kernel figures are copied as `tcp_get_info()` (net/ipv4/tcp.c) would see
+/// them at sample time; see each field for its unit and source member.
+/// Timestamps are `bpf_ktime_get_ns()` (CLOCK_MONOTONIC, ns); user space
+/// converts them to wall-clock time. Layout: 8-byte fields, then 16-byte
+/// arrays, then 4-, 2- and 1-byte fields, then explicit padding.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FlowSample {
+    /// `bpf_get_socket_cookie()`: the flow's key, stable for the socket's life.
+    pub cookie: u64,
+    /// When the kernel first saw the flow (monotonic ns).
+    pub first_seen_ns: u64,
+    /// When the kernel last sampled the flow (monotonic ns).
+    pub last_seen_ns: u64,
+    /// When the socket entered TCP_CLOSE (monotonic ns); 0 while open.
+    pub closed_ns: u64,
+    /// `tcp_sock.bytes_acked` (bytes).
+    pub bytes_acked: u64,
+    /// `tcp_sock.bytes_received` (bytes).
+    pub bytes_received: u64,
+    /// `tcp_sock.bytes_sent` (bytes, retransmissions included).
+    pub bytes_sent: u64,
+    /// Time during which in-flight >= cwnd or `is_cwnd_limited` was set,
+    /// summed between consecutive samples (ns). The kernel keeps no chrono
+    /// for this; each interval is charged to the state seen at its start.
+    pub cwnd_limited_ns: u64,
+    /// Cgroup v2 id of the owning process (`bpf_get_current_cgroup_id()`).
+    pub cgroup_id: u64,
+    /// `bpf_jiffies64()` at sample time (jiffies), for chrono arithmetic.
+    pub jiffies: u64,
+    /// Number of samples taken of this flow (probe hits).
+    pub samples: u64,
+    /// Local address; IPv4 as IPv4-mapped IPv6 (`::ffff:a.b.c.d`).
+    pub saddr: [u8; 16],
+    /// Remote address; IPv4 as IPv4-mapped IPv6.
+    pub daddr: [u8; 16],
+    /// Command name of the owning process (NUL-padded, `TASK_COMM_LEN`).
+    pub comm: [u8; 16],
+    /// Congestion control name (`tcp_congestion_ops.name`, NUL-padded).
+    pub cc: [u8; 16],
+    /// Network namespace inode (`net.ns.inum`).
+    pub netns: u32,
+    /// Owning process id (tgid); 0 until a process touches the socket.
+    pub pid: u32,
+    /// `tcp_sock.snd_wnd`: the peer's advertised window (bytes).
+    pub snd_wnd: u32,
+    /// `tcp_sock.snd_cwnd` (segments).
+    pub snd_cwnd: u32,
+    /// `tcp_sock.snd_ssthresh` (segments).
+    pub snd_ssthresh: u32,
+    /// Smoothed RTT (µs): `tcp_sock.srtt_us >> 3`.
+    pub srtt_us: u32,
+    /// Windowed minimum RTT (µs): `tcp_sock.rtt_min`.
+    pub min_rtt_us: u32,
+    /// `tcp_sock.mss_cache` (bytes).
+    pub mss: u32,
+    /// `tcp_packets_in_flight()`: packets_out - (sacked_out + lost_out) + retrans_out (segments).
+    pub inflight: u32,
+    /// `tcp_sock.packets_out` (segments).
+    pub packets_out: u32,
+    /// `tcp_sock.retrans_out` (segments).
+    pub retrans_out: u32,
+    /// `tcp_sock.lost_out` (segments).
+    pub lost_out: u32,
+    /// `tcp_sock.sacked_out` (segments).
+    pub sacked_out: u32,
+    /// `tcp_sock.total_retrans` (segments).
+    pub total_retrans: u32,
+    /// `tcp_sock.delivered` (segments).
+    pub delivered: u32,
+    /// `tcp_sock.rate_delivered`: segments in the last delivery-rate sample.
+    pub rate_delivered: u32,
+    /// `tcp_sock.rate_interval_us`: interval of that sample (µs).
+    pub rate_interval_us: u32,
+    /// `tcp_sock.chrono_start` (u32 jiffies).
+    pub chrono_start: u32,
+    /// `tcp_sock.chrono_stat[]`: jiffies spent busy, rwnd-limited and
+    /// sndbuf-limited, not counting the period in progress.
+    pub chrono_stat: [u32; 3],
+    /// `sock.sk_sndbuf` (bytes).
+    pub sk_sndbuf: u32,
+    /// `sock.sk_wmem_queued` (bytes).
+    pub sk_wmem_queued: u32,
+    /// `sock.sk_rcvbuf` (bytes).
+    pub sk_rcvbuf: u32,
+    /// `tcp_sock.rcv_wnd`: the window this host last advertised (bytes).
+    pub rcv_wnd: u32,
+    /// Explicit padding; always 0.
+    pub _pad0: u32,
+    /// Local port (host byte order).
+    pub sport: u16,
+    /// Remote port (host byte order).
+    pub dport: u16,
+    /// `AF_INET` or `AF_INET6`.
+    pub family: u16,
+    /// TCP state (`include/net/tcp_states.h`) at sample time.
+    pub state: u8,
+    /// `icsk_ca_state` (TCP_CA_Open = 0 ... TCP_CA_Loss = 4).
+    pub ca_state: u8,
+    /// `tcp_sock.chrono_type`: 0 none, 1 busy, 2 rwnd-limited, 3 sndbuf-limited.
+    pub chrono_type: u8,
+    /// `tcp_sock.rate_app_limited` of the last delivery-rate sample (0/1).
+    pub rate_app_limited: u8,
+    /// Whether the last sample was cwnd-limited (0/1).
+    pub cwnd_limited: u8,
+    /// Explicit padding; always 0.
+    pub _pad1: [u8; 5],
+}
+
+impl FlowSample {
+    /// An all-zero sample.
+    pub const ZERO: FlowSample = FlowSample {
+        cookie: 0,
+        first_seen_ns: 0,
+        last_seen_ns: 0,
+        closed_ns: 0,
+        bytes_acked: 0,
+        bytes_received: 0,
+        bytes_sent: 0,
+        cwnd_limited_ns: 0,
+        cgroup_id: 0,
+        jiffies: 0,
+        samples: 0,
+        saddr: [0; 16],
+        daddr: [0; 16],
+        comm: [0; 16],
+        cc: [0; 16],
+        netns: 0,
+        pid: 0,
+        snd_wnd: 0,
+        snd_cwnd: 0,
+        snd_ssthresh: 0,
+        srtt_us: 0,
+        min_rtt_us: 0,
+        mss: 0,
+        inflight: 0,
+        packets_out: 0,
+        retrans_out: 0,
+        lost_out: 0,
+        sacked_out: 0,
+        total_retrans: 0,
+        delivered: 0,
+        rate_delivered: 0,
+        rate_interval_us: 0,
+        chrono_start: 0,
+        chrono_stat: [0; 3],
+        sk_sndbuf: 0,
+        sk_wmem_queued: 0,
+        sk_rcvbuf: 0,
+        rcv_wnd: 0,
+        _pad0: 0,
+        sport: 0,
+        dport: 0,
+        family: 0,
+        state: 0,
+        ca_state: 0,
+        chrono_type: 0,
+        rate_app_limited: 0,
+        cwnd_limited: 0,
+        _pad1: [0; 5],
+    };
+}
+
+/// Size of [`FlowSample`] in bytes; the kernel and user space must agree.
+pub const FLOW_SAMPLE_SIZE: usize = 272;
+const _: () = assert!(core::mem::size_of::<FlowSample>() == FLOW_SAMPLE_SIZE);
+const _: () = assert!(core::mem::align_of::<FlowSample>() == 8);
+
+#[cfg(feature = "user")]
+// SAFETY: `FlowSample` is `#[repr(C)]`, made of integers and integer arrays,
+// with all padding explicit: every bit pattern is a valid value.
+unsafe impl aya::Pod for FlowSample {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use core::mem::offset_of;
+
+    #[test]
+    fn layout_is_pinned() {
+        assert_eq!(offset_of!(FlowSample, cookie), 0);
+        assert_eq!(offset_of!(FlowSample, samples), 80);
+        assert_eq!(offset_of!(FlowSample, saddr), 88);
+        assert_eq!(offset_of!(FlowSample, cc), 136);
+        assert_eq!(offset_of!(FlowSample, netns), 152);
+        assert_eq!(offset_of!(FlowSample, chrono_stat), 224);
+        assert_eq!(offset_of!(FlowSample, _pad0), 252);
+        assert_eq!(offset_of!(FlowSample, sport), 256);
+        assert_eq!(offset_of!(FlowSample, state), 262);
+        assert_eq!(offset_of!(FlowSample, cwnd_limited), 266);
+        assert_eq!(offset_of!(FlowSample, _pad1), 267);
+    }
+
+    #[test]
+    fn golden_bytes() {
+        let mut s = FlowSample::ZERO;
+        s.cookie = 0x0102_0304_0506_0708;
+        s.snd_wnd = 80_480;
+        s.sport = 5201;
+        s.state = crate::tcp_state::ESTABLISHED;
+        // SAFETY: FlowSample is repr(C) plain data with explicit padding.
+        let bytes = unsafe {
+            core::slice::from_raw_parts(
+                (&s as *const FlowSample).cast::<u8>(),
+                FLOW_SAMPLE_SIZE,
+            )
+        };
+        assert_eq!(&bytes[0..8], &0x0102_0304_0506_0708u64.to_ne_bytes());
+        let snd_wnd = offset_of!(FlowSample, snd_wnd);
+        assert_eq!(snd_wnd, 160);
+        assert_eq!(&bytes[snd_wnd..snd_wnd + 4], &80_480u32.to_ne_bytes());
+        assert_eq!(&bytes[256..258], &5201u16.to_ne_bytes());
+        assert_eq!(bytes[262], 1);
+        let nonzero = bytes.iter().filter(|b| **b != 0).count();
+        assert_eq!(nonzero, 8 + 3 + 2 + 1);
+    }
+}

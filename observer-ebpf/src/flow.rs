@@ -1,0 +1,357 @@
+//! Flow entries: create, sample, attribute to a process, and close.
+
+use aya_ebpf::{
+    bindings::BPF_NOEXIST,
+    helpers::{
+        bpf_get_current_cgroup_id, bpf_get_current_comm, bpf_get_current_pid_tgid,
+        bpf_get_socket_cookie, bpf_jiffies64, bpf_ktime_get_ns,
+    },
+};
+use observer_common::{AF_INET, AF_INET6, Counter, FlowSample, tcp_state};
+
+use crate::{
+    maps::{CLOSED, FLOWS, SCRATCH, count, live, live_add, max_flows},
+    read::{at, bits, deref, is_tcp, off},
+};
+
+/// The socket cookie of `sk` (`bpf_get_socket_cookie`).
+#[inline(always)]
+fn cookie(sk: *const u8) -> u64 {
+    // SAFETY: `sk` is the BTF-typed socket pointer the hook was handed.
+    unsafe { bpf_get_socket_cookie(sk as *mut _) }
+}
+
+/// Per-packet hook: sample the flow (creating its entry if this is the first
+/// packet observer sees of it, e.g. a flow older than the agent), then carry
+/// forward the effect of the segment `skb` that is about to be processed.
+#[inline(always)]
+pub fn on_packet(sk: *const u8, skb: *const u8) {
+    count(Counter::ProbeHits);
+    if let Some(s) = entry(sk, true) {
+        // SAFETY: `s` points into the flow map's value for this socket.
+        unsafe {
+            refresh(s, sk);
+            carry_forward(s, sk, skb);
+        }
+    }
+}
+
+/// State-change hook: ESTABLISHED creates the entry, CLOSE emits the final
+/// record and removes it.
+#[inline(always)]
+pub fn on_state(sk: *const u8, old: u8, new: u8) {
+    if !is_tcp(sk) {
+        return;
+    }
+    if new == tcp_state::SYN_SENT {
+        // connect(): process context, so the owner is the caller.
+        if let Some(s) = entry(sk, true) {
+            // SAFETY: as in on_packet.
+            unsafe { set_owner(s) };
+        }
+    } else if new == tcp_state::ESTABLISHED {
+        if let Some(s) = entry(sk, true) {
+            // SAFETY: as in on_packet. The local port and address of a
+            // connect()ing socket are only final now.
+            unsafe {
+                endpoints(s, sk);
+                refresh(s, sk);
+            }
+        }
+    } else if new == tcp_state::CLOSE {
+        close(sk, old);
+    }
+}
+
+/// Process-context hook (after a send or receive call on any socket):
+/// attribute a TCP flow to the calling process and refresh its figures.
+#[inline(always)]
+pub fn on_owner(sk: *const u8) {
+    if !is_tcp(sk) {
+        return;
+    }
+    let family: u16 = at(sk, off!(family));
+    if family != AF_INET && family != AF_INET6 {
+        return;
+    }
+    let state: u8 = at(sk, off!(state));
+    let Some(s) = entry(sk, tcp_state::is_connected(state)) else {
+        return;
+    };
+    // SAFETY: `s` points into the flow map's value for this socket.
+    unsafe {
+        set_owner(s);
+        refresh(s, sk);
+    }
+}
+
+/// Records the current process as the flow's owner, if it changed.
+///
+/// # Safety
+/// `s` must be valid for reads and writes.
+#[inline(always)]
+unsafe fn set_owner(s: *mut FlowSample) {
+    let tgid = (bpf_get_current_pid_tgid() >> 32) as u32;
+    // SAFETY: caller guarantees `s`.
+    unsafe {
+        if (*s).pid == tgid {
+            return;
+        }
+        (*s).pid = tgid;
+        (*s).comm = bpf_get_current_comm().unwrap_or([0; 16]);
+        (*s).cgroup_id = bpf_get_current_cgroup_id();
+    }
+    count(Counter::OwnerUpdates);
+}
+
+/// TCP header flag bits (RFC 9293).
+const TH_FIN: u8 = 0x01;
+const TH_ACK: u8 = 0x10;
+
+/// Applies the segment `skb`, which `tcp_rcv_established()` is about to
+/// process, to the sample just taken: bytes newly acknowledged (as
+/// `tcp_snd_una_update()` will count them), bytes newly received in order
+/// (as `tcp_rcv_nxt_update()` will), and, when the ACK covers everything
+/// sent with nothing left to send, the end of the busy period
+/// (`tcp_chrono_stop()` in `tcp_clean_rtx_queue()`). The next sample
+/// replaces all of these with the kernel's own values.
+///
+/// # Safety
+/// `s` must be valid for reads and writes.
+#[inline(always)]
+unsafe fn carry_forward(s: *mut FlowSample, sk: *const u8, skb: *const u8) {
+    let data: u64 = at(skb, off!(skb_data));
+    if data == 0 {
+        return;
+    }
+    let len: u32 = at(skb, off!(skb_len));
+    // seq (4 bytes at 4), ack_seq (at 8), data offset (high nibble of 12),
+    // flags (13): the TCP wire format, not a kernel struct.
+    let th: [u8; 14] = at(data as *const u8, 0);
+    let seq = u32::from_be_bytes([th[4], th[5], th[6], th[7]]);
+    let ack = u32::from_be_bytes([th[8], th[9], th[10], th[11]]);
+    let doff = u32::from(th[12] >> 4) * 4;
+    let flags = th[13];
+    // SAFETY: caller guarantees `s`.
+    unsafe {
+        if flags & TH_ACK != 0 {
+            let una: u32 = at(sk, off!(snd_una));
+            let nxt: u32 = at(sk, off!(snd_nxt));
+            let acked = ack.wrapping_sub(una);
+            if acked != 0 && acked <= nxt.wrapping_sub(una) {
+                (*s).bytes_acked += u64::from(acked);
+                let write_seq: u32 = at(sk, off!(write_seq));
+                if ack == nxt && write_seq == nxt {
+                    let now = bpf_jiffies64() as u32;
+                    let ran = now.wrapping_sub((*s).chrono_start);
+                    // Constant indices: the verifier cannot bound a computed one.
+                    match (*s).chrono_type {
+                        1 => (*s).chrono_stat[0] = (*s).chrono_stat[0].wrapping_add(ran),
+                        2 => (*s).chrono_stat[1] = (*s).chrono_stat[1].wrapping_add(ran),
+                        3 => (*s).chrono_stat[2] = (*s).chrono_stat[2].wrapping_add(ran),
+                        _ => {}
+                    }
+                    (*s).chrono_type = 0;
+                    (*s).chrono_start = now;
+                    (*s).packets_out = 0;
+                    (*s).inflight = 0;
+                    (*s).retrans_out = 0;
+                    (*s).sacked_out = 0;
+                    (*s).lost_out = 0;
+                    (*s).cwnd_limited = 0;
+                }
+            }
+        }
+        let fin = u32::from(flags & TH_FIN);
+        let consumed = len.saturating_sub(doff) + fin;
+        let rcv_nxt: u32 = at(sk, off!(rcv_nxt));
+        if consumed != 0 && seq == rcv_nxt {
+            (*s).bytes_received += u64::from(consumed);
+        }
+    }
+}
+
+/// Looks up the entry of `sk`; creates it when missing and `create`.
+#[inline(always)]
+fn entry(sk: *const u8, create: bool) -> Option<*mut FlowSample> {
+    let key = cookie(sk);
+    if let Some(p) = FLOWS.get_ptr_mut(key) {
+        return Some(p);
+    }
+    if !create {
+        return None;
+    }
+    let s = SCRATCH.get_ptr_mut(0)?;
+    // SAFETY: `s` is this CPU's scratch slot; nothing else uses it while
+    // this program runs.
+    unsafe {
+        *s = FlowSample::ZERO;
+        identify(s, sk, key);
+        let full = live() >= max_flows();
+        match FLOWS.insert(key, &*s, u64::from(BPF_NOEXIST)) {
+            Ok(()) => {
+                count(Counter::FlowsCreated);
+                if full {
+                    count(Counter::LruEvictions);
+                } else {
+                    live_add(1);
+                }
+            }
+            // Another CPU created it first (-EEXIST): use theirs.
+            Err(-17) => {}
+            Err(_) => count(Counter::MapErrors),
+        }
+    }
+    FLOWS.get_ptr_mut(key)
+}
+
+/// Fills the fields that do not change over a flow's life.
+///
+/// # Safety
+/// `s` must be valid for writes.
+#[inline(always)]
+unsafe fn identify(s: *mut FlowSample, sk: *const u8, key: u64) {
+    // SAFETY: caller guarantees `s`.
+    unsafe {
+        (*s).cookie = key;
+        (*s).first_seen_ns = bpf_ktime_get_ns();
+        endpoints(s, sk);
+    }
+}
+
+/// Fills addresses, ports, namespace and congestion control.
+///
+/// # Safety
+/// `s` must be valid for writes.
+#[inline(always)]
+unsafe fn endpoints(s: *mut FlowSample, sk: *const u8) {
+    let family: u16 = at(sk, off!(family));
+    // SAFETY: caller guarantees `s`.
+    unsafe {
+        (*s).family = family;
+        if family == AF_INET {
+            let src: [u8; 4] = at(sk, off!(saddr4));
+            let dst: [u8; 4] = at(sk, off!(daddr4));
+            (*s).saddr = mapped(src);
+            (*s).daddr = mapped(dst);
+        } else if family == AF_INET6 {
+            (*s).saddr = at(sk, off!(saddr6));
+            (*s).daddr = at(sk, off!(daddr6));
+        }
+        (*s).sport = at(sk, off!(sport));
+        let dport: u16 = at(sk, off!(dport));
+        (*s).dport = u16::from_be(dport);
+        (*s).netns = deref(sk, off!(net), off!(net_inum));
+        (*s).cc = deref(sk, off!(ca_ops), off!(ca_name));
+    }
+}
+
+/// `a.b.c.d` as `::ffff:a.b.c.d`.
+#[inline(always)]
+fn mapped(v4: [u8; 4]) -> [u8; 16] {
+    [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, v4[0], v4[1], v4[2], v4[3]]
+}
+
+/// Copies the changing figures of `sk` into `s` and accounts cwnd-limited
+/// time since the previous sample.
+///
+/// # Safety
+/// `s` must be valid for reads and writes.
+#[inline(always)]
+unsafe fn refresh(s: *mut FlowSample, sk: *const u8) {
+    let now = unsafe { bpf_ktime_get_ns() };
+    let cwnd: u32 = at(sk, off!(snd_cwnd));
+    let packets_out: u32 = at(sk, off!(packets_out));
+    let sacked: u32 = at(sk, off!(sacked_out));
+    let lost: u32 = at(sk, off!(lost_out));
+    let retrans: u32 = at(sk, off!(retrans_out));
+    let left = packets_out.saturating_sub(sacked.saturating_add(lost));
+    let inflight = left.saturating_add(retrans);
+    let flagged = bits(sk, off!(is_cwnd_limited_bit), off!(is_cwnd_limited_width));
+    let limited = cwnd > 0 && (inflight >= cwnd || flagged != 0);
+    let srtt: u32 = at(sk, off!(srtt_us));
+    // SAFETY: caller guarantees `s`.
+    unsafe {
+        let prev = (*s).last_seen_ns;
+        if (*s).cwnd_limited != 0 && prev != 0 && now > prev {
+            (*s).cwnd_limited_ns += now - prev;
+        }
+        (*s).cwnd_limited = limited as u8;
+        (*s).last_seen_ns = now;
+        (*s).jiffies = bpf_jiffies64();
+        (*s).samples += 1;
+        (*s).state = at(sk, off!(state));
+        (*s).snd_cwnd = cwnd;
+        (*s).packets_out = packets_out;
+        (*s).sacked_out = sacked;
+        (*s).lost_out = lost;
+        (*s).retrans_out = retrans;
+        (*s).inflight = inflight;
+        (*s).srtt_us = srtt >> 3;
+        (*s).snd_wnd = at(sk, off!(snd_wnd));
+        (*s).snd_ssthresh = at(sk, off!(snd_ssthresh));
+        (*s).min_rtt_us = at(sk, off!(min_rtt));
+        (*s).mss = at(sk, off!(mss_cache));
+        (*s).total_retrans = at(sk, off!(total_retrans));
+        (*s).bytes_acked = at(sk, off!(bytes_acked));
+        (*s).bytes_received = at(sk, off!(bytes_received));
+        (*s).bytes_sent = at(sk, off!(bytes_sent));
+        (*s).delivered = at(sk, off!(delivered));
+        (*s).rate_delivered = at(sk, off!(rate_delivered));
+        (*s).rate_interval_us = at(sk, off!(rate_interval_us));
+        (*s).rate_app_limited =
+            bits(sk, off!(rate_app_limited_bit), off!(rate_app_limited_width)) as u8;
+        (*s).chrono_start = at(sk, off!(chrono_start));
+        (*s).chrono_stat = at(sk, off!(chrono_stat));
+        (*s).chrono_type = bits(sk, off!(chrono_type_bit), off!(chrono_type_width)) as u8;
+        (*s).ca_state = bits(sk, off!(ca_state_bit), off!(ca_state_width)) as u8;
+        let sndbuf: i32 = at(sk, off!(sk_sndbuf));
+        let wmem: i32 = at(sk, off!(sk_wmem_queued));
+        let rcvbuf: i32 = at(sk, off!(sk_rcvbuf));
+        (*s).sk_sndbuf = sndbuf.max(0) as u32;
+        (*s).sk_wmem_queued = wmem.max(0) as u32;
+        (*s).sk_rcvbuf = rcvbuf.max(0) as u32;
+        (*s).rcv_wnd = at(sk, off!(rcv_wnd));
+    }
+}
+
+/// Emits the final record of a closing flow and removes its entry. Flows
+/// observer never saw established (a listener, a failed connect) are skipped.
+#[inline(always)]
+fn close(sk: *const u8, old: u8) {
+    let key = cookie(sk);
+    let existing = FLOWS.get_ptr_mut(key);
+    if existing.is_none() && !tcp_state::is_connected(old) {
+        return;
+    }
+    let Some(mut rec) = CLOSED.reserve::<FlowSample>(0) else {
+        count(Counter::RingbufDrops);
+        remove(key, existing.is_some());
+        return;
+    };
+    let r = rec.as_mut_ptr();
+    // SAFETY: `r` is a reserved ring-buffer slot of FlowSample size;
+    // `existing` points into the flow map.
+    unsafe {
+        match existing {
+            Some(p) => core::ptr::copy_nonoverlapping(p, r, 1),
+            None => {
+                *r = FlowSample::ZERO;
+                identify(r, sk, key);
+            }
+        }
+        refresh(r, sk);
+        (*r).state = tcp_state::CLOSE;
+        (*r).closed_ns = (*r).last_seen_ns;
+    }
+    rec.submit(0);
+    count(Counter::FlowsClosed);
+    remove(key, existing.is_some());
+}
+
+#[inline(always)]
+fn remove(key: u64, existed: bool) {
+    if existed && FLOWS.remove(key).is_ok() {
+        live_add(u64::MAX);
+    }
+}

@@ -1,0 +1,85 @@
+//! observer's kernel programs. Each hook is a thin entry point that calls
+//! into [`flow`]; errors are counted in the per-CPU counter map, never
+//! dropped silently.
+//!
+//! All hooks are BTF tracepoints (`tp_btf`): they hand over typed socket
+//! pointers and need neither kprobes nor ftrace trampolines, which some
+//! kernels and sandboxes forbid (fentry/fexit load with EPERM on this
+//! project's CI machines).
+//! - `tcp_probe`: the per-packet sample. It fires at the start of
+//!   `tcp_rcv_established()` (net/ipv4/tcp_input.c), before the segment is
+//!   processed; [`flow`] carries the segment's effect forward (bytes acked or
+//!   received, the end of a busy period) so an idle flow does not lag one ACK.
+//! - `inet_sock_set_state`: flow birth (SYN_SENT in `connect()`,
+//!   ESTABLISHED) and death (CLOSE, with a final record through the ring
+//!   buffer).
+//! - `sock_send_length`, `sock_recv_length` (Linux 6.3+): run in the owning
+//!   process's context after each send/receive call, so they attribute the
+//!   flow to a pid, comm and cgroup, and refresh its figures.
+#![cfg_attr(target_arch = "bpf", no_std)]
+#![cfg_attr(target_arch = "bpf", no_main)]
+#![cfg_attr(target_arch = "bpf", feature(asm_experimental_arch))]
+
+#[cfg(target_arch = "bpf")]
+mod flow;
+#[cfg(target_arch = "bpf")]
+mod maps;
+#[cfg(target_arch = "bpf")]
+mod read;
+
+#[cfg(target_arch = "bpf")]
+mod programs {
+    use aya_ebpf::{macros::btf_tracepoint, programs::BtfTracePointContext};
+
+    use crate::flow;
+
+    /// `TP_PROTO(struct sock *sk, const struct sk_buff *skb)` (include/trace/events/tcp.h)
+    #[btf_tracepoint(function = "tcp_probe")]
+    pub fn observer_tcp_probe(ctx: BtfTracePointContext) -> i32 {
+        let sk: *const u8 = ctx.arg(0);
+        let skb: *const u8 = ctx.arg(1);
+        flow::on_packet(sk, skb);
+        0
+    }
+
+    /// `TP_PROTO(const struct sock *sk, const int oldstate, const int newstate)`
+    /// (include/trace/events/sock.h)
+    #[btf_tracepoint(function = "inet_sock_set_state")]
+    pub fn observer_set_state(ctx: BtfTracePointContext) -> i32 {
+        let sk: *const u8 = ctx.arg(0);
+        let old: i32 = ctx.arg(1);
+        let new: i32 = ctx.arg(2);
+        flow::on_state(sk, old as u8, new as u8);
+        0
+    }
+
+    /// `TP_PROTO(struct sock *sk, int ret, int flags)` (include/trace/events/sock.h)
+    #[btf_tracepoint(function = "sock_send_length")]
+    pub fn observer_send_length(ctx: BtfTracePointContext) -> i32 {
+        let sk: *const u8 = ctx.arg(0);
+        flow::on_owner(sk);
+        0
+    }
+
+    /// `TP_PROTO(struct sock *sk, int ret, int flags)` (include/trace/events/sock.h)
+    #[btf_tracepoint(function = "sock_recv_length")]
+    pub fn observer_recv_length(ctx: BtfTracePointContext) -> i32 {
+        let sk: *const u8 = ctx.arg(0);
+        flow::on_owner(sk);
+        0
+    }
+}
+
+#[cfg(target_arch = "bpf")]
+#[panic_handler]
+fn panic(_info: &core::panic::PanicInfo) -> ! {
+    loop {}
+}
+
+#[cfg(target_arch = "bpf")]
+#[unsafe(link_section = "license")]
+#[unsafe(no_mangle)]
+static LICENSE: [u8; 4] = *b"GPL\0";
+
+#[cfg(not(target_arch = "bpf"))]
+fn main() {}

@@ -1,0 +1,180 @@
+use super::*;
+
+/// Builds BTF bytes from type records (already encoded) and a string table.
+struct Builder {
+    types: Vec<u8>,
+    strings: Vec<u8>,
+}
+
+impl Builder {
+    fn new() -> Self {
+        Builder {
+            types: Vec::new(),
+            strings: vec![0],
+        }
+    }
+    fn s(&mut self, name: &str) -> u32 {
+        let off = self.strings.len() as u32;
+        self.strings.extend_from_slice(name.as_bytes());
+        self.strings.push(0);
+        off
+    }
+    fn words(&mut self, w: &[u32]) {
+        for x in w {
+            self.types.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+    fn int(&mut self, name: &str, size: u32) {
+        let n = self.s(name);
+        self.words(&[n, 1 << 24, size, size * 8]);
+    }
+    fn composite(&mut self, kind: u32, name: &str, size: u32, kf: bool, members: &[(&str, u32, u32)]) {
+        let n = self.s(name);
+        let info = (kind << 24) | (members.len() as u32) | (u32::from(kf) << 31);
+        self.words(&[n, info, size]);
+        for (mname, ty, off) in members {
+            let mn = self.s(mname);
+            self.words(&[mn, *ty, *off]);
+        }
+    }
+    fn bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.extend_from_slice(&MAGIC.to_le_bytes());
+        out.push(1);
+        out.push(0);
+        for w in [
+            24u32,
+            0,
+            self.types.len() as u32,
+            self.types.len() as u32,
+            self.strings.len() as u32,
+        ] {
+            out.extend_from_slice(&w.to_le_bytes());
+        }
+        out.extend_from_slice(&self.types);
+        out.extend_from_slice(&self.strings);
+        out
+    }
+}
+
+/// ids: 1 u32, 2 u8, 3 struct inner {u32 a; u32 b}, 4 u32[3] array,
+/// 5 anonymous union {u32 c}, 6 struct outer, 7 typedef outer_t -> 6.
+fn sample() -> Vec<u8> {
+    let mut b = Builder::new();
+    b.int("unsigned int", 4);
+    b.int("unsigned char", 1);
+    b.composite(4, "inner", 8, false, &[("a", 1, 0), ("b", 1, 32)]);
+    b.words(&[0, 3 << 24, 0, 1, 1, 3]);
+    b.composite(5, "", 4, false, &[("c", 1, 0)]);
+    // kind_flag struct: flags:2 at bit 72, mode:3 at bit 74.
+    b.composite(
+        4,
+        "outer",
+        32,
+        true,
+        &[
+            ("in", 3, 0),
+            ("flags", 2, (2 << 24) | 72),
+            ("mode", 2, (3 << 24) | 74),
+            ("arr", 4, 96),
+            ("", 5, 192),
+        ],
+    );
+    let n = b.s("outer_t");
+    b.words(&[n, 8 << 24, 6]);
+    b.bytes()
+}
+
+#[test]
+fn resolves_nested_and_anonymous_members() {
+    let btf = Btf::parse(&sample()).unwrap();
+    let b = btf.member("outer", "in.b").unwrap();
+    assert_eq!((b.bit_offset, b.bits, b.bitfield), (32, 32, false));
+    assert_eq!(b.byte_offset(), 4);
+    let arr = btf.member("outer", "arr").unwrap();
+    assert_eq!((arr.byte_offset(), arr.bits), (12, 96));
+    let c = btf.member("outer", "c").unwrap();
+    assert_eq!((c.byte_offset(), c.bits), (24, 32));
+}
+
+#[test]
+fn resolves_bitfields() {
+    let btf = Btf::parse(&sample()).unwrap();
+    let flags = btf.member("outer", "flags").unwrap();
+    assert_eq!((flags.bit_offset, flags.bits, flags.bitfield), (72, 2, true));
+    let mode = btf.member("outer", "mode").unwrap();
+    assert_eq!((mode.bit_offset, mode.bits, mode.bitfield), (74, 3, true));
+}
+
+#[test]
+fn reports_what_is_missing() {
+    let btf = Btf::parse(&sample()).unwrap();
+    let err = btf.member("outer", "in.zz").unwrap_err();
+    assert_eq!(err.to_string(), "kernel BTF: struct outer.in has no member zz");
+    let err = btf.member("nope", "a").unwrap_err();
+    assert_eq!(err.to_string(), "kernel BTF has no struct nope");
+}
+
+#[test]
+fn rejects_malformed_input_without_panicking() {
+    let good = sample();
+    assert!(Btf::parse(&[]).is_err());
+    assert!(Btf::parse(&good[..good.len() - 30]).is_err());
+    let mut bad_magic = good.clone();
+    bad_magic[0] = 0;
+    assert!(matches!(Btf::parse(&bad_magic), Err(BtfError::Malformed(_))));
+    // Every truncation and every single-byte corruption must return, not panic.
+    for cut in 0..good.len() {
+        let _ = Btf::parse(&good[..cut]);
+    }
+    for i in 0..good.len() {
+        let mut g = good.clone();
+        g[i] ^= 0xff;
+        if let Ok(btf) = Btf::parse(&g) {
+            let _ = btf.member("outer", "in.b");
+            let _ = btf.member("outer", "c");
+        }
+    }
+}
+
+#[test]
+fn typedef_cycles_are_errors() {
+    let mut b = Builder::new();
+    let n = b.s("loop");
+    b.words(&[n, 8 << 24, 2]);
+    b.words(&[n, 8 << 24, 1]);
+    b.composite(4, "s", 4, false, &[("x", 1, 0)]);
+    let btf = Btf::parse(&b.bytes()).unwrap();
+    assert!(btf.member("s", "x").is_err());
+}
+
+/// Against the running kernel: members the probes need exist, and the
+/// layout facts that every Linux kernel shares hold.
+#[test]
+fn running_kernel_layout() {
+    let path = "/sys/kernel/btf/vmlinux";
+    if !std::path::Path::new(path).exists() {
+        eprintln!("skipped: {path} missing (kernel without CONFIG_DEBUG_INFO_BTF)");
+        return;
+    }
+    let btf = Btf::from_file(path).unwrap();
+    // struct sock starts with sock_common, whose skc_family follows the
+    // 8-byte address pair, the 4-byte hash and the 4-byte port pair.
+    let fam = btf.member("sock", "__sk_common.skc_family").unwrap();
+    assert_eq!((fam.byte_offset(), fam.bits), (16, 16));
+    // skc_daddr lives inside an anonymous union/struct.
+    let daddr = btf.member("sock_common", "skc_daddr").unwrap();
+    assert_eq!((daddr.byte_offset(), daddr.bits), (0, 32));
+    assert_eq!(btf.member("tcp_sock", "inet_conn").unwrap().bit_offset, 0);
+    let chrono = btf.member("tcp_sock", "chrono_type").unwrap();
+    assert!(chrono.bitfield);
+    assert_eq!(chrono.bits, 2);
+    let stat = btf.member("tcp_sock", "chrono_stat").unwrap();
+    assert_eq!(stat.bits, 96);
+    let minrtt = btf.member("tcp_sock", "rtt_min.s.v").unwrap();
+    let base = btf.member("tcp_sock", "rtt_min").unwrap();
+    assert_eq!(minrtt.bit_offset - base.bit_offset, 32);
+    let acked = btf.member("tcp_sock", "bytes_acked").unwrap();
+    assert_eq!(acked.bits, 64);
+    assert_eq!(acked.bit_offset % 64, 0);
+}

@@ -1,0 +1,4 @@
+//! One module per subcommand.
+
+pub mod flows;
+pub mod session;

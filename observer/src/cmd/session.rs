@@ -1,0 +1,35 @@
+//! What every subcommand that watches flows does first: preflight, load,
+//! attach, and learn the kernel's clock.
+
+use anyhow::Context as _;
+use observer::{
+    clock::{Clock, kernel_hz},
+    preflight,
+    probes::{ProbeConfig, Probes},
+};
+
+/// Attached probes and the clock to read their samples with.
+pub struct Session {
+    /// The attached programs.
+    pub probes: Probes,
+    /// Kernel HZ and monotonic-to-wall mapping.
+    pub clock: Clock,
+}
+
+/// Checks the host, loads and attaches the probes, and says (at warn level)
+/// which figures this kernel cannot provide.
+///
+/// # Errors
+/// The first precondition or load failure, with what to do about it.
+pub fn start(config: ProbeConfig) -> anyhow::Result<Session> {
+    preflight::check()?;
+    let hz = kernel_hz()?;
+    let probes = Probes::load(config).context("cannot start the kernel probes")?;
+    for line in &probes.degraded {
+        log::warn!("{line}");
+    }
+    Ok(Session {
+        probes,
+        clock: Clock::new(hz),
+    })
+}

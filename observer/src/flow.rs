@@ -1,0 +1,266 @@
+//! The user-space flow model: a kernel [`FlowSample`] turned into the
+//! figures an operator reads, in the units `tcp_info` uses.
+
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+
+use observer_common::{FlowSample, tcp_state};
+use serde::Serialize;
+
+use crate::clock::Clock;
+
+/// Chrono figures as `tcp_get_info_chrono_stats()` (net/ipv4/tcp.c) reports
+/// them, in µs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Chrono {
+    /// `tcpi_busy_time`: busy + rwnd-limited + sndbuf-limited (µs).
+    pub busy_us: u64,
+    /// `tcpi_rwnd_limited` (µs).
+    pub rwnd_limited_us: u64,
+    /// `tcpi_sndbuf_limited` (µs).
+    pub sndbuf_limited_us: u64,
+}
+
+/// Computes [`Chrono`] from a sample, adding the period in progress up to
+/// `jiffies_now` (u32 jiffies, like `tcp_jiffies32`) exactly as the kernel
+/// does: the running type gets `jiffies_now - chrono_start`.
+pub fn chrono(s: &FlowSample, jiffies_now: u32, us_per_jiffy: u64) -> Chrono {
+    let mut stats = [0u64; 3];
+    for (i, stat) in stats.iter_mut().enumerate() {
+        *stat = u64::from(s.chrono_stat[i]);
+        if usize::from(s.chrono_type) == i + 1 {
+            *stat += u64::from(jiffies_now.wrapping_sub(s.chrono_start));
+        }
+        *stat *= us_per_jiffy;
+    }
+    Chrono {
+        busy_us: stats.iter().sum(),
+        rwnd_limited_us: stats[1],
+        sndbuf_limited_us: stats[2],
+    }
+}
+
+/// The address of a flow endpoint: IPv4-mapped addresses print as IPv4.
+pub fn endpoint(addr: [u8; 16], port: u16) -> SocketAddr {
+    let v6 = Ipv6Addr::from(addr);
+    let ip = match v6.to_ipv4_mapped() {
+        Some(v4) => IpAddr::V4(v4),
+        None => IpAddr::V6(v6),
+    };
+    SocketAddr::new(ip, port)
+}
+
+/// A NUL-padded kernel string as text.
+pub fn c_str(bytes: &[u8]) -> String {
+    let end = bytes.iter().position(|b| *b == 0).unwrap_or(bytes.len());
+    String::from_utf8_lossy(&bytes[..end]).into_owned()
+}
+
+/// Delivery rate of the last rate sample in bits/s, as
+/// `tcp_compute_delivery_rate()` (net/ipv4/tcp.c) computes `tcpi_delivery_rate`
+/// (which is in bytes/s).
+pub fn delivery_rate_bps(s: &FlowSample) -> u64 {
+    if s.rate_delivered == 0 || s.rate_interval_us == 0 {
+        return 0;
+    }
+    u64::from(s.rate_delivered) * u64::from(s.mss) * 8 * 1_000_000 / u64::from(s.rate_interval_us)
+}
+
+/// One flow as observer reports it. Units are in the field names or docs;
+/// `README.md` documents each JSON key.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Flow {
+    /// Socket cookie: the flow's key.
+    pub cookie: u64,
+    /// Network namespace inode.
+    pub netns: u32,
+    /// Local `ip:port`.
+    pub local: SocketAddr,
+    /// Remote `ip:port`.
+    pub remote: SocketAddr,
+    /// Owning process id (0: not yet known).
+    pub pid: u32,
+    /// Owning process command name.
+    pub comm: String,
+    /// Cgroup v2 id of the owner.
+    pub cgroup_id: u64,
+    /// TCP state name as `ss` prints it.
+    pub state: &'static str,
+    /// Whether the flow has closed.
+    pub closed: bool,
+    /// Bytes the peer acknowledged (`tcpi_bytes_acked`).
+    pub bytes_acked: u64,
+    /// Bytes received (`tcpi_bytes_received`).
+    pub bytes_received: u64,
+    /// Bytes sent, retransmissions included (`tcpi_bytes_sent`).
+    pub bytes_sent: u64,
+    /// Smoothed RTT (µs).
+    pub srtt_us: u32,
+    /// Minimum RTT (µs).
+    pub min_rtt_us: u32,
+    /// Congestion window (segments).
+    pub snd_cwnd: u32,
+    /// Slow-start threshold (segments).
+    pub snd_ssthresh: u32,
+    /// Sender MSS (bytes).
+    pub mss: u32,
+    /// Peer's advertised receive window (bytes).
+    pub snd_wnd: u32,
+    /// Window this host last advertised (bytes).
+    pub rcv_wnd: u32,
+    /// Packets in flight (segments).
+    pub inflight: u32,
+    /// Total retransmitted segments (`tcpi_total_retrans`).
+    pub retransmits: u32,
+    /// `tcpi_busy_time` (µs).
+    pub busy_us: u64,
+    /// `tcpi_rwnd_limited` (µs).
+    pub rwnd_limited_us: u64,
+    /// `tcpi_sndbuf_limited` (µs).
+    pub sndbuf_limited_us: u64,
+    /// Time with in-flight >= cwnd (µs).
+    pub cwnd_limited_us: u64,
+    /// Last delivery-rate sample (bits/s).
+    pub delivery_rate_bps: u64,
+    /// Whether that sample was application-limited.
+    pub app_limited: bool,
+    /// Congestion-avoidance state (`icsk_ca_state`: 0 open .. 4 loss).
+    pub ca_state: u8,
+    /// Congestion control algorithm.
+    pub cc: String,
+    /// Send buffer size (`sk_sndbuf`, bytes).
+    pub sndbuf: u32,
+    /// Bytes queued in the send buffer (`sk_wmem_queued`).
+    pub sndbuf_queued: u32,
+    /// Receive buffer size (`sk_rcvbuf`, bytes).
+    pub rcvbuf: u32,
+    /// First seen (RFC 3339, UTC).
+    pub first_seen: String,
+    /// Last sampled, or closed (RFC 3339, UTC).
+    pub last_seen: String,
+    /// Samples taken in the kernel.
+    pub samples: u64,
+}
+
+impl Flow {
+    /// Builds a flow from its latest sample as of monotonic `now_ns`.
+    pub fn from_sample(s: &FlowSample, clock: &Clock, now_ns: u64) -> Flow {
+        let closed = s.closed_ns != 0;
+        let jiffies_now = if closed {
+            s.jiffies
+        } else {
+            s.jiffies + clock.jiffies_in(now_ns.saturating_sub(s.last_seen_ns))
+        };
+        let ch = chrono(s, jiffies_now as u32, clock.us_per_jiffy());
+        let stamp = |ns: u64| humantime::format_rfc3339_millis(clock.wall(ns)).to_string();
+        Flow {
+            cookie: s.cookie,
+            netns: s.netns,
+            local: endpoint(s.saddr, s.sport),
+            remote: endpoint(s.daddr, s.dport),
+            pid: s.pid,
+            comm: c_str(&s.comm),
+            cgroup_id: s.cgroup_id,
+            state: tcp_state::name(s.state),
+            closed,
+            bytes_acked: s.bytes_acked,
+            bytes_received: s.bytes_received,
+            bytes_sent: s.bytes_sent,
+            srtt_us: s.srtt_us,
+            min_rtt_us: s.min_rtt_us,
+            snd_cwnd: s.snd_cwnd,
+            snd_ssthresh: s.snd_ssthresh,
+            mss: s.mss,
+            snd_wnd: s.snd_wnd,
+            rcv_wnd: s.rcv_wnd,
+            inflight: s.inflight,
+            retransmits: s.total_retrans,
+            busy_us: ch.busy_us,
+            rwnd_limited_us: ch.rwnd_limited_us,
+            sndbuf_limited_us: ch.sndbuf_limited_us,
+            cwnd_limited_us: s.cwnd_limited_ns / 1000,
+            delivery_rate_bps: delivery_rate_bps(s),
+            app_limited: s.rate_app_limited != 0,
+            ca_state: s.ca_state,
+            cc: c_str(&s.cc),
+            sndbuf: s.sk_sndbuf,
+            sndbuf_queued: s.sk_wmem_queued,
+            rcvbuf: s.sk_rcvbuf,
+            first_seen: stamp(s.first_seen_ns),
+            last_seen: stamp(if closed { s.closed_ns } else { s.last_seen_ns }),
+            samples: s.samples,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> FlowSample {
+        let mut s = FlowSample::ZERO;
+        s.cookie = 42;
+        s.saddr = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 1];
+        s.daddr = [0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
+        s.sport = 40000;
+        s.dport = 5201;
+        s.chrono_stat = [100, 50, 10];
+        s.chrono_start = u32::MAX - 4;
+        s.chrono_type = 2;
+        s.state = tcp_state::ESTABLISHED;
+        s.comm = *b"iperf3\0\0\0\0\0\0\0\0\0\0";
+        s
+    }
+
+    #[test]
+    fn chrono_adds_the_running_period_to_its_type() {
+        let s = sample();
+        // 5 jiffies since chrono_start, across the u32 wrap.
+        let c = chrono(&s, 0, 4000);
+        assert_eq!(c.rwnd_limited_us, (50 + 5) * 4000);
+        assert_eq!(c.sndbuf_limited_us, 10 * 4000);
+        assert_eq!(c.busy_us, (100 + 55 + 10) * 4000);
+        let mut idle = s;
+        idle.chrono_type = 0;
+        assert_eq!(chrono(&idle, 0, 4000).busy_us, 160 * 4000);
+    }
+
+    #[test]
+    fn endpoints_print_like_ss() {
+        let s = sample();
+        assert_eq!(endpoint(s.saddr, s.sport).to_string(), "10.0.0.1:40000");
+        assert_eq!(endpoint(s.daddr, s.dport).to_string(), "[2001:db8::1]:5201");
+    }
+
+    #[test]
+    fn delivery_rate_matches_tcp_info_formula() {
+        let mut s = sample();
+        s.mss = 1448;
+        s.rate_delivered = 10;
+        s.rate_interval_us = 20_000;
+        // 10 * 1448 B / 20 ms = 724,000 B/s = 5,792,000 bit/s.
+        assert_eq!(delivery_rate_bps(&s), 5_792_000);
+        s.rate_interval_us = 0;
+        assert_eq!(delivery_rate_bps(&s), 0);
+    }
+
+    #[test]
+    fn flow_from_open_sample_extrapolates_running_chrono() {
+        let mut s = sample();
+        s.jiffies = u64::from(u32::MAX - 4) + 5;
+        s.last_seen_ns = 1_000_000_000;
+        s.first_seen_ns = 500_000_000;
+        let clock = Clock::fixed(0, 250);
+        // 8 ms later: two more jiffies of rwnd-limited time.
+        let f = Flow::from_sample(&s, &clock, 1_008_000_000);
+        assert_eq!(f.rwnd_limited_us, (50 + 7) * 4000);
+        assert_eq!(f.comm, "iperf3");
+        assert!(!f.closed);
+        assert_eq!(f.state, "established");
+        assert_eq!(f.first_seen, "1970-01-01T00:00:00.500Z");
+        let mut c = s;
+        c.closed_ns = 1_000_000_000;
+        let f = Flow::from_sample(&c, &clock, 9_000_000_000);
+        assert_eq!(f.rwnd_limited_us, (50 + 5) * 4000);
+        assert!(f.closed);
+    }
+}

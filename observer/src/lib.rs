@@ -1,0 +1,13 @@
+//! observer: a passive TCP flow observer built on eBPF.
+//!
+//! Data flows one way: kernel samples ([`probes`]) -> flow table
+//! ([`table`]) -> sinks ([`output`]).
+
+pub mod btf;
+pub mod clock;
+pub mod flow;
+pub mod layout;
+pub mod output;
+pub mod preflight;
+pub mod probes;
+pub mod table;

@@ -1,0 +1,193 @@
+//! Loads and attaches the kernel programs, and reads what they keep.
+//!
+//! Dropping [`Probes`] detaches and unloads everything it attached.
+
+use aya::{
+    Ebpf, EbpfLoader,
+    maps::{HashMap, MapData, PerCpuArray, RingBuf},
+    programs::{BtfTracePoint, ProgramError},
+};
+use observer_common::{
+    Counter, DEFAULT_MAX_FLOWS, DEFAULT_RINGBUF_BYTES, FlowSample, GLOBAL_MAX_FLOWS,
+    GLOBAL_OFFSETS, MAP_CLOSED, MAP_COUNTERS, MAP_FLOWS, sample::FLOW_SAMPLE_SIZE,
+};
+
+use crate::{btf, layout};
+
+/// The compiled kernel programs, built by `build.rs` with aya-build.
+static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/observer"));
+
+/// Path of the running kernel's BTF.
+pub const VMLINUX_BTF: &str = "/sys/kernel/btf/vmlinux";
+
+/// Errors loading, attaching or reading the kernel programs.
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    /// Kernel BTF could not be read or lacks a member observer needs.
+    #[error(transparent)]
+    Btf(#[from] btf::BtfError),
+    /// aya could not read the kernel BTF.
+    #[error("cannot read kernel BTF ({VMLINUX_BTF}): {0}")]
+    KernelBtf(#[source] aya::BtfError),
+    /// The eBPF object did not load (verifier, map creation).
+    #[error("loading the eBPF programs failed: {0}")]
+    Load(#[source] aya::EbpfError),
+    /// A program is missing from the object (a build problem).
+    #[error("eBPF object has no program {0}")]
+    NoProgram(&'static str),
+    /// A required hook could not be loaded or attached.
+    #[error("cannot attach to {hook}: {source}")]
+    Attach {
+        /// The kernel function or tracepoint.
+        hook: &'static str,
+        /// What aya said.
+        #[source]
+        source: ProgramError,
+    },
+    /// A map is missing or of the wrong type.
+    #[error("eBPF map {name}: {source}")]
+    Map {
+        /// The map's name.
+        name: &'static str,
+        /// What aya said.
+        #[source]
+        source: aya::maps::MapError,
+    },
+}
+
+/// Settings fixed at load time.
+#[derive(Clone, Copy, Debug)]
+pub struct ProbeConfig {
+    /// Maximum flows tracked at once (LRU map entries).
+    pub max_flows: u32,
+    /// Ring-buffer size for closed-flow records (bytes, a power of two
+    /// multiple of the page size).
+    pub ringbuf_bytes: u32,
+}
+
+impl Default for ProbeConfig {
+    fn default() -> Self {
+        ProbeConfig {
+            max_flows: DEFAULT_MAX_FLOWS,
+            ringbuf_bytes: DEFAULT_RINGBUF_BYTES,
+        }
+    }
+}
+
+/// The loaded, attached kernel programs and their maps.
+pub struct Probes {
+    // Field order matters for drop: maps first, then the programs.
+    flows: HashMap<MapData, u64, FlowSample>,
+    closed: RingBuf<MapData>,
+    counters: PerCpuArray<MapData, u64>,
+    _ebpf: Ebpf,
+    /// Figures this kernel cannot provide, one line each.
+    pub degraded: Vec<String>,
+}
+
+fn take<T>(ebpf: &mut Ebpf, name: &'static str) -> Result<T, ProbeError>
+where
+    T: TryFrom<aya::maps::Map, Error = aya::maps::MapError>,
+{
+    let map = ebpf.take_map(name).ok_or(ProbeError::Map {
+        name,
+        source: aya::maps::MapError::InvalidName {
+            name: name.to_string(),
+        },
+    })?;
+    T::try_from(map).map_err(|source| ProbeError::Map { name, source })
+}
+
+fn attach_tp(ebpf: &mut Ebpf, prog: &'static str, tp: &'static str, btf: &aya::Btf) -> Result<(), ProbeError> {
+    let p: &mut BtfTracePoint = ebpf
+        .program_mut(prog)
+        .ok_or(ProbeError::NoProgram(prog))?
+        .try_into()
+        .map_err(|source| ProbeError::Attach { hook: tp, source })?;
+    p.load(tp, btf)
+        .and_then(|()| p.attach().map(|_| ()))
+        .map_err(|source| ProbeError::Attach { hook: tp, source })
+}
+
+impl Probes {
+    /// Resolves offsets from the running kernel's BTF, loads the programs
+    /// and attaches them. Nothing stays attached if this fails.
+    ///
+    /// # Errors
+    /// [`ProbeError`] naming the member, program or hook that failed.
+    pub fn load(config: ProbeConfig) -> Result<Probes, ProbeError> {
+        let ours = btf::Btf::from_file(VMLINUX_BTF)?;
+        let resolved = layout::resolve(&ours)?;
+        let kernel_btf = aya::Btf::from_sys_fs().map_err(ProbeError::KernelBtf)?;
+        let mut degraded: Vec<String> = resolved
+            .missing
+            .iter()
+            .map(|m| format!("kernel has no {m}: the figure it feeds reads as 0"))
+            .collect();
+
+        let mut ebpf = EbpfLoader::new()
+            .btf(Some(&kernel_btf))
+            .override_global(GLOBAL_OFFSETS, &resolved.offsets, true)
+            .override_global(GLOBAL_MAX_FLOWS, &config.max_flows, true)
+            .map_max_entries(MAP_FLOWS, config.max_flows)
+            .map_max_entries(MAP_CLOSED, config.ringbuf_bytes)
+            .load(OBJECT)
+            .map_err(ProbeError::Load)?;
+
+        attach_tp(&mut ebpf, "observer_tcp_probe", "tcp_probe", &kernel_btf)?;
+        attach_tp(&mut ebpf, "observer_set_state", "inet_sock_set_state", &kernel_btf)?;
+        for (prog, tp) in [
+            ("observer_send_length", "sock_send_length"),
+            ("observer_recv_length", "sock_recv_length"),
+        ] {
+            if let Err(e) = attach_tp(&mut ebpf, prog, tp, &kernel_btf) {
+                degraded.push(format!(
+                    "{e}: flows accepted by a listener show no pid or comm \
+                     (tracepoint {tp} arrived in Linux 6.3)"
+                ));
+            }
+        }
+
+        Ok(Probes {
+            flows: take(&mut ebpf, MAP_FLOWS)?,
+            closed: take(&mut ebpf, MAP_CLOSED)?,
+            counters: take(&mut ebpf, MAP_COUNTERS)?,
+            _ebpf: ebpf,
+            degraded,
+        })
+    }
+
+    /// Appends the current sample of every flow in the kernel map to `out`.
+    /// Entries that vanish while the map is walked are skipped.
+    pub fn active(&self, out: &mut Vec<FlowSample>) {
+        out.extend(self.flows.iter().filter_map(Result::ok).map(|(_, v)| v));
+    }
+
+    /// Appends every closed-flow record waiting in the ring buffer to `out`.
+    pub fn drain_closed(&mut self, out: &mut Vec<FlowSample>) {
+        while let Some(item) = self.closed.next() {
+            if item.len() >= FLOW_SAMPLE_SIZE {
+                // SAFETY: the record is at least FLOW_SAMPLE_SIZE bytes, and
+                // FlowSample is plain data valid for any bit pattern.
+                let s = unsafe { std::ptr::read_unaligned(item.as_ptr().cast::<FlowSample>()) };
+                out.push(s);
+            }
+        }
+    }
+
+    /// The kernel self-counters summed over CPUs, in [`Counter::ALL`] order.
+    ///
+    /// # Errors
+    /// A map read failure.
+    pub fn counters(&self) -> Result<[u64; Counter::COUNT as usize], ProbeError> {
+        let mut out = [0u64; Counter::COUNT as usize];
+        for c in Counter::ALL {
+            let per_cpu = self.counters.get(&(c as u32), 0).map_err(|source| ProbeError::Map {
+                name: MAP_COUNTERS,
+                source,
+            })?;
+            out[c as usize] = per_cpu.iter().copied().fold(0u64, u64::wrapping_add);
+        }
+        Ok(out)
+    }
+}
