@@ -23,8 +23,11 @@ fn sysroot(toolchain: &str) -> Option<String> {
 }
 
 fn has_rust_src(toolchain: &str) -> bool {
-    sysroot(toolchain)
-        .is_some_and(|s| Path::new(&s).join("lib/rustlib/src/rust/library/core").is_dir())
+    sysroot(toolchain).is_some_and(|s| {
+        Path::new(&s)
+            .join("lib/rustlib/src/rust/library/core")
+            .is_dir()
+    })
 }
 
 fn main() -> anyhow::Result<()> {

@@ -205,10 +205,7 @@ mod tests {
         s.state = crate::tcp_state::ESTABLISHED;
         // SAFETY: FlowSample is repr(C) plain data with explicit padding.
         let bytes = unsafe {
-            core::slice::from_raw_parts(
-                (&s as *const FlowSample).cast::<u8>(),
-                FLOW_SAMPLE_SIZE,
-            )
+            core::slice::from_raw_parts((&s as *const FlowSample).cast::<u8>(), FLOW_SAMPLE_SIZE)
         };
         assert_eq!(&bytes[0..8], &0x0102_0304_0506_0708u64.to_ne_bytes());
         let snd_wnd = offset_of!(FlowSample, snd_wnd);

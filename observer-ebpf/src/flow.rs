@@ -249,7 +249,9 @@ unsafe fn endpoints(s: *mut FlowSample, sk: *const u8) {
 /// `a.b.c.d` as `::ffff:a.b.c.d`.
 #[inline(always)]
 fn mapped(v4: [u8; 4]) -> [u8; 16] {
-    [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, v4[0], v4[1], v4[2], v4[3]]
+    [
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, v4[0], v4[1], v4[2], v4[3],
+    ]
 }
 
 /// Copies the changing figures of `sk` into `s` and accounts cwnd-limited

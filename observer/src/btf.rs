@@ -53,7 +53,12 @@ enum Type {
     /// `BTF_KIND_ARRAY`: element type and count.
     Array { elem: u32, len: u32 },
     /// `BTF_KIND_STRUCT` or `BTF_KIND_UNION`.
-    Composite { name: u32, size: u32, members: Vec<RawMember>, kind_flag: bool },
+    Composite {
+        name: u32,
+        size: u32,
+        members: Vec<RawMember>,
+        kind_flag: bool,
+    },
     /// `BTF_KIND_ENUM`/`ENUM64`: size in bytes.
     Enum { size: u32 },
     /// `BTF_KIND_TYPEDEF`, `VOLATILE`, `CONST`, `RESTRICT`, `TYPE_TAG`.
@@ -263,7 +268,9 @@ impl Btf {
     /// Finds member `name` in composite `id`, searching anonymous members.
     fn find(&self, id: u32, name: &str, depth: usize) -> Result<Option<(Field, u32)>, BtfError> {
         if depth > MAX_DEPTH {
-            return Err(BtfError::Malformed("anonymous member nesting too deep".into()));
+            return Err(BtfError::Malformed(
+                "anonymous member nesting too deep".into(),
+            ));
         }
         let Type::Composite {
             members, kind_flag, ..
@@ -303,23 +310,23 @@ impl Btf {
             return Ok(Field {
                 bit_offset,
                 bits: declared_bits,
-                bitfield: declared_bits != size_bits || bit_offset % 8 != 0,
+                bitfield: declared_bits != size_bits || !bit_offset.is_multiple_of(8),
             });
         }
         // Without kind_flag, a bitfield is an INT whose encoding narrows it.
-        if let Type::Int { offset, bits, .. } = self.get(self.strip(ty)?)? {
-            if *bits != size_bits || *offset != 0 {
-                return Ok(Field {
-                    bit_offset: bit_offset.saturating_add(*offset),
-                    bits: *bits,
-                    bitfield: true,
-                });
-            }
+        if let Type::Int { offset, bits, .. } = self.get(self.strip(ty)?)?
+            && (*bits != size_bits || *offset != 0)
+        {
+            return Ok(Field {
+                bit_offset: bit_offset.saturating_add(*offset),
+                bits: *bits,
+                bitfield: true,
+            });
         }
         Ok(Field {
             bit_offset,
             bits: size_bits,
-            bitfield: bit_offset % 8 != 0,
+            bitfield: !bit_offset.is_multiple_of(8),
         })
     }
 }

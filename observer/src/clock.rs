@@ -56,15 +56,19 @@ pub fn kernel_hz() -> Result<u32, ClockError> {
     let mut gz = String::new();
     if let Ok(f) = std::fs::File::open("/proc/config.gz") {
         let mut d = flate2::read::GzDecoder::new(f);
-        if d.read_to_string(&mut gz).is_ok() {
-            if let Some(hz) = hz_from_config(&gz) {
-                return Ok(hz);
-            }
+        if d.read_to_string(&mut gz).is_ok()
+            && let Some(hz) = hz_from_config(&gz)
+        {
+            return Ok(hz);
         }
     }
     if let Ok(uts) = std::fs::read_to_string("/proc/sys/kernel/osrelease") {
         let path = format!("/boot/config-{}", uts.trim());
-        if let Some(hz) = std::fs::read_to_string(path).ok().as_deref().and_then(hz_from_config) {
+        if let Some(hz) = std::fs::read_to_string(path)
+            .ok()
+            .as_deref()
+            .and_then(hz_from_config)
+        {
             return Ok(hz);
         }
     }
@@ -137,7 +141,10 @@ mod tests {
 
     #[test]
     fn config_hz() {
-        assert_eq!(hz_from_config("CONFIG_X=y\nCONFIG_HZ_250=y\nCONFIG_HZ=250\n"), Some(250));
+        assert_eq!(
+            hz_from_config("CONFIG_X=y\nCONFIG_HZ_250=y\nCONFIG_HZ=250\n"),
+            Some(250)
+        );
         assert_eq!(hz_from_config("CONFIG_HZ_1000=y\n"), None);
         assert_eq!(hz_from_config("CONFIG_HZ=0\n"), None);
     }

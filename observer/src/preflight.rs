@@ -86,7 +86,10 @@ fn raise_memlock() {
     // SAFETY: setrlimit reads the struct we own.
     let rc = unsafe { libc::setrlimit(libc::RLIMIT_MEMLOCK, &lim) };
     if rc != 0 {
-        log::debug!("could not raise RLIMIT_MEMLOCK: {}", std::io::Error::last_os_error());
+        log::debug!(
+            "could not raise RLIMIT_MEMLOCK: {}",
+            std::io::Error::last_os_error()
+        );
     }
 }
 
@@ -96,7 +99,10 @@ mod tests {
 
     #[test]
     fn capabilities() {
-        assert_eq!(effective_caps("Name:\tx\nCapEff:\t000001ffffffffff\n"), Some(0x1ff_ffff_ffff));
+        assert_eq!(
+            effective_caps("Name:\tx\nCapEff:\t000001ffffffffff\n"),
+            Some(0x1ff_ffff_ffff)
+        );
         assert!(caps_suffice(0x1ff_ffff_ffff));
         assert!(caps_suffice(1 << CAP_SYS_ADMIN));
         assert!(caps_suffice((1 << CAP_BPF) | (1 << CAP_PERFMON)));
@@ -117,6 +123,10 @@ mod tests {
     #[test]
     fn messages_name_the_fix() {
         assert!(PreflightError::Privilege.to_string().contains("sudo"));
-        assert!(PreflightError::NoBtf.to_string().contains("CONFIG_DEBUG_INFO_BTF"));
+        assert!(
+            PreflightError::NoBtf
+                .to_string()
+                .contains("CONFIG_DEBUG_INFO_BTF")
+        );
     }
 }

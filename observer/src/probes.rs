@@ -98,7 +98,12 @@ where
     T::try_from(map).map_err(|source| ProbeError::Map { name, source })
 }
 
-fn attach_tp(ebpf: &mut Ebpf, prog: &'static str, tp: &'static str, btf: &aya::Btf) -> Result<(), ProbeError> {
+fn attach_tp(
+    ebpf: &mut Ebpf,
+    prog: &'static str,
+    tp: &'static str,
+    btf: &aya::Btf,
+) -> Result<(), ProbeError> {
     let p: &mut BtfTracePoint = ebpf
         .program_mut(prog)
         .ok_or(ProbeError::NoProgram(prog))?
@@ -135,7 +140,12 @@ impl Probes {
             .map_err(ProbeError::Load)?;
 
         attach_tp(&mut ebpf, "observer_tcp_probe", "tcp_probe", &kernel_btf)?;
-        attach_tp(&mut ebpf, "observer_set_state", "inet_sock_set_state", &kernel_btf)?;
+        attach_tp(
+            &mut ebpf,
+            "observer_set_state",
+            "inet_sock_set_state",
+            &kernel_btf,
+        )?;
         for (prog, tp) in [
             ("observer_send_length", "sock_send_length"),
             ("observer_recv_length", "sock_recv_length"),
@@ -182,10 +192,13 @@ impl Probes {
     pub fn counters(&self) -> Result<[u64; Counter::COUNT as usize], ProbeError> {
         let mut out = [0u64; Counter::COUNT as usize];
         for c in Counter::ALL {
-            let per_cpu = self.counters.get(&(c as u32), 0).map_err(|source| ProbeError::Map {
-                name: MAP_COUNTERS,
-                source,
-            })?;
+            let per_cpu = self
+                .counters
+                .get(&(c as u32), 0)
+                .map_err(|source| ProbeError::Map {
+                    name: MAP_COUNTERS,
+                    source,
+                })?;
             out[c as usize] = per_cpu.iter().copied().fold(0u64, u64::wrapping_add);
         }
         Ok(out)

@@ -1,1 +1,94 @@
-fn main(){}
+//! Automation for observer: set-up, build, run, test.
+//!
+//! `cargo xtask run -- ARGS` builds everything and runs `observer ARGS` as
+//! root; `cargo xtask test` runs every test. Both install what is missing
+//! first (see `setup`).
+
+use std::process::{Command, ExitCode};
+
+use clap::{Parser, Subcommand};
+
+mod setup;
+mod test;
+mod util;
+
+#[derive(Parser)]
+#[command(about = "observer's build and test automation")]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Install what building and testing needs (idempotent).
+    Setup,
+    /// Build observer (and its eBPF programs).
+    Build {
+        /// Build with optimisations.
+        #[arg(long)]
+        release: bool,
+    },
+    /// Build, then run `observer ARGS` as root (default: `flows`).
+    Run {
+        /// Build with optimisations.
+        #[arg(long)]
+        release: bool,
+        /// Arguments for observer.
+        #[arg(last = true)]
+        args: Vec<String>,
+    },
+    /// Run every test: formatting, lints, unit and root integration tests.
+    Test,
+}
+
+fn build(release: bool) -> anyhow::Result<std::path::PathBuf> {
+    setup::setup()?;
+    let mut c = Command::new("cargo");
+    c.args(["build", "--package", "observer"]);
+    if release {
+        c.arg("--release");
+    }
+    util::run(&mut c)?;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default();
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    Ok(target
+        .join(if release { "release" } else { "debug" })
+        .join("observer"))
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Cmd::Setup => setup::setup(),
+        Cmd::Build { release } => build(release).map(|_| ()),
+        Cmd::Run { release, args } => build(release).and_then(|bin| {
+            let args = if args.is_empty() {
+                vec!["flows".to_string()]
+            } else {
+                args
+            };
+            let mut c = util::as_root(&bin.to_string_lossy())?;
+            c.args(&args);
+            let status = c.status()?;
+            if status.success() {
+                Ok(())
+            } else {
+                Err(anyhow::anyhow!("observer exited with {status}"))
+            }
+        }),
+        Cmd::Test => test::test(),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -3,13 +3,7 @@
 use std::{io::Write as _, time::Duration};
 
 use anyhow::Context as _;
-use observer::{
-    clock::monotonic_ns,
-    flow::Flow,
-    output,
-    probes::ProbeConfig,
-    table::FlowTable,
-};
+use observer::{clock::monotonic_ns, flow::Flow, output, probes::ProbeConfig, table::FlowTable};
 
 use super::session;
 
@@ -91,7 +85,11 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     .context("cannot write to stdout")
 }
 
-fn poll(probes: &mut observer::probes::Probes, table: &mut FlowTable, buf: &mut Vec<observer_common::FlowSample>) {
+fn poll(
+    probes: &mut observer::probes::Probes,
+    table: &mut FlowTable,
+    buf: &mut Vec<observer_common::FlowSample>,
+) {
     buf.clear();
     probes.drain_closed(buf);
     for s in buf.drain(..) {

@@ -1,0 +1,228 @@
+//! Root integration tests: real kernel TCP flows in a namespace made for
+//! each test, observed through the attached probes, checked against the
+//! kernel's own TCP_INFO for the same socket.
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "integration tests: a failure should panic the test"
+)]
+
+mod support;
+
+use std::{
+    io::{Read, Write},
+    net::{TcpListener, TcpStream},
+    time::Duration,
+};
+
+use support::{NetNs, Observer, cookie, root_or_skip, setsockopt_int, tcp_info};
+
+/// One jiffy at the slowest HZ (100), the chrono counters' resolution.
+const JIFFY_US: u64 = 10_000;
+
+fn within_jiffy_and_percent(ours: u64, kernel: u64) -> bool {
+    ours.abs_diff(kernel) <= JIFFY_US + kernel / 100
+}
+
+/// Sends `n` bytes from a client to a server that reads them all and
+/// answers "ok"; returns the client socket (still open) after the answer.
+fn transfer(addr: &str, n: usize, rcvbuf: Option<i32>, slow_reader: bool) -> TcpStream {
+    let listener = TcpListener::bind(addr).unwrap();
+    if let Some(b) = rcvbuf {
+        setsockopt_int(&listener, libc::SOL_SOCKET, libc::SO_RCVBUF, b);
+    }
+    let local = listener.local_addr().unwrap();
+    let server = std::thread::spawn(move || {
+        let (mut c, _) = listener.accept().unwrap();
+        let mut buf = vec![0u8; 16 * 1024];
+        let mut got = 0;
+        while got < n {
+            let chunk = if slow_reader { 2048 } else { buf.len() };
+            let r = c.read(&mut buf[..chunk]).unwrap();
+            assert!(r > 0, "peer closed early");
+            got += r;
+            if slow_reader {
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        }
+        c.write_all(b"ok").unwrap();
+        // Hold the connection open until the client is done comparing.
+        let _ = c.read(&mut buf);
+    });
+    let mut client = TcpStream::connect(local).unwrap();
+    client.write_all(&vec![7u8; n]).unwrap();
+    let mut ok = [0u8; 2];
+    client.read_exact(&mut ok).unwrap();
+    assert_eq!(&ok, b"ok");
+    // The server thread ends when the client closes; detach it.
+    drop(server);
+    client
+}
+
+#[test]
+fn known_transfer_matches_tcp_info() {
+    if !root_or_skip("known_transfer_matches_tcp_info") {
+        return;
+    }
+    let mut obs = Observer::start();
+    let ns = NetNs::new();
+    const N: usize = 8 * 1024 * 1024;
+    let (flow, info) = ns.run(|| {
+        let client = transfer("127.0.0.1:0", N, None, false);
+        let key = cookie(&client);
+        let info = tcp_info(&client);
+        let mut flow = None;
+        assert!(
+            obs.wait_until(Duration::from_secs(3), |o| {
+                flow = o.flow(key);
+                flow.as_ref()
+                    .is_some_and(|f| f.bytes_acked == info.bytes_acked)
+            }),
+            "observer never reported bytes_acked {} (last: {flow:?})",
+            info.bytes_acked
+        );
+        (flow.unwrap(), info)
+    });
+    // tcpi_bytes_acked counts the SYN's sequence number too.
+    assert_eq!(info.bytes_acked, N as u64 + 1);
+    assert_eq!(flow.bytes_acked, info.bytes_acked);
+    assert_eq!(flow.bytes_received, info.bytes_received);
+    assert_eq!(flow.bytes_sent, info.bytes_sent);
+    assert_eq!(flow.netns, ns.inode());
+    assert_eq!(flow.local.ip().to_string(), "127.0.0.1");
+    assert_eq!(flow.remote.ip().to_string(), "127.0.0.1");
+    assert!(!flow.closed);
+    // Exact: sampled after the last ACK was processed (the "ok" reply).
+    assert_eq!(flow.snd_cwnd, info.snd_cwnd);
+    assert_eq!(flow.snd_wnd, info.snd_wnd);
+    assert_eq!(flow.srtt_us, info.rtt_us);
+    assert_eq!(flow.min_rtt_us, info.min_rtt_us);
+    assert_eq!(flow.mss, info.snd_mss);
+    assert_eq!(flow.retransmits, info.total_retrans);
+    assert!(info.busy_us > 0);
+    assert!(
+        within_jiffy_and_percent(flow.busy_us, info.busy_us),
+        "busy {} vs {}",
+        flow.busy_us,
+        info.busy_us
+    );
+    assert!(within_jiffy_and_percent(
+        flow.rwnd_limited_us,
+        info.rwnd_limited_us
+    ));
+    assert!(within_jiffy_and_percent(
+        flow.sndbuf_limited_us,
+        info.sndbuf_limited_us
+    ));
+    assert_eq!(flow.pid, std::process::id());
+    assert!(!flow.cc.is_empty());
+}
+
+#[test]
+fn small_receive_buffer_makes_sender_rwnd_limited() {
+    if !root_or_skip("small_receive_buffer_makes_sender_rwnd_limited") {
+        return;
+    }
+    let mut obs = Observer::start();
+    let ns = NetNs::new();
+    const N: usize = 1024 * 1024;
+    let (flow, info) = ns.run(|| {
+        let client = transfer("127.0.0.1:0", N, Some(4096), true);
+        let key = cookie(&client);
+        let info = tcp_info(&client);
+        let mut flow = None;
+        assert!(obs.wait_until(Duration::from_secs(3), |o| {
+            flow = o.flow(key);
+            flow.as_ref()
+                .is_some_and(|f| f.bytes_acked == info.bytes_acked)
+        }));
+        (flow.unwrap(), info)
+    });
+    assert!(info.rwnd_limited_us > info.busy_us / 2, "kernel: {info:?}");
+    assert!(
+        within_jiffy_and_percent(flow.rwnd_limited_us, info.rwnd_limited_us),
+        "rwnd_limited {} vs TCP_INFO {}",
+        flow.rwnd_limited_us,
+        info.rwnd_limited_us
+    );
+    assert!(within_jiffy_and_percent(flow.busy_us, info.busy_us));
+    assert_eq!(flow.snd_wnd, info.snd_wnd);
+}
+
+#[test]
+fn thousand_short_connections_close_exactly_once() {
+    if !root_or_skip("thousand_short_connections_close_exactly_once") {
+        return;
+    }
+    let mut obs = Observer::start();
+    let ns = NetNs::new();
+    const COUNT: usize = 1000;
+    let cookies = ns.run(|| {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = std::thread::spawn(move || {
+            for _ in 0..COUNT {
+                let (mut c, _) = listener.accept().unwrap();
+                let mut b = [0u8; 100];
+                c.read_exact(&mut b).unwrap();
+            }
+        });
+        let mut cookies = Vec::with_capacity(COUNT);
+        for _ in 0..COUNT {
+            let mut c = TcpStream::connect(addr).unwrap();
+            cookies.push(cookie(&c));
+            c.write_all(&[1u8; 100]).unwrap();
+        }
+        server.join().unwrap();
+        cookies
+    });
+    let netns = ns.inode();
+    let mut closed = Vec::new();
+    assert!(
+        obs.wait_until(Duration::from_secs(10), |o| {
+            closed = o.flows_in(netns).into_iter().filter(|f| f.closed).collect();
+            closed.len() >= 2 * COUNT
+        }),
+        "only {} closed flows",
+        closed.len()
+    );
+    // Both ends of every connection, each once.
+    assert_eq!(closed.len(), 2 * COUNT);
+    for c in &cookies {
+        let n = closed.iter().filter(|f| f.cookie == *c).count();
+        assert_eq!(n, 1, "client cookie {c} seen {n} times");
+    }
+    let client_side: Vec<_> = closed
+        .iter()
+        .filter(|f| cookies.contains(&f.cookie))
+        .collect();
+    assert!(
+        client_side
+            .iter()
+            .all(|f| f.bytes_acked >= 101 && f.state == "close")
+    );
+}
+
+#[test]
+fn ipv6_flow_reports_v6_addresses() {
+    if !root_or_skip("ipv6_flow_reports_v6_addresses") {
+        return;
+    }
+    let mut obs = Observer::start();
+    let ns = NetNs::new();
+    const N: usize = 256 * 1024;
+    let (flow, local) = ns.run(|| {
+        let client = transfer("[::1]:0", N, None, false);
+        let key = cookie(&client);
+        let local = client.local_addr().unwrap();
+        let mut flow = None;
+        assert!(obs.wait_until(Duration::from_secs(3), |o| {
+            flow = o.flow(key);
+            flow.as_ref().is_some_and(|f| f.bytes_acked == N as u64 + 1)
+        }));
+        (flow.unwrap(), local)
+    });
+    assert_eq!(flow.local, local);
+    assert_eq!(flow.local.to_string(), format!("[::1]:{}", local.port()));
+    assert_eq!(flow.remote.ip().to_string(), "::1");
+}

@@ -1,0 +1,271 @@
+//! Shared helpers for the root integration tests: a network namespace
+//! guard, TCP_INFO as the kernel's oracle, and an observer session.
+#![allow(dead_code, reason = "each test binary uses a different subset")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test support: a failure should panic the test"
+)]
+
+use std::{
+    fs::File,
+    os::fd::AsRawFd,
+    process::Command,
+    sync::atomic::{AtomicU32, Ordering},
+    time::{Duration, Instant},
+};
+
+use observer::{
+    clock::{Clock, kernel_hz, monotonic_ns},
+    flow::Flow,
+    probes::{ProbeConfig, Probes},
+    table::FlowTable,
+};
+use observer_common::FlowSample;
+
+/// Whether the tests can load eBPF programs; prints why not otherwise.
+pub fn root_or_skip(test: &str) -> bool {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    if !root {
+        eprintln!("skipped {test}: needs root (run `cargo xtask test`)");
+    }
+    root
+}
+
+static NEXT: AtomicU32 = AtomicU32::new(0);
+
+/// A network namespace made for one test, deleted on drop (even when the
+/// test panics). Only its loopback exists, and it is up.
+pub struct NetNs {
+    name: String,
+    file: File,
+}
+
+impl NetNs {
+    /// Creates the namespace and brings its loopback up.
+    pub fn new() -> NetNs {
+        let name = format!(
+            "obs-test-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        let ok = Command::new("ip")
+            .args(["netns", "add", &name])
+            .status()
+            .unwrap();
+        assert!(ok.success(), "ip netns add {name}");
+        let guard = Deleter(name.clone());
+        let ok = Command::new("ip")
+            .args(["-n", &name, "link", "set", "lo", "up"])
+            .status()
+            .unwrap();
+        assert!(ok.success(), "ip link set lo up in {name}");
+        let file = File::open(format!("/run/netns/{name}")).unwrap();
+        std::mem::forget(guard);
+        NetNs { name, file }
+    }
+
+    /// The namespace's inode, as observer reports it in `netns`.
+    pub fn inode(&self) -> u32 {
+        use std::os::unix::fs::MetadataExt;
+        self.file.metadata().unwrap().ino() as u32
+    }
+
+    /// Runs `f` on a thread inside the namespace; threads it spawns stay there.
+    pub fn run<T: Send>(&self, f: impl FnOnce() -> T + Send) -> T {
+        let fd = self.file.as_raw_fd();
+        std::thread::scope(|s| {
+            s.spawn(move || {
+                // SAFETY: setns on a namespace fd we hold open; affects only this thread.
+                let rc = unsafe { libc::setns(fd, libc::CLONE_NEWNET) };
+                assert_eq!(rc, 0, "setns: {}", std::io::Error::last_os_error());
+                f()
+            })
+            .join()
+            .unwrap()
+        })
+    }
+}
+
+struct Deleter(String);
+
+impl Drop for Deleter {
+    fn drop(&mut self) {
+        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
+    }
+}
+
+impl Drop for NetNs {
+    fn drop(&mut self) {
+        let _ = Command::new("ip")
+            .args(["netns", "del", &self.name])
+            .status();
+    }
+}
+
+/// The subset of `struct tcp_info` (include/uapi/linux/tcp.h) the tests compare.
+#[derive(Debug, Clone, Copy)]
+pub struct TcpInfo {
+    pub snd_mss: u32,
+    pub rtt_us: u32,
+    pub snd_cwnd: u32,
+    pub total_retrans: u32,
+    pub bytes_acked: u64,
+    pub bytes_received: u64,
+    pub min_rtt_us: u32,
+    pub busy_us: u64,
+    pub rwnd_limited_us: u64,
+    pub sndbuf_limited_us: u64,
+    pub bytes_sent: u64,
+    pub snd_wnd: u32,
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_ne_bytes(b[at..at + 4].try_into().unwrap())
+}
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_ne_bytes(b[at..at + 8].try_into().unwrap())
+}
+
+/// `getsockopt(TCP_INFO)` on `fd`; the byte offsets follow the uapi layout.
+pub fn tcp_info(fd: &impl AsRawFd) -> TcpInfo {
+    let mut buf = [0u8; 256];
+    let mut len = buf.len() as libc::socklen_t;
+    // SAFETY: the kernel writes at most `len` bytes into `buf`.
+    let rc = unsafe {
+        libc::getsockopt(
+            fd.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            buf.as_mut_ptr().cast(),
+            &mut len,
+        )
+    };
+    assert_eq!(rc, 0, "TCP_INFO: {}", std::io::Error::last_os_error());
+    assert!(len >= 236, "kernel tcp_info too short: {len}");
+    TcpInfo {
+        snd_mss: u32_at(&buf, 16),
+        rtt_us: u32_at(&buf, 68),
+        snd_cwnd: u32_at(&buf, 80),
+        total_retrans: u32_at(&buf, 100),
+        bytes_acked: u64_at(&buf, 120),
+        bytes_received: u64_at(&buf, 128),
+        min_rtt_us: u32_at(&buf, 148),
+        busy_us: u64_at(&buf, 168),
+        rwnd_limited_us: u64_at(&buf, 176),
+        sndbuf_limited_us: u64_at(&buf, 184),
+        bytes_sent: u64_at(&buf, 200),
+        snd_wnd: u32_at(&buf, 228),
+    }
+}
+
+/// `getsockopt(SO_COOKIE)`: the key observer reports the socket under.
+pub fn cookie(fd: &impl AsRawFd) -> u64 {
+    let mut v: u64 = 0;
+    let mut len = 8 as libc::socklen_t;
+    // SAFETY: the kernel writes 8 bytes into `v`.
+    let rc = unsafe {
+        libc::getsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_COOKIE,
+            (&mut v as *mut u64).cast(),
+            &mut len,
+        )
+    };
+    assert_eq!(rc, 0, "SO_COOKIE: {}", std::io::Error::last_os_error());
+    v
+}
+
+/// Sets an integer socket option.
+pub fn setsockopt_int(fd: &impl AsRawFd, level: i32, opt: i32, value: i32) {
+    // SAFETY: passes a pointer to an int we own, with its size.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            level,
+            opt,
+            (&value as *const i32).cast(),
+            size_of::<i32>() as libc::socklen_t,
+        )
+    };
+    assert_eq!(rc, 0, "setsockopt: {}", std::io::Error::last_os_error());
+}
+
+/// An attached observer and the flows it has seen.
+pub struct Observer {
+    pub probes: Probes,
+    pub table: FlowTable,
+    pub clock: Clock,
+    buf: Vec<FlowSample>,
+}
+
+impl Observer {
+    /// Loads and attaches the probes.
+    pub fn start() -> Observer {
+        let probes = Probes::load(ProbeConfig::default()).expect("load probes");
+        Observer {
+            probes,
+            table: FlowTable::new(),
+            clock: Clock::new(kernel_hz().unwrap()),
+            buf: Vec::new(),
+        }
+    }
+
+    /// Reads the ring buffer and the flow map once.
+    pub fn poll(&mut self) {
+        self.buf.clear();
+        self.probes.drain_closed(&mut self.buf);
+        for s in self.buf.drain(..) {
+            self.table.close(s);
+        }
+        self.probes.active(&mut self.buf);
+        for s in self.buf.drain(..) {
+            self.table.update(s);
+        }
+        self.probes.drain_closed(&mut self.buf);
+        for s in self.buf.drain(..) {
+            self.table.close(s);
+        }
+    }
+
+    /// The flow with socket cookie `cookie`, as the user would see it now.
+    pub fn flow(&mut self, cookie: u64) -> Option<Flow> {
+        self.poll();
+        let now = monotonic_ns();
+        self.table
+            .flows()
+            .into_iter()
+            .find(|s| s.cookie == cookie)
+            .map(|s| Flow::from_sample(s, &self.clock, now))
+    }
+
+    /// Every flow in namespace `netns`.
+    pub fn flows_in(&mut self, netns: u32) -> Vec<Flow> {
+        self.poll();
+        let now = monotonic_ns();
+        self.table
+            .flows()
+            .into_iter()
+            .filter(|s| s.netns == netns)
+            .map(|s| Flow::from_sample(s, &self.clock, now))
+            .collect()
+    }
+
+    /// Polls until `pred` holds or `timeout` passes; returns whether it held.
+    pub fn wait_until(
+        &mut self,
+        timeout: Duration,
+        mut pred: impl FnMut(&mut Observer) -> bool,
+    ) -> bool {
+        let end = Instant::now() + timeout;
+        while Instant::now() < end {
+            if pred(self) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        pred(self)
+    }
+}

@@ -1,0 +1,129 @@
+//! `cargo xtask setup`: installs what building and testing observer needs,
+//! idempotently, printing each step. On Debian/Ubuntu as root it installs
+//! missing packages itself; elsewhere it stops with one message listing
+//! what to install.
+
+use std::{path::Path, process::Command};
+
+use anyhow::{Context as _, bail};
+
+use crate::util::{is_root, run, which};
+
+/// Debian packages: the eBPF compiler set (see ../shared/docs/toolchain.md in
+/// the development docs), and the tools the tests drive.
+const PACKAGES: &[&str] = &[
+    "rustc-web",
+    "cargo-web",
+    "rust-web-src",
+    "llvm-22-dev",
+    "zlib1g-dev",
+    "libzstd-dev",
+    "iperf3",
+    "iproute2",
+];
+
+/// The rustup toolchain name under which Debian's rustc-web is linked.
+pub const LINKED_TOOLCHAIN: &str = "observer-bpf";
+const BPF_LINKER_VERSION: &str = "0.13.0";
+
+fn dpkg_installed(pkg: &str) -> bool {
+    Command::new("dpkg-query")
+        .args(["-W", "-f=${Status}", pkg])
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("install ok installed"))
+}
+
+fn nightly_has_rust_src() -> bool {
+    let Ok(out) = Command::new("rustup")
+        .args(["run", "nightly", "rustc", "--print", "sysroot"])
+        .output()
+    else {
+        return false;
+    };
+    out.status.success()
+        && Path::new(String::from_utf8_lossy(&out.stdout).trim())
+            .join("lib/rustlib/src/rust/library/core")
+            .is_dir()
+}
+
+fn toolchain_linked() -> bool {
+    Command::new("rustup")
+        .args(["run", LINKED_TOOLCHAIN, "rustc", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn bpf_linker_ok() -> bool {
+    Command::new("bpf-linker")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| {
+            o.status.success() && String::from_utf8_lossy(&o.stdout).contains(BPF_LINKER_VERSION)
+        })
+}
+
+/// Makes sure every build and test dependency is present.
+///
+/// # Errors
+/// A failed install step, or a machine where observer cannot install
+/// things itself (then the message lists what to install).
+pub fn setup() -> anyhow::Result<()> {
+    let apt = which("apt-get");
+    let missing: Vec<&str> = PACKAGES
+        .iter()
+        .copied()
+        .filter(|p| !dpkg_installed(p))
+        .collect();
+    let use_nightly = nightly_has_rust_src();
+    if !missing.is_empty() {
+        if !(apt && is_root()) {
+            bail!(
+                "missing system packages: {}. On Debian/Ubuntu run `cargo xtask setup` as root; \
+                 elsewhere install iperf3 and iproute2, plus either rustup nightly with the \
+                 rust-src component, or Debian's rustc-web, cargo-web, rust-web-src and llvm-22-dev",
+                missing.join(" ")
+            );
+        }
+        println!("setup: installing {}", missing.join(" "));
+        run(Command::new("apt-get").args(["update", "-q"]))?;
+        run(Command::new("apt-get")
+            .args(["install", "-y", "-q", "--no-install-recommends"])
+            .args(&missing)
+            .env("DEBIAN_FRONTEND", "noninteractive"))?;
+    } else {
+        println!("setup: system packages present");
+    }
+    if !use_nightly {
+        if toolchain_linked() {
+            println!("setup: rustup toolchain {LINKED_TOOLCHAIN} present (Debian rustc-web)");
+        } else {
+            println!("setup: linking Debian's rustc-web as rustup toolchain {LINKED_TOOLCHAIN}");
+            run(Command::new("rustup").args(["toolchain", "link", LINKED_TOOLCHAIN, "/usr"]))?;
+        }
+    } else {
+        println!("setup: rustup nightly with rust-src present; using it for the eBPF build");
+    }
+    if bpf_linker_ok() {
+        println!("setup: bpf-linker {BPF_LINKER_VERSION} present");
+    } else {
+        println!(
+            "setup: building bpf-linker {BPF_LINKER_VERSION} against LLVM 22 (about 2 minutes)"
+        );
+        let llvm = "/usr/lib/llvm-22";
+        if !Path::new(llvm).is_dir() {
+            bail!("bpf-linker needs LLVM 22 at {llvm}: install llvm-22-dev");
+        }
+        run(Command::new("cargo")
+            .args([
+                "install",
+                "bpf-linker",
+                "--locked",
+                "--version",
+                BPF_LINKER_VERSION,
+            ])
+            .args(["--no-default-features", "--features", "llvm-22"])
+            .env("LLVM_PREFIX", llvm))
+        .context("building bpf-linker")?;
+    }
+    Ok(())
+}
