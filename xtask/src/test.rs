@@ -2,7 +2,10 @@
 //! test. Integration tests load eBPF programs, so test binaries run as root
 //! (through sudo when this is not root).
 
-use std::process::Command;
+use std::{
+    io::{BufRead as _, BufReader},
+    process::{Command, Stdio},
+};
 
 use anyhow::Context as _;
 
@@ -27,12 +30,9 @@ pub fn test() -> anyhow::Result<()> {
         "warnings",
     ]))?;
     if util::is_root() {
-        return util::run(Command::new("cargo").args([
-            "test",
-            "--workspace",
-            "--exclude",
-            "observer-ebpf",
-        ]));
+        let mut c = Command::new("cargo");
+        c.args(["test", "--workspace", "--exclude", "observer-ebpf"]);
+        return counted(&mut c);
     }
     // Not root: build the test binaries as this user, run them through sudo.
     let out = Command::new("cargo")
@@ -52,6 +52,7 @@ pub fn test() -> anyhow::Result<()> {
             String::from_utf8_lossy(&out.stderr)
         );
     }
+    let mut total = Tally::default();
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else {
             continue;
@@ -59,8 +60,96 @@ pub fn test() -> anyhow::Result<()> {
         if msg["profile"]["test"] == true
             && let Some(exe) = msg["executable"].as_str()
         {
-            util::run(&mut util::as_root(exe)?)?;
+            total.add(run_counting(&mut util::as_root(exe)?)?);
         }
     }
-    Ok(())
+    total.finish()
+}
+
+/// Passed and failed test counts, summed over test binaries.
+#[derive(Default, Clone, Copy)]
+struct Tally {
+    passed: u64,
+    failed: u64,
+}
+
+impl Tally {
+    fn add(&mut self, o: Tally) {
+        self.passed += o.passed;
+        self.failed += o.failed;
+    }
+
+    /// Prints the closing line and fails if any test failed or none ran.
+    fn finish(self) -> anyhow::Result<()> {
+        println!("{} passed, {} failed", self.passed, self.failed);
+        if self.failed > 0 {
+            anyhow::bail!("{} tests failed", self.failed);
+        }
+        if self.passed == 0 {
+            anyhow::bail!("no test ran");
+        }
+        Ok(())
+    }
+}
+
+/// Parses libtest's `test result: ok. N passed; M failed; ...` line.
+fn parse_result(line: &str) -> Option<Tally> {
+    let rest = line.trim().strip_prefix("test result: ")?;
+    let num = |key: &str| -> Option<u64> {
+        rest.split(';')
+            .find_map(|part| part.trim().strip_suffix(key).map(str::trim))
+            .map(|n| n.rsplit(' ').next().unwrap_or(n))
+            .and_then(|n| n.parse().ok())
+    };
+    Some(Tally {
+        passed: num("passed")?,
+        failed: num("failed")?,
+    })
+}
+
+/// Runs a test command, echoing its output, and counts its results.
+fn run_counting(cmd: &mut Command) -> anyhow::Result<Tally> {
+    println!("+ {}", util::describe(cmd));
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("cannot start {}", util::describe(cmd)))?;
+    let mut tally = Tally::default();
+    if let Some(out) = child.stdout.take() {
+        for line in BufReader::new(out).lines() {
+            let line = line.context("reading test output")?;
+            println!("{line}");
+            if let Some(t) = parse_result(&line) {
+                tally.add(t);
+            }
+        }
+    }
+    let status = child.wait().context("waiting for the tests")?;
+    if !status.success() && tally.failed == 0 {
+        // A crash or build failure: count it as a failure.
+        tally.failed += 1;
+    }
+    Ok(tally)
+}
+
+/// Runs `cmd` and prints the summed closing line.
+fn counted(cmd: &mut Command) -> anyhow::Result<()> {
+    run_counting(cmd)?.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_libtest_summary() {
+        let t = parse_result(
+            "test result: ok. 23 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.10s",
+        )
+        .unwrap();
+        assert_eq!((t.passed, t.failed), (23, 0));
+        let t = parse_result("test result: FAILED. 3 passed; 2 failed; 0 ignored").unwrap();
+        assert_eq!((t.passed, t.failed), (3, 2));
+        assert!(parse_result("running 4 tests").is_none());
+    }
 }

@@ -1,0 +1,157 @@
+//! The `observer` binary as a user runs it: bad input, missing privilege,
+//! a real flow in the output, and nothing left loaded afterwards.
+#![allow(
+    clippy::unwrap_used,
+    reason = "integration tests: a failure should panic the test"
+)]
+
+mod support;
+
+use std::{
+    io::{Read as _, Write as _},
+    net::{TcpListener, TcpStream},
+    process::{Command, Stdio},
+    time::Duration,
+};
+
+use support::{NetNs, cookie, root_or_skip};
+
+const BIN: &str = env!("CARGO_BIN_EXE_observer");
+
+/// Tests that count loaded programs must not overlap.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Names of loaded BPF programs that belong to observer.
+fn observer_programs() -> usize {
+    aya::programs::loaded_programs()
+        .filter_map(Result::ok)
+        .filter(|p| p.name_as_str().is_some_and(|n| n.starts_with("observer_")))
+        .count()
+}
+
+#[test]
+fn zero_duration_is_rejected_like_clap_does() {
+    let out = Command::new(BIN)
+        .args(["flows", "--duration", "0s"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("invalid value '0s' for '--duration"), "{err}");
+    assert!(err.contains("must be greater than zero"), "{err}");
+    let out = Command::new(BIN)
+        .args(["flows", "--interval", "soon"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("use e.g. 5s"));
+}
+
+#[test]
+fn unprivileged_user_gets_one_clear_line() {
+    if !root_or_skip("unprivileged_user_gets_one_clear_line") {
+        return;
+    }
+    let _serial = serial();
+    let before = observer_programs();
+    let out = Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--inh-caps=-all",
+            BIN,
+        ])
+        .args(["flows", "--duration", "1s"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("observer: error: observer needs root"),
+        "{err}"
+    );
+    assert!(err.contains("sudo"));
+    assert!(out.stdout.is_empty());
+    assert_eq!(observer_programs(), before);
+}
+
+#[test]
+fn flows_json_reports_a_transfer_and_detaches_on_exit() {
+    if !root_or_skip("flows_json_reports_a_transfer_and_detaches_on_exit") {
+        return;
+    }
+    let _serial = serial();
+    let before = observer_programs();
+    let child = Command::new(BIN)
+        .args(["flows", "--duration", "3s", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the programs are attached before making traffic.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while observer_programs() < before + 4 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "observer never attached"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let ns = NetNs::new();
+    const N: usize = 1 << 20;
+    let (key, local) = ns.run(|| {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let srv = std::thread::spawn(move || {
+            let (mut c, _) = l.accept().unwrap();
+            let mut sink = Vec::new();
+            c.read_to_end(&mut sink).unwrap();
+            sink.len()
+        });
+        let mut c = TcpStream::connect(addr).unwrap();
+        let key = cookie(&c);
+        let local = c.local_addr().unwrap();
+        c.write_all(&vec![1u8; N]).unwrap();
+        drop(c);
+        assert_eq!(srv.join().unwrap(), N);
+        (key, local)
+    });
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let flows: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let f = flows
+        .iter()
+        .find(|f| f["cookie"] == key)
+        .unwrap_or_else(|| panic!("flow {key} missing from {} flows", flows.len()));
+    assert_eq!(f["local"], local.to_string());
+    assert_eq!(f["netns"], ns.inode());
+    assert_eq!(f["closed"], true);
+    // Data plus the SYN and FIN sequence numbers.
+    assert_eq!(f["bytes_acked"], N as u64 + 2);
+    assert_eq!(f["pid"], std::process::id());
+    // The kernel frees programs after an RCU grace period, not at close().
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while observer_programs() != before && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        observer_programs(),
+        before,
+        "programs left loaded after exit"
+    );
+}
