@@ -226,3 +226,32 @@ fn ipv6_flow_reports_v6_addresses() {
     assert_eq!(flow.local.to_string(), format!("[::1]:{}", local.port()));
     assert_eq!(flow.remote.ip().to_string(), "::1");
 }
+
+#[test]
+fn full_flow_map_counts_evictions() {
+    if !root_or_skip("full_flow_map_counts_evictions") {
+        return;
+    }
+    let probes = observer::probes::Probes::load(observer::probes::ProbeConfig {
+        max_flows: 16,
+        ..Default::default()
+    })
+    .unwrap();
+    let ns = NetNs::new();
+    ns.run(|| {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        // 20 connections held open at once: 40 sockets for 16 slots.
+        let clients: Vec<TcpStream> = (0..20).map(|_| TcpStream::connect(addr).unwrap()).collect();
+        let servers: Vec<TcpStream> = (0..20).map(|_| l.accept().unwrap().0).collect();
+        assert_eq!(clients.len() + servers.len(), 40);
+    });
+    let c = probes.counters().unwrap();
+    let evicted = c[observer_common::Counter::LruEvictions as usize];
+    let created = c[observer_common::Counter::FlowsCreated as usize];
+    assert!(created >= 40, "created {created}");
+    assert!(evicted >= 40 - 16, "evicted {evicted} of {created}");
+    let mut active = Vec::new();
+    probes.active(&mut active);
+    assert!(active.len() <= 16);
+}
