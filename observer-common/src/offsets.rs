@@ -151,6 +151,8 @@ offsets! {
     skb_data,
     /// `sk_buff.len`, relative to `struct sk_buff` (u32, bytes).
     skb_len,
+    /// `tcp_sock.rcv_rtt_est.rtt_us` (u32, µs << 3).
+    rcv_rtt,
 }
 
 #[cfg(feature = "user")]
@@ -199,6 +201,6 @@ mod tests {
             assert_eq!(v, i as u32);
         }
         assert_eq!(Offsets::NAMES[0], "family");
-        assert_eq!(Offsets::NAMES.len(), 51);
+        assert_eq!(Offsets::NAMES.len(), 52);
     }
 }

@@ -90,8 +90,9 @@ pub struct FlowSample {
     pub sk_rcvbuf: u32,
     /// `tcp_sock.rcv_wnd`: the window this host last advertised (bytes).
     pub rcv_wnd: u32,
-    /// Explicit padding; always 0.
-    pub _pad0: u32,
+    /// `tcp_sock.rcv_rtt_est.rtt_us >> 3`: the receiver's RTT estimate (µs),
+    /// what `tcpi_rcv_rtt` reports.
+    pub rcv_rtt_us: u32,
     /// Local port (host byte order).
     pub sport: u16,
     /// Remote port (host byte order).
@@ -153,7 +154,7 @@ impl FlowSample {
         sk_wmem_queued: 0,
         sk_rcvbuf: 0,
         rcv_wnd: 0,
-        _pad0: 0,
+        rcv_rtt_us: 0,
         sport: 0,
         dport: 0,
         family: 0,
@@ -189,7 +190,7 @@ mod tests {
         assert_eq!(offset_of!(FlowSample, cc), 136);
         assert_eq!(offset_of!(FlowSample, netns), 152);
         assert_eq!(offset_of!(FlowSample, chrono_stat), 224);
-        assert_eq!(offset_of!(FlowSample, _pad0), 252);
+        assert_eq!(offset_of!(FlowSample, rcv_rtt_us), 252);
         assert_eq!(offset_of!(FlowSample, sport), 256);
         assert_eq!(offset_of!(FlowSample, state), 262);
         assert_eq!(offset_of!(FlowSample, cwnd_limited), 266);

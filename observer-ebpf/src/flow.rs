@@ -314,6 +314,8 @@ unsafe fn refresh(s: *mut FlowSample, sk: *const u8) {
         (*s).sk_wmem_queued = wmem.max(0) as u32;
         (*s).sk_rcvbuf = rcvbuf.max(0) as u32;
         (*s).rcv_wnd = at(sk, off!(rcv_wnd));
+        let rcv_rtt: u32 = at(sk, off!(rcv_rtt));
+        (*s).rcv_rtt_us = rcv_rtt >> 3;
     }
 }
 

@@ -107,6 +107,8 @@ pub struct Flow {
     pub snd_wnd: u32,
     /// Window this host last advertised (bytes).
     pub rcv_wnd: u32,
+    /// Receiver-side RTT estimate (`tcpi_rcv_rtt`, µs; 0 until measured).
+    pub rcv_rtt_us: u32,
     /// Packets in flight (segments).
     pub inflight: u32,
     /// Total retransmitted segments (`tcpi_total_retrans`).
@@ -142,6 +144,22 @@ pub struct Flow {
 }
 
 impl Flow {
+    /// The same flow with every counter at zero: its state at birth.
+    pub fn zero_like(f: &Flow) -> Flow {
+        Flow {
+            bytes_acked: 0,
+            bytes_received: 0,
+            bytes_sent: 0,
+            retransmits: 0,
+            busy_us: 0,
+            rwnd_limited_us: 0,
+            sndbuf_limited_us: 0,
+            cwnd_limited_us: 0,
+            samples: 0,
+            ..f.clone()
+        }
+    }
+
     /// Builds a flow from its latest sample as of monotonic `now_ns`.
     pub fn from_sample(s: &FlowSample, clock: &Clock, now_ns: u64) -> Flow {
         let closed = s.closed_ns != 0;
@@ -172,6 +190,7 @@ impl Flow {
             mss: s.mss,
             snd_wnd: s.snd_wnd,
             rcv_wnd: s.rcv_wnd,
+            rcv_rtt_us: s.rcv_rtt_us,
             inflight: s.inflight,
             retransmits: s.total_retrans,
             busy_us: ch.busy_us,

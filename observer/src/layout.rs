@@ -149,6 +149,7 @@ fn specs() -> Vec<Spec> {
         spec!("rcv_nxt", "tcp_sock", "rcv_nxt", Byte, false),
         spec!("skb_data", "sk_buff", "data", Byte, false),
         spec!("skb_len", "sk_buff", "len", Byte, false),
+        spec!("rcv_rtt", "tcp_sock", "rcv_rtt_est.rtt_us", Byte, false),
     ]
 }
 

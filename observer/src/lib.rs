@@ -3,6 +3,7 @@
 //! Data flows one way: kernel samples ([`probes`]) -> flow table
 //! ([`table`]) -> sinks ([`output`]).
 
+pub mod attribution;
 pub mod btf;
 pub mod clock;
 pub mod flow;

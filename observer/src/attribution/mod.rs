@@ -1,0 +1,189 @@
+//! Bottleneck attribution: for a flow over an interval, say what limits its
+//! throughput and show the numbers that prove it.
+//!
+//! Pure code, no I/O: it reads two [`Point`]s of one flow (or one point and
+//! the flow's birth) and returns an [`Attribution`]. Verdicts are defined in
+//! plain words in `docs/attribution.md`.
+//!
+//! Two signals are combined, because neither suffices alone:
+//! - the kernel's chrono shares (busy, rwnd-limited, sndbuf-limited, as
+//!   `tcp_info` reports them) and observer's cwnd-limited time: on an
+//!   emulated 104 ms path a flow entirely bound by a 64 KB receiver window was
+//!   rwnd-limited for only 56% of its busy time;
+//! - the ceilings the sampled state implies (window / RTT) against the
+//!   measured delivery rate, with the standing queue (srtt - min_rtt).
+
+mod evidence;
+mod receiver;
+mod sender;
+mod units;
+mod whatif;
+
+pub use evidence::{Ceilings, Evidence, Shares};
+pub use units::{fmt_bytes, fmt_rate};
+pub use whatif::{WhatIf, what_if};
+
+use serde::Serialize;
+
+use observer_common::FlowSample;
+
+use crate::{clock::Clock, flow::Flow};
+
+/// What limits a flow's throughput.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The peer's advertised receive window (snd_wnd) binds; seen from the
+    /// receiver: this host's advertised window binds.
+    ReceiveWindow,
+    /// The local send buffer (SO_SNDBUF / tcp_wmem) binds.
+    SendBuffer,
+    /// The sending application does not supply data fast enough (idle or
+    /// app-limited most of the time).
+    Application,
+    /// The congestion window binds while the path has room (no standing
+    /// queue): slow start, recovery after loss, a cwnd clamp.
+    CongestionWindow,
+    /// The bottleneck link is full: a standing queue, or sending at the
+    /// path's rate as the congestion control measures it.
+    Path,
+    /// Seen from the receiver: not this host's window; the sender or the
+    /// path limits the flow.
+    Remote,
+    /// Too few bytes or round trips to say.
+    Unknown,
+}
+
+impl Verdict {
+    /// Every verdict, for metric labels and documentation.
+    pub const ALL: [Verdict; 7] = [
+        Verdict::ReceiveWindow,
+        Verdict::SendBuffer,
+        Verdict::Application,
+        Verdict::CongestionWindow,
+        Verdict::Path,
+        Verdict::Remote,
+        Verdict::Unknown,
+    ];
+
+    /// The snake_case name used in JSON, metrics and the CLI.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Verdict::ReceiveWindow => "receive_window",
+            Verdict::SendBuffer => "send_buffer",
+            Verdict::Application => "application",
+            Verdict::CongestionWindow => "congestion_window",
+            Verdict::Path => "path",
+            Verdict::Remote => "remote",
+            Verdict::Unknown => "unknown",
+        }
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Which end of the flow the verdict was made from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    /// This host sends the data.
+    Sender,
+    /// This host receives the data.
+    Receiver,
+}
+
+/// Thresholds of the engine. The defaults are what the scenario suite checks.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Config {
+    /// Fewer bytes than this moved in the interval: `unknown` (bytes).
+    pub min_bytes: u64,
+    /// An interval shorter than this many smoothed RTTs: `unknown`.
+    pub min_rtts: f64,
+    /// Rate at or above this fraction of a ceiling counts as "at the ceiling".
+    pub at_ceiling: f64,
+    /// A limited-time share of busy time at or above this is significant.
+    pub significant_share: f64,
+    /// Standing queue above this fraction of min_rtt counts as a queue...
+    pub queue_fraction: f64,
+    /// ...and above this many µs (so tiny RTTs do not trip it).
+    pub queue_floor_us: u64,
+    /// Target rate for the what-if arithmetic (bits/s); 0: twice the current rate.
+    pub target_bps: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            min_bytes: 32 * 1024,
+            min_rtts: 4.0,
+            at_ceiling: 0.8,
+            significant_share: 0.2,
+            queue_fraction: 0.2,
+            queue_floor_us: 2_000,
+            target_bps: 0,
+        }
+    }
+}
+
+/// One flow's figures at one moment: what the engine compares.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Point {
+    /// When the figures hold (monotonic ns): the read time, or the close time
+    /// of a closed flow.
+    pub at_ns: u64,
+    /// When the flow was first seen (monotonic ns).
+    pub first_seen_ns: u64,
+    /// The flow as read then.
+    pub flow: Flow,
+}
+
+impl Point {
+    /// The point for kernel sample `s` read at monotonic `now_ns`.
+    pub fn new(s: &FlowSample, clock: &Clock, now_ns: u64) -> Point {
+        Point {
+            at_ns: if s.closed_ns != 0 {
+                s.closed_ns
+            } else {
+                now_ns
+            },
+            first_seen_ns: s.first_seen_ns,
+            flow: Flow::from_sample(s, clock, now_ns),
+        }
+    }
+}
+
+/// A verdict with its confidence, evidence and explanation.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Attribution {
+    /// What limits the flow.
+    pub verdict: Verdict,
+    /// How sure, 0 to 1.
+    pub confidence: f64,
+    /// Which end the verdict was made from.
+    pub side: Side,
+    /// One line, with the numbers.
+    pub explanation: String,
+    /// The figures behind the verdict.
+    pub evidence: Evidence,
+    /// Window arithmetic, for window verdicts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub what_if: Option<WhatIf>,
+}
+
+/// Attributes the interval from `from` (or the flow's birth, when `None`)
+/// to `to`. Both points must be of the same flow.
+pub fn attribute(from: Option<&Point>, to: &Point, cfg: &Config) -> Attribution {
+    let ev = Evidence::between(from, to);
+    if ev.bytes_received > ev.bytes_acked {
+        receiver::attribute(&ev, &to.flow, cfg)
+    } else {
+        sender::attribute(&ev, &to.flow, cfg)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,182 @@
+//! Verdicts made from the sending end.
+
+use super::{
+    Attribution, Config, Side, Verdict,
+    evidence::Evidence,
+    units::{fmt_bytes, fmt_ms, fmt_rate},
+    whatif::what_if,
+};
+use crate::flow::Flow;
+
+/// The sender-side verdict for `ev`.
+pub fn attribute(ev: &Evidence, flow: &Flow, cfg: &Config) -> Attribution {
+    let (verdict, confidence, explanation) = decide(ev, cfg);
+    let what_if = matches!(
+        verdict,
+        Verdict::ReceiveWindow | Verdict::SendBuffer | Verdict::CongestionWindow
+    )
+    .then(|| what_if(ev, flow, verdict, cfg));
+    let explanation = match &what_if {
+        Some(w) => format!("{explanation}; {}", w.summary),
+        None => explanation,
+    };
+    Attribution {
+        verdict,
+        confidence: (confidence * 100.0).round() / 100.0,
+        side: Side::Sender,
+        explanation,
+        evidence: ev.clone(),
+        what_if,
+    }
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.0}%", x * 100.0)
+}
+
+fn decide(ev: &Evidence, cfg: &Config) -> (Verdict, f64, String) {
+    let s = &ev.shares;
+    let rate = ev.rate_bps;
+    let c = &ev.ceilings;
+    if ev.bytes_acked == 0 && ev.bytes_received == 0 {
+        return (
+            Verdict::Application,
+            s.idle.max(0.5),
+            format!(
+                "application: idle, nothing sent for {}",
+                fmt_ms(ev.interval_us as f64)
+            ),
+        );
+    }
+    let rtts = if ev.srtt_us > 0 {
+        ev.interval_us as f64 / f64::from(ev.srtt_us)
+    } else {
+        0.0
+    };
+    if ev.bytes_acked < cfg.min_bytes || rtts < cfg.min_rtts {
+        return (
+            Verdict::Unknown,
+            0.0,
+            format!(
+                "unknown: {} acked over {:.1} round trips; too little to say",
+                fmt_bytes(ev.bytes_acked as f64),
+                rtts
+            ),
+        );
+    }
+    if s.idle >= 0.5 {
+        return (
+            Verdict::Application,
+            s.idle,
+            format!(
+                "application: idle {} of the time (no data outstanding), sending {}",
+                pct(s.idle),
+                fmt_rate(rate)
+            ),
+        );
+    }
+    let rwnd = ev.of_busy(s.rwnd_limited);
+    let sndbuf = ev.of_busy(s.sndbuf_limited);
+    let cwnd = ev.of_busy(s.cwnd_limited);
+    let near = |ceiling: f64| ceiling > 0.0 && rate >= cfg.at_ceiling * ceiling;
+    let ceiling_line = |name: &str, window: String, ceiling: f64| {
+        format!(
+            "{name} {window} / srtt {} = {} ceiling, delivering {}",
+            fmt_ms(f64::from(ev.srtt_us)),
+            fmt_rate(ceiling),
+            fmt_rate(rate)
+        )
+    };
+    if sndbuf >= cfg.significant_share && sndbuf >= rwnd && sndbuf >= cwnd {
+        return (
+            Verdict::SendBuffer,
+            sndbuf.max(0.5).min(1.0),
+            format!(
+                "send buffer: sndbuf-limited {} of busy time, delivering {}",
+                pct(sndbuf),
+                fmt_rate(rate)
+            ),
+        );
+    }
+    let at_rwnd = near(c.rwnd_bps);
+    if (rwnd >= cfg.significant_share && rwnd >= cwnd) || (at_rwnd && cwnd < 0.5) {
+        let conf = rwnd.max(if at_rwnd { 0.8 } else { 0.0 }).clamp(0.5, 1.0);
+        return (
+            Verdict::ReceiveWindow,
+            conf,
+            format!(
+                "receive window: {} (rwnd-limited {} of busy)",
+                ceiling_line("snd_wnd", fmt_bytes(f64::from(ev.snd_wnd)), c.rwnd_bps),
+                pct(rwnd)
+            ),
+        );
+    }
+    let queued = f64::from(ev.queue_delay_us)
+        > (cfg.queue_fraction * f64::from(ev.min_rtt_us)).max(cfg.queue_floor_us as f64);
+    let queue_line = format!(
+        "srtt {} vs min_rtt {}: {} standing queue",
+        fmt_ms(f64::from(ev.srtt_us)),
+        fmt_ms(f64::from(ev.min_rtt_us)),
+        fmt_ms(f64::from(ev.queue_delay_us))
+    );
+    let at_cwnd = near(c.cwnd_bps) && !ev.app_limited;
+    if cwnd >= cfg.significant_share || at_cwnd {
+        if queued {
+            return (
+                Verdict::Path,
+                (0.5 + f64::from(ev.queue_delay_us) / f64::from(ev.srtt_us.max(1))).min(1.0),
+                format!(
+                    "path: the bottleneck is full, {queue_line}; delivering {} with cwnd {} x {} B (cwnd-limited {} of busy), {} retransmits",
+                    fmt_rate(rate),
+                    ev.snd_cwnd,
+                    ev.mss,
+                    pct(cwnd),
+                    ev.retransmits
+                ),
+            );
+        }
+        return (
+            Verdict::CongestionWindow,
+            cwnd.max(if at_cwnd { 0.7 } else { 0.0 }).clamp(0.5, 1.0),
+            format!(
+                "congestion window: {} (cwnd-limited {} of busy) while the path has room ({queue_line})",
+                ceiling_line(
+                    "cwnd",
+                    format!("{} x {} B", ev.snd_cwnd, ev.mss),
+                    c.cwnd_bps
+                ),
+                pct(cwnd)
+            ),
+        );
+    }
+    let lowest = [c.rwnd_bps, c.cwnd_bps]
+        .into_iter()
+        .filter(|x| *x > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    if ev.app_limited || rate < 0.35 * lowest {
+        return (
+            Verdict::Application,
+            0.6,
+            format!(
+                "application: sending {} with the windows allowing {} (not window-limited{})",
+                fmt_rate(rate),
+                fmt_rate(lowest),
+                if ev.app_limited {
+                    ", app-limited delivery samples"
+                } else {
+                    ""
+                }
+            ),
+        );
+    }
+    (
+        Verdict::Path,
+        if queued { 0.8 } else { 0.6 },
+        format!(
+            "path: busy {} of the time without window limits, pacing at {} as the congestion control estimates the path; {queue_line}; {} retransmits",
+            pct(ev.busy()),
+            fmt_rate(rate),
+            ev.retransmits
+        ),
+    )
+}

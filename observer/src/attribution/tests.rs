@@ -1,0 +1,428 @@
+use observer_common::FlowSample;
+
+use super::*;
+use crate::clock::Clock;
+
+const SEC: u64 = 1_000_000_000;
+
+/// A sender flow at time `t` seconds with the given cumulative figures.
+struct P {
+    t: f64,
+    acked: u64,
+    received: u64,
+    busy_ms: u64,
+    rwnd_ms: u64,
+    sndbuf_ms: u64,
+    cwnd_ms: u64,
+    srtt_us: u32,
+    min_rtt_us: u32,
+    snd_wnd: u32,
+    cwnd: u32,
+    app_limited: bool,
+    rcv_wnd: u32,
+    rcv_rtt_us: u32,
+}
+
+impl Default for P {
+    fn default() -> Self {
+        P {
+            t: 0.0,
+            acked: 0,
+            received: 0,
+            busy_ms: 0,
+            rwnd_ms: 0,
+            sndbuf_ms: 0,
+            cwnd_ms: 0,
+            srtt_us: 50_000,
+            min_rtt_us: 50_000,
+            snd_wnd: 4_000_000,
+            cwnd: 1000,
+            app_limited: false,
+            rcv_wnd: 65_535,
+            rcv_rtt_us: 0,
+        }
+    }
+}
+
+fn point(p: P) -> Point {
+    let mut s = FlowSample::ZERO;
+    s.cookie = 1;
+    s.state = 1;
+    s.mss = 1448;
+    let mut f = Flow::from_sample(&s, &Clock::fixed(0, 250), 0);
+    f.bytes_acked = p.acked;
+    f.bytes_received = p.received;
+    f.busy_us = p.busy_ms * 1000;
+    f.rwnd_limited_us = p.rwnd_ms * 1000;
+    f.sndbuf_limited_us = p.sndbuf_ms * 1000;
+    f.cwnd_limited_us = p.cwnd_ms * 1000;
+    f.srtt_us = p.srtt_us;
+    f.min_rtt_us = p.min_rtt_us;
+    f.snd_wnd = p.snd_wnd;
+    f.snd_cwnd = p.cwnd;
+    f.app_limited = p.app_limited;
+    f.rcv_wnd = p.rcv_wnd;
+    f.rcv_rtt_us = p.rcv_rtt_us;
+    f.sndbuf = 16_384;
+    Point {
+        at_ns: (p.t * SEC as f64) as u64 + 10 * SEC,
+        first_seen_ns: 10 * SEC,
+        flow: f,
+    }
+}
+
+fn verdict_between(a: P, b: P) -> Attribution {
+    attribute(Some(&point(a)), &point(b), &Config::default())
+}
+
+#[test]
+fn window_bound_flow_is_receive_window_even_at_56_percent() {
+    // Reference A, -w 64K: snd_wnd 80480 B, srtt 105 ms, 6.1 Mbit/s, busy
+    // all the time but rwnd-limited for only 56% of it.
+    let a = verdict_between(
+        P {
+            t: 1.0,
+            acked: 1_000_000,
+            busy_ms: 1000,
+            rwnd_ms: 560,
+            srtt_us: 105_000,
+            min_rtt_us: 104_000,
+            snd_wnd: 80_480,
+            ..P::default()
+        },
+        P {
+            t: 3.0,
+            acked: 1_000_000 + 1_532_952,
+            busy_ms: 3000,
+            rwnd_ms: 1680,
+            srtt_us: 105_000,
+            min_rtt_us: 104_000,
+            snd_wnd: 80_480,
+            ..P::default()
+        },
+    );
+    assert_eq!(a.verdict, Verdict::ReceiveWindow);
+    assert_eq!(a.side, Side::Sender);
+    assert!((a.evidence.rate_bps - 6.13e6).abs() < 0.01e6);
+    assert!((a.evidence.ceilings.rwnd_bps - 6.13e6).abs() < 0.01e6);
+    assert!((a.evidence.shares.rwnd_limited - 0.56).abs() < 1e-9);
+    assert!(a.explanation.starts_with(
+        "receive window: snd_wnd 80.5 KB / srtt 105.0 ms = 6.1 Mbit/s ceiling, delivering 6.1 Mbit/s"
+    ), "{}", a.explanation);
+    let w = a.what_if.unwrap();
+    assert_eq!(w.window_bytes, 80_480);
+    assert!((w.needed_bytes - 2.0 * 80_480.0).abs() < 200.0);
+    assert!(a.confidence >= 0.8);
+}
+
+#[test]
+fn at_the_rwnd_ceiling_with_little_rwnd_time_is_still_receive_window() {
+    let a = verdict_between(
+        P {
+            t: 0.0,
+            snd_wnd: 65_536,
+            srtt_us: 104_000,
+            min_rtt_us: 104_000,
+            ..P::default()
+        },
+        P {
+            t: 1.0,
+            acked: 630_000,
+            busy_ms: 1000,
+            rwnd_ms: 50,
+            snd_wnd: 65_536,
+            srtt_us: 104_000,
+            min_rtt_us: 104_000,
+            ..P::default()
+        },
+    );
+    assert_eq!(a.verdict, Verdict::ReceiveWindow);
+}
+
+#[test]
+fn rwnd_share_boundary() {
+    let mk = |rwnd_ms| {
+        verdict_between(
+            P {
+                t: 0.0,
+                ..P::default()
+            },
+            // Far below every ceiling; only the share can make it rwnd.
+            P {
+                t: 1.0,
+                acked: 1_000_000,
+                busy_ms: 1000,
+                rwnd_ms,
+                cwnd_ms: 0,
+                ..P::default()
+            },
+        )
+        .verdict
+    };
+    assert_eq!(mk(200), Verdict::ReceiveWindow);
+    assert_ne!(mk(199), Verdict::ReceiveWindow);
+}
+
+#[test]
+fn send_buffer() {
+    let a = verdict_between(
+        P {
+            t: 0.0,
+            ..P::default()
+        },
+        P {
+            t: 1.0,
+            acked: 2_000_000,
+            busy_ms: 1000,
+            sndbuf_ms: 700,
+            rwnd_ms: 100,
+            ..P::default()
+        },
+    );
+    assert_eq!(a.verdict, Verdict::SendBuffer);
+    assert!(
+        a.explanation.contains("sndbuf-limited 70% of busy"),
+        "{}",
+        a.explanation
+    );
+    assert_eq!(a.what_if.unwrap().window_bytes, 16_384);
+}
+
+#[test]
+fn idle_sender_is_application() {
+    let a = verdict_between(
+        P {
+            t: 0.0,
+            ..P::default()
+        },
+        P {
+            t: 5.0,
+            acked: 1_250_000,
+            busy_ms: 1000,
+            ..P::default()
+        },
+    );
+    assert_eq!(a.verdict, Verdict::Application);
+    assert!((a.confidence - 0.8).abs() < 1e-9);
+    let idle = verdict_between(
+        P {
+            t: 0.0,
+            ..P::default()
+        },
+        P {
+            t: 5.0,
+            ..P::default()
+        },
+    );
+    assert_eq!(idle.verdict, Verdict::Application);
+    assert!(idle.explanation.contains("nothing sent"));
+}
+
+#[test]
+fn busy_but_app_limited_sender_is_application() {
+    // 2 Mbit/s on a path whose windows allow far more; busy 90% because each
+    // small write is in flight for a round trip.
+    let a = verdict_between(
+        P {
+            t: 0.0,
+            ..P::default()
+        },
+        P {
+            t: 2.0,
+            acked: 500_000,
+            busy_ms: 1800,
+            app_limited: true,
+            cwnd: 40,
+            ..P::default()
+        },
+    );
+    assert_eq!(a.verdict, Verdict::Application);
+    assert!(a.explanation.contains("app-limited"));
+}
+
+#[test]
+fn clamped_cwnd_without_queue_is_congestion_window() {
+    // cwnd locked at 10 on a 50 ms path: 10 x 1448 B / 50 ms = 2.3 Mbit/s.
+    let a = verdict_between(
+        P {
+            t: 0.0,
+            cwnd: 10,
+            ..P::default()
+        },
+        P {
+            t: 2.0,
+            acked: 579_200,
+            busy_ms: 2000,
+            cwnd_ms: 1900,
+            cwnd: 10,
+            srtt_us: 50_300,
+            ..P::default()
+        },
+    );
+    assert_eq!(a.verdict, Verdict::CongestionWindow, "{}", a.explanation);
+    assert!(
+        a.explanation
+            .contains("cwnd 10 x 1448 B / srtt 50.3 ms = 2.3 Mbit/s ceiling"),
+        "{}",
+        a.explanation
+    );
+    assert_eq!(a.what_if.unwrap().window_bytes, 14_480);
+}
+
+#[test]
+fn cwnd_bound_with_standing_queue_is_path() {
+    // Cubic filling a 35 Mbit/s link: srtt 208 ms against 104 ms minimum.
+    let a = verdict_between(
+        P {
+            t: 0.0,
+            cwnd: 600,
+            ..P::default()
+        },
+        P {
+            t: 1.0,
+            acked: 4_300_000,
+            busy_ms: 1000,
+            cwnd_ms: 700,
+            cwnd: 600,
+            srtt_us: 208_000,
+            min_rtt_us: 104_000,
+            ..P::default()
+        },
+    );
+    assert_eq!(a.verdict, Verdict::Path);
+    assert!(
+        a.explanation.contains("104.0 ms standing queue"),
+        "{}",
+        a.explanation
+    );
+    assert!(a.what_if.is_none());
+}
+
+#[test]
+fn pacing_bound_busy_sender_is_path() {
+    // BBR at a 20 Mbit/s bottleneck: busy, not window-limited, cwnd = 2 BDP.
+    let a = verdict_between(
+        P {
+            t: 0.0,
+            ..P::default()
+        },
+        P {
+            t: 2.0,
+            acked: 5_000_000,
+            busy_ms: 2000,
+            cwnd_ms: 20,
+            cwnd: 173,
+            srtt_us: 52_000,
+            ..P::default()
+        },
+    );
+    assert_eq!(a.verdict, Verdict::Path, "{}", a.explanation);
+}
+
+#[test]
+fn too_little_data_is_unknown() {
+    let a = verdict_between(
+        P {
+            t: 0.0,
+            ..P::default()
+        },
+        P {
+            t: 1.0,
+            acked: 10_000,
+            busy_ms: 100,
+            ..P::default()
+        },
+    );
+    assert_eq!(a.verdict, Verdict::Unknown);
+    assert_eq!(a.confidence, 0.0);
+    // Enough bytes but under four round trips.
+    let a = verdict_between(
+        P {
+            t: 0.0,
+            srtt_us: 100_000,
+            ..P::default()
+        },
+        P {
+            t: 0.3,
+            acked: 1_000_000,
+            busy_ms: 300,
+            srtt_us: 100_000,
+            ..P::default()
+        },
+    );
+    assert_eq!(a.verdict, Verdict::Unknown);
+}
+
+#[test]
+fn receiver_sees_its_own_window_or_a_remote_limit() {
+    // 64 KB advertised, 104 ms receiver RTT: 5 Mbit/s ceiling.
+    let rx = |received| {
+        verdict_between(
+            P {
+                t: 0.0,
+                rcv_wnd: 65_536,
+                rcv_rtt_us: 104_000,
+                ..P::default()
+            },
+            P {
+                t: 2.0,
+                received,
+                rcv_wnd: 65_536,
+                rcv_rtt_us: 104_000,
+                ..P::default()
+            },
+        )
+    };
+    let a = rx(1_250_000);
+    assert_eq!(a.side, Side::Receiver);
+    assert_eq!(a.verdict, Verdict::ReceiveWindow, "{}", a.explanation);
+    assert!(
+        a.explanation
+            .contains("rcv_wnd 65.5 KB / rtt 104.0 ms = 5.0 Mbit/s ceiling"),
+        "{}",
+        a.explanation
+    );
+    let b = rx(300_000);
+    assert_eq!(b.verdict, Verdict::Remote);
+    assert!(b.explanation.contains("sender or the path"));
+}
+
+#[test]
+fn since_birth_uses_first_seen() {
+    let b = point(P {
+        t: 2.0,
+        acked: 1_532_952,
+        busy_ms: 2000,
+        rwnd_ms: 1200,
+        srtt_us: 105_000,
+        snd_wnd: 80_480,
+        ..P::default()
+    });
+    let a = attribute(None, &b, &Config::default());
+    assert_eq!(a.evidence.interval_us, 2_000_000);
+    assert_eq!(a.verdict, Verdict::ReceiveWindow);
+}
+
+#[test]
+fn shares_sum_to_one_and_never_exceed_busy() {
+    let a = verdict_between(
+        P {
+            t: 0.0,
+            ..P::default()
+        },
+        // Inconsistent input: limited times larger than busy, busy larger than wall.
+        P {
+            t: 1.0,
+            acked: 1_000_000,
+            busy_ms: 1500,
+            rwnd_ms: 900,
+            sndbuf_ms: 400,
+            cwnd_ms: 900,
+            ..P::default()
+        },
+    );
+    let s = a.evidence.shares;
+    let sum = s.rwnd_limited + s.sndbuf_limited + s.cwnd_limited + s.other_busy + s.idle;
+    assert!((sum - 1.0).abs() < 1e-9);
+    assert!(s.idle >= 0.0 && s.cwnd_limited >= 0.0);
+}
