@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use crate::flow::Flow;
+use crate::{attribution::fmt_rate, table::Report};
 
 /// Bytes as a short human figure (`1.5M`, `80.5K`, `512`), base 1024 as `ss` does.
 pub fn bytes(n: u64) -> String {
@@ -29,7 +29,7 @@ pub fn ms(us: u64) -> String {
 ///
 /// # Errors
 /// Write or serialisation failures.
-pub fn write_json(out: &mut impl Write, flows: &[Flow]) -> std::io::Result<()> {
+pub fn write_json(out: &mut impl Write, flows: &[Report]) -> std::io::Result<()> {
     for f in flows {
         serde_json::to_writer(&mut *out, f)?;
         out.write_all(b"\n")?;
@@ -37,7 +37,8 @@ pub fn write_json(out: &mut impl Write, flows: &[Flow]) -> std::io::Result<()> {
     Ok(())
 }
 
-const HEADERS: [&str; 15] = [
+const COLUMNS: usize = 17;
+const HEADERS: [&str; COLUMNS] = [
     "LOCAL",
     "REMOTE",
     "PID",
@@ -45,6 +46,7 @@ const HEADERS: [&str; 15] = [
     "STATE",
     "ACKED",
     "RECEIVED",
+    "RATE",
     "SRTT_MS",
     "MINRTT_MS",
     "CWND",
@@ -53,9 +55,13 @@ const HEADERS: [&str; 15] = [
     "RETRANS",
     "RWND_LIM%",
     "CC",
+    "VERDICT",
 ];
 
-fn row(f: &Flow) -> [String; 15] {
+fn row(r: &Report) -> [String; COLUMNS] {
+    let f = &r.flow;
+    let ev = &r.attribution.evidence;
+    let rate = ev.rate_bps.max(ev.recv_rate_bps);
     let rwnd_pct = if f.busy_us > 0 {
         format!("{:.0}", f.rwnd_limited_us as f64 * 100.0 / f.busy_us as f64)
     } else {
@@ -82,6 +88,7 @@ fn row(f: &Flow) -> [String; 15] {
         state,
         bytes(f.bytes_acked),
         bytes(f.bytes_received),
+        fmt_rate(rate).replace(' ', ""),
         ms(u64::from(f.srtt_us)),
         ms(u64::from(f.min_rtt_us)),
         f.snd_cwnd.to_string(),
@@ -89,7 +96,12 @@ fn row(f: &Flow) -> [String; 15] {
         f.inflight.to_string(),
         f.retransmits.to_string(),
         rwnd_pct,
-        f.cc.clone(),
+        if f.cc.is_empty() {
+            "-".into()
+        } else {
+            f.cc.clone()
+        },
+        r.attribution.verdict.name().to_string(),
     ]
 }
 
@@ -97,8 +109,8 @@ fn row(f: &Flow) -> [String; 15] {
 ///
 /// # Errors
 /// Write failures.
-pub fn write_table(out: &mut impl Write, flows: &[Flow]) -> std::io::Result<()> {
-    let rows: Vec<[String; 15]> = flows.iter().map(row).collect();
+pub fn write_table(out: &mut impl Write, flows: &[Report]) -> std::io::Result<()> {
+    let rows: Vec<[String; COLUMNS]> = flows.iter().map(row).collect();
     let mut width = HEADERS.map(str::len);
     for r in &rows {
         for (w, cell) in width.iter_mut().zip(r.iter()) {
@@ -125,10 +137,10 @@ pub fn write_table(out: &mut impl Write, flows: &[Flow]) -> std::io::Result<()> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clock::Clock;
+    use crate::{attribution, clock::Clock, table::FlowTable};
     use observer_common::FlowSample;
 
-    fn flow() -> Flow {
+    fn flow() -> Report {
         let mut s = FlowSample::ZERO;
         s.cookie = 7;
         s.saddr = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 127, 0, 0, 1];
@@ -140,7 +152,11 @@ mod tests {
         s.srtt_us = 104_500;
         s.chrono_stat = [10, 30, 0];
         s.state = 1;
-        Flow::from_sample(&s, &Clock::fixed(0, 250), 0)
+        s.first_seen_ns = 1;
+        let mut t = FlowTable::new();
+        t.update(s, 2);
+        let cfg = attribution::Config::default();
+        t.reports(&Clock::fixed(0, 250), 3, 0, &cfg).remove(0)
     }
 
     #[test]
@@ -164,8 +180,9 @@ mod tests {
         assert!(lines[1].contains("104.5"));
         // rwnd-limited 30 of 40 busy jiffies.
         let cells: Vec<&str> = lines[1].split_whitespace().collect();
-        assert_eq!(cells.len(), 14, "{cells:?}"); // CC is empty here.
-        assert_eq!(cells[13], "75");
+        assert_eq!(cells.len(), 17, "{cells:?}");
+        assert_eq!(cells[14], "75");
+        assert_eq!(cells[16], "unknown");
     }
 
     #[test]
@@ -179,6 +196,11 @@ mod tests {
         assert_eq!(v["busy_us"], 160_000);
         assert_eq!(v["rwnd_limited_us"], 120_000);
         assert_eq!(v["closed"], false);
+        assert_eq!(v["verdict"], "unknown");
+        assert_eq!(v["side"], "sender");
+        assert!(v["explanation"].as_str().unwrap().starts_with("unknown: "));
+        assert!(v["evidence"]["shares"]["idle"].is_number());
+        assert!(v["evidence"]["ceilings"]["rwnd_bps"].is_number());
         for key in [
             "netns",
             "remote",

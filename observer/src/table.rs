@@ -1,15 +1,44 @@
-//! The flow table: the latest sample of every flow seen, open or closed.
+//! The flow table: per flow, the first sample seen in this run and the
+//! latest, open or closed.
 
 use std::collections::HashMap;
 
 use observer_common::FlowSample;
+
+use crate::{
+    attribution::{self, Attribution, Point},
+    clock::Clock,
+    flow::Flow,
+};
+
+/// What the table keeps of one flow.
+#[derive(Clone, Copy, Debug)]
+pub struct Entry {
+    /// The first sample read in this run, and when it was read (monotonic ns).
+    pub first: FlowSample,
+    /// When `first` was read (monotonic ns).
+    pub first_read_ns: u64,
+    /// The latest sample; a closed record once the flow has closed.
+    pub latest: FlowSample,
+}
 
 /// Latest sample per socket cookie. A closed record is final: samples of the
 /// same cookie read from the map afterwards (a race between the ring buffer
 /// and the map walk) are ignored.
 #[derive(Default)]
 pub struct FlowTable {
-    flows: HashMap<u64, FlowSample>,
+    flows: HashMap<u64, Entry>,
+}
+
+/// A flow as reported: its figures and the verdict over the observed span.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Report {
+    /// The flow's latest figures.
+    #[serde(flatten)]
+    pub flow: Flow,
+    /// What limits it, with the evidence.
+    #[serde(flatten)]
+    pub attribution: Attribution,
 }
 
 impl FlowTable {
@@ -18,28 +47,70 @@ impl FlowTable {
         FlowTable::default()
     }
 
-    /// Records a sample from the flow map (an open flow).
-    pub fn update(&mut self, s: FlowSample) {
+    fn insert(&mut self, s: FlowSample, read_ns: u64) {
+        self.flows.insert(
+            s.cookie,
+            Entry {
+                first: s,
+                first_read_ns: read_ns,
+                latest: s,
+            },
+        );
+    }
+
+    /// Records a sample read from the flow map at monotonic `read_ns`.
+    pub fn update(&mut self, s: FlowSample, read_ns: u64) {
         match self.flows.get_mut(&s.cookie) {
-            Some(old) if old.closed_ns != 0 => {}
-            Some(old) if old.last_seen_ns > s.last_seen_ns => {}
-            Some(old) => *old = s,
-            None => {
-                self.flows.insert(s.cookie, s);
-            }
+            Some(e) if e.latest.closed_ns != 0 => {}
+            Some(e) if e.latest.last_seen_ns > s.last_seen_ns => {}
+            Some(e) => e.latest = s,
+            None => self.insert(s, read_ns),
         }
     }
 
-    /// Records a closed-flow record; it replaces whatever was known.
-    pub fn close(&mut self, s: FlowSample) {
-        self.flows.insert(s.cookie, s);
+    /// Records a closed-flow record; it replaces the latest sample.
+    pub fn close(&mut self, s: FlowSample, read_ns: u64) {
+        match self.flows.get_mut(&s.cookie) {
+            Some(e) => e.latest = s,
+            None => self.insert(s, read_ns),
+        }
     }
 
     /// Every flow, ordered by first-seen time then cookie.
-    pub fn flows(&self) -> Vec<&FlowSample> {
-        let mut v: Vec<&FlowSample> = self.flows.values().collect();
-        v.sort_by_key(|s| (s.first_seen_ns, s.cookie));
+    pub fn entries(&self) -> Vec<&Entry> {
+        let mut v: Vec<&Entry> = self.flows.values().collect();
+        v.sort_by_key(|e| (e.latest.first_seen_ns, e.latest.cookie));
         v
+    }
+
+    /// Every flow's latest sample, ordered as [`FlowTable::entries`].
+    pub fn flows(&self) -> Vec<&FlowSample> {
+        self.entries().into_iter().map(|e| &e.latest).collect()
+    }
+
+    /// Reports for every flow as of monotonic `now_ns`. The verdict covers
+    /// the flow's life when it began after `run_start_ns`, else the span
+    /// from its first read in this run.
+    pub fn reports(
+        &self,
+        clock: &Clock,
+        now_ns: u64,
+        run_start_ns: u64,
+        cfg: &attribution::Config,
+    ) -> Vec<Report> {
+        self.entries()
+            .into_iter()
+            .map(|e| {
+                let to = Point::new(&e.latest, clock, now_ns);
+                let from = (e.latest.first_seen_ns < run_start_ns)
+                    .then(|| Point::new(&e.first, clock, e.first_read_ns));
+                let attribution = attribution::attribute(from.as_ref(), &to, cfg);
+                Report {
+                    flow: to.flow,
+                    attribution,
+                }
+            })
+            .collect()
     }
 
     /// Number of flows held.
@@ -70,17 +141,36 @@ mod tests {
     #[test]
     fn newer_samples_replace_older_and_close_is_final() {
         let mut t = FlowTable::new();
-        t.update(s(1, 10, 0));
-        t.update(s(1, 20, 0));
-        t.update(s(1, 15, 0));
+        t.update(s(1, 10, 0), 11);
+        t.update(s(1, 20, 0), 21);
+        t.update(s(1, 15, 0), 22);
         assert_eq!(t.flows()[0].bytes_acked, 20);
-        t.close(s(1, 30, 30));
-        t.update(s(1, 40, 0));
+        t.close(s(1, 30, 30), 31);
+        t.update(s(1, 40, 0), 41);
         assert_eq!(t.flows()[0].bytes_acked, 30);
         assert_eq!(t.flows()[0].closed_ns, 30);
-        t.update(s(2, 5, 0));
+        let e = t.entries()[0];
+        assert_eq!((e.first.bytes_acked, e.first_read_ns), (10, 11));
+        t.update(s(2, 5, 0), 6);
         assert_eq!(t.len(), 2);
         let order: Vec<u64> = t.flows().iter().map(|f| f.cookie).collect();
         assert_eq!(order, vec![1, 2]);
+    }
+
+    #[test]
+    fn reports_span_life_or_run() {
+        let clock = Clock::fixed(0, 250);
+        let mut t = FlowTable::new();
+        // Flow 1 was born (ns 1) before the run started (ns 5): its verdict
+        // covers its first read (ns 11) to now; flow 7, born at 7, its life.
+        t.update(s(1, 10, 0), 11);
+        t.update(s(1, 20, 0), 21);
+        t.update(s(7, 9, 0), 9);
+        let cfg = attribution::Config::default();
+        let r = t.reports(&clock, 100, 5, &cfg);
+        assert_eq!(r.len(), 2);
+        assert_eq!(r[0].attribution.evidence.interval_us, 0); // (100 - 11) ns rounds to 0 µs
+        assert_eq!(r[0].attribution.evidence.bytes_acked, 10);
+        assert_eq!(r[1].attribution.evidence.bytes_acked, 9);
     }
 }

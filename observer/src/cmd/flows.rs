@@ -3,7 +3,7 @@
 use std::{io::Write as _, time::Duration};
 
 use anyhow::Context as _;
-use observer::{clock::monotonic_ns, flow::Flow, output, probes::ProbeConfig, table::FlowTable};
+use observer::{attribution, clock::monotonic_ns, output, probes::ProbeConfig, table::FlowTable};
 
 use super::session;
 
@@ -19,6 +19,10 @@ pub struct Args {
     /// Print NDJSON (one object per flow) instead of a table.
     #[arg(long)]
     json: bool,
+    /// Target rate for the window what-if arithmetic, in bits/s with an
+    /// optional k/M/G suffix (e.g. 35M). Default: twice the flow's rate.
+    #[arg(long, value_parser = parse_rate)]
+    target_rate: Option<u64>,
     /// Maximum flows tracked at once in the kernel (LRU map size).
     #[arg(long, default_value_t = observer_common::DEFAULT_MAX_FLOWS, value_parser = clap::value_parser!(u32).range(1..))]
     max_flows: u32,
@@ -33,6 +37,24 @@ pub fn parse_positive(s: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+/// Parses a rate in bits/s: `35M`, `1.5G`, `800k`, `2000000`.
+pub fn parse_rate(s: &str) -> Result<u64, String> {
+    let (num, mult) = match s.trim().char_indices().last() {
+        Some((i, 'k' | 'K')) => (&s[..i], 1e3),
+        Some((i, 'm' | 'M')) => (&s[..i], 1e6),
+        Some((i, 'g' | 'G')) => (&s[..i], 1e9),
+        _ => (s, 1.0),
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a rate (use e.g. 35M, 1.5G, 800k)"))?;
+    if !(v > 0.0 && v.is_finite()) {
+        return Err("must be greater than zero".to_string());
+    }
+    Ok((v * mult).round() as u64)
+}
+
 /// Runs the subcommand.
 ///
 /// # Errors
@@ -43,6 +65,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         ..ProbeConfig::default()
     };
     let mut s = session::start(config)?;
+    let run_start = monotonic_ns();
     let mut table = FlowTable::new();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
@@ -69,12 +92,11 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         anyhow::Ok(())
     })?;
     poll(&mut s.probes, &mut table, &mut buf);
-    let now = monotonic_ns();
-    let flows: Vec<Flow> = table
-        .flows()
-        .into_iter()
-        .map(|f| Flow::from_sample(f, &s.clock, now))
-        .collect();
+    let cfg = attribution::Config {
+        target_bps: args.target_rate.unwrap_or(0),
+        ..attribution::Config::default()
+    };
+    let flows = table.reports(&s.clock, monotonic_ns(), run_start, &cfg);
     let mut out = std::io::stdout().lock();
     if args.json {
         output::write_json(&mut out, &flows)
@@ -85,23 +107,41 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     .context("cannot write to stdout")
 }
 
-fn poll(
+/// Reads closed records and the flow map into `table`.
+pub fn poll(
     probes: &mut observer::probes::Probes,
     table: &mut FlowTable,
     buf: &mut Vec<observer_common::FlowSample>,
 ) {
+    let now = monotonic_ns();
     buf.clear();
     probes.drain_closed(buf);
     for s in buf.drain(..) {
-        table.close(s);
+        table.close(s, now);
     }
     probes.active(buf);
     for s in buf.drain(..) {
-        table.update(s);
+        table.update(s, now);
     }
     // Records that closed while the map was walked.
     probes.drain_closed(buf);
     for s in buf.drain(..) {
-        table.close(s);
+        table.close(s, now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates() {
+        assert_eq!(parse_rate("35M"), Ok(35_000_000));
+        assert_eq!(parse_rate("1.5G"), Ok(1_500_000_000));
+        assert_eq!(parse_rate("800k"), Ok(800_000));
+        assert_eq!(parse_rate("2000000"), Ok(2_000_000));
+        assert!(parse_rate("fast").is_err());
+        assert!(parse_rate("0M").is_err());
+        assert!(parse_rate("-5M").is_err());
     }
 }

@@ -215,18 +215,19 @@ impl Observer {
 
     /// Reads the ring buffer and the flow map once.
     pub fn poll(&mut self) {
+        let now = monotonic_ns();
         self.buf.clear();
         self.probes.drain_closed(&mut self.buf);
         for s in self.buf.drain(..) {
-            self.table.close(s);
+            self.table.close(s, now);
         }
         self.probes.active(&mut self.buf);
         for s in self.buf.drain(..) {
-            self.table.update(s);
+            self.table.update(s, now);
         }
         self.probes.drain_closed(&mut self.buf);
         for s in self.buf.drain(..) {
-            self.table.close(s);
+            self.table.close(s, now);
         }
     }
 
