@@ -90,7 +90,7 @@ fn decide(ev: &Evidence, cfg: &Config) -> (Verdict, f64, String) {
     if sndbuf >= cfg.significant_share && sndbuf >= rwnd && sndbuf >= cwnd {
         return (
             Verdict::SendBuffer,
-            sndbuf.max(0.5).min(1.0),
+            sndbuf.clamp(0.5, 1.0),
             format!(
                 "send buffer: sndbuf-limited {} of busy time, delivering {}",
                 pct(sndbuf),
