@@ -1,0 +1,241 @@
+//! Named network namespaces (`ip netns`): creation, deletion, entering one
+//! from a thread, finding the processes inside one, and sweeping away
+//! namespaces left behind by processes that died.
+
+use std::fs::{self, File};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::MetadataExt;
+use std::path::PathBuf;
+use std::process::Command;
+use std::thread;
+
+use crate::error::{Error, Result};
+
+/// Every namespace this crate creates is named `pe-<pid>-<n>-<a|b>`.
+pub const NAME_PREFIX: &str = "pe-";
+
+/// Where `ip netns` keeps its bind-mounted namespace files.
+pub const NETNS_DIR: &str = "/run/netns";
+
+/// Runs `ip` with `args`; returns its standard output, or an error with its standard error.
+pub(crate) fn ip(args: &[&str]) -> Result<String> {
+    let out = Command::new("ip")
+        .args(args)
+        .output()
+        .map_err(|e| Error::io(format!("run ip {}", args.join(" ")), e))?;
+    if !out.status.success() {
+        return Err(Error::Command {
+            command: format!("ip {}", args.join(" ")),
+            status: out.status.to_string(),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+        });
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The file `ip netns` mounts for namespace `name`.
+pub fn netns_path(name: &str) -> PathBuf {
+    PathBuf::from(NETNS_DIR).join(name)
+}
+
+/// The inode and device of a namespace file (what identifies the namespace).
+fn ns_id(path: &std::path::Path) -> Result<(u64, u64)> {
+    let meta = fs::metadata(path).map_err(|e| Error::io(format!("stat {}", path.display()), e))?;
+    Ok((meta.ino(), meta.dev()))
+}
+
+/// A named network namespace that is deleted (after killing every process
+/// still inside it) when this value is dropped.
+#[derive(Debug)]
+pub(crate) struct Namespace {
+    name: String,
+    inode: u64,
+    dev: u64,
+}
+
+impl Namespace {
+    /// Creates namespace `name` with `ip netns add`.
+    pub(crate) fn create(name: &str) -> Result<Self> {
+        ip(&["netns", "add", name])?;
+        // From here on the guard owns it, so a failing stat still deletes it.
+        let mut ns = Namespace {
+            name: name.to_owned(),
+            inode: 0,
+            dev: 0,
+        };
+        (ns.inode, ns.dev) = ns_id(&netns_path(name))?;
+        Ok(ns)
+    }
+
+    /// The namespace's name as `ip netns list` shows it.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The namespace's inode number (nsfs), as `stat /run/netns/NAME` reports.
+    pub(crate) fn inode(&self) -> u64 {
+        self.inode
+    }
+
+    /// Runs `f` on a new thread that has joined this namespace; see [`run_in_netns`].
+    pub(crate) fn run<F, R>(&self, f: F) -> Result<R>
+    where
+        F: FnOnce() -> R + Send,
+        R: Send,
+    {
+        run_in_netns(&self.name, f)
+    }
+
+    /// SIGKILLs every process (other than this one) whose network namespace is this one.
+    pub(crate) fn kill_processes(&self) {
+        kill_processes_in(self.inode, self.dev);
+    }
+}
+
+impl Drop for Namespace {
+    fn drop(&mut self) {
+        self.kill_processes();
+        // Errors cannot be reported from drop; a leftover is swept by the next creator.
+        let _ = ip(&["netns", "delete", &self.name]);
+    }
+}
+
+/// Runs `f` on a new thread that has first entered network namespace `name`
+/// (`setns(CLONE_NEWNET)` on `/run/netns/NAME`) and returns its result.
+/// Sockets created by `f` stay in that namespace wherever they are used later.
+/// A panic in `f` is resumed on the calling thread.
+pub fn run_in_netns<F, R>(name: &str, f: F) -> Result<R>
+where
+    F: FnOnce() -> R + Send,
+    R: Send,
+{
+    let path = netns_path(name);
+    let file = File::open(&path).map_err(|e| Error::io(format!("open {}", path.display()), e))?;
+    thread::scope(|scope| {
+        let handle = thread::Builder::new()
+            .name(format!("netns-{name}"))
+            .spawn_scoped(scope, move || {
+                // SAFETY: `file` is an open nsfs file; setns only changes this thread's namespace.
+                let rc = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) };
+                if rc != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                drop(file);
+                Ok(f())
+            })
+            .map_err(|e| Error::io("spawn a thread", e))?;
+        match handle.join() {
+            Ok(Ok(r)) => Ok(r),
+            Ok(Err(e)) => Err(Error::io(format!("setns into {name}"), e)),
+            Err(payload) => std::panic::resume_unwind(payload),
+        }
+    })
+}
+
+/// Whether process `pid` exists (signal 0 can be delivered or is refused for permission).
+fn pid_alive(pid: i32) -> bool {
+    // SAFETY: kill with signal 0 only checks for existence and permission.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// SIGKILLs every process other than this one whose network namespace has
+/// inode `inode` on device `dev`.
+fn kill_processes_in(inode: u64, dev: u64) {
+    let me = std::process::id();
+    let Ok(dir) = fs::read_dir("/proc") else {
+        return;
+    };
+    for entry in dir.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(meta) = fs::metadata(format!("/proc/{pid}/ns/net")) else {
+            continue;
+        };
+        if meta.ino() == inode
+            && meta.dev() == dev
+            && let Ok(pid) = i32::try_from(pid)
+        {
+            // SAFETY: plain kill(2) of a pid we just found in that namespace.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+}
+
+/// Parses `pe-<pid>-<n>-<side>` into `(pid, n)`; `None` for other names.
+pub(crate) fn parse_name(name: &str) -> Option<(i32, u32)> {
+    let rest = name.strip_prefix(NAME_PREFIX)?;
+    let mut parts = rest.split('-');
+    let pid = parts.next()?.parse().ok()?;
+    let n = parts.next()?.parse().ok()?;
+    let side = parts.next()?;
+    if !matches!(side, "a" | "b") || parts.next().is_some() {
+        return None;
+    }
+    Some((pid, n))
+}
+
+/// The name of side `side` ("a" or "b") of path number `n` of process `pid`.
+pub(crate) fn make_name(pid: u32, n: u32, side: &str) -> String {
+    format!("{NAME_PREFIX}{pid}-{n}-{side}")
+}
+
+/// Deletes namespaces named `pe-<pid>-<n>-<a|b>` whose creating process `pid`
+/// no longer exists (left behind by a killed process), after killing any
+/// processes still inside them. Returns the names deleted. Errors on single
+/// namespaces are ignored (another process may be sweeping at the same time).
+pub fn sweep_stale() -> Vec<String> {
+    let Ok(dir) = fs::read_dir(NETNS_DIR) else {
+        return Vec::new();
+    };
+    let me = std::process::id();
+    let mut deleted = Vec::new();
+    for entry in dir.flatten() {
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
+        let Some((pid, _)) = parse_name(&name) else {
+            continue;
+        };
+        if u32::try_from(pid).ok() == Some(me) || pid_alive(pid) {
+            continue;
+        }
+        if let Ok((inode, dev)) = ns_id(&entry.path()) {
+            kill_processes_in(inode, dev);
+        }
+        if ip(&["netns", "delete", &name]).is_ok() {
+            deleted.push(name);
+        }
+    }
+    deleted
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        let n = make_name(4242, 7, "a");
+        assert_eq!(n, "pe-4242-7-a");
+        assert_eq!(parse_name(&n), Some((4242, 7)));
+        assert_eq!(parse_name("pe-4242-7-b"), Some((4242, 7)));
+        assert_eq!(parse_name("pe-4242-7-c"), None);
+        assert_eq!(parse_name("pe-x-7-a"), None);
+        assert_eq!(parse_name("pe-1-2-a-b"), None);
+        assert_eq!(parse_name("other"), None);
+    }
+
+    #[test]
+    fn own_pid_is_alive() {
+        assert!(pid_alive(i32::try_from(std::process::id()).unwrap()));
+    }
+}
