@@ -1,0 +1,89 @@
+//! Builds a path from command-line settings and holds it until standard
+//! input closes (or for a given number of seconds), printing the namespace
+//! names and addresses, then the counters. For manual experiments:
+//!
+//! ```text
+//! cargo run -p pathemu --example hold -- --rate 35M --delay 52ms --queue 460000
+//! ip netns exec <B> iperf3 -s &   ip netns exec <A> iperf3 -c 10.77.0.2
+//! ```
+//! Options: `--rate BPS` (suffix k/M/G, forward direction), `--reverse-rate BPS`,
+//! `--delay D` (one way, both directions; suffix ms/us/s), `--queue BYTES`,
+//! `--loss P` (forward), `--seed N`, `--secs N` (hold time instead of stdin).
+
+use std::io::Read;
+use std::time::Duration;
+
+use pathemu::{Direction, Link, Path, PathConfig, Side};
+
+fn parse_rate(s: &str) -> u64 {
+    let (num, mult) = match s.chars().last() {
+        Some('k' | 'K') => (&s[..s.len() - 1], 1e3),
+        Some('m' | 'M') => (&s[..s.len() - 1], 1e6),
+        Some('g' | 'G') => (&s[..s.len() - 1], 1e9),
+        _ => (s, 1.0),
+    };
+    (num.parse::<f64>()
+        .unwrap_or_else(|_| panic!("bad rate {s}"))
+        * mult) as u64
+}
+
+fn parse_duration(s: &str) -> Duration {
+    let (num, unit) = s
+        .find(|c: char| c.is_ascii_alphabetic())
+        .map_or((s, "ms"), |i| s.split_at(i));
+    let v: f64 = num.parse().unwrap_or_else(|_| panic!("bad duration {s}"));
+    match unit {
+        "s" => Duration::from_secs_f64(v),
+        "ms" => Duration::from_secs_f64(v / 1e3),
+        "us" => Duration::from_secs_f64(v / 1e6),
+        _ => panic!("bad duration unit in {s}"),
+    }
+}
+
+fn main() -> pathemu::Result<()> {
+    let mut forward = Link::unlimited();
+    let mut reverse = Link::unlimited();
+    let mut seed = 1;
+    let mut secs = None;
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    for pair in args.chunks(2) {
+        let [key, value] = pair else {
+            panic!("options come in pairs: --name value")
+        };
+        match key.as_str() {
+            "--rate" => forward.rate_bps = parse_rate(value),
+            "--reverse-rate" => reverse.rate_bps = parse_rate(value),
+            "--delay" => {
+                forward.delay = parse_duration(value);
+                reverse.delay = forward.delay;
+            }
+            "--queue" => {
+                forward.queue_bytes = value.parse().unwrap_or_else(|_| panic!("bad queue"));
+                reverse.queue_bytes = forward.queue_bytes;
+            }
+            "--loss" => forward.loss = value.parse().unwrap_or_else(|_| panic!("bad loss")),
+            "--seed" => seed = value.parse().unwrap_or_else(|_| panic!("bad seed")),
+            "--secs" => secs = Some(value.parse::<u64>().unwrap_or_else(|_| panic!("bad secs"))),
+            other => panic!("unknown option {other}"),
+        }
+    }
+    let path = Path::new(PathConfig::new(forward, reverse).seed(seed))?;
+    println!(
+        "A={} {} (netns inode {})\nB={} {} (netns inode {})",
+        path.netns_name(Side::A),
+        path.addr(Side::A),
+        path.netns_inode(Side::A),
+        path.netns_name(Side::B),
+        path.addr(Side::B),
+        path.netns_inode(Side::B),
+    );
+    match secs {
+        Some(s) => std::thread::sleep(Duration::from_secs(s)),
+        None => {
+            let _ = std::io::stdin().read_to_end(&mut Vec::new());
+        }
+    }
+    println!("forward {:?}", path.stats(Direction::Forward));
+    println!("reverse {:?}", path.stats(Direction::Reverse));
+    Ok(())
+}
