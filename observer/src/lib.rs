@@ -4,10 +4,12 @@
 //! ([`table`]) -> sinks ([`output`]).
 
 pub mod attribution;
+pub mod book;
 pub mod btf;
 pub mod clock;
 pub mod flow;
 pub mod layout;
+pub mod monitor;
 pub mod output;
 pub mod preflight;
 pub mod probes;

@@ -38,6 +38,9 @@ fn decide(ev: &Evidence, cfg: &Config) -> (Verdict, f64, String) {
     let s = &ev.shares;
     let rate = ev.rate_bps;
     let c = &ev.ceilings;
+    if ev.interval_us == 0 {
+        return (Verdict::Unknown, 0.0, "unknown: not observed over any time yet".to_string());
+    }
     if ev.bytes_acked == 0 && ev.bytes_received == 0 {
         return (
             Verdict::Application,

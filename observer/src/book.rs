@@ -1,0 +1,311 @@
+//! The live flow book of a long-running view (`observer run`, `observer
+//! top`): every tracked flow's latest sample, its current verdict over a
+//! sliding window, its life verdict, an optional short history for
+//! sparklines, and the events (started, closed) that sinks count.
+//!
+//! Pure code: it is fed samples and the time; it does no I/O.
+
+use std::collections::{HashMap, VecDeque};
+use std::time::Duration;
+
+use observer_common::FlowSample;
+
+use crate::{
+    attribution::{self, Attribution, Point},
+    clock::Clock,
+    flow::Flow,
+};
+
+/// Settings of a [`Book`].
+#[derive(Clone, Copy, Debug)]
+pub struct BookConfig {
+    /// Span the current verdict covers, at least (the verdict window).
+    pub window: Duration,
+    /// How long a closed flow stays in the book after its close record.
+    pub linger: Duration,
+    /// History points kept per flow for sparklines (0: none).
+    pub history: usize,
+    /// Attribution thresholds.
+    pub attribution: attribution::Config,
+}
+
+impl Default for BookConfig {
+    fn default() -> Self {
+        BookConfig {
+            window: Duration::from_secs(2),
+            linger: Duration::from_secs(5),
+            history: 0,
+            attribution: attribution::Config::default(),
+        }
+    }
+}
+
+/// One history point of a flow, for sparklines.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct HistoryPoint {
+    /// Throughput over the last poll interval (bits/s), sent or received.
+    pub rate_bps: f64,
+    /// Congestion window (segments).
+    pub snd_cwnd: u32,
+    /// Peer's advertised window (bytes).
+    pub snd_wnd: u32,
+    /// Smoothed RTT (µs).
+    pub srtt_us: u32,
+}
+
+/// A sample and when it was read.
+#[derive(Clone, Copy, Debug)]
+struct Read {
+    sample: FlowSample,
+    at_ns: u64,
+}
+
+/// One tracked flow.
+#[derive(Clone, Debug)]
+pub struct Tracked {
+    /// The latest sample (a closed record once closed).
+    pub latest: FlowSample,
+    /// The latest figures as a user reads them.
+    pub flow: Flow,
+    /// Verdict over the last window or so.
+    pub current: Attribution,
+    /// Verdict over the flow's observed life.
+    pub life: Attribution,
+    /// Recent history, oldest first (empty unless configured).
+    pub history: VecDeque<HistoryPoint>,
+    /// When the close record was read (monotonic ns), if closed.
+    pub closed_at_ns: Option<u64>,
+    first: Read,
+    born_here: bool,
+    anchor_old: Read,
+    anchor_new: Read,
+    prev: Read,
+}
+
+impl Tracked {
+    /// Whether the flow has closed.
+    pub fn is_closed(&self) -> bool {
+        self.closed_at_ns.is_some()
+    }
+}
+
+/// Something sinks count once.
+#[derive(Clone, Debug)]
+pub enum Event {
+    /// A flow appeared.
+    Started {
+        /// Its cookie.
+        cookie: u64,
+    },
+    /// Bytes and limited time moved since the previous poll, under the
+    /// flow's current verdict.
+    Progress {
+        /// Current verdict.
+        verdict: attribution::Verdict,
+        /// Bytes acked since the previous poll.
+        bytes_acked: u64,
+        /// Bytes received since the previous poll.
+        bytes_received: u64,
+        /// Segments retransmitted since the previous poll.
+        retransmits: u64,
+        /// µs rwnd-limited, sndbuf-limited, cwnd-limited, other busy, idle.
+        limited_us: [u64; 5],
+    },
+    /// A flow closed; its life verdict and totals.
+    Closed {
+        /// Life verdict.
+        life: Box<Attribution>,
+        /// Its last figures.
+        flow: Box<Flow>,
+        /// Observed life (first seen to close), seconds.
+        duration_s: f64,
+    },
+}
+
+/// The flow book.
+pub struct Book {
+    cfg: BookConfig,
+    clock: Clock,
+    start_ns: u64,
+    flows: HashMap<u64, Tracked>,
+}
+
+impl Book {
+    /// An empty book; flows born before `start_ns` get verdicts over what is
+    /// observed from their first read.
+    pub fn new(cfg: BookConfig, clock: Clock, start_ns: u64) -> Book {
+        Book {
+            cfg,
+            clock,
+            start_ns,
+            flows: HashMap::new(),
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &BookConfig {
+        &self.cfg
+    }
+
+    /// Every tracked flow (unordered).
+    pub fn flows(&self) -> impl Iterator<Item = &Tracked> {
+        self.flows.values()
+    }
+
+    /// The flow with `cookie`.
+    pub fn get(&self, cookie: u64) -> Option<&Tracked> {
+        self.flows.get(&cookie)
+    }
+
+    /// Number of tracked flows.
+    pub fn len(&self) -> usize {
+        self.flows.len()
+    }
+
+    /// Whether no flow is tracked.
+    pub fn is_empty(&self) -> bool {
+        self.flows.is_empty()
+    }
+
+    fn point(&self, r: &Read) -> Point {
+        Point::new(&r.sample, &self.clock, r.at_ns)
+    }
+
+    /// Feeds one poll: the flow map's samples and the closed records read
+    /// at monotonic `now_ns`. Returns the events for sinks.
+    pub fn ingest(
+        &mut self,
+        active: &[FlowSample],
+        closed: &[FlowSample],
+        now_ns: u64,
+    ) -> Vec<Event> {
+        let mut events = Vec::new();
+        for s in active {
+            self.apply(*s, now_ns, false, &mut events);
+        }
+        for s in closed {
+            self.apply(*s, now_ns, true, &mut events);
+        }
+        let linger = self.cfg.linger.as_nanos() as u64;
+        self.flows.retain(|_, t| {
+            t.closed_at_ns
+                .is_none_or(|c| now_ns.saturating_sub(c) < linger)
+        });
+        events
+    }
+
+    fn apply(&mut self, s: FlowSample, now_ns: u64, is_close: bool, events: &mut Vec<Event>) {
+        let read = Read {
+            sample: s,
+            at_ns: now_ns,
+        };
+        let window = self.cfg.window.as_nanos() as u64;
+        let Some(mut t) = self.flows.remove(&s.cookie) else {
+            let t = self.track(read);
+            events.push(Event::Started { cookie: s.cookie });
+            if is_close {
+                let mut t = t;
+                t.closed_at_ns = Some(now_ns);
+                self.close_event(&t, events);
+                self.flows.insert(s.cookie, t);
+            } else {
+                self.flows.insert(s.cookie, t);
+            }
+            return;
+        };
+        if t.is_closed() || (!is_close && s.last_seen_ns < t.latest.last_seen_ns) {
+            self.flows.insert(s.cookie, t);
+            return;
+        }
+        let prev = self.point(&t.prev);
+        t.latest = s;
+        if now_ns.saturating_sub(t.anchor_new.at_ns) >= window {
+            t.anchor_old = t.anchor_new;
+            t.anchor_new = read;
+        }
+        let to = Point::new(&s, &self.clock, now_ns);
+        let from = self.point(&t.anchor_old);
+        t.current = attribution::attribute(Some(&from), &to, &self.cfg.attribution);
+        t.life = self.life(&t, &to);
+        let step = attribution::Evidence::between(Some(&prev), &to);
+        events.push(Event::Progress {
+            verdict: t.current.verdict,
+            bytes_acked: step.bytes_acked,
+            bytes_received: step.bytes_received,
+            retransmits: u64::from(step.retransmits),
+            limited_us: limited_us(&step),
+        });
+        if self.cfg.history > 0 {
+            if t.history.len() == self.cfg.history {
+                t.history.pop_front();
+            }
+            t.history.push_back(HistoryPoint {
+                rate_bps: step.rate_bps.max(step.recv_rate_bps),
+                snd_cwnd: s.snd_cwnd,
+                snd_wnd: s.snd_wnd,
+                srtt_us: s.srtt_us,
+            });
+        }
+        t.flow = to.flow;
+        t.prev = read;
+        if is_close {
+            t.closed_at_ns = Some(now_ns);
+            self.close_event(&t, events);
+        }
+        self.flows.insert(s.cookie, t);
+    }
+
+    fn life(&self, t: &Tracked, to: &Point) -> Attribution {
+        let from = (!t.born_here).then(|| self.point(&t.first));
+        attribution::attribute(from.as_ref(), to, &self.cfg.attribution)
+    }
+
+    fn track(&self, read: Read) -> Tracked {
+        let to = Point::new(&read.sample, &self.clock, read.at_ns);
+        let born_here = read.sample.first_seen_ns >= self.start_ns;
+        // A flow older than the book has no span yet: its first read is its
+        // start (an empty interval, so `unknown`).
+        let from = (!born_here).then(|| to.clone());
+        let life = attribution::attribute(from.as_ref(), &to, &self.cfg.attribution);
+        Tracked {
+            latest: read.sample,
+            flow: to.flow,
+            current: life.clone(),
+            life,
+            history: VecDeque::new(),
+            closed_at_ns: None,
+            first: read,
+            born_here,
+            anchor_old: read,
+            anchor_new: read,
+            prev: read,
+        }
+    }
+
+    fn close_event(&self, t: &Tracked, events: &mut Vec<Event>) {
+        let s = &t.latest;
+        let duration_s = s.closed_ns.saturating_sub(s.first_seen_ns) as f64 / 1e9;
+        events.push(Event::Closed {
+            life: Box::new(t.life.clone()),
+            flow: Box::new(t.flow.clone()),
+            duration_s,
+        });
+    }
+}
+
+/// The interval's limited time in µs: rwnd, sndbuf, cwnd, other busy, idle.
+fn limited_us(ev: &attribution::Evidence) -> [u64; 5] {
+    let us = |share: f64| (share * ev.interval_us as f64).round() as u64;
+    let s = &ev.shares;
+    [
+        us(s.rwnd_limited),
+        us(s.sndbuf_limited),
+        us(s.cwnd_limited),
+        us(s.other_busy),
+        us(s.idle),
+    ]
+}
+
+#[cfg(test)]
+#[path = "book_tests.rs"]
+mod tests;

@@ -1,0 +1,125 @@
+use super::*;
+use crate::attribution::Verdict;
+
+const SEC: u64 = 1_000_000_000;
+
+/// A window-bound sender: 80,480 B window, 105 ms srtt, 6.13 Mbit/s.
+fn sample(t_s: u64, closed: bool) -> FlowSample {
+    let mut s = FlowSample::ZERO;
+    s.cookie = 9;
+    s.state = 1;
+    s.mss = 1448;
+    s.first_seen_ns = 100 * SEC;
+    s.last_seen_ns = (100 + t_s) * SEC;
+    s.bytes_acked = t_s * 766_476;
+    s.srtt_us = 105_000;
+    s.min_rtt_us = 104_000;
+    s.snd_wnd = 80_480;
+    s.snd_cwnd = 500;
+    // busy the whole time, rwnd-limited 56% of it (in 4 ms jiffies).
+    s.chrono_stat = [
+        (t_s * 250 * 44 / 100) as u32,
+        (t_s * 250 * 56 / 100) as u32,
+        0,
+    ];
+    s.jiffies = 1_000_000;
+    if closed {
+        s.closed_ns = s.last_seen_ns;
+        s.state = 7;
+    }
+    s
+}
+
+fn book(history: usize) -> Book {
+    let cfg = BookConfig {
+        history,
+        ..BookConfig::default()
+    };
+    Book::new(cfg, Clock::fixed(0, 250), 50 * SEC)
+}
+
+#[test]
+fn tracks_current_and_life_verdicts_and_emits_events() {
+    let mut b = book(3);
+    let ev = b.ingest(&[sample(1, false)], &[], 101 * SEC);
+    assert!(matches!(ev[..], [Event::Started { cookie: 9 }]));
+    for t in 2..=5 {
+        let ev = b.ingest(&[sample(t, false)], &[], (100 + t) * SEC);
+        match &ev[..] {
+            [
+                Event::Progress {
+                    verdict,
+                    bytes_acked,
+                    limited_us,
+                    ..
+                },
+            ] => {
+                assert_eq!(*verdict, Verdict::ReceiveWindow);
+                assert_eq!(*bytes_acked, 766_476);
+                // 56% of one second rwnd-limited.
+                assert_eq!(limited_us[0], 560_000);
+                assert_eq!(limited_us[4], 0);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    let t = b.get(9).unwrap();
+    assert_eq!(t.current.verdict, Verdict::ReceiveWindow);
+    assert_eq!(t.life.verdict, Verdict::ReceiveWindow);
+    // Born after the book started: life spans from first_seen (5 s).
+    assert_eq!(t.life.evidence.interval_us, 5_000_000);
+    // Current window: between 2 and 4 s.
+    assert!(
+        t.current.evidence.interval_us >= 2_000_000 && t.current.evidence.interval_us <= 4_000_000
+    );
+    assert_eq!(t.history.len(), 3);
+    assert!((t.history[2].rate_bps - 6.13e6).abs() < 0.01e6);
+    assert_eq!(t.history[2].snd_wnd, 80_480);
+}
+
+#[test]
+fn close_emits_once_and_lingers() {
+    let mut b = book(0);
+    b.ingest(&[sample(1, false)], &[], 101 * SEC);
+    let ev = b.ingest(&[], &[sample(3, true)], 103 * SEC);
+    let closed: Vec<_> = ev
+        .iter()
+        .filter(|e| matches!(e, Event::Closed { .. }))
+        .collect();
+    assert_eq!(closed.len(), 1);
+    if let Event::Closed {
+        life,
+        duration_s,
+        flow,
+    } = closed[0]
+    {
+        assert_eq!(life.verdict, Verdict::ReceiveWindow);
+        assert!((duration_s - 3.0).abs() < 1e-9);
+        assert!(flow.closed);
+    }
+    // A stale map sample after the close changes nothing and emits nothing.
+    let ev = b.ingest(&[sample(2, false)], &[], 104 * SEC);
+    assert!(ev.is_empty());
+    assert!(b.get(9).unwrap().is_closed());
+    // Gone once the linger (5 s) has passed.
+    b.ingest(&[], &[], 107 * SEC);
+    assert_eq!(b.len(), 1);
+    b.ingest(&[], &[], 108 * SEC);
+    assert!(b.is_empty());
+}
+
+#[test]
+fn flow_seen_only_at_close_still_counts() {
+    let mut b = book(0);
+    let ev = b.ingest(&[], &[sample(4, true)], 104 * SEC);
+    assert!(matches!(ev[0], Event::Started { .. }));
+    assert!(matches!(ev[1], Event::Closed { .. }));
+    assert_eq!(ev.len(), 2);
+}
+
+#[test]
+fn flow_older_than_the_book_starts_unknown() {
+    let mut b = Book::new(BookConfig::default(), Clock::fixed(0, 250), 200 * SEC);
+    b.ingest(&[sample(1, false)], &[], 201 * SEC);
+    assert_eq!(b.get(9).unwrap().life.verdict, Verdict::Unknown);
+}
