@@ -100,6 +100,8 @@ pub enum Event {
     /// Bytes and limited time moved since the previous poll, under the
     /// flow's current verdict.
     Progress {
+        /// The flow's cookie.
+        cookie: u64,
         /// Current verdict.
         verdict: attribution::Verdict,
         /// Bytes acked since the previous poll.
@@ -229,6 +231,7 @@ impl Book {
         t.life = self.life(&t, &to);
         let step = attribution::Evidence::between(Some(&prev), &to);
         events.push(Event::Progress {
+            cookie: s.cookie,
             verdict: t.current.verdict,
             bytes_acked: step.bytes_acked,
             bytes_received: step.bytes_received,

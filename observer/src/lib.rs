@@ -7,6 +7,7 @@ pub mod attribution;
 pub mod book;
 pub mod btf;
 pub mod clock;
+pub mod exporter;
 pub mod flow;
 pub mod layout;
 pub mod monitor;

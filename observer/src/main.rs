@@ -19,13 +19,23 @@ struct Cli {
 enum Command {
     /// Collect for a while, then print one row per flow seen (open and closed).
     Flows(cmd::flows::Args),
+    /// Run the agent: keep every flow's verdict current and serve Prometheus
+    /// metrics on /metrics (and /healthz).
+    Run(cmd::run::Args),
 }
 
 fn main() -> ExitCode {
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let cli = Cli::parse();
+    // The agent logs a summary per interval at info; one-shot views only warnings.
+    let level = if matches!(cli.command, Command::Run(_)) {
+        "info"
+    } else {
+        "warn"
+    };
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(level)).init();
     let result = match cli.command {
         Command::Flows(args) => cmd::flows::run(&args),
+        Command::Run(args) => cmd::run::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -10,7 +10,8 @@ use anyhow::{Context as _, bail};
 use crate::util::{is_root, run, which};
 
 /// Debian packages: the eBPF compiler set (see ../shared/docs/toolchain.md in
-/// the development docs), and the tools the tests drive.
+/// the development docs), and the tools the tests drive (iperf3, ip, promtool
+/// and a Prometheus server, tmux for the terminal view, curl).
 const PACKAGES: &[&str] = &[
     "rustc-web",
     "cargo-web",
@@ -20,6 +21,9 @@ const PACKAGES: &[&str] = &[
     "libzstd-dev",
     "iperf3",
     "iproute2",
+    "prometheus",
+    "tmux",
+    "curl",
 ];
 
 /// The rustup toolchain name under which Debian's rustc-web is linked.

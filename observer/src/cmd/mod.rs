@@ -1,4 +1,5 @@
 //! One module per subcommand.
 
 pub mod flows;
+pub mod run;
 pub mod session;

@@ -1,0 +1,245 @@
+use std::time::Duration;
+
+use observer_common::FlowSample;
+
+use super::*;
+use crate::{
+    book::BookConfig,
+    clock::Clock,
+    exporter::{encode, labels::Aggregation},
+};
+
+const SEC: u64 = 1_000_000_000;
+
+fn sample(cookie: u64, t_s: u64, closed: bool) -> FlowSample {
+    let mut s = FlowSample::ZERO;
+    s.cookie = cookie;
+    s.state = 1;
+    s.mss = 1448;
+    s.saddr = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 1];
+    s.daddr = [
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0xff,
+        0xff,
+        10,
+        0,
+        (cookie >> 8) as u8,
+        cookie as u8,
+    ];
+    s.sport = 40_000 + (cookie % 1000) as u16;
+    s.dport = 5201;
+    s.comm = *b"iperf3\0\0\0\0\0\0\0\0\0\0";
+    s.first_seen_ns = 100 * SEC;
+    s.last_seen_ns = (100 + t_s) * SEC;
+    s.bytes_acked = t_s * 766_476;
+    s.srtt_us = 105_000;
+    s.min_rtt_us = 104_000;
+    s.snd_wnd = 80_480;
+    s.snd_cwnd = 500;
+    s.chrono_stat = [(t_s * 110) as u32, (t_s * 140) as u32, 0];
+    if closed {
+        s.closed_ns = s.last_seen_ns;
+        s.state = 7;
+    }
+    s
+}
+
+fn value(text: &str, series: &str) -> f64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series).and_then(|v| v.strip_prefix(' ')))
+        .unwrap_or_else(|| panic!("no series {series} in\n{text}"))
+        .parse()
+        .unwrap()
+}
+
+fn book() -> Book {
+    let cfg = BookConfig {
+        history: 1,
+        window: Duration::from_secs(1),
+        ..BookConfig::default()
+    };
+    Book::new(cfg, Clock::fixed(0, 250), 50 * SEC)
+}
+
+#[test]
+fn counts_flows_bytes_and_limited_time() {
+    let mut b = book();
+    let mut c = Catalogue::new(Aggregation::default(), 100, 2, 4).unwrap();
+    let stats = PollStats {
+        active: 1,
+        closed: 0,
+        took_us: 500,
+    };
+    let mut counters = [0u64; Counter::COUNT as usize];
+    for t in 1..=3 {
+        counters[Counter::ProbeHits as usize] = 1000 * t;
+        let ev = b.ingest(&[sample(7, t, false)], &[], (100 + t) * SEC);
+        c.update(&ev, &b, &counters, &stats, 1000);
+    }
+    let ev = b.ingest(&[], &[sample(7, 4, true)], 104 * SEC);
+    c.update(&ev, &b, &counters, &stats, 1000);
+    let text = encode(&c.registry).unwrap();
+    assert_eq!(value(&text, "observer_flows_started_total"), 1.0);
+    assert_eq!(
+        value(
+            &text,
+            r#"observer_flows_closed_total{verdict="receive_window"}"#
+        ),
+        1.0
+    );
+    assert_eq!(
+        value(
+            &text,
+            r#"observer_bytes_acked_total{verdict="receive_window"}"#
+        ),
+        3.0 * 766_476.0
+    );
+    // 140 of 250 jiffies per second rwnd-limited, over 3 one-second steps.
+    assert!(
+        (value(&text, r#"observer_limited_seconds_total{reason="rwnd"}"#) - 3.0 * 0.56).abs()
+            < 1e-6
+    );
+    assert_eq!(
+        value(&text, r#"observer_kernel_events_total{event="probe_hits"}"#),
+        3000.0
+    );
+    assert_eq!(value(&text, "observer_programs_attached"), 4.0);
+    assert_eq!(value(&text, r#"observer_build_info{version="0.1.0"}"#), 1.0);
+    assert_eq!(
+        value(
+            &text,
+            r#"observer_flow_duration_seconds_count{verdict="receive_window"}"#
+        ),
+        1.0
+    );
+    assert_eq!(
+        value(&text, r#"observer_active_flows{verdict="receive_window"}"#),
+        0.0
+    );
+}
+
+#[test]
+fn top_flows_are_capped_and_stale_series_go() {
+    let mut b = book();
+    let mut c = Catalogue::new(Aggregation::default(), 100, 2, 4).unwrap();
+    let stats = PollStats::default();
+    let counters = [0u64; Counter::COUNT as usize];
+    let flows: Vec<FlowSample> = (1..=5).map(|k| sample(k, 1, false)).collect();
+    b.ingest(&flows, &[], 101 * SEC);
+    let flows: Vec<FlowSample> = (1..=5).map(|k| sample(k, 2, false)).collect();
+    let ev = b.ingest(&flows, &[], 102 * SEC);
+    c.update(&ev, &b, &counters, &stats, 1000);
+    let text = encode(&c.registry).unwrap();
+    let top = text
+        .lines()
+        .filter(|l| l.starts_with("observer_top_flow_rate_bytes_per_second{"))
+        .count();
+    assert_eq!(top, 2);
+    assert_eq!(
+        value(&text, r#"observer_active_flows{verdict="receive_window"}"#),
+        5.0
+    );
+    // All closed: the per-flow series disappear.
+    let closed: Vec<FlowSample> = (1..=5).map(|k| sample(k, 3, true)).collect();
+    let ev = b.ingest(&[], &closed, 103 * SEC);
+    c.update(&ev, &b, &counters, &stats, 1000);
+    let text = encode(&c.registry).unwrap();
+    assert!(!text.contains("observer_top_flow_rate_bytes_per_second{"));
+}
+
+#[test]
+fn series_stay_bounded_while_5000_flows_come_and_go() {
+    let mut b = book();
+    let agg = Aggregation {
+        local_port: true,
+        ..Aggregation::default()
+    };
+    let mut c = Catalogue::new(agg, 50, 10, 4).unwrap();
+    let stats = PollStats::default();
+    let counters = [0u64; Counter::COUNT as usize];
+    for round in 0..50u64 {
+        let t = 101 + round;
+        let start: Vec<FlowSample> = (0..100)
+            .map(|k| sample(round * 100 + k + 1, 1, false))
+            .collect();
+        let ev = b.ingest(&start, &[], t * SEC);
+        c.update(&ev, &b, &counters, &stats, 1000);
+        let close: Vec<FlowSample> = (0..100)
+            .map(|k| sample(round * 100 + k + 1, 2, true))
+            .collect();
+        let ev = b.ingest(&[], &close, t * SEC + SEC / 2);
+        c.update(&ev, &b, &counters, &stats, 1000);
+    }
+    let text = encode(&c.registry).unwrap();
+    let series = text.lines().filter(|l| !l.starts_with('#')).count();
+    // 50 admitted local ports + other, across a handful of metrics and verdicts.
+    assert!(series < 1500, "{series} series");
+    assert!(text.contains(r#"local_port="other""#));
+    assert!(value(&text, "observer_label_sets_overflow_total") > 0.0);
+}
+
+#[test]
+fn promtool_accepts_the_exposition() {
+    let Ok(out) = std::process::Command::new("promtool")
+        .arg("--version")
+        .output()
+    else {
+        eprintln!(
+            "skipped: promtool not installed (Debian package prometheus; `cargo xtask setup`)"
+        );
+        return;
+    };
+    assert!(out.status.success());
+    let mut b = book();
+    let agg = Aggregation {
+        comm: true,
+        remote_prefix: Some((24, 64)),
+        ..Aggregation::default()
+    };
+    let mut c = Catalogue::new(agg, 100, 3, 4).unwrap();
+    let counters = [5u64; Counter::COUNT as usize];
+    for t in 1..=3 {
+        let ev = b.ingest(
+            &[sample(1, t, false), sample(2, t, false)],
+            &[],
+            (100 + t) * SEC,
+        );
+        c.update(&ev, &b, &counters, &PollStats::default(), 1000);
+    }
+    let ev = b.ingest(&[], &[sample(1, 4, true)], 104 * SEC);
+    c.update(&ev, &b, &counters, &PollStats::default(), 1000);
+    let text = encode(&c.registry).unwrap();
+    let mut child = std::process::Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success() && said.trim().is_empty(),
+        "promtool: {said}"
+    );
+}
