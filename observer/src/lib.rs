@@ -13,5 +13,6 @@ pub mod layout;
 pub mod monitor;
 pub mod output;
 pub mod preflight;
+pub mod privilege;
 pub mod probes;
 pub mod table;

@@ -105,6 +105,17 @@ fn flows_json_reports_a_transfer_and_detaches_on_exit() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+    // Once attached it drops every capability.
+    let cap_eff = || {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+        let line = status.lines().find(|l| l.starts_with("CapEff:")).unwrap().to_string();
+        line.split_whitespace().nth(1).unwrap().to_string()
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while cap_eff() != "0000000000000000" && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(cap_eff(), "0000000000000000");
     let ns = NetNs::new();
     const N: usize = 1 << 20;
     let (key, local) = ns.run(|| {

@@ -28,6 +28,9 @@ pub fn start(config: ProbeConfig) -> anyhow::Result<Session> {
     for line in &probes.degraded {
         log::warn!("{line}");
     }
+    // Everything privileged is done: the maps are read through open fds.
+    observer::privilege::drop_all()?;
+    log::info!("programs attached; dropped all capabilities");
     Ok(Session {
         probes,
         clock: Clock::new(hz),
