@@ -1,9 +1,11 @@
 //! TUN devices: creating one inside a namespace and configuring its addresses.
 
 use std::io::Write;
-use std::net::{Ipv4Addr, Ipv6Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::process::{Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 use crate::netns::Namespace;
@@ -65,11 +67,14 @@ pub(crate) struct Ends {
 /// with the peer address (which installs the route to the peer through the
 /// TUN), and optionally the IPv6 pair (/128 with peer, no DAD). The TUN gets
 /// no link-local address (addrgenmode none), so it carries no router
-/// solicitations of its own.
+/// solicitations of its own. Returns once both routes to the peer are usable.
 pub(crate) fn configure(ns: &Namespace, ends: &Ends) -> Result<()> {
+    // Link up before the addresses: IPv6 routes of addresses added to a
+    // down device appear only later, asynchronously.
     let mut batch = format!(
         "link set dev lo up\n\
          link set dev {TUN_NAME} mtu {TUN_MTU} addrgenmode none\n\
+         link set dev {TUN_NAME} up\n\
          addr add {}/32 peer {}/32 dev {TUN_NAME}\n",
         ends.local4, ends.peer4
     );
@@ -78,8 +83,31 @@ pub(crate) fn configure(ns: &Namespace, ends: &Ends) -> Result<()> {
             "addr add {local6}/128 peer {peer6}/128 dev {TUN_NAME} nodad\n"
         ));
     }
-    batch.push_str(&format!("link set dev {TUN_NAME} up\n"));
-    run_ip_batch(ns.name(), &batch)
+    run_ip_batch(ns.name(), &batch)?;
+    let mut pairs = vec![(IpAddr::V4(ends.local4), IpAddr::V4(ends.peer4))];
+    if let Some((local6, peer6)) = ends.v6 {
+        pairs.push((IpAddr::V6(local6), IpAddr::V6(peer6)));
+    }
+    for (local, peer) in pairs {
+        ns.run(|| wait_routable(local, peer))?
+            .map_err(|e| Error::io(format!("route {local} -> {peer} in {}", ns.name()), e))?;
+    }
+    Ok(())
+}
+
+/// Waits (up to 2 s) until a UDP socket bound to `local` can be connected to
+/// `peer`, i.e. the address is assigned and the route exists. Runs inside the namespace.
+fn wait_routable(local: IpAddr, peer: IpAddr) -> std::io::Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        let attempt = UdpSocket::bind(SocketAddr::new(local, 0))
+            .and_then(|s| s.connect(SocketAddr::new(peer, 9)));
+        match attempt {
+            Ok(()) => return Ok(()),
+            Err(e) if Instant::now() >= deadline => return Err(e),
+            Err(_) => thread::sleep(Duration::from_millis(2)),
+        }
+    }
 }
 
 /// Runs `ip -n NAME -batch -` with `batch` on standard input.
