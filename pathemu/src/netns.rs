@@ -2,11 +2,13 @@
 //! from a thread, finding the processes inside one, and sweeping away
 //! namespaces left behind by processes that died.
 
+use std::collections::BTreeSet;
 use std::fs::{self, File};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::process::Command;
+use std::sync::{Mutex, PoisonError};
 use std::thread;
 
 use crate::error::{Error, Result};
@@ -16,6 +18,15 @@ pub const NAME_PREFIX: &str = "pe-";
 
 /// Where `ip netns` keeps its bind-mounted namespace files.
 pub const NETNS_DIR: &str = "/run/netns";
+
+/// Names of the namespaces this process currently owns. A name with this
+/// process's pid that is not in here was left by an earlier process that had
+/// the same pid, and is stale.
+static LIVE: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
+
+fn live() -> std::sync::MutexGuard<'static, BTreeSet<String>> {
+    LIVE.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 /// Runs `ip` with `args`; returns its standard output, or an error with its standard error.
 pub(crate) fn ip(args: &[&str]) -> Result<String> {
@@ -56,7 +67,13 @@ pub(crate) struct Namespace {
 impl Namespace {
     /// Creates namespace `name` with `ip netns add`.
     pub(crate) fn create(name: &str) -> Result<Self> {
-        ip(&["netns", "add", name])?;
+        // Registered before it exists, so that a concurrent sweep in this
+        // process never takes it for a leftover.
+        live().insert(name.to_owned());
+        if let Err(e) = ip(&["netns", "add", name]) {
+            live().remove(name);
+            return Err(e);
+        }
         // From here on the guard owns it, so a failing stat still deletes it.
         let mut ns = Namespace {
             name: name.to_owned(),
@@ -97,6 +114,7 @@ impl Drop for Namespace {
         self.kill_processes();
         // Errors cannot be reported from drop; a leftover is swept by the next creator.
         let _ = ip(&["netns", "delete", &self.name]);
+        live().remove(&self.name);
     }
 }
 
@@ -189,8 +207,9 @@ pub(crate) fn make_name(pid: u32, n: u32, side: &str) -> String {
 }
 
 /// Deletes namespaces named `pe-<pid>-<n>-<a|b>` whose creating process `pid`
-/// no longer exists (left behind by a killed process), after killing any
-/// processes still inside them. Returns the names deleted. Errors on single
+/// no longer exists (left behind by a killed process), or whose pid is this
+/// process's but which this process did not create (an earlier process with
+/// the same pid), after killing any processes still inside them. Returns the names deleted. Errors on single
 /// namespaces are ignored (another process may be sweeping at the same time).
 pub fn sweep_stale() -> Vec<String> {
     let Ok(dir) = fs::read_dir(NETNS_DIR) else {
@@ -205,7 +224,12 @@ pub fn sweep_stale() -> Vec<String> {
         let Some((pid, _)) = parse_name(&name) else {
             continue;
         };
-        if u32::try_from(pid).ok() == Some(me) || pid_alive(pid) {
+        let stale = if u32::try_from(pid).ok() == Some(me) {
+            !live().contains(&name)
+        } else {
+            !pid_alive(pid)
+        };
+        if !stale {
             continue;
         }
         if let Ok((inode, dev)) = ns_id(&entry.path()) {
