@@ -231,3 +231,21 @@ impl Drop for Path {
         self.tuns.take();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_and_guards_can_cross_threads() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<Path>();
+        send_sync::<crate::ChildGuard>();
+    }
+
+    #[test]
+    fn side_peer() {
+        assert_eq!(Side::A.peer(), Side::B);
+        assert_eq!(Side::B.peer(), Side::A);
+    }
+}

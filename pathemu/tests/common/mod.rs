@@ -21,6 +21,14 @@ pub fn root_or_skip(test: &str) -> bool {
     root
 }
 
+/// Gives the calling thread SCHED_FIFO priority 5 (below the relay's 10), so
+/// that measuring threads are not delayed by other load on the machine.
+pub fn realtime_thread() {
+    let param = libc::sched_param { sched_priority: 5 };
+    // SAFETY: pid 0 is the calling thread; `param` is valid.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
+}
+
 /// Binds a UDP socket inside `side` of `path` to `addr:0`.
 pub fn udp_in(path: &Path, side: Side, addr: std::net::IpAddr) -> UdpSocket {
     path.run_in(side, move || UdpSocket::bind(SocketAddr::new(addr, 0)))
@@ -60,6 +68,7 @@ impl Echo {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
         let thread = thread::spawn(move || {
+            realtime_thread();
             let mut buf = [0u8; 2048];
             while !flag.load(Ordering::Relaxed) {
                 if let Ok((n, from)) = sock.recv_from(&mut buf) {
