@@ -150,11 +150,22 @@ where
     })
 }
 
-/// Whether process `pid` exists (signal 0 can be delivered or is refused for permission).
+/// Whether process `pid` exists and has not exited. A zombie (exited but not
+/// yet reaped, e.g. a killed process whose new parent reaps slowly) counts as dead.
 fn pid_alive(pid: i32) -> bool {
-    // SAFETY: kill with signal 0 only checks for existence and permission.
-    let rc = unsafe { libc::kill(pid, 0) };
-    rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    match fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state is the first field after the parenthesised command name.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.trim_start().chars().next())
+            .is_some_and(|state| !matches!(state, 'Z' | 'X' | 'x')),
+        Err(_) => {
+            // No /proc entry visible: fall back to asking the kernel.
+            // SAFETY: kill with signal 0 only checks for existence and permission.
+            let rc = unsafe { libc::kill(pid, 0) };
+            rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+        }
+    }
 }
 
 /// SIGKILLs every process other than this one whose network namespace has
@@ -261,5 +272,19 @@ mod tests {
     #[test]
     fn own_pid_is_alive() {
         assert!(pid_alive(i32::try_from(std::process::id()).unwrap()));
+    }
+
+    #[test]
+    fn zombies_and_reaped_children_are_dead() {
+        let mut child = Command::new("true").spawn().unwrap();
+        let pid = i32::try_from(child.id()).unwrap();
+        // Exited but not reaped: a zombie.
+        let start = std::time::Instant::now();
+        while pid_alive(pid) && start.elapsed() < std::time::Duration::from_secs(5) {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(!pid_alive(pid));
+        child.wait().unwrap();
+        assert!(!pid_alive(pid));
     }
 }
