@@ -9,6 +9,21 @@
 //!
 //! Needs root. No `netem` or `fq` qdisc is used.
 //!
+//! Names and addresses: path number `<n>` of process `<pid>` uses
+//! namespaces `pe-<pid>-<n>-a` and `pe-<pid>-<n>-b`, a TUN named `pe0` in
+//! each (MTU 1500), IPv4 `10.77.<n mod 256>.1` (A) and `.2` (B), and IPv6
+//! `fd77:<n as hex>::1` and `::2`. Addresses exist only inside the namespaces.
+//!
+//! Timing and capacity, measured on a 2-core VM (Linux 6.18): packets are
+//! written out on average 20-50 us after their scheduled time (never more
+//! than 2 us early; see [`LinkStats::lateness_hist`]). With a configured
+//! bottleneck, a single iperf3 TCP flow ran at the configured rate with
+//! 99.7% of packets less than 100 us late at 300 Mbit/s (26k packets/s,
+//! mean 22 us) and 99.8% less than 250 us late at 600 Mbit/s (mean 19 us);
+//! at 1 Gbit/s it fell short (836 Mbit/s, millisecond lateness). With no rate
+//! limit the relay forwarded about 2 Gbit/s (172k packets/s), with
+//! lateness then reaching milliseconds.
+//!
 //! ```no_run
 //! use std::time::Duration;
 //! use pathemu::{ChildGuard, Direction, Path, PathConfig, Side};
