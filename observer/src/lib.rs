@@ -16,3 +16,4 @@ pub mod preflight;
 pub mod privilege;
 pub mod probes;
 pub mod table;
+pub mod tui;

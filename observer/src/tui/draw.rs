@@ -1,0 +1,622 @@
+//! Renders an [`App`] into a ratatui frame: header (host totals), flow
+//! table or detail pane, footer (keys or filter input), help overlay.
+
+use std::time::Duration;
+
+use ratatui::{
+    Frame,
+    layout::{Alignment, Constraint, Layout, Rect},
+    style::{Color, Modifier, Style},
+    text::{Line, Span, Text},
+    widgets::{Block, Cell, Clear, Paragraph, Row as TableRow, Sparkline, Table, Wrap},
+};
+
+use super::state::{App, Mode, Row, SortKey};
+use crate::{
+    attribution::{Side, Verdict, fmt_bytes, fmt_rate},
+    output,
+};
+
+/// The colour of a verdict.
+pub fn verdict_color(v: Verdict) -> Color {
+    match v {
+        Verdict::ReceiveWindow => Color::Yellow,
+        Verdict::SendBuffer => Color::Magenta,
+        Verdict::Application => Color::Blue,
+        Verdict::CongestionWindow => Color::Cyan,
+        Verdict::Path => Color::Red,
+        Verdict::Remote => Color::Green,
+        Verdict::Unknown => Color::Gray,
+    }
+}
+
+/// One table column: its sort key, title, width, and when it is dropped.
+struct Column {
+    key: SortKey,
+    title: &'static str,
+    width: u16,
+    /// 0: always shown; higher numbers are dropped first as width shrinks.
+    priority: u8,
+    right: bool,
+}
+
+const fn col(key: SortKey, title: &'static str, width: u16, priority: u8, right: bool) -> Column {
+    Column {
+        key,
+        title,
+        width,
+        priority,
+        right,
+    }
+}
+
+/// Columns in display order. At 80 columns the priority-0 ones, SRTT and
+/// RWND% fit exactly.
+const COLUMNS: [Column; 13] = [
+    col(SortKey::Process, "PROCESS", 13, 0, false),
+    col(SortKey::Local, "LOCAL", 21, 3, false),
+    col(SortKey::Remote, "REMOTE", 21, 0, false),
+    col(SortKey::Rate, "RATE", 11, 0, true),
+    col(SortKey::Srtt, "SRTT", 8, 1, true),
+    col(SortKey::MinRtt, "MINRTT", 8, 8, true),
+    col(SortKey::Cwnd, "CWND", 12, 6, true),
+    col(SortKey::SndWnd, "SNDWND", 7, 7, true),
+    col(SortKey::Inflight, "INFLT", 6, 9, true),
+    col(SortKey::Retrans, "RETR", 6, 5, true),
+    col(SortKey::RwndLimited, "RWND%", 5, 2, true),
+    col(SortKey::CwndLimited, "CWND%", 5, 4, true),
+    col(SortKey::Verdict, "VERDICT", 17, 0, false),
+];
+
+/// Widest an address column grows to (a full IPv6 address and port).
+const MAX_ADDR: u16 = 47;
+
+/// The columns that fit in `width` (indices into [`COLUMNS`], display
+/// order) and their widths; spare width goes to the address columns.
+fn fit_columns(width: u16) -> Vec<(usize, u16)> {
+    let mut order: Vec<usize> = (0..COLUMNS.len()).collect();
+    order.sort_by_key(|i| COLUMNS[*i].priority);
+    let mut shown = vec![false; COLUMNS.len()];
+    let mut used: u16 = 0;
+    for i in order {
+        let need = COLUMNS[i].width + u16::from(used > 0);
+        if used + need <= width || COLUMNS[i].priority == 0 {
+            shown[i] = true;
+            used += need;
+        }
+    }
+    let mut cols: Vec<(usize, u16)> = (0..COLUMNS.len())
+        .filter(|i| shown[*i])
+        .map(|i| (i, COLUMNS[i].width))
+        .collect();
+    let mut spare = width.saturating_sub(used);
+    let addrs: Vec<usize> = (0..cols.len())
+        .filter(|j| matches!(COLUMNS[cols[*j].0].key, SortKey::Local | SortKey::Remote))
+        .collect();
+    while spare > 0 && !addrs.is_empty() {
+        let mut grew = false;
+        for j in &addrs {
+            if spare > 0 && cols[*j].1 < MAX_ADDR {
+                cols[*j].1 += 1;
+                spare -= 1;
+                grew = true;
+            }
+        }
+        if !grew {
+            break;
+        }
+    }
+    cols
+}
+
+/// `s` cut to `w` characters, keeping its end (an address keeps its port).
+fn keep_tail(s: &str, w: usize) -> String {
+    let n = s.chars().count();
+    if n <= w {
+        return s.to_string();
+    }
+    let tail: String = s.chars().skip(n + 1 - w).collect();
+    format!("…{tail}")
+}
+
+/// `comm/pid` cut to `w` characters, keeping the pid.
+fn fit_process(r: &Row, w: usize) -> String {
+    let p = r.process();
+    if p.chars().count() <= w {
+        return p;
+    }
+    let pid = format!("/{}", r.flow.pid);
+    let keep = w.saturating_sub(pid.len() + 1);
+    if r.flow.pid == 0 || keep == 0 {
+        let head: String = p.chars().take(w.saturating_sub(1)).collect();
+        return format!("{head}…");
+    }
+    let head: String = r.flow.comm.chars().take(keep).collect();
+    format!("{head}…{pid}")
+}
+
+fn ms(us: u32) -> String {
+    format!("{}ms", output::ms(u64::from(us)))
+}
+
+fn ms_long(us: u32) -> String {
+    format!("{} ms", output::ms(u64::from(us)))
+}
+
+fn pct(x: Option<f64>) -> String {
+    x.map_or_else(|| "-".to_string(), |x| format!("{:.0}%", x * 100.0))
+}
+
+fn compact_rate(bps: f64) -> String {
+    fmt_rate(bps).replace(' ', "")
+}
+
+/// The text of column `key` for row `r`, fitted to `w`.
+fn cell_text(key: SortKey, r: &Row, w: usize) -> String {
+    let f = &r.flow;
+    match key {
+        SortKey::Process => fit_process(r, w),
+        SortKey::Local => keep_tail(&f.local.to_string(), w),
+        SortKey::Remote => keep_tail(&f.remote.to_string(), w),
+        SortKey::Rate => compact_rate(r.rate_bps()),
+        SortKey::Srtt => ms(f.srtt_us),
+        SortKey::MinRtt => ms(f.min_rtt_us),
+        SortKey::Cwnd => format!(
+            "{}/{}",
+            f.snd_cwnd,
+            output::bytes(u64::from(f.snd_cwnd) * u64::from(f.mss))
+        ),
+        SortKey::SndWnd => output::bytes(u64::from(f.snd_wnd)),
+        SortKey::Inflight => f.inflight.to_string(),
+        SortKey::Retrans => f.retransmits.to_string(),
+        SortKey::RwndLimited => pct(r.rwnd_limited()),
+        SortKey::CwndLimited => pct(r.cwnd_limited()),
+        SortKey::Verdict => r.verdict().name().to_string(),
+    }
+}
+
+/// Draws the whole view; keeps `app.offset` and `app.page` in step with
+/// the table's height.
+pub fn draw(frame: &mut Frame, app: &mut App) {
+    let [header, body, footer] = Layout::vertical([
+        Constraint::Length(3),
+        Constraint::Min(0),
+        Constraint::Length(1),
+    ])
+    .areas(frame.area());
+    draw_header(frame, app, header);
+    match app.detail() {
+        Some(row) => draw_detail(frame, row, app.interval(), body),
+        None => draw_table(frame, app, body),
+    }
+    draw_footer(frame, app, footer);
+    if app.help() {
+        draw_help(frame, body);
+    }
+}
+
+fn label(s: &str) -> Span<'_> {
+    Span::styled(s, Style::new().add_modifier(Modifier::BOLD))
+}
+
+fn draw_header(frame: &mut Frame, app: &App, area: Rect) {
+    let t = &app.snapshot().totals;
+    let interval = humantime::format_duration(app.interval()).to_string();
+    let l1 = Line::from(vec![
+        label("flows "),
+        Span::raw(format!("{} open, {} closed   ", t.open, t.closed)),
+        label("send "),
+        Span::raw(format!("{}   ", fmt_rate(t.send_bps))),
+        label("recv "),
+        Span::raw(format!("{}   ", fmt_rate(t.recv_bps))),
+        label("every "),
+        Span::raw(interval),
+    ]);
+    let mut l2 = vec![label("verdicts ")];
+    for (v, n) in Verdict::ALL.iter().zip(t.verdicts) {
+        if n > 0 {
+            l2.push(Span::styled(v.name(), Style::new().fg(verdict_color(*v))));
+            l2.push(Span::raw(format!(" {n}  ")));
+        }
+    }
+    if l2.len() == 1 {
+        l2.push(Span::raw("-"));
+    }
+    let warn = |n: u64| {
+        if n > 0 {
+            Style::new().fg(Color::Red).add_modifier(Modifier::BOLD)
+        } else {
+            Style::new()
+        }
+    };
+    let mut l3 = vec![
+        label("ringbuf drops "),
+        Span::styled(t.ringbuf_drops.to_string(), warn(t.ringbuf_drops)),
+        label("  lru evictions "),
+        Span::styled(t.lru_evictions.to_string(), warn(t.lru_evictions)),
+    ];
+    for (name, n) in [("read errors", t.read_errors), ("map errors", t.map_errors)] {
+        if n > 0 {
+            l3.push(label(name));
+            l3.push(Span::styled(format!(" {n}"), warn(n)));
+        }
+    }
+    let (key, reverse) = app.sort();
+    let arrow = if key.descending() != reverse {
+        "▼"
+    } else {
+        "▲"
+    };
+    l3.push(label("  sort "));
+    l3.push(Span::raw(format!("{} {arrow}", key.name())));
+    if !app.filter().is_empty() {
+        l3.push(label("  filter "));
+        l3.push(Span::raw(app.filter().to_string()));
+    }
+    if app.paused() {
+        l3.push(Span::raw("  "));
+        l3.push(Span::styled(
+            "PAUSED",
+            Style::new().fg(Color::Black).bg(Color::Yellow),
+        ));
+    }
+    let text = Text::from(vec![l1, Line::from(l2), Line::from(l3)]);
+    frame.render_widget(Paragraph::new(text), area);
+}
+
+fn draw_table(frame: &mut Frame, app: &mut App, area: Rect) {
+    let height = usize::from(area.height.saturating_sub(1));
+    app.page = height.max(1);
+    if app.is_empty() {
+        let msg = if app.snapshot().rows.is_empty() {
+            "waiting for flows...".to_string()
+        } else {
+            format!("no flow matches \"{}\" (/ to change it)", app.filter())
+        };
+        let p = Paragraph::new(msg).alignment(Alignment::Center);
+        frame.render_widget(p, area.inner(ratatui::layout::Margin::new(0, 1)));
+        return;
+    }
+    let cursor = app.cursor();
+    if cursor < app.offset {
+        app.offset = cursor;
+    } else if height > 0 && cursor >= app.offset + height {
+        app.offset = cursor + 1 - height;
+    }
+    app.offset = app.offset.min(app.len().saturating_sub(height));
+    let cols = fit_columns(area.width);
+    let (sort, _) = app.sort();
+    let header = TableRow::new(cols.iter().map(|(i, _)| {
+        let c = &COLUMNS[*i];
+        let mut style = Style::new().add_modifier(Modifier::BOLD);
+        if c.key == sort {
+            style = style.add_modifier(Modifier::UNDERLINED);
+        }
+        let line = Line::styled(c.title, style);
+        Cell::from(if c.right { line.right_aligned() } else { line })
+    }));
+    let rows = app
+        .rows()
+        .enumerate()
+        .skip(app.offset)
+        .take(height)
+        .map(|(n, r)| {
+            let cells = cols.iter().map(|(i, w)| {
+                let c = &COLUMNS[*i];
+                let text = cell_text(c.key, r, usize::from(*w));
+                let line = if c.key == SortKey::Verdict {
+                    Line::styled(text, Style::new().fg(verdict_color(r.verdict())))
+                } else {
+                    Line::raw(text)
+                };
+                Cell::from(if c.right { line.right_aligned() } else { line })
+            });
+            let mut style = Style::new();
+            if r.closed {
+                style = style.add_modifier(Modifier::DIM);
+            }
+            if n == cursor {
+                style = style.add_modifier(Modifier::REVERSED);
+            }
+            TableRow::new(cells).style(style)
+        });
+    let widths = cols.iter().map(|(_, w)| Constraint::Length(*w));
+    let table = Table::new(rows, widths).header(header).column_spacing(1);
+    frame.render_widget(table, area);
+}
+
+fn share(x: f64) -> String {
+    format!("{:.0}%", x * 100.0)
+}
+
+/// `name ceiling (N%)`: the ceiling and the rate as a share of it.
+fn against(name: &str, ceiling: f64, rate: f64) -> String {
+    if ceiling > 0.0 {
+        format!(
+            "{name} {} ({:.0}%)",
+            fmt_rate(ceiling),
+            rate * 100.0 / ceiling
+        )
+    } else {
+        format!("{name} -")
+    }
+}
+
+/// The detail pane's text: verdict, explanation, evidence, what-if.
+fn detail_text(r: &Row) -> Text<'static> {
+    let a = &r.current;
+    let ev = &a.evidence;
+    let f = &r.flow;
+    let s = &ev.shares;
+    let head = |s: &'static str| {
+        Span::styled(format!("{s:<9}"), Style::new().add_modifier(Modifier::BOLD))
+    };
+    let (side, rate) = match a.side {
+        Side::Sender => (
+            "sender",
+            format!(
+                "sent {}{}; ceilings {}, {}",
+                fmt_rate(ev.rate_bps),
+                if ev.app_limited { " (app-limited)" } else { "" },
+                against("rwnd", ev.ceilings.rwnd_bps, ev.rate_bps),
+                against("cwnd", ev.ceilings.cwnd_bps, ev.rate_bps),
+            ),
+        ),
+        Side::Receiver => (
+            "receiver",
+            format!(
+                "received {}; ceiling {}",
+                fmt_rate(ev.recv_rate_bps),
+                against("rcv_wnd", ev.ceilings.rcv_wnd_bps, ev.recv_rate_bps),
+            ),
+        ),
+    };
+    let mut lines = vec![
+        Line::from(vec![
+            Span::styled(
+                a.verdict.name(),
+                Style::new()
+                    .fg(verdict_color(a.verdict))
+                    .add_modifier(Modifier::BOLD),
+            ),
+            Span::raw(format!(
+                "  confidence {:.2}, {side} side, over the last {:.1} s{}",
+                a.confidence,
+                ev.interval_us as f64 / 1e6,
+                if r.closed { ", closed" } else { "" }
+            )),
+        ]),
+        Line::raw(a.explanation.clone()),
+        Line::from(vec![
+            head("limited"),
+            Span::raw(format!(
+                "of busy: rwnd {}, sndbuf {}, cwnd {}, other {}; busy {} of wall",
+                share(ev.of_busy(s.rwnd_limited)),
+                share(ev.of_busy(s.sndbuf_limited)),
+                share(ev.of_busy(s.cwnd_limited)),
+                share(ev.of_busy(s.other_busy)),
+                share(ev.busy()),
+            )),
+        ]),
+        Line::from(vec![head("rate"), Span::raw(rate)]),
+        Line::from(vec![
+            head("windows"),
+            Span::raw(format!(
+                "cwnd {} x {} B, snd_wnd {} B, rcv_wnd {} B, in flight {}",
+                ev.snd_cwnd, ev.mss, ev.snd_wnd, ev.rcv_wnd, f.inflight,
+            )),
+        ]),
+        Line::from(vec![
+            head("rtt"),
+            Span::raw(format!(
+                "srtt {}, min {}, queue {}; retrans {} ({} total)",
+                ms_long(ev.srtt_us),
+                ms_long(ev.min_rtt_us),
+                ms_long(ev.queue_delay_us),
+                ev.retransmits,
+                f.retransmits,
+            )),
+        ]),
+    ];
+    let what_if = match &a.what_if {
+        Some(w) => {
+            let others: Vec<String> = w
+                .at_other_rtts
+                .iter()
+                .map(|c| format!("{} at {} ms", compact_rate(c.ceiling_bps), c.rtt_ms))
+                .collect();
+            format!(
+                "{} / {} = {}; {} needs {}; the window allows {}",
+                fmt_bytes(w.window_bytes as f64),
+                ms_long(w.rtt_us),
+                fmt_rate(w.ceiling_bps),
+                fmt_rate(w.target_bps),
+                fmt_bytes(w.needed_bytes),
+                others.join(", "),
+            )
+        }
+        None => "- (no window binds)".to_string(),
+    };
+    lines.push(Line::from(vec![head("what-if"), Span::raw(what_if)]));
+    Text::from(lines)
+}
+
+fn draw_detail(frame: &mut Frame, row: Result<&Row, u64>, interval: Duration, area: Rect) {
+    let r = match row {
+        Ok(r) => r,
+        Err(cookie) => {
+            let block = Block::bordered().title(format!(" flow {cookie} "));
+            let p =
+                Paragraph::new("this flow has left the book (Esc: back to the table)").block(block);
+            frame.render_widget(p, area);
+            return;
+        }
+    };
+    let title = format!(
+        " {}  {} -> {}{} ",
+        r.process(),
+        r.flow.local,
+        r.flow.remote,
+        if r.closed { "  (closed)" } else { "" }
+    );
+    let block = Block::bordered().title(title);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let [text_area, sparks] =
+        Layout::vertical([Constraint::Min(0), Constraint::Length(5)]).areas(inner);
+    frame.render_widget(
+        Paragraph::new(detail_text(r)).wrap(Wrap { trim: false }),
+        text_area,
+    );
+    draw_sparklines(frame, r, interval, sparks);
+}
+
+fn draw_sparklines(frame: &mut Frame, r: &Row, interval: Duration, area: Rect) {
+    if area.height == 0 {
+        return;
+    }
+    let h = &r.history;
+    let cwnd = |segs: u64| format!("{segs} seg");
+    let rate = |bps: u64| compact_rate(bps as f64);
+    let bytes = output::bytes;
+    let rtt = |us: u64| ms(u32::try_from(us).unwrap_or(u32::MAX));
+    type Series<'a> = (&'a str, Vec<u64>, &'a dyn Fn(u64) -> String);
+    let series: [Series; 4] = [
+        (
+            "rate",
+            h.iter().map(|p| p.rate_bps.round() as u64).collect(),
+            &rate,
+        ),
+        (
+            "cwnd",
+            h.iter().map(|p| u64::from(p.snd_cwnd)).collect(),
+            &cwnd,
+        ),
+        (
+            "snd_wnd",
+            h.iter().map(|p| u64::from(p.snd_wnd)).collect(),
+            &bytes,
+        ),
+        (
+            "srtt",
+            h.iter().map(|p| u64::from(p.srtt_us)).collect(),
+            &rtt,
+        ),
+    ];
+    let span = interval.as_secs_f64() * h.len() as f64;
+    let title = format!("history: last {span:.0} s ({} polls), oldest left", h.len());
+    frame.render_widget(
+        Paragraph::new(Line::styled(
+            title,
+            Style::new().add_modifier(Modifier::DIM),
+        )),
+        Rect { height: 1, ..area },
+    );
+    for (n, (name, data, fmt)) in series.iter().enumerate() {
+        let y = area.y + 1 + n as u16;
+        if y >= area.bottom() {
+            break;
+        }
+        let line = Rect {
+            y,
+            height: 1,
+            ..area
+        };
+        let [l, spark, v] = Layout::horizontal([
+            Constraint::Length(9),
+            Constraint::Max(60),
+            Constraint::Length(24),
+        ])
+        .areas(line);
+        frame.render_widget(Paragraph::new(label(name)), l);
+        let width = usize::from(spark.width);
+        let tail = &data[data.len().saturating_sub(width)..];
+        frame.render_widget(
+            Sparkline::default()
+                .data(tail)
+                .style(Style::new().fg(verdict_color(r.verdict()))),
+            spark,
+        );
+        let now = tail.last().copied().unwrap_or(0);
+        let max = tail.iter().copied().max().unwrap_or(0);
+        frame.render_widget(Paragraph::new(format!(" {} max {}", fmt(now), fmt(max))), v);
+    }
+}
+
+fn draw_footer(frame: &mut Frame, app: &App, area: Rect) {
+    let dim = Style::new().add_modifier(Modifier::DIM);
+    let line = match app.mode() {
+        Mode::Filter(text) => {
+            let prompt = "filter: ";
+            let x = area.x + (prompt.len() + text.chars().count()) as u16;
+            frame.set_cursor_position((x.min(area.right().saturating_sub(1)), area.y));
+            Line::from(vec![
+                label(prompt),
+                Span::raw(text.clone()),
+                Span::styled("   Enter apply, Esc cancel", dim),
+            ])
+        }
+        Mode::Normal if app.detail().is_some() => {
+            Line::styled("Esc back  j/k next flow  p pause  ? help  q quit", dim)
+        }
+        Mode::Normal => Line::styled(
+            "q quit  j/k select  s sort  r reverse  / filter  p pause  Enter detail  ? help",
+            dim,
+        ),
+    };
+    frame.render_widget(Paragraph::new(line), area);
+}
+
+const HELP: [(&str, &str); 14] = [
+    ("q, Ctrl-C", "quit"),
+    (
+        "Up Down, j k",
+        "select a flow (PgUp PgDn, g G: page, first, last)",
+    ),
+    ("s", "sort by the next column (its title is underlined)"),
+    ("r", "reverse the sort order"),
+    ("/", "filter: words that must all occur in the process,"),
+    ("", "pid, addresses (:port) or verdict; Enter applies,"),
+    ("", "Esc cancels, an empty filter shows every flow"),
+    ("p", "pause the display (polling goes on)"),
+    (
+        "Enter",
+        "details of the selected flow: evidence, what-if, history",
+    ),
+    ("Esc", "close help, then the details"),
+    ("RATE", "send or receive rate over the verdict window"),
+    (
+        "RWND% CWND%",
+        "rwnd-/cwnd-limited share of busy time, same window",
+    ),
+    ("CWND", "segments/bytes; SRTT, MINRTT in ms; INFLT segments"),
+    ("dim rows", "closed flows, shown for a few seconds"),
+];
+
+fn draw_help(frame: &mut Frame, area: Rect) {
+    let lines: Vec<Line> = HELP
+        .iter()
+        .map(|(k, v)| {
+            Line::from(vec![
+                Span::styled(
+                    format!(" {k:<13}"),
+                    Style::new().add_modifier(Modifier::BOLD),
+                ),
+                Span::raw(*v),
+            ])
+        })
+        .collect();
+    let w = area.width.min(74);
+    let h = area.height.min(HELP.len() as u16 + 2);
+    let popup = Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    };
+    frame.render_widget(Clear, popup);
+    frame.render_widget(
+        Paragraph::new(lines).block(Block::bordered().title(" help (Esc or ? closes) ")),
+        popup,
+    );
+}

@@ -1,0 +1,161 @@
+//! `observer top`: a live terminal view of flows and their bottlenecks.
+//!
+//! Split as ratatui's examples and bottom do: [`state`] is the pure view
+//! state, [`draw`] renders it, [`keys`] maps a key to a state change, and
+//! [`run`] is the loop: `tokio::select!` over the poll tick, terminal
+//! events and signals. The terminal is restored on every way out: return,
+//! error, signal, and panic (a hook restores it before the message prints).
+
+pub mod draw;
+pub mod keys;
+pub mod sort;
+pub mod state;
+
+#[cfg(test)]
+mod tests;
+
+use std::{
+    io::{self, Stdout},
+    sync::Once,
+};
+
+use crossterm::{
+    cursor::Show,
+    event::{Event, EventStream},
+    execute,
+    terminal::{EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode},
+};
+use futures_core::Stream as _;
+use ratatui::{Terminal, backend::CrosstermBackend};
+use tokio::signal::unix::{SignalKind, signal};
+
+use crate::{monitor::Monitor, probes::ProbeError};
+use state::{App, Options, Snapshot};
+
+/// Why the view stopped early.
+#[derive(Debug, thiserror::Error)]
+pub enum TuiError {
+    /// The async runtime could not start.
+    #[error("cannot start the async runtime")]
+    Runtime(#[source] io::Error),
+    /// A signal handler could not be installed.
+    #[error("cannot install a {0} handler")]
+    Signal(&'static str, #[source] io::Error),
+    /// The terminal could not be put in raw mode or the alternate screen.
+    #[error("cannot set up the terminal")]
+    Setup(#[source] io::Error),
+    /// Drawing failed.
+    #[error("cannot draw to the terminal")]
+    Draw(#[source] io::Error),
+    /// Reading key events failed.
+    #[error("cannot read terminal events")]
+    Events(#[source] io::Error),
+    /// Reading the kernel maps failed.
+    #[error("cannot read the kernel maps")]
+    Poll(#[source] ProbeError),
+}
+
+/// Puts the terminal back as it was: cooked mode, main screen, cursor on.
+/// Safe to call more than once, and when the terminal was never set up.
+pub fn restore_terminal() {
+    let _ = disable_raw_mode();
+    let _ = execute!(io::stdout(), LeaveAlternateScreen, Show);
+}
+
+/// Restores the terminal before the default panic message prints, so the
+/// message lands on the main screen in cooked mode.
+fn install_panic_hook() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            restore_terminal();
+            previous(info);
+        }));
+    });
+}
+
+/// The terminal in raw mode on the alternate screen; restored on drop.
+struct Screen {
+    terminal: Terminal<CrosstermBackend<Stdout>>,
+}
+
+impl Screen {
+    fn enter() -> Result<Screen, TuiError> {
+        install_panic_hook();
+        enable_raw_mode().map_err(TuiError::Setup)?;
+        let setup = || -> io::Result<Terminal<CrosstermBackend<Stdout>>> {
+            execute!(io::stdout(), EnterAlternateScreen)?;
+            let mut t = Terminal::new(CrosstermBackend::new(io::stdout()))?;
+            t.hide_cursor()?;
+            t.clear()?;
+            Ok(t)
+        };
+        match setup() {
+            Ok(terminal) => Ok(Screen { terminal }),
+            Err(e) => {
+                restore_terminal();
+                Err(TuiError::Setup(e))
+            }
+        }
+    }
+}
+
+impl Drop for Screen {
+    fn drop(&mut self) {
+        restore_terminal();
+    }
+}
+
+/// Runs the view until `q`, Ctrl-C, SIGINT, SIGTERM or SIGHUP, polling
+/// `monitor` every `opts.interval`.
+///
+/// # Errors
+/// Terminal, signal or kernel-map failures; the terminal is restored first.
+pub fn run(mut monitor: Monitor, opts: Options) -> Result<(), TuiError> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .enable_io()
+        .build()
+        .map_err(TuiError::Runtime)?;
+    rt.block_on(async {
+        let sig = |kind: SignalKind, name: &'static str| {
+            signal(kind).map_err(|e| TuiError::Signal(name, e))
+        };
+        let mut sigint = sig(SignalKind::interrupt(), "SIGINT")?;
+        let mut sigterm = sig(SignalKind::terminate(), "SIGTERM")?;
+        let mut sighup = sig(SignalKind::hangup(), "SIGHUP")?;
+        let mut screen = Screen::enter()?;
+        let mut app = App::new(opts);
+        let mut events = EventStream::new();
+        let mut tick = tokio::time::interval(app.interval());
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            screen
+                .terminal
+                .draw(|f| draw::draw(f, &mut app))
+                .map_err(TuiError::Draw)?;
+            tokio::select! {
+                _ = tick.tick() => {
+                    monitor.poll().map_err(TuiError::Poll)?;
+                    app.update(Snapshot::from_book(monitor.book(), &monitor.counters));
+                }
+                ev = std::future::poll_fn(|cx| std::pin::Pin::new(&mut events).poll_next(cx)) => {
+                    match ev {
+                        Some(Ok(Event::Key(key))) => keys::handle(&mut app, key),
+                        // Resizes and the rest: redraw.
+                        Some(Ok(_)) => {}
+                        Some(Err(e)) => return Err(TuiError::Events(e)),
+                        None => return Ok(()),
+                    }
+                }
+                _ = sigint.recv() => return Ok(()),
+                _ = sigterm.recv() => return Ok(()),
+                _ = sighup.recv() => return Ok(()),
+            }
+            if app.should_quit() {
+                return Ok(());
+            }
+        }
+    })
+}

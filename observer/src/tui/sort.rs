@@ -1,0 +1,126 @@
+//! Sort columns of `observer top`: their `--sort` names, natural order
+//! and comparison.
+
+use std::cmp::Ordering;
+
+use super::state::Row;
+
+/// A sortable column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SortKey {
+    /// Process (comm, then pid).
+    Process,
+    /// Local address.
+    Local,
+    /// Remote address.
+    Remote,
+    /// Rate.
+    Rate,
+    /// Smoothed RTT.
+    Srtt,
+    /// Minimum RTT.
+    MinRtt,
+    /// Congestion window (bytes).
+    Cwnd,
+    /// Peer's advertised window.
+    SndWnd,
+    /// Segments in flight.
+    Inflight,
+    /// Total retransmits.
+    Retrans,
+    /// rwnd-limited share of busy.
+    RwndLimited,
+    /// cwnd-limited share of busy.
+    CwndLimited,
+    /// Verdict.
+    Verdict,
+}
+
+impl SortKey {
+    /// Every key, in column order (the order `s` cycles through).
+    pub const ALL: [SortKey; 13] = [
+        SortKey::Process,
+        SortKey::Local,
+        SortKey::Remote,
+        SortKey::Rate,
+        SortKey::Srtt,
+        SortKey::MinRtt,
+        SortKey::Cwnd,
+        SortKey::SndWnd,
+        SortKey::Inflight,
+        SortKey::Retrans,
+        SortKey::RwndLimited,
+        SortKey::CwndLimited,
+        SortKey::Verdict,
+    ];
+
+    /// Every key's name, as `--sort` takes it.
+    pub const NAMES: [&'static str; 13] = [
+        "process",
+        "local",
+        "remote",
+        "rate",
+        "srtt",
+        "min_rtt",
+        "cwnd",
+        "snd_wnd",
+        "inflight",
+        "retrans",
+        "rwnd_limited",
+        "cwnd_limited",
+        "verdict",
+    ];
+
+    /// The name `--sort` takes.
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self.index()]
+    }
+
+    /// The key named `name`.
+    pub fn from_name(name: &str) -> Option<SortKey> {
+        Self::NAMES
+            .iter()
+            .position(|n| *n == name)
+            .map(|i| Self::ALL[i])
+    }
+
+    fn index(self) -> usize {
+        Self::ALL.iter().position(|k| *k == self).unwrap_or(0)
+    }
+
+    /// The next key in column order, wrapping.
+    pub fn next(self) -> SortKey {
+        Self::ALL[(self.index() + 1) % Self::ALL.len()]
+    }
+
+    /// Whether the natural order is largest first (figures) rather than
+    /// alphabetical (names and addresses).
+    pub fn descending(self) -> bool {
+        !matches!(
+            self,
+            SortKey::Process | SortKey::Local | SortKey::Remote | SortKey::Verdict
+        )
+    }
+
+    /// Compares two rows by this key, ascending.
+    pub(super) fn cmp(self, a: &Row, b: &Row) -> Ordering {
+        let (fa, fb) = (&a.flow, &b.flow);
+        let pct = |x: Option<f64>| x.unwrap_or(-1.0);
+        match self {
+            SortKey::Process => (&fa.comm, fa.pid).cmp(&(&fb.comm, fb.pid)),
+            SortKey::Local => fa.local.cmp(&fb.local),
+            SortKey::Remote => fa.remote.cmp(&fb.remote),
+            SortKey::Rate => a.rate_bps().total_cmp(&b.rate_bps()),
+            SortKey::Srtt => fa.srtt_us.cmp(&fb.srtt_us),
+            SortKey::MinRtt => fa.min_rtt_us.cmp(&fb.min_rtt_us),
+            SortKey::Cwnd => (u64::from(fa.snd_cwnd) * u64::from(fa.mss))
+                .cmp(&(u64::from(fb.snd_cwnd) * u64::from(fb.mss))),
+            SortKey::SndWnd => fa.snd_wnd.cmp(&fb.snd_wnd),
+            SortKey::Inflight => fa.inflight.cmp(&fb.inflight),
+            SortKey::Retrans => fa.retransmits.cmp(&fb.retransmits),
+            SortKey::RwndLimited => pct(a.rwnd_limited()).total_cmp(&pct(b.rwnd_limited())),
+            SortKey::CwndLimited => pct(a.cwnd_limited()).total_cmp(&pct(b.cwnd_limited())),
+            SortKey::Verdict => a.verdict().name().cmp(b.verdict().name()),
+        }
+    }
+}

@@ -1,0 +1,476 @@
+//! The pure state of `observer top`: the rows copied out of the book at a
+//! poll, host totals, and what the user chose (sort, filter, selection,
+//! pause, open pane). No terminal here; `draw` renders it and `keys` changes
+//! it.
+
+use std::time::Duration;
+
+use observer_common::Counter;
+
+pub use super::sort::SortKey;
+use crate::{
+    attribution::{Attribution, Verdict},
+    book::{Book, HistoryPoint, Tracked},
+    flow::Flow,
+};
+
+/// One flow as the view shows it, copied out of the book at a poll.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    /// The flow's latest figures.
+    pub flow: Flow,
+    /// Its verdict over the current window, with the evidence.
+    pub current: Attribution,
+    /// Its recent history, oldest first, for sparklines.
+    pub history: Vec<HistoryPoint>,
+    /// Whether the flow has closed (it lingers in the book for a while).
+    pub closed: bool,
+}
+
+impl Row {
+    /// The row of a tracked flow.
+    pub fn from_tracked(t: &Tracked) -> Row {
+        Row {
+            flow: t.flow.clone(),
+            current: t.current.clone(),
+            history: t.history.iter().copied().collect(),
+            closed: t.is_closed(),
+        }
+    }
+
+    /// The flow's key.
+    pub fn cookie(&self) -> u64 {
+        self.flow.cookie
+    }
+
+    /// The current verdict.
+    pub fn verdict(&self) -> Verdict {
+        self.current.verdict
+    }
+
+    /// Send rate over the verdict window (bits/s, from bytes acked).
+    pub fn send_bps(&self) -> f64 {
+        self.current.evidence.rate_bps
+    }
+
+    /// Receive rate over the verdict window (bits/s).
+    pub fn recv_bps(&self) -> f64 {
+        self.current.evidence.recv_rate_bps
+    }
+
+    /// The rate of the flow's data direction: the larger of the two.
+    pub fn rate_bps(&self) -> f64 {
+        self.send_bps().max(self.recv_bps())
+    }
+
+    /// Share of busy time rwnd-limited over the verdict window (0 to 1),
+    /// `None` when the flow was never busy in it.
+    pub fn rwnd_limited(&self) -> Option<f64> {
+        self.of_busy(self.current.evidence.shares.rwnd_limited)
+    }
+
+    /// Share of busy time cwnd-limited over the verdict window (0 to 1).
+    pub fn cwnd_limited(&self) -> Option<f64> {
+        self.of_busy(self.current.evidence.shares.cwnd_limited)
+    }
+
+    fn of_busy(&self, share: f64) -> Option<f64> {
+        let ev = &self.current.evidence;
+        (ev.interval_us > 0 && ev.busy() > 0.0).then(|| ev.of_busy(share))
+    }
+
+    /// `comm/pid`, or what of it is known.
+    pub fn process(&self) -> String {
+        let f = &self.flow;
+        match (f.comm.is_empty(), f.pid) {
+            (true, 0) => "-".to_string(),
+            (false, 0) => f.comm.clone(),
+            (true, pid) => pid.to_string(),
+            (false, pid) => format!("{}/{pid}", f.comm),
+        }
+    }
+
+    /// Whether every (lower-case) term occurs in the row's process, pid,
+    /// addresses or verdict.
+    fn matches(&self, terms: &[String]) -> bool {
+        if terms.is_empty() {
+            return true;
+        }
+        let f = &self.flow;
+        let hay = format!(
+            "{} {} {} {} {}",
+            f.comm,
+            f.pid,
+            f.local,
+            f.remote,
+            self.verdict().name()
+        )
+        .to_lowercase();
+        terms.iter().all(|t| hay.contains(t.as_str()))
+    }
+}
+
+/// Host totals shown in the header.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Totals {
+    /// Open flows.
+    pub open: usize,
+    /// Closed flows still shown (lingering).
+    pub closed: usize,
+    /// Sum of the open flows' send rates (bits/s).
+    pub send_bps: f64,
+    /// Sum of the open flows' receive rates (bits/s).
+    pub recv_bps: f64,
+    /// Open flows per verdict, in [`Verdict::ALL`] order.
+    pub verdicts: [usize; Verdict::ALL.len()],
+    /// Closed-flow records lost to a full ring buffer (since load).
+    pub ringbuf_drops: u64,
+    /// Flow entries evicted by the kernel map's LRU (since load).
+    pub lru_evictions: u64,
+    /// Kernel read failures (since load).
+    pub read_errors: u64,
+    /// Kernel map insert failures (since load).
+    pub map_errors: u64,
+}
+
+/// What one poll shows: every row and the totals.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Snapshot {
+    /// Every flow in the book, unordered.
+    pub rows: Vec<Row>,
+    /// Host totals.
+    pub totals: Totals,
+}
+
+impl Snapshot {
+    /// The snapshot of `book`, with the kernel self-`counters` in
+    /// [`Counter::ALL`] order.
+    pub fn from_book(book: &Book, counters: &[u64]) -> Snapshot {
+        let rows: Vec<Row> = book.flows().map(Row::from_tracked).collect();
+        Snapshot::from_rows(rows, counters)
+    }
+
+    /// The snapshot of `rows`, totalled.
+    pub fn from_rows(rows: Vec<Row>, counters: &[u64]) -> Snapshot {
+        let counter = |c: Counter| counters.get(c as usize).copied().unwrap_or(0);
+        let mut t = Totals {
+            ringbuf_drops: counter(Counter::RingbufDrops),
+            lru_evictions: counter(Counter::LruEvictions),
+            read_errors: counter(Counter::ReadErrors),
+            map_errors: counter(Counter::MapErrors),
+            ..Totals::default()
+        };
+        for r in &rows {
+            if r.closed {
+                t.closed += 1;
+                continue;
+            }
+            t.open += 1;
+            t.send_bps += r.send_bps();
+            t.recv_bps += r.recv_bps();
+            if let Some(i) = Verdict::ALL.iter().position(|v| *v == r.verdict()) {
+                t.verdicts[i] += 1;
+            }
+        }
+        Snapshot { rows, totals: t }
+    }
+}
+
+/// What the keyboard drives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Keys are commands.
+    Normal,
+    /// Keys edit the filter text (not applied until Enter).
+    Filter(String),
+}
+
+/// Settings the view starts with.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Poll interval (shown in the header).
+    pub interval: Duration,
+    /// Initial filter text.
+    pub filter: String,
+    /// Initial sort column.
+    pub sort: SortKey,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            interval: Duration::from_secs(1),
+            filter: String::new(),
+            sort: SortKey::Rate,
+        }
+    }
+}
+
+/// The whole state of the view.
+#[derive(Clone, Debug)]
+pub struct App {
+    interval: Duration,
+    snapshot: Snapshot,
+    pending: Option<Snapshot>,
+    view: Vec<usize>,
+    sort: SortKey,
+    reverse: bool,
+    filter: String,
+    mode: Mode,
+    cursor: usize,
+    selected: Option<u64>,
+    paused: bool,
+    detail: Option<u64>,
+    help: bool,
+    quit: bool,
+    /// First table row on screen; kept by `draw` so the cursor stays visible.
+    pub offset: usize,
+    /// Table rows on screen, for page up/down; kept by `draw`.
+    pub page: usize,
+}
+
+impl App {
+    /// An empty view.
+    pub fn new(opts: Options) -> App {
+        App {
+            interval: opts.interval,
+            snapshot: Snapshot::default(),
+            pending: None,
+            view: Vec::new(),
+            sort: opts.sort,
+            reverse: false,
+            filter: opts.filter,
+            mode: Mode::Normal,
+            cursor: 0,
+            selected: None,
+            paused: false,
+            detail: None,
+            help: false,
+            quit: false,
+            offset: 0,
+            page: 10,
+        }
+    }
+
+    /// Shows a new poll's snapshot, or keeps it for later while paused.
+    pub fn update(&mut self, snapshot: Snapshot) {
+        if self.paused {
+            self.pending = Some(snapshot);
+        } else {
+            self.snapshot = snapshot;
+            self.refresh();
+        }
+    }
+
+    /// Re-derives the visible rows: filter, sort, and keep the selected
+    /// flow selected where it is still shown.
+    fn refresh(&mut self) {
+        let terms: Vec<String> = self
+            .filter
+            .split_whitespace()
+            .map(str::to_lowercase)
+            .collect();
+        let rows = &self.snapshot.rows;
+        let mut view: Vec<usize> = (0..rows.len())
+            .filter(|i| rows[*i].matches(&terms))
+            .collect();
+        let (key, desc) = (self.sort, self.sort.descending() != self.reverse);
+        view.sort_by(|a, b| {
+            let (ra, rb) = (&rows[*a], &rows[*b]);
+            let o = key.cmp(ra, rb);
+            let o = if desc { o.reverse() } else { o };
+            o.then_with(|| ra.cookie().cmp(&rb.cookie()))
+        });
+        self.view = view;
+        if let Some(c) = self.selected
+            && let Some(i) = self.view.iter().position(|i| rows[*i].cookie() == c)
+        {
+            self.cursor = i;
+        }
+        self.cursor = self.cursor.min(self.view.len().saturating_sub(1));
+        self.selected = self.view.get(self.cursor).map(|i| rows[*i].cookie());
+    }
+
+    /// The latest shown snapshot.
+    pub fn snapshot(&self) -> &Snapshot {
+        &self.snapshot
+    }
+
+    /// The visible rows, in display order.
+    pub fn rows(&self) -> impl ExactSizeIterator<Item = &Row> {
+        self.view.iter().map(|i| &self.snapshot.rows[*i])
+    }
+
+    /// Number of visible rows.
+    pub fn len(&self) -> usize {
+        self.view.len()
+    }
+
+    /// Whether no row is visible.
+    pub fn is_empty(&self) -> bool {
+        self.view.is_empty()
+    }
+
+    /// Index of the selected row among the visible ones.
+    pub fn cursor(&self) -> usize {
+        self.cursor
+    }
+
+    /// The selected row, if any row is visible.
+    pub fn selected(&self) -> Option<&Row> {
+        self.view.get(self.cursor).map(|i| &self.snapshot.rows[*i])
+    }
+
+    /// Poll interval.
+    pub fn interval(&self) -> Duration {
+        self.interval
+    }
+
+    /// Sort column, and whether its natural order is reversed.
+    pub fn sort(&self) -> (SortKey, bool) {
+        (self.sort, self.reverse)
+    }
+
+    /// The applied filter text.
+    pub fn filter(&self) -> &str {
+        &self.filter
+    }
+
+    /// What keys do now.
+    pub fn mode(&self) -> &Mode {
+        &self.mode
+    }
+
+    /// Whether the display is frozen.
+    pub fn paused(&self) -> bool {
+        self.paused
+    }
+
+    /// Whether the help overlay is open.
+    pub fn help(&self) -> bool {
+        self.help
+    }
+
+    /// Whether the user asked to quit.
+    pub fn should_quit(&self) -> bool {
+        self.quit
+    }
+
+    /// The flow the detail pane is open on: `Ok(row)`, or `Err(cookie)`
+    /// when that flow has left the book; `None` when the pane is closed.
+    pub fn detail(&self) -> Option<Result<&Row, u64>> {
+        let c = self.detail?;
+        Some(self.snapshot.rows.iter().find(|r| r.cookie() == c).ok_or(c))
+    }
+
+    /// Moves the selection by `delta` rows, within bounds; the detail pane,
+    /// when open, follows it.
+    pub fn move_by(&mut self, delta: isize) {
+        if self.view.is_empty() {
+            return;
+        }
+        let last = self.view.len() - 1;
+        self.cursor = self.cursor.saturating_add_signed(delta).min(last);
+        self.selected = self.selected().map(Row::cookie);
+        if self.detail.is_some() {
+            self.detail = self.selected;
+        }
+    }
+
+    /// Selects the first row.
+    pub fn select_first(&mut self) {
+        self.move_by(-(self.cursor as isize));
+    }
+
+    /// Selects the last row.
+    pub fn select_last(&mut self) {
+        self.move_by(self.view.len() as isize);
+    }
+
+    /// Sorts by the next column, in its natural order.
+    pub fn cycle_sort(&mut self) {
+        self.sort = self.sort.next();
+        self.reverse = false;
+        self.refresh();
+    }
+
+    /// Reverses the sort order.
+    pub fn reverse_sort(&mut self) {
+        self.reverse = !self.reverse;
+        self.refresh();
+    }
+
+    /// Starts editing the filter, from the applied text.
+    pub fn start_filter(&mut self) {
+        self.mode = Mode::Filter(self.filter.clone());
+    }
+
+    /// Types `c` into the filter being edited.
+    pub fn filter_push(&mut self, c: char) {
+        if let Mode::Filter(text) = &mut self.mode {
+            text.push(c);
+        }
+    }
+
+    /// Deletes the last character of the filter being edited.
+    pub fn filter_pop(&mut self) {
+        if let Mode::Filter(text) = &mut self.mode {
+            text.pop();
+        }
+    }
+
+    /// Clears the filter being edited.
+    pub fn filter_clear(&mut self) {
+        if let Mode::Filter(text) = &mut self.mode {
+            text.clear();
+        }
+    }
+
+    /// Applies the edited filter.
+    pub fn apply_filter(&mut self) {
+        if let Mode::Filter(text) = std::mem::replace(&mut self.mode, Mode::Normal) {
+            self.filter = text.trim().to_string();
+            self.refresh();
+        }
+    }
+
+    /// Drops the edit; the applied filter stays.
+    pub fn cancel_filter(&mut self) {
+        self.mode = Mode::Normal;
+    }
+
+    /// Freezes or resumes the display; resuming shows the latest poll.
+    pub fn toggle_pause(&mut self) {
+        self.paused = !self.paused;
+        if !self.paused
+            && let Some(s) = self.pending.take()
+        {
+            self.snapshot = s;
+            self.refresh();
+        }
+    }
+
+    /// Opens the detail pane on the selected flow.
+    pub fn open_detail(&mut self) {
+        self.detail = self.selected;
+    }
+
+    /// Opens or closes the help overlay.
+    pub fn toggle_help(&mut self) {
+        self.help = !self.help;
+    }
+
+    /// Closes the topmost of help and detail pane.
+    pub fn close(&mut self) {
+        if self.help {
+            self.help = false;
+        } else {
+            self.detail = None;
+        }
+    }
+
+    /// Asks the loop to quit.
+    pub fn request_quit(&mut self) {
+        self.quit = true;
+    }
+}

@@ -1,0 +1,177 @@
+//! Tests of `observer top`: a book fed synthetic samples, its state driven
+//! by keys ([`state`]) and rendered into ratatui's `TestBackend` ([`draw`]).
+#![allow(clippy::unwrap_used, reason = "tests: a failure should panic")]
+
+mod draw;
+mod state;
+
+use std::time::Duration;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use observer_common::FlowSample;
+use ratatui::{Terminal, backend::TestBackend, buffer::Buffer, style::Modifier};
+
+use super::{
+    draw::{draw, verdict_color},
+    keys::handle,
+    state::{App, Mode, Options, Snapshot, SortKey},
+};
+use crate::{
+    attribution::Verdict,
+    book::{Book, BookConfig},
+    clock::Clock,
+};
+
+const SEC: u64 = 1_000_000_000;
+
+fn v4(a: u8, b: u8, c: u8, d: u8) -> [u8; 16] {
+    [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, a, b, c, d]
+}
+
+fn name(s: &str) -> [u8; 16] {
+    let mut out = [0u8; 16];
+    out[..s.len()].copy_from_slice(s.as_bytes());
+    out
+}
+
+/// A sender at second `t` of its life (born at 100 s, 250 Hz jiffies).
+fn base(cookie: u64, comm: &str, pid: u32, t: u64) -> FlowSample {
+    let mut s = FlowSample::ZERO;
+    s.cookie = cookie;
+    s.state = 1;
+    s.mss = 1448;
+    s.comm = name(comm);
+    s.pid = pid;
+    s.first_seen_ns = 100 * SEC;
+    s.last_seen_ns = (100 + t) * SEC;
+    s.jiffies = 1_000_000;
+    s
+}
+
+/// iperf3 bound by an 80,480 B window at 105 ms: receive_window.
+fn window_bound(cookie: u64, t: u64) -> FlowSample {
+    let mut s = base(cookie, "iperf3", 4242, t);
+    s.saddr = v4(10, 0, 0, 1);
+    s.daddr = v4(10, 0, 0, 2);
+    s.sport = 40000 + cookie as u16;
+    s.dport = 5201;
+    s.bytes_acked = t * 766_476;
+    s.srtt_us = 105_000;
+    s.min_rtt_us = 104_000;
+    s.snd_wnd = 80_480;
+    s.snd_cwnd = 500;
+    s.inflight = 55;
+    s.chrono_stat = [(t * 250 * 44 / 100) as u32, (t * 250 * 56 / 100) as u32, 0];
+    s
+}
+
+/// curl over IPv6, cwnd-limited with a 40 ms standing queue: path.
+fn cwnd_bound(t: u64) -> FlowSample {
+    let mut s = base(2, "curl", 777, t);
+    s.saddr = [0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
+    s.daddr = [0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2];
+    s.sport = 51000;
+    s.dport = 443;
+    s.bytes_acked = t * 1_250_000;
+    s.srtt_us = 60_000;
+    s.min_rtt_us = 20_000;
+    s.snd_wnd = 3_000_000;
+    // Growing by 10 a second: 50 at 5 s.
+    s.snd_cwnd = (10 * t) as u32;
+    s.inflight = 50;
+    s.total_retrans = (t * 2) as u32;
+    s.chrono_stat = [(t * 250) as u32, 0, 0];
+    s.cwnd_limited_ns = t * 800_000_000;
+    s
+}
+
+/// An idle ssh session: application.
+fn idle(t: u64) -> FlowSample {
+    let mut s = base(3, "sshd", 99, t);
+    s.saddr = v4(192, 168, 1, 10);
+    s.daddr = v4(192, 168, 1, 20);
+    s.sport = 22;
+    s.dport = 60000;
+    s.bytes_acked = 5000;
+    s.srtt_us = 30_000;
+    s.min_rtt_us = 29_000;
+    s.snd_wnd = 64_000;
+    s.snd_cwnd = 10;
+    s.chrono_stat = [10, 0, 0];
+    s
+}
+
+/// A book after five one-second polls: flows 1 to 3 open, flow 4 (another
+/// window-bound iperf3) closed at 103 s and lingering.
+fn book() -> Book {
+    let cfg = BookConfig {
+        history: 60,
+        ..BookConfig::default()
+    };
+    let mut b = Book::new(cfg, Clock::fixed(0, 250), 50 * SEC);
+    for t in 1..=5 {
+        let mut active = vec![window_bound(1, t), cwnd_bound(t), idle(t)];
+        let mut closed = vec![];
+        if t < 3 {
+            active.push(window_bound(4, t));
+        } else if t == 3 {
+            let mut c = window_bound(4, t);
+            c.closed_ns = c.last_seen_ns;
+            c.state = 7;
+            closed.push(c);
+        }
+        b.ingest(&active, &closed, (100 + t) * SEC);
+    }
+    b
+}
+
+/// Counters with 2 ring-buffer drops and 1 LRU eviction.
+const COUNTERS: [u64; 8] = [100, 4, 1, 2, 1, 0, 0, 4];
+
+fn snapshot() -> Snapshot {
+    Snapshot::from_book(&book(), &COUNTERS)
+}
+
+fn app() -> App {
+    let mut a = App::new(Options::default());
+    a.update(snapshot());
+    a
+}
+
+fn cookies(a: &App) -> Vec<u64> {
+    a.rows().map(|r| r.cookie()).collect()
+}
+
+fn key(a: &mut App, code: KeyCode) {
+    handle(a, KeyEvent::new(code, KeyModifiers::NONE));
+}
+
+fn typed(a: &mut App, text: &str) {
+    for c in text.chars() {
+        key(a, KeyCode::Char(c));
+    }
+}
+
+fn render(a: &mut App, w: u16, h: u16) -> Buffer {
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| draw(f, a)).unwrap();
+    t.backend().buffer().clone()
+}
+
+fn lines(b: &Buffer) -> Vec<String> {
+    let area = b.area;
+    (0..area.height)
+        .map(|y| {
+            let l: String = (0..area.width).map(|x| b[(x, y)].symbol()).collect();
+            l.trim_end().to_string()
+        })
+        .collect()
+}
+
+fn assert_lines(b: &Buffer, expected: &[&str]) {
+    let got = lines(b);
+    assert_eq!(got.len(), expected.len(), "{got:#?}");
+    for (i, (g, e)) in got.iter().zip(expected).enumerate() {
+        assert_eq!(g, e, "line {i}:\n{}", got.join("\n"));
+    }
+}

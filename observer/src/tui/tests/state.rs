@@ -1,0 +1,192 @@
+//! State and key handling.
+#![allow(clippy::unwrap_used, reason = "tests: a failure should panic")]
+
+use super::*;
+
+#[test]
+fn rows_and_totals_come_from_the_book() {
+    let s = snapshot();
+    let verdict = |c: u64| s.rows.iter().find(|r| r.cookie() == c).unwrap().verdict();
+    assert_eq!(verdict(1), Verdict::ReceiveWindow);
+    assert_eq!(verdict(2), Verdict::Path);
+    assert_eq!(verdict(3), Verdict::Application);
+    let t = &s.totals;
+    assert_eq!((t.open, t.closed), (3, 1));
+    // 6.13 + 10 Mbit/s sent by the open flows.
+    assert!((t.send_bps - 16.13e6).abs() < 0.01e6, "{}", t.send_bps);
+    assert_eq!(t.recv_bps, 0.0);
+    let n = |v: Verdict| t.verdicts[Verdict::ALL.iter().position(|x| *x == v).unwrap()];
+    assert_eq!(n(Verdict::ReceiveWindow), 1);
+    assert_eq!(n(Verdict::Path), 1);
+    assert_eq!(n(Verdict::Application), 1);
+    assert_eq!((t.ringbuf_drops, t.lru_evictions), (2, 1));
+    let r1 = s.rows.iter().find(|r| r.cookie() == 1).unwrap();
+    assert!((r1.rwnd_limited().unwrap() - 0.56).abs() < 0.01);
+    assert_eq!(r1.cwnd_limited(), Some(0.0));
+    assert_eq!(r1.history.len(), 4);
+    assert!(s.rows.iter().find(|r| r.cookie() == 4).unwrap().closed);
+}
+
+#[test]
+fn sort_keys_have_names_and_cycle() {
+    for k in SortKey::ALL {
+        assert_eq!(SortKey::from_name(k.name()), Some(k));
+    }
+    assert_eq!(SortKey::from_name("bogus"), None);
+    assert_eq!(SortKey::Verdict.next(), SortKey::Process);
+    assert_eq!(SortKey::Rate.next(), SortKey::Srtt);
+}
+
+#[test]
+fn sorts_by_rate_then_cycles_and_reverses() {
+    let mut a = app();
+    // Rate, largest first; the closed flow's rate is its last window's.
+    assert_eq!(cookies(&a), [2, 1, 4, 3]);
+    key(&mut a, KeyCode::Char('s'));
+    assert_eq!(a.sort(), (SortKey::Srtt, false));
+    assert_eq!(cookies(&a), [1, 4, 2, 3]);
+    key(&mut a, KeyCode::Char('r'));
+    assert_eq!(a.sort(), (SortKey::Srtt, true));
+    assert_eq!(cookies(&a), [3, 2, 1, 4]);
+    // A new column starts in its natural order again.
+    key(&mut a, KeyCode::Char('s'));
+    assert_eq!(a.sort(), (SortKey::MinRtt, false));
+    for _ in 0..SortKey::ALL.len() - 1 {
+        key(&mut a, KeyCode::Char('s'));
+    }
+    assert_eq!(a.sort().0, SortKey::Srtt);
+    let mut a = App::new(Options {
+        sort: SortKey::Process,
+        ..Options::default()
+    });
+    a.update(snapshot());
+    // Names A to Z; ties by cookie.
+    assert_eq!(cookies(&a), [2, 1, 4, 3]);
+    key(&mut a, KeyCode::Char('r'));
+    assert_eq!(cookies(&a), [3, 1, 4, 2]);
+}
+
+#[test]
+fn filter_is_typed_then_applied_or_cancelled() {
+    let mut a = app();
+    key(&mut a, KeyCode::Char('/'));
+    assert_eq!(a.mode(), &Mode::Filter(String::new()));
+    // Commands are text while filtering.
+    typed(&mut a, "IPERF3 qx");
+    key(&mut a, KeyCode::Backspace);
+    key(&mut a, KeyCode::Backspace);
+    assert!(!a.should_quit());
+    assert_eq!(a.mode(), &Mode::Filter("IPERF3 ".to_string()));
+    assert_eq!(a.len(), 4, "not applied before Enter");
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.filter(), "IPERF3");
+    assert_eq!(cookies(&a), [1, 4]);
+    // Esc drops an edit and keeps the applied filter.
+    key(&mut a, KeyCode::Char('/'));
+    typed(&mut a, "x");
+    key(&mut a, KeyCode::Esc);
+    assert_eq!((a.mode(), a.filter()), (&Mode::Normal, "IPERF3"));
+    // Every word must match: process and port.
+    let set = |a: &mut App, text: &str| {
+        key(a, KeyCode::Char('/'));
+        handle(a, KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+        typed(a, text);
+        key(a, KeyCode::Enter);
+        cookies(a)
+    };
+    assert_eq!(set(&mut a, "iperf3 :40004"), [4]);
+    assert_eq!(set(&mut a, "path"), [2]);
+    assert_eq!(set(&mut a, "2001:db8::2"), [2]);
+    assert_eq!(set(&mut a, "192.168.1.10:22"), [3]);
+    assert_eq!(set(&mut a, "777"), [2]);
+    assert_eq!(set(&mut a, "nothing-matches"), Vec::<u64>::new());
+    assert!(a.selected().is_none());
+    assert_eq!(set(&mut a, ""), [2, 1, 4, 3]);
+}
+
+#[test]
+fn selection_stays_in_bounds_and_follows_its_flow() {
+    let mut a = app();
+    assert_eq!(a.cursor(), 0);
+    key(&mut a, KeyCode::Up);
+    key(&mut a, KeyCode::Char('k'));
+    assert_eq!(a.cursor(), 0);
+    for _ in 0..10 {
+        key(&mut a, KeyCode::Char('j'));
+    }
+    assert_eq!(a.cursor(), 3);
+    key(&mut a, KeyCode::Char('g'));
+    assert_eq!(a.cursor(), 0);
+    key(&mut a, KeyCode::Char('G'));
+    assert_eq!(a.selected().unwrap().cookie(), 3);
+    key(&mut a, KeyCode::PageUp);
+    assert_eq!(a.cursor(), 0);
+    key(&mut a, KeyCode::Down);
+    assert_eq!(a.selected().unwrap().cookie(), 1);
+    // Re-sorting keeps flow 1 selected, wherever it lands.
+    key(&mut a, KeyCode::Char('s'));
+    assert_eq!(a.cursor(), 0);
+    assert_eq!(a.selected().unwrap().cookie(), 1);
+    // Filtering it out moves the cursor within what is left.
+    key(&mut a, KeyCode::Char('/'));
+    typed(&mut a, "sshd");
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.selected().unwrap().cookie(), 3);
+}
+
+#[test]
+fn pause_freezes_the_display_and_resume_shows_the_latest() {
+    let mut a = app();
+    key(&mut a, KeyCode::Char('p'));
+    assert!(a.paused());
+    a.update(Snapshot::default());
+    assert_eq!(a.len(), 4);
+    key(&mut a, KeyCode::Char('p'));
+    assert!(!a.paused());
+    assert_eq!(a.len(), 0);
+}
+
+#[test]
+fn detail_and_help_open_and_close() {
+    let mut a = app();
+    key(&mut a, KeyCode::Down);
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.detail().unwrap().unwrap().cookie(), 1);
+    // The pane follows the selection.
+    key(&mut a, KeyCode::Char('j'));
+    assert_eq!(a.detail().unwrap().unwrap().cookie(), 4);
+    key(&mut a, KeyCode::Char('?'));
+    assert!(a.help());
+    // Only ?, Esc and q act under help.
+    key(&mut a, KeyCode::Char('j'));
+    key(&mut a, KeyCode::Char('p'));
+    assert_eq!((a.cursor(), a.paused()), (2, false));
+    key(&mut a, KeyCode::Esc);
+    assert!(!a.help());
+    assert!(a.detail().is_some());
+    key(&mut a, KeyCode::Esc);
+    assert!(a.detail().is_none());
+    // A flow that leaves the book leaves the pane saying so.
+    key(&mut a, KeyCode::Enter);
+    a.update(Snapshot::default());
+    assert_eq!(a.detail().unwrap().unwrap_err(), 4);
+    key(&mut a, KeyCode::Char('?'));
+    key(&mut a, KeyCode::Char('?'));
+    assert!(!a.help());
+}
+
+#[test]
+fn q_and_ctrl_c_quit() {
+    let mut a = app();
+    key(&mut a, KeyCode::Char('x'));
+    assert!(!a.should_quit());
+    key(&mut a, KeyCode::Char('q'));
+    assert!(a.should_quit());
+    let mut a = app();
+    key(&mut a, KeyCode::Char('/'));
+    handle(
+        &mut a,
+        KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL),
+    );
+    assert!(a.should_quit());
+}
