@@ -22,6 +22,8 @@ enum Command {
     /// Run the agent: keep every flow's verdict current and serve Prometheus
     /// metrics on /metrics (and /healthz).
     Run(cmd::run::Args),
+    /// Watch flows live in the terminal, with each one's bottleneck (like top).
+    Top(cmd::top::Args),
 }
 
 fn main() -> ExitCode {
@@ -36,6 +38,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Flows(args) => cmd::flows::run(&args),
         Command::Run(args) => cmd::run::run(&args),
+        Command::Top(args) => cmd::top::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

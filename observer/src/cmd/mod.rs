@@ -3,3 +3,4 @@
 pub mod flows;
 pub mod run;
 pub mod session;
+pub mod top;

@@ -1,0 +1,78 @@
+//! `observer top`: a live terminal view of flows and their bottlenecks.
+
+use std::{io::IsTerminal as _, time::Duration};
+
+use anyhow::Context as _;
+use clap::builder::{PossibleValuesParser, TypedValueParser as _};
+use observer::{
+    book::BookConfig,
+    monitor::Monitor,
+    probes::ProbeConfig,
+    tui::{
+        self,
+        state::{Options, SortKey},
+    },
+};
+
+use super::{flows::parse_positive, session};
+
+/// History points kept per flow for the detail pane's sparklines.
+const HISTORY: usize = 60;
+
+/// Arguments of `observer top`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// How often to read the kernel flow map and refresh (e.g. 1s, 500ms).
+    #[arg(long, default_value = "1s", value_parser = parse_positive)]
+    interval: Duration,
+    /// Show only flows whose process, pid, addresses or verdict contain
+    /// every word of TEXT (e.g. "iperf3 :5201").
+    #[arg(long, value_name = "TEXT")]
+    filter: Option<String>,
+    /// Column to sort by (figures largest first, names A to Z).
+    #[arg(
+        long,
+        value_name = "COLUMN",
+        default_value = "rate",
+        value_parser = PossibleValuesParser::new(SortKey::NAMES)
+            .map(|s| SortKey::from_name(&s).unwrap_or(SortKey::Rate)),
+    )]
+    sort: SortKey,
+    /// Maximum flows tracked at once in the kernel (LRU map size).
+    #[arg(long, default_value_t = observer_common::DEFAULT_MAX_FLOWS, value_parser = clap::value_parser!(u32).range(1..))]
+    max_flows: u32,
+}
+
+/// Runs the subcommand.
+///
+/// # Errors
+/// No terminal on stdout (checked before any probe loads), preconditions,
+/// load failures, or a terminal or kernel-map failure while running.
+pub fn run(args: &Args) -> anyhow::Result<()> {
+    if !std::io::stdout().is_terminal() {
+        anyhow::bail!(
+            "observer top needs a terminal and stdout is not one; for a table or JSON use `observer flows`"
+        );
+    }
+    let config = ProbeConfig {
+        max_flows: args.max_flows,
+        ..ProbeConfig::default()
+    };
+    let s = session::start(config)?;
+    let book = BookConfig {
+        history: HISTORY,
+        ..BookConfig::default()
+    };
+    let monitor = Monitor::new(s.probes, s.clock, book, args.max_flows);
+    let opts = Options {
+        interval: args.interval,
+        filter: args
+            .filter
+            .as_deref()
+            .unwrap_or_default()
+            .trim()
+            .to_string(),
+        sort: args.sort,
+    };
+    tui::run(monitor, opts).context("observer top stopped")
+}

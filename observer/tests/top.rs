@@ -1,0 +1,330 @@
+//! `observer top` as a user runs it: flag errors and no terminal, then the
+//! real view under tmux showing a receive-window-limited transfer made in
+//! a fresh network namespace, and a clean exit on `q`.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "integration tests: a failure should panic the test"
+)]
+
+mod support;
+
+use std::{
+    io::{Read as _, Write as _},
+    net::{TcpListener, TcpStream},
+    process::{Command, Stdio},
+    sync::atomic::{AtomicBool, Ordering},
+    time::{Duration, Instant},
+};
+
+use support::{NetNs, root_or_skip, setsockopt_int};
+
+const BIN: &str = env!("CARGO_BIN_EXE_observer");
+
+#[test]
+fn unknown_sort_key_is_a_clap_error_listing_the_valid_ones() {
+    let out = Command::new(BIN)
+        .args(["top", "--sort", "bogus"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("invalid value 'bogus' for '--sort <COLUMN>'"),
+        "{err}"
+    );
+    assert!(
+        err.contains("[possible values: process, local, remote, rate, srtt"),
+        "{err}"
+    );
+    let out = Command::new(BIN)
+        .args(["top", "--interval", "0s"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("must be greater than zero"));
+}
+
+#[test]
+fn without_a_terminal_it_says_so_and_suggests_flows() {
+    // Checked before the probes load: the same line for root and others.
+    let out = Command::new(BIN)
+        .arg("top")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("observer: error: observer top needs a terminal"),
+        "{err}"
+    );
+    assert!(err.contains("observer flows"), "{err}");
+}
+
+/// A detached tmux session, killed on drop (even when the test panics).
+struct Tmux {
+    name: String,
+}
+
+impl Tmux {
+    fn start(tag: &str, width: u16, height: u16, command: &[&str]) -> Tmux {
+        let name = format!("obs-top-{}-{tag}", std::process::id());
+        let (w, h) = (width.to_string(), height.to_string());
+        let mut args = vec!["new-session", "-d", "-s", &name, "-x", &w, "-y", &h];
+        args.extend_from_slice(command);
+        let ok = Command::new("tmux").args(&args).status().unwrap();
+        assert!(ok.success(), "tmux new-session");
+        Tmux { name }
+    }
+
+    fn tmux(&self, args: &[&str]) -> std::process::Output {
+        Command::new("tmux").args(args).output().unwrap()
+    }
+
+    /// The visible screen.
+    fn screen(&self) -> String {
+        let out = self.tmux(&["capture-pane", "-p", "-t", &self.name]);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", &self.name];
+        args.extend_from_slice(keys);
+        assert!(self.tmux(&args).status.success(), "send-keys {keys:?}");
+    }
+
+    /// A tmux format variable of the pane (`alternate_on`, ...).
+    fn var(&self, name: &str) -> String {
+        let fmt = format!("#{{{name}}}");
+        let out = self.tmux(&["display-message", "-p", "-t", &self.name, &fmt]);
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    fn alive(&self) -> bool {
+        self.tmux(&["has-session", "-t", &self.name])
+            .status
+            .success()
+    }
+
+    /// Waits until `pred` holds on the screen; returns the screen it held on.
+    fn wait_for(&self, what: &str, timeout: Duration, pred: impl Fn(&str) -> bool) -> String {
+        let end = Instant::now() + timeout;
+        loop {
+            let screen = self.screen();
+            if pred(&screen) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < end,
+                "timed out waiting for {what}; screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        // Usually gone already; output() keeps tmux's "no server" quiet.
+        let _ = Command::new("tmux")
+            .args(["kill-session", "-t", &self.name])
+            .output();
+    }
+}
+
+/// Sets the flag on drop, so transfer threads stop even when the test panics.
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The shell script tmux runs, removed on drop.
+struct Script(std::path::PathBuf);
+
+impl Script {
+    fn new(tag: &str) -> Script {
+        let path = std::env::temp_dir().join(format!("obs-top-{}-{tag}.sh", std::process::id()));
+        std::fs::write(&path, AFTER).unwrap();
+        Script(path)
+    }
+
+    fn path(&self) -> &str {
+        self.0.to_str().unwrap()
+    }
+}
+
+impl Drop for Script {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// After observer exits: its status, and whether the terminal is back in
+/// cooked mode (`icanon echo`, not `-icanon -echo`); then waits for Enter.
+const AFTER: &str = r#""$1" top --interval 500ms
+echo "observer exited with $?"
+echo "tty: $(stty -a | tr ' ;' '\n\n' | grep -x -e icanon -e -icanon -e echo -e -echo | tr '\n' ' ')"
+read line
+"#;
+
+#[test]
+fn shows_a_receive_window_limited_flow_and_quits_cleanly() {
+    if !root_or_skip("shows_a_receive_window_limited_flow_and_quits_cleanly") {
+        return;
+    }
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("skipped shows_a_receive_window_limited_flow_and_quits_cleanly: no tmux");
+        return;
+    }
+    let script = Script::new("flow");
+    let tmux = Tmux::start("flow", 160, 40, &["sh", script.path(), BIN]);
+    wait_for_view(&tmux);
+    let ns = NetNs::new();
+    let stop = AtomicBool::new(false);
+    ns.run(|| {
+        std::thread::scope(|scope| {
+            let stop = &stop;
+            let _stop = StopOnDrop(stop);
+            // A 4 KB receive buffer read 2 KB at a time every 2 ms: the
+            // sender waits on the advertised window.
+            let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+            setsockopt_int(&listener, libc::SOL_SOCKET, libc::SO_RCVBUF, 4096);
+            let server_addr = listener.local_addr().unwrap();
+            scope.spawn(move || {
+                let (mut c, _) = listener.accept().unwrap();
+                let mut buf = [0u8; 2048];
+                let end = Instant::now() + Duration::from_secs(60);
+                while !stop.load(Ordering::Relaxed) && Instant::now() < end {
+                    match c.read(&mut buf) {
+                        Ok(n) if n > 0 => std::thread::sleep(Duration::from_millis(2)),
+                        _ => break,
+                    }
+                }
+            });
+            let mut client = TcpStream::connect(server_addr).unwrap();
+            client
+                .set_write_timeout(Some(Duration::from_millis(200)))
+                .unwrap();
+            let local = client.local_addr().unwrap();
+            scope.spawn(move || {
+                let data = vec![7u8; 64 * 1024];
+                let end = Instant::now() + Duration::from_secs(60);
+                while !stop.load(Ordering::Relaxed) && Instant::now() < end {
+                    match client.write(&data) {
+                        Ok(_) => {}
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                        Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {}
+                        Err(_) => break,
+                    }
+                }
+            });
+            // Narrow the view to this flow's port: the filter as a user types it.
+            let port = format!(":{}", local.port());
+            tmux.keys(&["/"]);
+            tmux.keys(&["-l", &port]);
+            tmux.keys(&["Enter"]);
+            let want = local.to_string();
+            let screen = tmux.wait_for(
+                "the sender's row to say receive_window",
+                Duration::from_secs(30),
+                |s| {
+                    s.lines().any(|l| {
+                        let cells: Vec<&str> = l.split_whitespace().collect();
+                        cells.get(1) == Some(&want.as_str())
+                            && cells.last() == Some(&"receive_window")
+                    })
+                },
+            );
+            assert!(screen.contains(&format!("filter {port}")), "{screen}");
+            // Its detail pane explains the verdict. Both ends of the flow
+            // match the filter; the pane follows the selection.
+            let sender = format!("{want} -> {server_addr}");
+            let receiver = format!("{server_addr} -> {want}");
+            tmux.keys(&["/", "C-u"]);
+            tmux.keys(&["-l", &want]);
+            tmux.keys(&["Enter"]);
+            tmux.keys(&["Enter"]);
+            let screen = tmux.wait_for("the detail pane", Duration::from_secs(10), |s| {
+                s.contains(&sender) || s.contains(&receiver)
+            });
+            if !screen.contains(&sender) {
+                tmux.keys(&["j"]);
+            }
+            tmux.wait_for("the sender's detail pane", Duration::from_secs(10), |s| {
+                s.contains(&sender) && s.contains("receive_window  confidence")
+            });
+            tmux.keys(&["q"]);
+            let screen = tmux.wait_for("observer to exit", Duration::from_secs(10), |s| {
+                s.contains("observer exited with")
+            });
+            assert!(screen.contains("observer exited with 0"), "{screen}");
+        });
+    });
+    assert_restored_and_end(&tmux);
+    drop(ns);
+}
+
+/// The terminal is back after observer exited: main screen, cursor shown,
+/// cooked mode; then the session ends.
+fn assert_restored_and_end(tmux: &Tmux) {
+    assert_eq!(tmux.var("alternate_on"), "0");
+    assert_eq!(tmux.var("cursor_flag"), "1");
+    let screen = tmux.wait_for("stty", Duration::from_secs(5), |s| s.contains("tty: "));
+    assert!(screen.contains("tty: icanon echo"), "{screen}");
+    tmux.keys(&["Enter"]);
+    let end = Instant::now() + Duration::from_secs(5);
+    while tmux.alive() && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!tmux.alive(), "the tmux session outlived observer");
+}
+
+fn wait_for_view(tmux: &Tmux) {
+    tmux.wait_for("the view", Duration::from_secs(30), |s| {
+        assert!(!s.contains("observer: error"), "{s}");
+        s.contains("ringbuf drops")
+    });
+}
+
+#[test]
+fn sigterm_and_sigint_restore_the_terminal() {
+    if !root_or_skip("sigterm_and_sigint_restore_the_terminal") {
+        return;
+    }
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("skipped sigterm_and_sigint_restore_the_terminal: no tmux");
+        return;
+    }
+    for sig in ["TERM", "INT"] {
+        let script = Script::new(sig);
+        let tmux = Tmux::start(sig, 100, 30, &["sh", script.path(), BIN]);
+        wait_for_view(&tmux);
+        // The shell's child is observer.
+        let shell = tmux.var("pane_pid");
+        let out = Command::new("pgrep").args(["-P", &shell]).output().unwrap();
+        let pid = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        assert!(
+            !pid.is_empty() && !pid.contains('\n'),
+            "children of {shell}: {pid:?}"
+        );
+        let ok = Command::new("kill")
+            .args(["-s", sig, &pid])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        let screen = tmux.wait_for("observer to exit", Duration::from_secs(10), |s| {
+            s.contains("observer exited with")
+        });
+        assert!(
+            screen.contains("observer exited with 0"),
+            "SIG{sig}: {screen}"
+        );
+        assert_restored_and_end(&tmux);
+    }
+}
