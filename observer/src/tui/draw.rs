@@ -1,19 +1,21 @@
 //! Renders an [`App`] into a ratatui frame: header (host totals), flow
-//! table or detail pane, footer (keys or filter input), help overlay.
-
-use std::time::Duration;
+//! table or detail pane ([`super::detail`]), footer (keys or filter
+//! input), help overlay.
 
 use ratatui::{
     Frame,
     layout::{Alignment, Constraint, Layout, Rect},
     style::{Color, Modifier, Style},
     text::{Line, Span, Text},
-    widgets::{Block, Cell, Clear, Paragraph, Row as TableRow, Sparkline, Table, Wrap},
+    widgets::{Block, Cell, Clear, Paragraph, Row as TableRow, Table},
 };
 
-use super::state::{App, Mode, Row, SortKey};
+use super::{
+    detail,
+    state::{App, Mode, Row, SortKey},
+};
 use crate::{
-    attribution::{Side, Verdict, fmt_bytes, fmt_rate},
+    attribution::{Verdict, fmt_rate},
     output,
 };
 
@@ -135,11 +137,11 @@ fn fit_process(r: &Row, w: usize) -> String {
     format!("{head}…{pid}")
 }
 
-fn ms(us: u32) -> String {
+pub(super) fn ms(us: u32) -> String {
     format!("{}ms", output::ms(u64::from(us)))
 }
 
-fn ms_long(us: u32) -> String {
+pub(super) fn ms_long(us: u32) -> String {
     format!("{} ms", output::ms(u64::from(us)))
 }
 
@@ -147,7 +149,7 @@ fn pct(x: Option<f64>) -> String {
     x.map_or_else(|| "-".to_string(), |x| format!("{:.0}%", x * 100.0))
 }
 
-fn compact_rate(bps: f64) -> String {
+pub(super) fn compact_rate(bps: f64) -> String {
     fmt_rate(bps).replace(' ', "")
 }
 
@@ -186,7 +188,7 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
     .areas(frame.area());
     draw_header(frame, app, header);
     match app.detail() {
-        Some(row) => draw_detail(frame, row, app.interval(), body),
+        Some(row) => detail::draw(frame, row, app.interval(), body),
         None => draw_table(frame, app, body),
     }
     draw_footer(frame, app, footer);
@@ -195,7 +197,7 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
     }
 }
 
-fn label(s: &str) -> Span<'_> {
+pub(super) fn label(s: &str) -> Span<'_> {
     Span::styled(s, Style::new().add_modifier(Modifier::BOLD))
 }
 
@@ -323,224 +325,6 @@ fn draw_table(frame: &mut Frame, app: &mut App, area: Rect) {
     let widths = cols.iter().map(|(_, w)| Constraint::Length(*w));
     let table = Table::new(rows, widths).header(header).column_spacing(1);
     frame.render_widget(table, area);
-}
-
-fn share(x: f64) -> String {
-    format!("{:.0}%", x * 100.0)
-}
-
-/// `name ceiling (N%)`: the ceiling and the rate as a share of it.
-fn against(name: &str, ceiling: f64, rate: f64) -> String {
-    if ceiling > 0.0 {
-        format!(
-            "{name} {} ({:.0}%)",
-            fmt_rate(ceiling),
-            rate * 100.0 / ceiling
-        )
-    } else {
-        format!("{name} -")
-    }
-}
-
-/// The detail pane's text: verdict, explanation, evidence, what-if.
-fn detail_text(r: &Row) -> Text<'static> {
-    let a = &r.current;
-    let ev = &a.evidence;
-    let f = &r.flow;
-    let s = &ev.shares;
-    let head = |s: &'static str| {
-        Span::styled(format!("{s:<9}"), Style::new().add_modifier(Modifier::BOLD))
-    };
-    let (side, rate) = match a.side {
-        Side::Sender => (
-            "sender",
-            format!(
-                "sent {}{}; ceilings {}, {}",
-                fmt_rate(ev.rate_bps),
-                if ev.app_limited { " (app-limited)" } else { "" },
-                against("rwnd", ev.ceilings.rwnd_bps, ev.rate_bps),
-                against("cwnd", ev.ceilings.cwnd_bps, ev.rate_bps),
-            ),
-        ),
-        Side::Receiver => (
-            "receiver",
-            format!(
-                "received {}; ceiling {}",
-                fmt_rate(ev.recv_rate_bps),
-                against("rcv_wnd", ev.ceilings.rcv_wnd_bps, ev.recv_rate_bps),
-            ),
-        ),
-    };
-    let mut lines = vec![
-        Line::from(vec![
-            Span::styled(
-                a.verdict.name(),
-                Style::new()
-                    .fg(verdict_color(a.verdict))
-                    .add_modifier(Modifier::BOLD),
-            ),
-            Span::raw(format!(
-                "  confidence {:.2}, {side} side, over the last {:.1} s{}",
-                a.confidence,
-                ev.interval_us as f64 / 1e6,
-                if r.closed { ", closed" } else { "" }
-            )),
-        ]),
-        Line::raw(a.explanation.clone()),
-        Line::from(vec![
-            head("limited"),
-            Span::raw(format!(
-                "of busy: rwnd {}, sndbuf {}, cwnd {}, other {}; busy {} of wall",
-                share(ev.of_busy(s.rwnd_limited)),
-                share(ev.of_busy(s.sndbuf_limited)),
-                share(ev.of_busy(s.cwnd_limited)),
-                share(ev.of_busy(s.other_busy)),
-                share(ev.busy()),
-            )),
-        ]),
-        Line::from(vec![head("rate"), Span::raw(rate)]),
-        Line::from(vec![
-            head("windows"),
-            Span::raw(format!(
-                "cwnd {} x {} B, snd_wnd {} B, rcv_wnd {} B, in flight {}",
-                ev.snd_cwnd, ev.mss, ev.snd_wnd, ev.rcv_wnd, f.inflight,
-            )),
-        ]),
-        Line::from(vec![
-            head("rtt"),
-            Span::raw(format!(
-                "srtt {}, min {}, queue {}; retrans {} ({} total)",
-                ms_long(ev.srtt_us),
-                ms_long(ev.min_rtt_us),
-                ms_long(ev.queue_delay_us),
-                ev.retransmits,
-                f.retransmits,
-            )),
-        ]),
-    ];
-    let what_if = match &a.what_if {
-        Some(w) => {
-            let others: Vec<String> = w
-                .at_other_rtts
-                .iter()
-                .map(|c| format!("{} at {} ms", compact_rate(c.ceiling_bps), c.rtt_ms))
-                .collect();
-            format!(
-                "{} / {} = {}; {} needs {}; the window allows {}",
-                fmt_bytes(w.window_bytes as f64),
-                ms_long(w.rtt_us),
-                fmt_rate(w.ceiling_bps),
-                fmt_rate(w.target_bps),
-                fmt_bytes(w.needed_bytes),
-                others.join(", "),
-            )
-        }
-        None => "- (no window binds)".to_string(),
-    };
-    lines.push(Line::from(vec![head("what-if"), Span::raw(what_if)]));
-    Text::from(lines)
-}
-
-fn draw_detail(frame: &mut Frame, row: Result<&Row, u64>, interval: Duration, area: Rect) {
-    let r = match row {
-        Ok(r) => r,
-        Err(cookie) => {
-            let block = Block::bordered().title(format!(" flow {cookie} "));
-            let p =
-                Paragraph::new("this flow has left the book (Esc: back to the table)").block(block);
-            frame.render_widget(p, area);
-            return;
-        }
-    };
-    let title = format!(
-        " {}  {} -> {}{} ",
-        r.process(),
-        r.flow.local,
-        r.flow.remote,
-        if r.closed { "  (closed)" } else { "" }
-    );
-    let block = Block::bordered().title(title);
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
-    let [text_area, sparks] =
-        Layout::vertical([Constraint::Min(0), Constraint::Length(5)]).areas(inner);
-    frame.render_widget(
-        Paragraph::new(detail_text(r)).wrap(Wrap { trim: false }),
-        text_area,
-    );
-    draw_sparklines(frame, r, interval, sparks);
-}
-
-fn draw_sparklines(frame: &mut Frame, r: &Row, interval: Duration, area: Rect) {
-    if area.height == 0 {
-        return;
-    }
-    let h = &r.history;
-    let cwnd = |segs: u64| format!("{segs} seg");
-    let rate = |bps: u64| compact_rate(bps as f64);
-    let bytes = output::bytes;
-    let rtt = |us: u64| ms(u32::try_from(us).unwrap_or(u32::MAX));
-    type Series<'a> = (&'a str, Vec<u64>, &'a dyn Fn(u64) -> String);
-    let series: [Series; 4] = [
-        (
-            "rate",
-            h.iter().map(|p| p.rate_bps.round() as u64).collect(),
-            &rate,
-        ),
-        (
-            "cwnd",
-            h.iter().map(|p| u64::from(p.snd_cwnd)).collect(),
-            &cwnd,
-        ),
-        (
-            "snd_wnd",
-            h.iter().map(|p| u64::from(p.snd_wnd)).collect(),
-            &bytes,
-        ),
-        (
-            "srtt",
-            h.iter().map(|p| u64::from(p.srtt_us)).collect(),
-            &rtt,
-        ),
-    ];
-    let span = interval.as_secs_f64() * h.len() as f64;
-    let title = format!("history: last {span:.0} s ({} polls), oldest left", h.len());
-    frame.render_widget(
-        Paragraph::new(Line::styled(
-            title,
-            Style::new().add_modifier(Modifier::DIM),
-        )),
-        Rect { height: 1, ..area },
-    );
-    for (n, (name, data, fmt)) in series.iter().enumerate() {
-        let y = area.y + 1 + n as u16;
-        if y >= area.bottom() {
-            break;
-        }
-        let line = Rect {
-            y,
-            height: 1,
-            ..area
-        };
-        let [l, spark, v] = Layout::horizontal([
-            Constraint::Length(9),
-            Constraint::Max(60),
-            Constraint::Length(24),
-        ])
-        .areas(line);
-        frame.render_widget(Paragraph::new(label(name)), l);
-        let width = usize::from(spark.width);
-        let tail = &data[data.len().saturating_sub(width)..];
-        frame.render_widget(
-            Sparkline::default()
-                .data(tail)
-                .style(Style::new().fg(verdict_color(r.verdict()))),
-            spark,
-        );
-        let now = tail.last().copied().unwrap_or(0);
-        let max = tail.iter().copied().max().unwrap_or(0);
-        frame.render_widget(Paragraph::new(format!(" {} max {}", fmt(now), fmt(max))), v);
-    }
 }
 
 fn draw_footer(frame: &mut Frame, app: &App, area: Rect) {

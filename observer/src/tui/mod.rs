@@ -1,11 +1,13 @@
 //! `observer top`: a live terminal view of flows and their bottlenecks.
 //!
 //! Split as ratatui's examples and bottom do: [`state`] is the pure view
-//! state, [`draw`] renders it, [`keys`] maps a key to a state change, and
+//! state, [`draw`] renders it (the detail pane in [`detail`], sort
+//! columns in [`sort`]), [`keys`] maps a key to a state change, and
 //! [`run`] is the loop: `tokio::select!` over the poll tick, terminal
 //! events and signals. The terminal is restored on every way out: return,
 //! error, signal, and panic (a hook restores it before the message prints).
 
+pub mod detail;
 pub mod draw;
 pub mod keys;
 pub mod sort;
