@@ -32,7 +32,7 @@ pub struct BookConfig {
 impl Default for BookConfig {
     fn default() -> Self {
         BookConfig {
-            window: Duration::from_secs(2),
+            window: Duration::from_secs(1),
             linger: Duration::from_secs(5),
             history: 0,
             attribution: attribution::Config::default(),
