@@ -108,7 +108,11 @@ fn flows_json_reports_a_transfer_and_detaches_on_exit() {
     // Once attached it drops every capability.
     let cap_eff = || {
         let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
-        let line = status.lines().find(|l| l.starts_with("CapEff:")).unwrap().to_string();
+        let line = status
+            .lines()
+            .find(|l| l.starts_with("CapEff:"))
+            .unwrap()
+            .to_string();
         line.split_whitespace().nth(1).unwrap().to_string()
     };
     let deadline = std::time::Instant::now() + Duration::from_secs(5);

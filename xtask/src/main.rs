@@ -29,7 +29,7 @@ enum Cmd {
         #[arg(long)]
         release: bool,
     },
-    /// Build, then run `observer ARGS` as root (default: `flows`).
+    /// Build, then run `observer ARGS` as root (default: `top`, the live view).
     Run {
         /// Build with optimisations.
         #[arg(long)]
@@ -38,8 +38,30 @@ enum Cmd {
         #[arg(last = true)]
         args: Vec<String>,
     },
-    /// Run every test: formatting, lints, unit and root integration tests.
+    /// Run every test: formatting, lints, unit and root integration tests,
+    /// and the scenario suite.
     Test,
+    /// Run the scenario suite on emulated WAN paths (args go to the runner:
+    /// --only NAME, --json, --quick, --list).
+    Scenarios {
+        /// Arguments for the scenario runner.
+        #[arg(last = true)]
+        args: Vec<String>,
+    },
+    /// Build the reference-A path and run its transfers while `observer top`
+    /// shows them live.
+    Demo,
+}
+
+/// The cargo target directory of the workspace.
+pub fn target_dir() -> std::path::PathBuf {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default();
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| root.join("target"))
 }
 
 fn build(release: bool) -> anyhow::Result<std::path::PathBuf> {
@@ -69,7 +91,7 @@ fn main() -> ExitCode {
         Cmd::Build { release } => build(release).map(|_| ()),
         Cmd::Run { release, args } => build(release).and_then(|bin| {
             let args = if args.is_empty() {
-                vec!["flows".to_string()]
+                vec!["top".to_string()]
             } else {
                 args
             };
@@ -83,6 +105,8 @@ fn main() -> ExitCode {
             }
         }),
         Cmd::Test => test::test(),
+        Cmd::Scenarios { args } => test::scenarios(&args).and_then(test::Tally::finish),
+        Cmd::Demo => test::demo(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -32,7 +32,9 @@ pub fn test() -> anyhow::Result<()> {
     if util::is_root() {
         let mut c = Command::new("cargo");
         c.args(["test", "--workspace", "--exclude", "observer-ebpf"]);
-        return counted(&mut c);
+        let mut total = run_counting(&mut c)?;
+        total.add(scenarios(&[])?);
+        return total.finish();
     }
     // Not root: build the test binaries as this user, run them through sudo.
     let out = Command::new("cargo")
@@ -63,24 +65,66 @@ pub fn test() -> anyhow::Result<()> {
             total.add(run_counting(&mut util::as_root(exe)?)?);
         }
     }
+    total.add(scenarios(&[])?);
     total.finish()
+}
+
+/// Builds the scenario runner (release: the path relay keeps exact time)
+/// and runs it as root with `args`; returns its pass/fail counts.
+///
+/// # Errors
+/// A failed build, or a runner that could not start.
+pub fn scenarios(args: &[String]) -> anyhow::Result<Tally> {
+    setup::setup()?;
+    util::run(Command::new("cargo").args([
+        "build",
+        "--release",
+        "-p",
+        "observer",
+        "-p",
+        "scenarios",
+    ]))?;
+    let bin = crate::target_dir().join("release").join("scenarios");
+    let mut c = util::as_root(&bin.to_string_lossy())?;
+    c.args(args);
+    let tally = run_counting(&mut c)?;
+    Ok(tally)
+}
+
+/// `cargo xtask demo`: the reference-A path with `observer top` on it.
+///
+/// # Errors
+/// A failed build or demo.
+pub fn demo() -> anyhow::Result<()> {
+    setup::setup()?;
+    util::run(Command::new("cargo").args([
+        "build",
+        "--release",
+        "-p",
+        "observer",
+        "-p",
+        "scenarios",
+    ]))?;
+    let bin = crate::target_dir().join("release").join("scenarios");
+    util::run(util::as_root(&bin.to_string_lossy())?.arg("demo"))
 }
 
 /// Passed and failed test counts, summed over test binaries.
 #[derive(Default, Clone, Copy)]
-struct Tally {
+pub struct Tally {
     passed: u64,
     failed: u64,
 }
 
 impl Tally {
-    fn add(&mut self, o: Tally) {
+    /// Adds another binary's counts.
+    pub fn add(&mut self, o: Tally) {
         self.passed += o.passed;
         self.failed += o.failed;
     }
 
     /// Prints the closing line and fails if any test failed or none ran.
-    fn finish(self) -> anyhow::Result<()> {
+    pub fn finish(self) -> anyhow::Result<()> {
         println!("{} passed, {} failed", self.passed, self.failed);
         if self.failed > 0 {
             anyhow::bail!("{} tests failed", self.failed);
@@ -92,8 +136,17 @@ impl Tally {
     }
 }
 
-/// Parses libtest's `test result: ok. N passed; M failed; ...` line.
+/// Parses libtest's `test result: ok. N passed; M failed; ...` line, or the
+/// scenario runner's plain `N passed, M failed`.
 fn parse_result(line: &str) -> Option<Tally> {
+    if let Some((p, f)) = line.trim().split_once(" passed, ")
+        && let (Ok(passed), Some(Ok(failed))) = (
+            p.parse::<u64>(),
+            f.strip_suffix(" failed").map(str::parse::<u64>),
+        )
+    {
+        return Some(Tally { passed, failed });
+    }
     let rest = line.trim().strip_prefix("test result: ")?;
     let num = |key: &str| -> Option<u64> {
         rest.split(';')
@@ -132,11 +185,6 @@ fn run_counting(cmd: &mut Command) -> anyhow::Result<Tally> {
     Ok(tally)
 }
 
-/// Runs `cmd` and prints the summed closing line.
-fn counted(cmd: &mut Command) -> anyhow::Result<()> {
-    run_counting(cmd)?.finish()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,5 +199,8 @@ mod tests {
         let t = parse_result("test result: FAILED. 3 passed; 2 failed; 0 ignored").unwrap();
         assert_eq!((t.passed, t.failed), (3, 2));
         assert!(parse_result("running 4 tests").is_none());
+        let t = parse_result("15 passed, 1 failed").unwrap();
+        assert_eq!((t.passed, t.failed), (15, 1));
+        assert!(parse_result("x passed, 1 failed").is_none());
     }
 }

@@ -39,7 +39,11 @@ fn decide(ev: &Evidence, cfg: &Config) -> (Verdict, f64, String) {
     let rate = ev.rate_bps;
     let c = &ev.ceilings;
     if ev.interval_us == 0 {
-        return (Verdict::Unknown, 0.0, "unknown: not observed over any time yet".to_string());
+        return (
+            Verdict::Unknown,
+            0.0,
+            "unknown: not observed over any time yet".to_string(),
+        );
     }
     if ev.bytes_acked == 0 && ev.bytes_received == 0 {
         return (
@@ -122,8 +126,11 @@ fn decide(ev: &Evidence, cfg: &Config) -> (Verdict, f64, String) {
         fmt_ms(f64::from(ev.min_rtt_us)),
         fmt_ms(f64::from(ev.queue_delay_us))
     );
+    // The cwnd binds when the flow delivers at its ceiling, or spends most
+    // of its busy time at it. A pacing sender (BBR) touches its cwnd now and
+    // then while delivering well below cwnd / srtt: that is not a cwnd limit.
     let at_cwnd = near(c.cwnd_bps) && !ev.app_limited;
-    if cwnd >= cfg.significant_share || at_cwnd {
+    if cwnd >= 0.5 || at_cwnd {
         if queued {
             return (
                 Verdict::Path,

@@ -426,3 +426,27 @@ fn shares_sum_to_one_and_never_exceed_busy() {
     assert!((sum - 1.0).abs() < 1e-9);
     assert!(s.idle >= 0.0 && s.cwnd_limited >= 0.0);
 }
+
+#[test]
+fn pacing_sender_touching_its_cwnd_is_path_not_cwnd() {
+    // BBR at a 100 Mbit/s bottleneck, 110 ms: cwnd-limited 24% of busy time,
+    // delivering 96 Mbit/s against a 166 Mbit/s cwnd ceiling, 20 ms of queue.
+    let a = verdict_between(
+        P {
+            t: 0.0,
+            cwnd: 1870,
+            ..P::default()
+        },
+        P {
+            t: 1.0,
+            acked: 12_000_000,
+            busy_ms: 1000,
+            cwnd_ms: 240,
+            cwnd: 1870,
+            srtt_us: 130_700,
+            min_rtt_us: 110_000,
+            ..P::default()
+        },
+    );
+    assert_eq!(a.verdict, Verdict::Path, "{}", a.explanation);
+}

@@ -1,0 +1,8 @@
+//! The scenario suite: emulated WAN paths (pathemu) carrying real kernel TCP
+//! with a known constraint each, observed by observer, whose verdicts are
+//! judged against that ground truth.
+
+pub mod catalog;
+pub mod report;
+pub mod run;
+pub mod traffic;

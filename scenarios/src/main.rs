@@ -1,0 +1,174 @@
+//! `scenarios`: runs the scenario suite (or the demo) with observer
+//! attached. Run it through `cargo xtask scenarios` / `cargo xtask demo`,
+//! which build it and run it as root.
+
+use std::{io::IsTerminal as _, process::ExitCode, time::Duration};
+
+use anyhow::Context as _;
+use clap::{Parser, Subcommand};
+use observer::{
+    book::BookConfig,
+    clock::{Clock, kernel_hz},
+    monitor::Monitor,
+    preflight,
+    probes::{ProbeConfig, Probes},
+};
+use pathemu::{ChildGuard, Path, Side};
+use scenarios::{catalog, run};
+
+#[derive(Parser)]
+#[command(about = "observer's scenario suite on emulated WAN paths")]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Cmd>,
+    /// Run only these scenarios (repeat the flag for several).
+    #[arg(long)]
+    only: Vec<String>,
+    /// One JSON object per flow instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Shorter transfers (8 s instead of 10-11 s).
+    #[arg(long)]
+    quick: bool,
+    /// List the scenarios and exit.
+    #[arg(long)]
+    list: bool,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Build the reference-A path and run its transfers while observer shows them live.
+    Demo,
+}
+
+fn start_monitor() -> anyhow::Result<Monitor> {
+    preflight::check()?;
+    let hz = kernel_hz()?;
+    let cfg = ProbeConfig::default();
+    let probes = Probes::load(cfg).context("cannot start the kernel probes")?;
+    let book = BookConfig {
+        history: 1,
+        ..BookConfig::default()
+    };
+    Ok(Monitor::new(probes, Clock::new(hz), book, cfg.max_flows))
+}
+
+fn suite(cli: &Cli) -> anyhow::Result<bool> {
+    let all = catalog::all();
+    if cli.list {
+        for s in &all {
+            println!("{:<16} {}", s.name, s.about);
+        }
+        return Ok(true);
+    }
+    for o in &cli.only {
+        anyhow::ensure!(
+            all.iter().any(|s| s.name == o),
+            "unknown scenario '{o}'; --list shows the names"
+        );
+    }
+    let chosen: Vec<_> = all
+        .into_iter()
+        .filter(|s| cli.only.is_empty() || cli.only.iter().any(|o| o == s.name))
+        .collect();
+    let mut monitor = start_monitor()?;
+    let (mut passed, mut failed) = (0, 0);
+    for sc in &chosen {
+        let secs = if cli.quick { 8.min(sc.secs) } else { sc.secs };
+        let report =
+            run::run(&mut monitor, sc, secs).with_context(|| format!("scenario {}", sc.name))?;
+        if cli.json {
+            for f in &report.flows {
+                let mut v = serde_json::to_value(f)?;
+                v["emulator_ok"] = report.emulator_ok.into();
+                println!("{v}");
+            }
+        } else {
+            print!("{}", report.text());
+        }
+        if report.ok() {
+            passed += 1;
+        } else {
+            failed += 1;
+        }
+    }
+    if !cli.json {
+        println!("{passed} passed, {failed} failed");
+    } else {
+        eprintln!("{passed} passed, {failed} failed");
+    }
+    Ok(failed == 0)
+}
+
+fn demo() -> anyhow::Result<bool> {
+    let observer = std::env::current_exe()?
+        .parent()
+        .context("no directory for this binary")?
+        .join("observer");
+    anyhow::ensure!(
+        observer.exists(),
+        "{} is missing: build observer first",
+        observer.display()
+    );
+    let path = Path::new(pathemu::PathConfig::bottleneck(
+        35_000_000,
+        Duration::from_millis(52),
+        460_000,
+    ))?;
+    let mut server = path.command(Side::B, "iperf3");
+    server
+        .args(["-s", "-p", "5201"])
+        .stdout(std::process::Stdio::null());
+    let _server = ChildGuard::spawn(&mut server)?;
+    let dst = path.addr(Side::B).to_string();
+    let runs: Vec<Vec<&str>> = vec![
+        vec!["-C", "cubic"],
+        vec!["-w", "64K"],
+        vec!["-w", "64K", "-P", "4"],
+    ];
+    let tty = std::io::stdout().is_terminal();
+    let mut view = std::process::Command::new(&observer);
+    if tty {
+        view.args(["top", "--interval", "1s"]);
+    } else {
+        view.args(["flows", "--duration", "40s"]);
+    }
+    let mut view = ChildGuard::spawn(&mut view)?;
+    if !tty {
+        eprintln!("demo: no terminal, so `observer flows` collects for 40 s and prints");
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    for args in &runs {
+        let status = path
+            .command(Side::A, "iperf3")
+            .args(["-c", &dst, "-p", "5201", "-t", "10"])
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .status()?;
+        anyhow::ensure!(status.success(), "iperf3 {args:?} failed");
+    }
+    // The transfers are done; the view stays until the user quits it.
+    let status = view
+        .child_mut()
+        .context("the view is gone")?
+        .wait()
+        .context("waiting for the view")?;
+    Ok(status.success())
+}
+
+fn main() -> ExitCode {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Some(Cmd::Demo) => demo(),
+        None => suite(&cli),
+    };
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("scenarios: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

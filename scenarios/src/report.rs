@@ -1,0 +1,220 @@
+//! What a scenario run reports: per flow, the measured throughput, observer's
+//! figures and verdicts, and the constraint the scenario imposed.
+
+use observer::{
+    attribution::{Verdict, fmt_rate},
+    book::Tracked,
+};
+use serde::Serialize;
+
+use crate::{
+    catalog::{Scenario, View},
+    run::EMULATOR_TOLERANCE,
+};
+
+/// A judged span of a flow's life.
+#[derive(Clone, Debug, Serialize)]
+pub struct Span {
+    /// Start (s from the flow's start).
+    pub from_s: f64,
+    /// End (s), or the flow's end.
+    pub to_s: Option<f64>,
+    /// The imposed constraint.
+    pub expected: Verdict,
+    /// observer's majority verdict over the span.
+    pub verdict: Verdict,
+    /// Share of samples with that verdict.
+    pub share: f64,
+    /// When the expected verdict settled (s after `from_s`).
+    pub settled_after_s: Option<f64>,
+    /// Expected verdict, held by most samples, settled within 3 s.
+    pub pass: bool,
+}
+
+/// Local and remote endpoints.
+#[derive(Clone, Debug, Serialize)]
+pub struct Endpoints {
+    /// Local `ip:port`.
+    pub local: String,
+    /// Remote `ip:port`.
+    pub remote: String,
+}
+
+/// One data flow of a scenario.
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowReport {
+    /// Scenario name.
+    pub scenario: &'static str,
+    /// The flow.
+    pub flow: Endpoints,
+    /// The end observed.
+    pub side: View,
+    /// Measured throughput of this flow (bits/s), from the traffic generator.
+    pub throughput_bps: Option<f64>,
+    /// Published per-flow figure where one exists (bits/s).
+    pub reference_bps: Option<f64>,
+    /// The imposed constraint (the last span's).
+    pub expected: Verdict,
+    /// observer's verdict over that span.
+    pub verdict: Verdict,
+    /// Every judged span.
+    pub spans: Vec<Span>,
+    /// observer's explanation at the end of the flow (current window).
+    pub explanation: String,
+    /// Smoothed and minimum RTT (µs), windows (bytes), cwnd (segments).
+    pub srtt_us: u32,
+    /// Minimum RTT (µs).
+    pub min_rtt_us: u32,
+    /// Peer's window (bytes).
+    pub snd_wnd: u32,
+    /// Congestion window (segments).
+    pub snd_cwnd: u32,
+    /// Retransmitted segments.
+    pub retransmits: u32,
+    /// Every span passed.
+    pub pass: bool,
+}
+
+impl FlowReport {
+    /// Builds the report of tracked flow `t`.
+    pub fn new(
+        sc: &Scenario,
+        t: &Tracked,
+        throughput_bps: Option<f64>,
+        spans: Vec<Span>,
+    ) -> FlowReport {
+        let last = spans.last();
+        let per_flow_ref = sc.reference_bps.map(|r| r / sc.flows as f64);
+        FlowReport {
+            scenario: sc.name,
+            flow: Endpoints {
+                local: t.flow.local.to_string(),
+                remote: t.flow.remote.to_string(),
+            },
+            side: sc.view,
+            throughput_bps,
+            reference_bps: per_flow_ref,
+            expected: last.map_or(Verdict::Unknown, |s| s.expected),
+            verdict: last.map_or(Verdict::Unknown, |s| s.verdict),
+            pass: !spans.is_empty() && spans.iter().all(|s| s.pass),
+            spans,
+            explanation: t.current.explanation.clone(),
+            srtt_us: t.flow.srtt_us,
+            min_rtt_us: t.flow.min_rtt_us,
+            snd_wnd: t.flow.snd_wnd,
+            snd_cwnd: t.flow.snd_cwnd,
+            retransmits: t.flow.retransmits,
+        }
+    }
+}
+
+/// A whole scenario.
+#[derive(Clone, Debug, Serialize)]
+pub struct ScenarioReport {
+    /// Scenario name.
+    pub scenario: &'static str,
+    /// What it shows.
+    pub about: &'static str,
+    /// Total measured throughput (bits/s).
+    pub throughput_bps: f64,
+    /// The throughput the emulator must reproduce, if any (bits/s).
+    pub emulator_reference_bps: Option<f64>,
+    /// Within 15% of it (true when there is none).
+    pub emulator_ok: bool,
+    /// Data flows found.
+    pub flows: Vec<FlowReport>,
+    /// Found the expected number of flows and every flow passed.
+    pub verdicts_ok: bool,
+    /// The traffic generator's own error, if any.
+    pub error: Option<String>,
+}
+
+impl ScenarioReport {
+    /// Assembles the scenario's verdict.
+    pub fn new(
+        sc: &Scenario,
+        flows: Vec<FlowReport>,
+        throughput_bps: f64,
+        error: Option<String>,
+    ) -> ScenarioReport {
+        let emulator_ok = sc
+            .emulator_check_bps
+            .is_none_or(|r| (throughput_bps - r).abs() <= EMULATOR_TOLERANCE * r);
+        let verdicts_ok =
+            error.is_none() && flows.len() == sc.flows && flows.iter().all(|f| f.pass);
+        ScenarioReport {
+            scenario: sc.name,
+            about: sc.about,
+            throughput_bps,
+            emulator_reference_bps: sc.emulator_check_bps,
+            emulator_ok,
+            flows,
+            verdicts_ok,
+            error,
+        }
+    }
+
+    /// Whether everything checked passed.
+    pub fn ok(&self) -> bool {
+        self.emulator_ok && self.verdicts_ok
+    }
+
+    /// A human summary: one line for the scenario, one per flow.
+    pub fn text(&self) -> String {
+        let mut s = format!(
+            "{} {:<16} {} total{}{}\n",
+            if self.ok() { "PASS" } else { "FAIL" },
+            self.scenario,
+            fmt_rate(self.throughput_bps),
+            self.emulator_reference_bps
+                .map(|r| format!(
+                    " (emulator reference {}{})",
+                    fmt_rate(r),
+                    if self.emulator_ok {
+                        ""
+                    } else {
+                        ", OFF BY MORE THAN 15%"
+                    }
+                ))
+                .unwrap_or_default(),
+            self.error
+                .as_ref()
+                .map(|e| format!(" iperf3 error: {e}"))
+                .unwrap_or_default()
+        );
+        for f in &self.flows {
+            let spans: Vec<String> = f
+                .spans
+                .iter()
+                .map(|sp| {
+                    format!(
+                        "{}s..{}: expected {} got {} ({:.0}%{})",
+                        sp.from_s,
+                        sp.to_s.map_or("end".to_string(), |t| format!("{t}s")),
+                        sp.expected,
+                        sp.verdict,
+                        sp.share * 100.0,
+                        sp.settled_after_s
+                            .map(|t| format!(", settled +{t:.1}s"))
+                            .unwrap_or_default()
+                    )
+                })
+                .collect();
+            s.push_str(&format!(
+                "     {} -> {} [{:?}] {} srtt {:.1} ms min_rtt {:.1} ms cwnd {} snd_wnd {} retrans {}: {}\n       {}\n",
+                f.flow.local,
+                f.flow.remote,
+                f.side,
+                f.throughput_bps.map(fmt_rate).unwrap_or_else(|| "-".into()),
+                f64::from(f.srtt_us) / 1000.0,
+                f64::from(f.min_rtt_us) / 1000.0,
+                f.snd_cwnd,
+                f.snd_wnd,
+                f.retransmits,
+                spans.join("; "),
+                f.explanation
+            ));
+        }
+        s
+    }
+}

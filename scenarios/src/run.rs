@@ -1,0 +1,308 @@
+//! Runs one scenario with observer attached and judges its verdicts.
+
+use std::{
+    collections::HashMap,
+    time::{Duration, Instant},
+};
+
+use anyhow::Context as _;
+use observer::{attribution::Verdict, monitor::Monitor};
+use pathemu::{Path, Side};
+
+use crate::{
+    catalog::{Scenario, Traffic, View},
+    report::{FlowReport, ScenarioReport},
+    traffic::{self, Iperf, OwnFlow},
+};
+
+/// How often the runner polls observer.
+const POLL: Duration = Duration::from_millis(500);
+/// Flows that moved less than this are control connections, not data.
+const MIN_DATA_BYTES: u64 = 200_000;
+/// Share of samples in a span that must carry the expected verdict.
+pub const MIN_SHARE: f64 = 0.6;
+/// A verdict must settle within this long after the span starts.
+pub const SETTLE_S: f64 = 3.0;
+/// Tolerance of the emulator's throughput against its reference.
+pub const EMULATOR_TOLERANCE: f64 = 0.15;
+
+/// One flow's verdicts over time (seconds since it was first seen).
+#[derive(Default, Debug)]
+struct Timeline {
+    born: Option<Instant>,
+    samples: Vec<(f64, Verdict)>,
+    /// The explanation at the last poll while the flow was open.
+    explanation: String,
+}
+
+/// Majority verdict in `[from, to)`, its share, and when the expected one
+/// settled (first time from which at least 80% of later samples agree).
+pub fn judge(
+    samples: &[(f64, Verdict)],
+    from: f64,
+    to: f64,
+    expected: Verdict,
+) -> (Verdict, f64, Option<f64>) {
+    let span: Vec<&(f64, Verdict)> = samples
+        .iter()
+        .filter(|(t, _)| *t >= from && *t < to)
+        .collect();
+    if span.is_empty() {
+        return (Verdict::Unknown, 0.0, None);
+    }
+    let mut counts: HashMap<Verdict, usize> = HashMap::new();
+    for (_, v) in &span {
+        *counts.entry(*v).or_default() += 1;
+    }
+    let (majority, n) = counts
+        .iter()
+        .max_by_key(|(v, n)| (**n, **v == expected))
+        .map(|(v, n)| (*v, *n))
+        .unwrap_or((Verdict::Unknown, 0));
+    let share = n as f64 / span.len() as f64;
+    let settled = (0..span.len()).find_map(|i| {
+        let rest = &span[i..];
+        let ok = rest.iter().filter(|(_, v)| *v == expected).count();
+        (ok as f64 >= 0.8 * rest.len() as f64).then(|| (span[i].0 - from).max(0.0))
+    });
+    (majority, share, settled)
+}
+
+/// Applies the scenario's namespace settings.
+fn prepare(path: &Path, sc: &Scenario) -> anyhow::Result<()> {
+    if let Some(max) = sc.rcv_rmem_max {
+        let ok = path
+            .command(Side::B, "sysctl")
+            .args(["-qw", &format!("net.ipv4.tcp_rmem=4096 131072 {max}")])
+            .status()
+            .context("running sysctl in B")?;
+        anyhow::ensure!(ok.success(), "sysctl net.ipv4.tcp_rmem in B failed");
+    }
+    Ok(())
+}
+
+/// Clamps A's cwnd towards B with a route metric. The kernel reads the lock
+/// through the tcp_metrics entry an earlier connection leaves, so a short
+/// warm-up connection comes first.
+fn clamp_cwnd(path: &Path, segments: u32) -> anyhow::Result<()> {
+    let warm = path
+        .command(Side::A, "iperf3")
+        .args([
+            "-c",
+            &path.addr(Side::B).to_string(),
+            "-p",
+            "5201",
+            "-n",
+            "1K",
+        ])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .context("warm-up connection")?;
+    anyhow::ensure!(warm.success(), "warm-up iperf3 failed");
+    let ok = path
+        .command(Side::A, "ip")
+        .args([
+            "route",
+            "replace",
+            &path.addr(Side::B).to_string(),
+            "dev",
+            path.tun_name(),
+        ])
+        .args(["cwnd", "lock", &segments.to_string()])
+        .status()
+        .context("ip route ... cwnd lock")?;
+    anyhow::ensure!(ok.success(), "ip route replace ... cwnd lock failed");
+    Ok(())
+}
+
+/// What the traffic measured: throughput per data flow, keyed by the A-side port.
+enum Measured {
+    Iperf(traffic::IperfResult),
+    Own { a_port: u16, bps: f64 },
+}
+
+/// Runs `sc` with `monitor` attached; `secs` overrides its length.
+pub fn run(monitor: &mut Monitor, sc: &Scenario, secs: u64) -> anyhow::Result<ScenarioReport> {
+    let path =
+        Path::new(sc.path.clone()).with_context(|| format!("building the path of {}", sc.name))?;
+    prepare(&path, sc)?;
+    let netns = path.netns_inode(match sc.view {
+        View::Sender => Side::A,
+        View::Receiver => Side::B,
+    }) as u32;
+    let mut lines: HashMap<u64, Timeline> = HashMap::new();
+    let poll = |monitor: &mut Monitor, lines: &mut HashMap<u64, Timeline>| -> anyhow::Result<()> {
+        monitor.poll().context("polling observer")?;
+        let now = Instant::now();
+        for t in monitor
+            .book()
+            .flows()
+            .filter(|t| t.latest.netns == netns && !t.is_closed())
+        {
+            let line = lines.entry(t.latest.cookie).or_default();
+            let born = *line.born.get_or_insert(now);
+            line.samples
+                .push((now.duration_since(born).as_secs_f64(), t.current.verdict));
+            line.explanation.clone_from(&t.current.explanation);
+        }
+        Ok(())
+    };
+    poll(monitor, &mut lines)?;
+    let measured = std::thread::scope(|scope| -> anyhow::Result<Measured> {
+        match &sc.traffic {
+            Traffic::Iperf { args } => {
+                let server = Iperf::server(&path)?;
+                if let Some(n) = sc.cwnd_lock {
+                    clamp_cwnd(&path, n)?;
+                }
+                let mut client = Iperf::start(&path, server, secs, sc.cc, args)?;
+                while !client.done() {
+                    std::thread::sleep(POLL);
+                    poll(monitor, &mut lines)?;
+                }
+                Ok(Measured::Iperf(client.finish()?))
+            }
+            Traffic::SmallSndbuf { sndbuf } => {
+                let flow = OwnFlow::connect(&path, Some(*sndbuf), sc.cc)?;
+                let a_port = flow.sender.local_addr()?.port();
+                let rx = scope.spawn(move || traffic::drain(flow.receiver));
+                let tx = scope.spawn(move || traffic::send(flow.sender, secs, 0, 0));
+                while !tx.is_finished() {
+                    std::thread::sleep(POLL);
+                    poll(monitor, &mut lines)?;
+                }
+                let (bytes, span) = rx
+                    .join()
+                    .map_err(|_| anyhow::anyhow!("receiver thread panicked"))?;
+                Ok(Measured::Own {
+                    a_port,
+                    bps: bytes as f64 * 8.0 / span.max(1e-3),
+                })
+            }
+            Traffic::Phases {
+                app_rate_bps,
+                app_secs,
+            } => {
+                let flow = OwnFlow::connect(&path, None, sc.cc)?;
+                let a_port = flow.sender.local_addr()?.port();
+                let (rate, paced) = (*app_rate_bps, *app_secs);
+                let rx = scope.spawn(move || traffic::drain(flow.receiver));
+                let tx = scope.spawn(move || traffic::send(flow.sender, secs, rate, paced));
+                while !tx.is_finished() {
+                    std::thread::sleep(POLL);
+                    poll(monitor, &mut lines)?;
+                }
+                let (bytes, span) = rx
+                    .join()
+                    .map_err(|_| anyhow::anyhow!("receiver thread panicked"))?;
+                Ok(Measured::Own {
+                    a_port,
+                    bps: bytes as f64 * 8.0 / span.max(1e-3),
+                })
+            }
+        }
+    })?;
+    // Let the close records arrive.
+    std::thread::sleep(POLL);
+    poll(monitor, &mut lines)?;
+    Ok(report(monitor, sc, netns, &lines, &measured))
+}
+
+fn report(
+    monitor: &Monitor,
+    sc: &Scenario,
+    netns: u32,
+    lines: &HashMap<u64, Timeline>,
+    measured: &Measured,
+) -> ScenarioReport {
+    let mut flows: Vec<FlowReport> = Vec::new();
+    let mut data: Vec<_> = monitor
+        .book()
+        .flows()
+        .filter(|t| t.latest.netns == netns)
+        .filter(|t| t.flow.bytes_acked.max(t.flow.bytes_received) >= MIN_DATA_BYTES)
+        .collect();
+    data.sort_by_key(|t| t.latest.first_seen_ns);
+    for t in data {
+        let a_port = match sc.view {
+            View::Sender => t.flow.local.port(),
+            View::Receiver => t.flow.remote.port(),
+        };
+        let throughput = match measured {
+            Measured::Iperf(r) => r
+                .streams
+                .iter()
+                .find(|(p, _)| *p == a_port)
+                .map(|(_, b)| *b),
+            Measured::Own { a_port: p, bps } => (*p == a_port).then_some(*bps),
+        };
+        let line = lines.get(&t.latest.cookie);
+        let samples = line.map(|l| l.samples.as_slice()).unwrap_or(&[]);
+        let spans = sc
+            .expect
+            .iter()
+            .map(|e| {
+                let (verdict, share, settled) = judge(samples, e.from_s, e.to_s, e.verdict);
+                crate::report::Span {
+                    from_s: e.from_s,
+                    to_s: if e.to_s.is_finite() {
+                        Some(e.to_s)
+                    } else {
+                        None
+                    },
+                    expected: e.verdict,
+                    verdict,
+                    share,
+                    settled_after_s: settled,
+                    pass: verdict == e.verdict
+                        && share >= MIN_SHARE
+                        && settled.is_some_and(|s| s <= SETTLE_S),
+                }
+            })
+            .collect();
+        let mut f = FlowReport::new(sc, t, throughput, spans);
+        if let Some(l) = line.filter(|l| !l.explanation.is_empty()) {
+            f.explanation.clone_from(&l.explanation);
+        }
+        flows.push(f);
+    }
+    let total: f64 = match measured {
+        Measured::Iperf(r) => r.sum_bps,
+        Measured::Own { bps, .. } => *bps,
+    };
+    let error = match measured {
+        Measured::Iperf(r) => r.error.clone(),
+        Measured::Own { .. } => None,
+    };
+    ScenarioReport::new(sc, flows, total, error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Verdict::*;
+
+    #[test]
+    fn judging_spans() {
+        let s: Vec<(f64, Verdict)> = vec![
+            (0.5, Unknown),
+            (1.0, CongestionWindow),
+            (2.0, Path),
+            (3.0, ReceiveWindow),
+            (3.5, ReceiveWindow),
+            (4.0, Path),
+            (4.5, ReceiveWindow),
+            (5.0, ReceiveWindow),
+            (5.5, ReceiveWindow),
+        ];
+        let (v, share, settled) = judge(&s, 3.0, f64::INFINITY, ReceiveWindow);
+        assert_eq!(v, ReceiveWindow);
+        assert!((share - 5.0 / 6.0).abs() < 1e-9);
+        assert_eq!(settled, Some(0.0));
+        // A three-way tie goes to the expected verdict.
+        let (v, _, settled) = judge(&s, 0.0, 2.5, Path);
+        assert_eq!(v, Path);
+        assert_eq!(settled, Some(2.0));
+        assert_eq!(judge(&s, 9.0, 10.0, Path), (Unknown, 0.0, None));
+    }
+}
