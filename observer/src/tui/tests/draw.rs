@@ -87,7 +87,7 @@ fn detail_pane_at_80x24_shows_evidence_what_if_and_history() {
         "verdicts receive_window 1  application 1  path 1",
         "ringbuf drops 2  lru evictions 1  sort rate ▼",
         "┌ iperf3/4242  10.0.0.1:40001 -> 10.0.0.2:5201 ────────────────────────────────┐",
-        "│receive_window  confidence 0.80, sender side, over the last 2.0 s             │",
+        "│receive_window  confidence 0.80, sender side, over the last 1.0 s             │",
         "│receive window: snd_wnd 80.5 KB / srtt 105.0 ms = 6.1 Mbit/s ceiling,         │",
         "│delivering 6.1 Mbit/s (rwnd-limited 56% of busy); 12.3 Mbit/s would need 161.0│",
         "│KB at 105.0 ms; 80.5 KB allows 12.9 Mbit/s at 50 ms, 2.6 Mbit/s at 250 ms     │",
@@ -239,7 +239,7 @@ fn sparklines_follow_the_history() {
     assert!(l[4].starts_with("│path  confidence"), "{}", l[4]);
     assert!(l.iter().any(|l| l.contains("what-if  - (no window binds)")));
     assert!(
-        l.iter().any(|l| l.contains("retrans 4 (10 total)")),
+        l.iter().any(|l| l.contains("retrans 2 (10 total)")),
         "{l:#?}"
     );
 }
