@@ -1,0 +1,257 @@
+//! `observer run` as a deployment uses it: a real Prometheus server scrapes
+//! it while transfers cross emulated paths, and the series stay bounded
+//! while thousands of short flows come and go.
+#![allow(
+    clippy::unwrap_used,
+    reason = "integration tests: a failure should panic the test"
+)]
+
+mod support;
+
+use std::{
+    io::{Read as _, Write as _},
+    net::{TcpListener, TcpStream},
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use pathemu::{ChildGuard, Path, PathConfig, Side};
+use support::{NetNs, root_or_skip};
+
+const BIN: &str = env!("CARGO_BIN_EXE_observer");
+
+/// Tests that attach programs and serve ports run one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// A child process killed on drop.
+struct Kill(Child);
+
+impl Drop for Kill {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `GET path` on 127.0.0.1:port with curl; the body, or None.
+fn get(port: u16, path: &str) -> Option<String> {
+    let out = Command::new("curl")
+        .args([
+            "-sf",
+            "--max-time",
+            "2",
+            &format!("http://127.0.0.1:{port}{path}"),
+        ])
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn start_observer(port: u16) -> Kill {
+    let child = Command::new(BIN)
+        .args([
+            "run",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--interval",
+            "500ms",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let k = Kill(child);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while get(port, "/healthz").as_deref() != Some("ok\n") {
+        assert!(
+            Instant::now() < deadline,
+            "observer run never served /healthz"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    k
+}
+
+/// The value of an instant query's first sample, if any.
+fn query(prom: u16, q: &str) -> Option<f64> {
+    let out = Command::new("curl")
+        .args([
+            "-sf",
+            "--max-time",
+            "2",
+            "-G",
+            &format!("http://127.0.0.1:{prom}/api/v1/query"),
+        ])
+        .args(["--data-urlencode", &format!("query={q}")])
+        .output()
+        .ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+    v["data"]["result"][0]["value"][1].as_str()?.parse().ok()
+}
+
+#[test]
+fn prometheus_sees_window_and_path_verdicts_move() {
+    if !root_or_skip("prometheus_sees_window_and_path_verdicts_move") {
+        return;
+    }
+    if Command::new("prometheus")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        panic!("prometheus is not installed: run `cargo xtask setup`");
+    }
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let port = free_port();
+    let _observer = start_observer(port);
+    let dir = std::env::temp_dir().join(format!("observer-prom-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = dir.join("prometheus.yml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "global: {{scrape_interval: 1s, evaluation_interval: 1s}}\n\
+             scrape_configs:\n  - job_name: observer\n    static_configs: [{{targets: ['127.0.0.1:{port}']}}]\n"
+        ),
+    )
+    .unwrap();
+    let prom = free_port();
+    let _prometheus = Kill(
+        Command::new("prometheus")
+            .arg(format!("--config.file={}", cfg.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.join("data").display()
+            ))
+            .arg(format!("--web.listen-address=127.0.0.1:{prom}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    // A window-limited transfer (64 KB on 104 ms) and a path-limited one
+    // (cubic into a 20 Mbit/s bottleneck), at the same time.
+    let window = Path::new(PathConfig::bottleneck(
+        35_000_000,
+        Duration::from_millis(52),
+        460_000,
+    ))
+    .unwrap();
+    let full = Path::new(PathConfig::bottleneck(
+        20_000_000,
+        Duration::from_millis(25),
+        125_000,
+    ))
+    .unwrap();
+    let mut clients = Vec::new();
+    let mut servers = Vec::new();
+    for (path, args) in [(&window, vec!["-w", "64K"]), (&full, vec!["-C", "cubic"])] {
+        let mut s = path.command(Side::B, "iperf3");
+        s.args(["-s", "-1"]).stdout(Stdio::null());
+        servers.push(ChildGuard::spawn(&mut s).unwrap());
+        std::thread::sleep(Duration::from_millis(300));
+        let mut c = path.command(Side::A, "iperf3");
+        c.args(["-c", &path.addr(Side::B).to_string(), "-t", "12"])
+            .args(&args)
+            .stdout(Stdio::null());
+        clients.push(ChildGuard::spawn(&mut c).unwrap());
+    }
+    let moved = |verdict: &str| {
+        query(
+            prom,
+            &format!("sum(observer_bytes_acked_total{{verdict=\"{verdict}\"}})"),
+        )
+        .unwrap_or(0.0)
+    };
+    let deadline = Instant::now() + Duration::from_secs(25);
+    let (mut rwnd, mut path) = (0.0, 0.0);
+    while Instant::now() < deadline && (rwnd < 1e6 || path < 1e6) {
+        std::thread::sleep(Duration::from_secs(1));
+        rwnd = moved("receive_window");
+        path = moved("path");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(rwnd >= 1e6, "receive_window bytes in Prometheus: {rwnd}");
+    assert!(path >= 1e6, "path bytes in Prometheus: {path}");
+}
+
+#[test]
+fn series_stay_bounded_while_5000_short_flows_come_and_go() {
+    if !root_or_skip("series_stay_bounded_while_5000_short_flows_come_and_go") {
+        return;
+    }
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let port = free_port();
+    let _observer = start_observer(port);
+    let ns = NetNs::new();
+    let series = || {
+        get(port, "/metrics")
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .count()
+    };
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let mut counts = std::thread::scope(|scope| {
+        // Sample the exposition from the root namespace while flows churn.
+        let sampler = scope.spawn(|| {
+            let mut counts = Vec::new();
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                counts.push(series());
+                std::thread::sleep(Duration::from_millis(1500));
+            }
+            counts
+        });
+        ns.run(|| {
+            let l = TcpListener::bind("127.0.0.1:0").unwrap();
+            let addr = l.local_addr().unwrap();
+            let server = std::thread::spawn(move || {
+                for _ in 0..5000 {
+                    let (mut c, _) = l.accept().unwrap();
+                    let mut b = [0u8; 64];
+                    let _ = c.read(&mut b);
+                }
+            });
+            for _ in 0..10 {
+                for _ in 0..500 {
+                    let mut c = TcpStream::connect(addr).unwrap();
+                    c.write_all(&[7u8; 64]).unwrap();
+                }
+                std::thread::sleep(Duration::from_millis(600));
+            }
+            server.join().unwrap();
+        });
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        sampler.join().unwrap()
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    counts.push(series());
+    // Without aggregation labels the catalogue's series are fixed: verdicts
+    // x a handful of counters, histogram buckets, self metrics.
+    const BOUND: usize = 600;
+    assert!(
+        counts.iter().all(|c| *c > 0 && *c <= BOUND),
+        "series counts {counts:?}"
+    );
+    let text = get(port, "/metrics").unwrap();
+    let closed: f64 = text
+        .lines()
+        .filter(|l| l.starts_with("observer_flows_closed_total{"))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum();
+    assert!(closed >= 10_000.0, "closed flows counted: {closed}");
+}
