@@ -17,7 +17,8 @@ use std::{
     time::{Duration, Instant},
 };
 
-use support::{NetNs, root_or_skip, setsockopt_int};
+use pathemu::{Path, PathConfig, Side};
+use support::{root_or_skip, setsockopt_int};
 
 const BIN: &str = env!("CARGO_BIN_EXE_observer");
 
@@ -185,29 +186,43 @@ fn shows_a_receive_window_limited_flow_and_quits_cleanly() {
     let script = Script::new("flow");
     let tmux = Tmux::start("flow", 160, 40, &["sh", script.path(), BIN]);
     wait_for_view(&tmux);
-    let ns = NetNs::new();
+    // The reference path of the seed experiments: 35 Mbit/s, 104 ms RTT.
+    let path = Path::new(PathConfig::bottleneck(
+        35_000_000,
+        Duration::from_millis(52),
+        460_000,
+    ))
+    .unwrap();
     let stop = AtomicBool::new(false);
-    ns.run(|| {
+    {
         std::thread::scope(|scope| {
             let stop = &stop;
             let _stop = StopOnDrop(stop);
-            // A 4 KB receive buffer read 2 KB at a time every 2 ms: the
-            // sender waits on the advertised window.
-            let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-            setsockopt_int(&listener, libc::SOL_SOCKET, libc::SO_RCVBUF, 4096);
+            // A 64 KB receive buffer at the receiver (iperf3 -w 64K): the
+            // sender waits on the advertised window, about 5 Mbit/s.
+            let bind = std::net::SocketAddr::new(path.ip(Side::B), 0);
+            let listener = path
+                .run_in(Side::B, move || {
+                    let l = TcpListener::bind(bind).unwrap();
+                    setsockopt_int(&l, libc::SOL_SOCKET, libc::SO_RCVBUF, 64 * 1024);
+                    l
+                })
+                .unwrap();
             let server_addr = listener.local_addr().unwrap();
             scope.spawn(move || {
                 let (mut c, _) = listener.accept().unwrap();
-                let mut buf = [0u8; 2048];
+                let mut buf = vec![0u8; 256 * 1024];
                 let end = Instant::now() + Duration::from_secs(60);
                 while !stop.load(Ordering::Relaxed) && Instant::now() < end {
                     match c.read(&mut buf) {
-                        Ok(n) if n > 0 => std::thread::sleep(Duration::from_millis(2)),
+                        Ok(n) if n > 0 => {}
                         _ => break,
                     }
                 }
             });
-            let mut client = TcpStream::connect(server_addr).unwrap();
+            let mut client = path
+                .run_in(Side::A, move || TcpStream::connect(server_addr).unwrap())
+                .unwrap();
             client
                 .set_write_timeout(Some(Duration::from_millis(200)))
                 .unwrap();
@@ -265,9 +280,9 @@ fn shows_a_receive_window_limited_flow_and_quits_cleanly() {
             });
             assert!(screen.contains("observer exited with 0"), "{screen}");
         });
-    });
+    }
     assert_restored_and_end(&tmux);
-    drop(ns);
+    drop(path);
 }
 
 /// The terminal is back after observer exited: main screen, cursor shown,
