@@ -64,24 +64,31 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         max_flows: args.max_flows,
         ..ProbeConfig::default()
     };
-    let mut s = session::start(config)?;
-    let run_start = monotonic_ns();
-    let mut table = FlowTable::new();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .enable_io()
         .build()
         .context("cannot start the async runtime")?;
+    // Signal handlers first: a stop during start-up still ends cleanly.
+    let (mut term, mut int) = {
+        let _ctx = rt.enter();
+        use tokio::signal::unix::{SignalKind, signal};
+        (
+            signal(SignalKind::terminate()).context("cannot install a SIGTERM handler")?,
+            signal(SignalKind::interrupt()).context("cannot install a SIGINT handler")?,
+        )
+    };
+    let mut s = session::start(config)?;
+    let run_start = monotonic_ns();
+    let mut table = FlowTable::new();
     let mut buf = Vec::new();
     rt.block_on(async {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-            .context("cannot install a SIGTERM handler")?;
         let deadline = tokio::time::Instant::now() + args.duration;
         loop {
             let next = (tokio::time::Instant::now() + args.interval).min(deadline);
             tokio::select! {
                 _ = tokio::time::sleep_until(next) => {}
-                _ = tokio::signal::ctrl_c() => break,
+                _ = int.recv() => break,
                 _ = term.recv() => break,
             }
             poll(&mut s.probes, &mut table, &mut buf);

@@ -85,6 +85,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
 }
 
 async fn agent(args: &Args) -> anyhow::Result<()> {
+    // Handle signals from the start: a stop during start-up still detaches.
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).context("cannot install a SIGTERM handler")?;
+    let mut int = signal(SignalKind::interrupt()).context("cannot install a SIGINT handler")?;
     // Bind first: a taken port fails before anything is loaded.
     let listener = http::bind(args.listen).await?;
     let s = session::start(ProbeConfig {
@@ -107,14 +111,12 @@ async fn agent(args: &Args) -> anyhow::Result<()> {
     let mut monitor = Monitor::new(s.probes, s.clock, cfg, args.max_flows);
     let server = tokio::spawn(http::serve(listener, catalogue.registry.clone()));
     log::info!("serving http://{}/metrics", args.listen);
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .context("cannot install a SIGTERM handler")?;
     let mut tick = tokio::time::interval(args.interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
             _ = tick.tick() => {}
-            _ = tokio::signal::ctrl_c() => break,
+            _ = int.recv() => break,
             _ = term.recv() => break,
         }
         let (events, stats) = monitor.poll().context("reading the kernel maps")?;
