@@ -33,6 +33,9 @@ pub const MAP_COUNTERS: &str = "COUNTERS";
 pub const MAP_LIVE: &str = "LIVE";
 /// Name of the read-only global that carries the BTF-resolved offsets.
 pub const GLOBAL_OFFSETS: &str = "OFFSETS";
+/// Name of the read-only global (u8) that selects direct BTF-checked loads
+/// (1) or `bpf_probe_read_kernel` (0) for socket fields.
+pub const GLOBAL_DIRECT: &str = "DIRECT";
 /// Name of the read-only global that carries the flow map's max_entries.
 pub const GLOBAL_MAX_FLOWS: &str = "MAX_FLOWS";
 

@@ -11,7 +11,7 @@ use observer_common::{AF_INET, AF_INET6, Counter, FlowSample, tcp_state};
 
 use crate::{
     maps::{CLOSED, FLOWS, SCRATCH, count, live, live_add, max_flows},
-    read::{at, bits, deref, is_tcp, off},
+    read::{Sk, at, deref, load, off},
 };
 
 /// The socket cookie of `sk` (`bpf_get_socket_cookie`).
@@ -27,6 +27,9 @@ fn cookie(sk: *const u8) -> u64 {
 #[inline(always)]
 pub fn on_packet(sk: *const u8, skb: *const u8) {
     count(Counter::ProbeHits);
+    let Some(sk) = Sk::of(sk) else {
+        return;
+    };
     if let Some(s) = entry(sk, true) {
         // SAFETY: `s` points into the flow map's value for this socket.
         unsafe {
@@ -40,9 +43,9 @@ pub fn on_packet(sk: *const u8, skb: *const u8) {
 /// record and removes it.
 #[inline(always)]
 pub fn on_state(sk: *const u8, old: u8, new: u8) {
-    if !is_tcp(sk) {
+    let Some(sk) = Sk::of(sk) else {
         return;
-    }
+    };
     if new == tcp_state::SYN_SENT {
         // connect(): process context, so the owner is the caller.
         if let Some(s) = entry(sk, true) {
@@ -67,14 +70,14 @@ pub fn on_state(sk: *const u8, old: u8, new: u8) {
 /// attribute a TCP flow to the calling process and refresh its figures.
 #[inline(always)]
 pub fn on_owner(sk: *const u8) {
-    if !is_tcp(sk) {
+    let Some(sk) = Sk::of(sk) else {
         return;
-    }
-    let family: u16 = at(sk, off!(family));
+    };
+    let family: u16 = sk.get(off!(family));
     if family != AF_INET && family != AF_INET6 {
         return;
     }
-    let state: u8 = at(sk, off!(state));
+    let state: u8 = sk.get(off!(state));
     let Some(s) = entry(sk, tcp_state::is_connected(state)) else {
         return;
     };
@@ -119,12 +122,12 @@ const TH_ACK: u8 = 0x10;
 /// # Safety
 /// `s` must be valid for reads and writes.
 #[inline(always)]
-unsafe fn carry_forward(s: *mut FlowSample, sk: *const u8, skb: *const u8) {
-    let data: u64 = at(skb, off!(skb_data));
+unsafe fn carry_forward(s: *mut FlowSample, sk: Sk, skb: *const u8) {
+    let data: u64 = load(skb, off!(skb_data), sk.direct());
     if data == 0 {
         return;
     }
-    let len: u32 = at(skb, off!(skb_len));
+    let len: u32 = load(skb, off!(skb_len), sk.direct());
     // seq (4 bytes at 4), ack_seq (at 8), data offset (high nibble of 12),
     // flags (13): the TCP wire format, not a kernel struct.
     let th: [u8; 14] = at(data as *const u8, 0);
@@ -135,12 +138,12 @@ unsafe fn carry_forward(s: *mut FlowSample, sk: *const u8, skb: *const u8) {
     // SAFETY: caller guarantees `s`.
     unsafe {
         if flags & TH_ACK != 0 {
-            let una: u32 = at(sk, off!(snd_una));
-            let nxt: u32 = at(sk, off!(snd_nxt));
+            let una: u32 = sk.get(off!(snd_una));
+            let nxt: u32 = sk.get(off!(snd_nxt));
             let acked = ack.wrapping_sub(una);
             if acked != 0 && acked <= nxt.wrapping_sub(una) {
                 (*s).bytes_acked += u64::from(acked);
-                let write_seq: u32 = at(sk, off!(write_seq));
+                let write_seq: u32 = sk.get(off!(write_seq));
                 if ack == nxt && write_seq == nxt {
                     let now = bpf_jiffies64() as u32;
                     let ran = now.wrapping_sub((*s).chrono_start);
@@ -164,7 +167,7 @@ unsafe fn carry_forward(s: *mut FlowSample, sk: *const u8, skb: *const u8) {
         }
         let fin = u32::from(flags & TH_FIN);
         let consumed = len.saturating_sub(doff) + fin;
-        let rcv_nxt: u32 = at(sk, off!(rcv_nxt));
+        let rcv_nxt: u32 = sk.get(off!(rcv_nxt));
         if consumed != 0 && seq == rcv_nxt {
             (*s).bytes_received += u64::from(consumed);
         }
@@ -173,8 +176,8 @@ unsafe fn carry_forward(s: *mut FlowSample, sk: *const u8, skb: *const u8) {
 
 /// Looks up the entry of `sk`; creates it when missing and `create`.
 #[inline(always)]
-fn entry(sk: *const u8, create: bool) -> Option<*mut FlowSample> {
-    let key = cookie(sk);
+fn entry(sk: Sk, create: bool) -> Option<*mut FlowSample> {
+    let key = cookie(sk.sock());
     if let Some(p) = FLOWS.get_ptr_mut(key) {
         return Some(p);
     }
@@ -210,7 +213,7 @@ fn entry(sk: *const u8, create: bool) -> Option<*mut FlowSample> {
 /// # Safety
 /// `s` must be valid for writes.
 #[inline(always)]
-unsafe fn identify(s: *mut FlowSample, sk: *const u8, key: u64) {
+unsafe fn identify(s: *mut FlowSample, sk: Sk, key: u64) {
     // SAFETY: caller guarantees `s`.
     unsafe {
         (*s).cookie = key;
@@ -224,25 +227,26 @@ unsafe fn identify(s: *mut FlowSample, sk: *const u8, key: u64) {
 /// # Safety
 /// `s` must be valid for writes.
 #[inline(always)]
-unsafe fn endpoints(s: *mut FlowSample, sk: *const u8) {
-    let family: u16 = at(sk, off!(family));
+unsafe fn endpoints(s: *mut FlowSample, sk: Sk) {
+    let family: u16 = sk.get(off!(family));
+    let raw = sk.raw();
     // SAFETY: caller guarantees `s`.
     unsafe {
         (*s).family = family;
         if family == AF_INET {
-            let src: [u8; 4] = at(sk, off!(saddr4));
-            let dst: [u8; 4] = at(sk, off!(daddr4));
+            let src: [u8; 4] = at(raw, off!(saddr4));
+            let dst: [u8; 4] = at(raw, off!(daddr4));
             (*s).saddr = mapped(src);
             (*s).daddr = mapped(dst);
         } else if family == AF_INET6 {
-            (*s).saddr = at(sk, off!(saddr6));
-            (*s).daddr = at(sk, off!(daddr6));
+            (*s).saddr = at(raw, off!(saddr6));
+            (*s).daddr = at(raw, off!(daddr6));
         }
-        (*s).sport = at(sk, off!(sport));
-        let dport: u16 = at(sk, off!(dport));
+        (*s).sport = at(raw, off!(sport));
+        let dport: u16 = at(raw, off!(dport));
         (*s).dport = u16::from_be(dport);
-        (*s).netns = deref(sk, off!(net), off!(net_inum));
-        (*s).cc = deref(sk, off!(ca_ops), off!(ca_name));
+        (*s).netns = deref(raw, off!(net), off!(net_inum));
+        (*s).cc = deref(raw, off!(ca_ops), off!(ca_name));
     }
 }
 
@@ -260,18 +264,18 @@ fn mapped(v4: [u8; 4]) -> [u8; 16] {
 /// # Safety
 /// `s` must be valid for reads and writes.
 #[inline(always)]
-unsafe fn refresh(s: *mut FlowSample, sk: *const u8) {
+unsafe fn refresh(s: *mut FlowSample, sk: Sk) {
     let now = unsafe { bpf_ktime_get_ns() };
-    let cwnd: u32 = at(sk, off!(snd_cwnd));
-    let packets_out: u32 = at(sk, off!(packets_out));
-    let sacked: u32 = at(sk, off!(sacked_out));
-    let lost: u32 = at(sk, off!(lost_out));
-    let retrans: u32 = at(sk, off!(retrans_out));
+    let cwnd: u32 = sk.get(off!(snd_cwnd));
+    let packets_out: u32 = sk.get(off!(packets_out));
+    let sacked: u32 = sk.get(off!(sacked_out));
+    let lost: u32 = sk.get(off!(lost_out));
+    let retrans: u32 = sk.get(off!(retrans_out));
     let left = packets_out.saturating_sub(sacked.saturating_add(lost));
     let inflight = left.saturating_add(retrans);
-    let flagged = bits(sk, off!(is_cwnd_limited_bit), off!(is_cwnd_limited_width));
+    let flagged = sk.bits(off!(is_cwnd_limited_bit), off!(is_cwnd_limited_width));
     let limited = cwnd > 0 && (inflight >= cwnd || flagged != 0);
-    let srtt: u32 = at(sk, off!(srtt_us));
+    let srtt: u32 = sk.get(off!(srtt_us));
     // SAFETY: caller guarantees `s`.
     unsafe {
         let prev = (*s).last_seen_ns;
@@ -282,7 +286,7 @@ unsafe fn refresh(s: *mut FlowSample, sk: *const u8) {
         (*s).last_seen_ns = now;
         (*s).jiffies = bpf_jiffies64();
         (*s).samples += 1;
-        (*s).state = at(sk, off!(state));
+        (*s).state = sk.get(off!(state));
         (*s).snd_cwnd = cwnd;
         (*s).packets_out = packets_out;
         (*s).sacked_out = sacked;
@@ -290,31 +294,35 @@ unsafe fn refresh(s: *mut FlowSample, sk: *const u8) {
         (*s).retrans_out = retrans;
         (*s).inflight = inflight;
         (*s).srtt_us = srtt >> 3;
-        (*s).snd_wnd = at(sk, off!(snd_wnd));
-        (*s).snd_ssthresh = at(sk, off!(snd_ssthresh));
-        (*s).min_rtt_us = at(sk, off!(min_rtt));
-        (*s).mss = at(sk, off!(mss_cache));
-        (*s).total_retrans = at(sk, off!(total_retrans));
-        (*s).bytes_acked = at(sk, off!(bytes_acked));
-        (*s).bytes_received = at(sk, off!(bytes_received));
-        (*s).bytes_sent = at(sk, off!(bytes_sent));
-        (*s).delivered = at(sk, off!(delivered));
-        (*s).rate_delivered = at(sk, off!(rate_delivered));
-        (*s).rate_interval_us = at(sk, off!(rate_interval_us));
+        (*s).snd_wnd = sk.get(off!(snd_wnd));
+        (*s).snd_ssthresh = sk.get(off!(snd_ssthresh));
+        (*s).min_rtt_us = sk.get(off!(min_rtt));
+        (*s).mss = sk.get(off!(mss_cache));
+        (*s).total_retrans = sk.get(off!(total_retrans));
+        (*s).bytes_acked = sk.get(off!(bytes_acked));
+        (*s).bytes_received = sk.get(off!(bytes_received));
+        (*s).bytes_sent = sk.get(off!(bytes_sent));
+        (*s).delivered = sk.get(off!(delivered));
+        (*s).rate_delivered = sk.get(off!(rate_delivered));
+        (*s).rate_interval_us = sk.get(off!(rate_interval_us));
         (*s).rate_app_limited =
-            bits(sk, off!(rate_app_limited_bit), off!(rate_app_limited_width)) as u8;
-        (*s).chrono_start = at(sk, off!(chrono_start));
-        (*s).chrono_stat = at(sk, off!(chrono_stat));
-        (*s).chrono_type = bits(sk, off!(chrono_type_bit), off!(chrono_type_width)) as u8;
-        (*s).ca_state = bits(sk, off!(ca_state_bit), off!(ca_state_width)) as u8;
-        let sndbuf: i32 = at(sk, off!(sk_sndbuf));
-        let wmem: i32 = at(sk, off!(sk_wmem_queued));
-        let rcvbuf: i32 = at(sk, off!(sk_rcvbuf));
+            sk.bits(off!(rate_app_limited_bit), off!(rate_app_limited_width)) as u8;
+        (*s).chrono_start = sk.get(off!(chrono_start));
+        let stat = off!(chrono_stat);
+        if stat != observer_common::OFFSET_NONE {
+            // Element by element: one load per array member.
+            (*s).chrono_stat = [sk.get(stat), sk.get(stat + 4), sk.get(stat + 8)];
+        }
+        (*s).chrono_type = sk.bits(off!(chrono_type_bit), off!(chrono_type_width)) as u8;
+        (*s).ca_state = sk.bits(off!(ca_state_bit), off!(ca_state_width)) as u8;
+        let sndbuf: i32 = sk.get(off!(sk_sndbuf));
+        let wmem: i32 = sk.get(off!(sk_wmem_queued));
+        let rcvbuf: i32 = sk.get(off!(sk_rcvbuf));
         (*s).sk_sndbuf = sndbuf.max(0) as u32;
         (*s).sk_wmem_queued = wmem.max(0) as u32;
         (*s).sk_rcvbuf = rcvbuf.max(0) as u32;
-        (*s).rcv_wnd = at(sk, off!(rcv_wnd));
-        let rcv_rtt: u32 = at(sk, off!(rcv_rtt));
+        (*s).rcv_wnd = sk.get(off!(rcv_wnd));
+        let rcv_rtt: u32 = sk.get(off!(rcv_rtt));
         (*s).rcv_rtt_us = rcv_rtt >> 3;
     }
 }
@@ -322,8 +330,8 @@ unsafe fn refresh(s: *mut FlowSample, sk: *const u8) {
 /// Emits the final record of a closing flow and removes its entry. Flows
 /// observer never saw established (a listener, a failed connect) are skipped.
 #[inline(always)]
-fn close(sk: *const u8, old: u8) {
-    let key = cookie(sk);
+fn close(sk: Sk, old: u8) {
+    let key = cookie(sk.sock());
     let existing = FLOWS.get_ptr_mut(key);
     if existing.is_none() && !tcp_state::is_connected(old) {
         return;

@@ -30,6 +30,11 @@ pub static SCRATCH: PerCpuArray<FlowSample> = PerCpuArray::with_max_entries(1, 0
 #[unsafe(no_mangle)]
 pub static OFFSETS: Offsets = Offsets::NONE;
 
+/// 1: read socket fields with direct BTF-checked loads; 0: with
+/// `bpf_probe_read_kernel`. Written by user space before load.
+#[unsafe(no_mangle)]
+pub static DIRECT: u8 = 0;
+
 /// max_entries of FLOWS, written by user space before load.
 #[unsafe(no_mangle)]
 pub static MAX_FLOWS: u32 = DEFAULT_MAX_FLOWS;

@@ -8,7 +8,7 @@ use aya::{
     programs::{BtfTracePoint, ProgramError},
 };
 use observer_common::{
-    Counter, DEFAULT_MAX_FLOWS, DEFAULT_RINGBUF_BYTES, FlowSample, GLOBAL_MAX_FLOWS,
+    Counter, DEFAULT_MAX_FLOWS, DEFAULT_RINGBUF_BYTES, FlowSample, GLOBAL_DIRECT, GLOBAL_MAX_FLOWS,
     GLOBAL_OFFSETS, MAP_CLOSED, MAP_COUNTERS, MAP_FLOWS, sample::FLOW_SAMPLE_SIZE,
 };
 
@@ -63,6 +63,9 @@ pub struct ProbeConfig {
     /// Ring-buffer size for closed-flow records (bytes, a power of two
     /// multiple of the page size).
     pub ringbuf_bytes: u32,
+    /// Read socket fields with `bpf_probe_read_kernel` even where direct
+    /// BTF-checked loads would verify (the fallback path, for tests).
+    pub helper_reads: bool,
 }
 
 impl Default for ProbeConfig {
@@ -70,6 +73,7 @@ impl Default for ProbeConfig {
         ProbeConfig {
             max_flows: DEFAULT_MAX_FLOWS,
             ringbuf_bytes: DEFAULT_RINGBUF_BYTES,
+            helper_reads: false,
         }
     }
 }
@@ -83,6 +87,9 @@ pub struct Probes {
     _ebpf: Ebpf,
     /// Figures this kernel cannot provide, one line each.
     pub degraded: Vec<String>,
+    /// Whether the programs read socket fields with direct BTF-checked loads
+    /// (else with `bpf_probe_read_kernel`).
+    pub direct: bool,
 }
 
 fn take<T>(ebpf: &mut Ebpf, name: &'static str) -> Result<T, ProbeError>
@@ -121,6 +128,27 @@ impl Probes {
     /// # Errors
     /// [`ProbeError`] naming the member, program or hook that failed.
     pub fn load(config: ProbeConfig) -> Result<Probes, ProbeError> {
+        if config.helper_reads {
+            return Probes::load_with(config, false);
+        }
+        match Probes::load_with(config, true) {
+            Ok(p) => Ok(p),
+            // A verifier that will not check direct loads against BTF (an
+            // older kernel, a missing helper): read with helpers instead.
+            Err(first @ ProbeError::Attach { .. }) => {
+                let mut p = Probes::load_with(config, false)?;
+                p.degraded.push(format!(
+                    "direct socket reads rejected ({first}); reading with bpf_probe_read_kernel, \
+                     which costs more per packet"
+                ));
+                p.direct = false;
+                Ok(p)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn load_with(config: ProbeConfig, direct: bool) -> Result<Probes, ProbeError> {
         let ours = btf::Btf::from_file(VMLINUX_BTF)?;
         let resolved = layout::resolve(&ours)?;
         let kernel_btf = aya::Btf::from_sys_fs().map_err(ProbeError::KernelBtf)?;
@@ -134,6 +162,7 @@ impl Probes {
             .btf(Some(&kernel_btf))
             .override_global(GLOBAL_OFFSETS, &resolved.offsets, true)
             .override_global(GLOBAL_MAX_FLOWS, &config.max_flows, true)
+            .override_global(GLOBAL_DIRECT, &u8::from(direct), true)
             .map_max_entries(MAP_FLOWS, config.max_flows)
             .map_max_entries(MAP_CLOSED, config.ringbuf_bytes)
             .load(OBJECT)
@@ -164,6 +193,7 @@ impl Probes {
             counters: take(&mut ebpf, MAP_COUNTERS)?,
             _ebpf: ebpf,
             degraded,
+            direct,
         })
     }
 

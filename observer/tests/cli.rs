@@ -194,10 +194,16 @@ fn run_on_a_taken_port_says_so_and_loads_nothing() {
 
 #[test]
 fn bad_listen_address_is_a_clap_error() {
-    let out = Command::new(BIN).args(["run", "--listen", "nonsense"]).output().unwrap();
+    let out = Command::new(BIN)
+        .args(["run", "--listen", "nonsense"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("invalid value 'nonsense' for '--listen <LISTEN>'"), "{err}");
+    assert!(
+        err.contains("invalid value 'nonsense' for '--listen <LISTEN>'"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -207,7 +213,11 @@ fn run_stops_on_sigterm_with_exit_0_and_detaches() {
     }
     let _serial = serial();
     let before = observer_programs();
-    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let child = Command::new(BIN)
         .args(["run", "--listen", &format!("127.0.0.1:{port}")])
         .stdout(Stdio::null())
@@ -216,13 +226,20 @@ fn run_stops_on_sigterm_with_exit_0_and_detaches() {
         .unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while observer_programs() < before + 4 {
-        assert!(std::time::Instant::now() < deadline, "observer never attached");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "observer never attached"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     // SAFETY: kill(2) on our own child's pid.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("stopping: detaching probes"));
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
     while observer_programs() != before && std::time::Instant::now() < deadline {

@@ -65,6 +65,10 @@ fn known_transfer_matches_tcp_info() {
         return;
     }
     let mut obs = Observer::start();
+    assert!(
+        obs.probes.direct,
+        "direct BTF-checked loads should verify on this kernel"
+    );
     let ns = NetNs::new();
     const N: usize = 8 * 1024 * 1024;
     let (flow, info) = ns.run(|| {
@@ -116,6 +120,39 @@ fn known_transfer_matches_tcp_info() {
     ));
     assert_eq!(flow.pid, std::process::id());
     assert!(!flow.cc.is_empty());
+}
+
+#[test]
+fn helper_reads_fallback_matches_tcp_info_too() {
+    if !root_or_skip("helper_reads_fallback_matches_tcp_info_too") {
+        return;
+    }
+    let probes = observer::probes::Probes::load(observer::probes::ProbeConfig {
+        helper_reads: true,
+        ..Default::default()
+    })
+    .unwrap();
+    assert!(!probes.direct);
+    let mut obs = Observer::with(probes);
+    let ns = NetNs::new();
+    const N: usize = 2 * 1024 * 1024;
+    let (flow, info) = ns.run(|| {
+        let client = transfer("127.0.0.1:0", N, None, false);
+        let key = cookie(&client);
+        let info = tcp_info(&client);
+        let mut flow = None;
+        assert!(obs.wait_until(Duration::from_secs(3), |o| {
+            flow = o.flow(key);
+            flow.as_ref()
+                .is_some_and(|f| f.bytes_acked == info.bytes_acked)
+        }));
+        (flow.unwrap(), info)
+    });
+    assert_eq!(flow.bytes_acked, N as u64 + 1);
+    assert_eq!(flow.snd_cwnd, info.snd_cwnd);
+    assert_eq!(flow.snd_wnd, info.snd_wnd);
+    assert_eq!(flow.srtt_us, info.rtt_us);
+    assert!(within_jiffy_and_percent(flow.busy_us, info.busy_us));
 }
 
 #[test]

@@ -204,7 +204,11 @@ pub struct Observer {
 impl Observer {
     /// Loads and attaches the probes.
     pub fn start() -> Observer {
-        let probes = Probes::load(ProbeConfig::default()).expect("load probes");
+        Observer::with(Probes::load(ProbeConfig::default()).expect("load probes"))
+    }
+
+    /// Wraps probes loaded by the caller.
+    pub fn with(probes: Probes) -> Observer {
         Observer {
             probes,
             table: FlowTable::new(),
