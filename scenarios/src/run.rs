@@ -162,30 +162,17 @@ pub fn run(monitor: &mut Monitor, sc: &Scenario, secs: u64) -> anyhow::Result<Sc
                 }
                 Ok(Measured::Iperf(client.finish()?))
             }
-            Traffic::SmallSndbuf { sndbuf } => {
-                let flow = OwnFlow::connect(&path, Some(*sndbuf), sc.cc)?;
+            Traffic::SmallSndbuf { .. } | Traffic::Phases { .. } => {
+                let (sndbuf, rate, paced) = match &sc.traffic {
+                    Traffic::SmallSndbuf { sndbuf } => (Some(*sndbuf), 0, 0),
+                    Traffic::Phases {
+                        app_rate_bps,
+                        app_secs,
+                    } => (None, *app_rate_bps, *app_secs),
+                    Traffic::Iperf { .. } => (None, 0, 0),
+                };
+                let flow = OwnFlow::connect(&path, sndbuf, sc.cc)?;
                 let a_port = flow.sender.local_addr()?.port();
-                let rx = scope.spawn(move || traffic::drain(flow.receiver));
-                let tx = scope.spawn(move || traffic::send(flow.sender, secs, 0, 0));
-                while !tx.is_finished() {
-                    std::thread::sleep(POLL);
-                    poll(monitor, &mut lines)?;
-                }
-                let (bytes, span) = rx
-                    .join()
-                    .map_err(|_| anyhow::anyhow!("receiver thread panicked"))?;
-                Ok(Measured::Own {
-                    a_port,
-                    bps: bytes as f64 * 8.0 / span.max(1e-3),
-                })
-            }
-            Traffic::Phases {
-                app_rate_bps,
-                app_secs,
-            } => {
-                let flow = OwnFlow::connect(&path, None, sc.cc)?;
-                let a_port = flow.sender.local_addr()?.port();
-                let (rate, paced) = (*app_rate_bps, *app_secs);
                 let rx = scope.spawn(move || traffic::drain(flow.receiver));
                 let tx = scope.spawn(move || traffic::send(flow.sender, secs, rate, paced));
                 while !tx.is_finished() {

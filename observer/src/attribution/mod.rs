@@ -174,6 +174,39 @@ pub struct Attribution {
     pub what_if: Option<WhatIf>,
 }
 
+/// Assembles an attribution: window arithmetic for window verdicts, folded
+/// into the explanation, and the confidence rounded to two places.
+fn assemble(
+    verdict: Verdict,
+    confidence: f64,
+    side: Side,
+    explanation: String,
+    ev: &Evidence,
+    flow: &Flow,
+    cfg: &Config,
+) -> Attribution {
+    let window_verdict = match side {
+        Side::Sender => matches!(
+            verdict,
+            Verdict::ReceiveWindow | Verdict::SendBuffer | Verdict::CongestionWindow
+        ),
+        Side::Receiver => verdict == Verdict::ReceiveWindow,
+    };
+    let what_if = window_verdict.then(|| what_if(ev, flow, verdict, cfg));
+    let explanation = match &what_if {
+        Some(w) => format!("{explanation}; {}", w.summary),
+        None => explanation,
+    };
+    Attribution {
+        verdict,
+        confidence: (confidence * 100.0).round() / 100.0,
+        side,
+        explanation,
+        evidence: ev.clone(),
+        what_if,
+    }
+}
+
 /// Attributes the interval from `from` (or the flow's birth, when `None`)
 /// to `to`. Both points must be of the same flow.
 pub fn attribute(from: Option<&Point>, to: &Point, cfg: &Config) -> Attribution {

@@ -4,7 +4,6 @@ use super::{
     Attribution, Config, Side, Verdict,
     evidence::Evidence,
     units::{fmt_bytes, fmt_ms, fmt_rate},
-    whatif::what_if,
 };
 use crate::flow::Flow;
 
@@ -54,17 +53,13 @@ pub fn attribute(ev: &Evidence, flow: &Flow, cfg: &Config) -> Attribution {
                 )
             }
         };
-    let what_if = (verdict == Verdict::ReceiveWindow).then(|| what_if(ev, flow, verdict, cfg));
-    let explanation = match &what_if {
-        Some(w) => format!("{explanation}; {}", w.summary),
-        None => explanation,
-    };
-    Attribution {
+    super::assemble(
         verdict,
-        confidence: (confidence * 100.0).round() / 100.0,
-        side: Side::Receiver,
+        confidence,
+        Side::Receiver,
         explanation,
-        evidence: ev.clone(),
-        what_if,
-    }
+        ev,
+        flow,
+        cfg,
+    )
 }

@@ -4,30 +4,21 @@ use super::{
     Attribution, Config, Side, Verdict,
     evidence::Evidence,
     units::{fmt_bytes, fmt_ms, fmt_rate},
-    whatif::what_if,
 };
 use crate::flow::Flow;
 
 /// The sender-side verdict for `ev`.
 pub fn attribute(ev: &Evidence, flow: &Flow, cfg: &Config) -> Attribution {
     let (verdict, confidence, explanation) = decide(ev, cfg);
-    let what_if = matches!(
+    super::assemble(
         verdict,
-        Verdict::ReceiveWindow | Verdict::SendBuffer | Verdict::CongestionWindow
-    )
-    .then(|| what_if(ev, flow, verdict, cfg));
-    let explanation = match &what_if {
-        Some(w) => format!("{explanation}; {}", w.summary),
-        None => explanation,
-    };
-    Attribution {
-        verdict,
-        confidence: (confidence * 100.0).round() / 100.0,
-        side: Side::Sender,
+        confidence,
+        Side::Sender,
         explanation,
-        evidence: ev.clone(),
-        what_if,
-    }
+        ev,
+        flow,
+        cfg,
+    )
 }
 
 fn pct(x: f64) -> String {
