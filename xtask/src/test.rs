@@ -75,20 +75,9 @@ pub fn test() -> anyhow::Result<()> {
 /// # Errors
 /// A failed build, or a runner that could not start.
 pub fn scenarios(args: &[String]) -> anyhow::Result<Tally> {
-    setup::setup()?;
-    util::run(Command::new("cargo").args([
-        "build",
-        "--release",
-        "-p",
-        "observer",
-        "-p",
-        "scenarios",
-    ]))?;
-    let bin = crate::target_dir().join("release").join("scenarios");
-    let mut c = util::as_root(&bin.to_string_lossy())?;
+    let mut c = runner()?;
     c.args(args);
-    let tally = run_counting(&mut c)?;
-    Ok(tally)
+    run_counting(&mut c)
 }
 
 /// `cargo xtask demo`: the reference-A path with `observer top` on it.
@@ -96,17 +85,17 @@ pub fn scenarios(args: &[String]) -> anyhow::Result<Tally> {
 /// # Errors
 /// A failed build or demo.
 pub fn demo() -> anyhow::Result<()> {
+    util::run(runner()?.arg("demo"))
+}
+
+/// Builds observer and the scenario runner in release mode and returns a
+/// command that runs the runner as root.
+fn runner() -> anyhow::Result<Command> {
     setup::setup()?;
-    util::run(Command::new("cargo").args([
-        "build",
-        "--release",
-        "-p",
-        "observer",
-        "-p",
-        "scenarios",
-    ]))?;
+    let build = ["build", "--release", "-p", "observer", "-p", "scenarios"];
+    util::run(Command::new("cargo").args(build))?;
     let bin = crate::target_dir().join("release").join("scenarios");
-    util::run(util::as_root(&bin.to_string_lossy())?.arg("demo"))
+    util::as_root(&bin.to_string_lossy())
 }
 
 /// Passed and failed test counts, summed over test binaries.
