@@ -42,9 +42,14 @@ fn main() -> anyhow::Result<()> {
              or install rustup nightly with rust-src and `cargo install bpf-linker`"
         ),
     };
-    if chosen != "nightly" {
-        // SAFETY: build scripts are single-threaded at this point.
-        unsafe { std::env::set_var("RUSTC_BOOTSTRAP", "1") };
+    // SAFETY: build scripts are single-threaded at this point.
+    unsafe {
+        if chosen != "nightly" {
+            std::env::set_var("RUSTC_BOOTSTRAP", "1");
+        }
+        // aya-build relays every line the inner cargo prints as a
+        // `cargo:warning`; keep it to real diagnostics.
+        std::env::set_var("CARGO_TERM_QUIET", "true");
     }
     let ebpf = Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()

@@ -57,7 +57,8 @@ offsets! {
     protocol_bit,
     /// Width of `sk_protocol` in bits.
     protocol_width,
-    /// `sock_common.skc_num`: local port, host byte order (u16).
+    /// `inet_sock.inet_sport`: local port, network byte order (u16). Not
+    /// `skc_num`, which the kernel zeroes when a closing socket releases its port.
     sport,
     /// `sock_common.skc_dport`: remote port, network byte order (u16).
     dport,

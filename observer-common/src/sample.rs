@@ -109,8 +109,12 @@ pub struct FlowSample {
     pub rate_app_limited: u8,
     /// Whether the last sample was cwnd-limited (0/1).
     pub cwnd_limited: u8,
+    /// 1 when observer first saw the flow at its close (it never sampled it
+    /// open, e.g. an idle flow older than the agent): its counters cover a
+    /// life observer did not watch, so no rate can be derived from them.
+    pub born_at_close: u8,
     /// Explicit padding; always 0.
-    pub _pad1: [u8; 5],
+    pub _pad1: [u8; 4],
 }
 
 impl FlowSample {
@@ -163,7 +167,8 @@ impl FlowSample {
         chrono_type: 0,
         rate_app_limited: 0,
         cwnd_limited: 0,
-        _pad1: [0; 5],
+        born_at_close: 0,
+        _pad1: [0; 4],
     };
 }
 
@@ -194,7 +199,8 @@ mod tests {
         assert_eq!(offset_of!(FlowSample, sport), 256);
         assert_eq!(offset_of!(FlowSample, state), 262);
         assert_eq!(offset_of!(FlowSample, cwnd_limited), 266);
-        assert_eq!(offset_of!(FlowSample, _pad1), 267);
+        assert_eq!(offset_of!(FlowSample, born_at_close), 267);
+        assert_eq!(offset_of!(FlowSample, _pad1), 268);
     }
 
     #[test]

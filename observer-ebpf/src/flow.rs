@@ -242,7 +242,8 @@ unsafe fn endpoints(s: *mut FlowSample, sk: Sk) {
             (*s).saddr = at(raw, off!(saddr6));
             (*s).daddr = at(raw, off!(daddr6));
         }
-        (*s).sport = at(raw, off!(sport));
+        let sport: u16 = at(raw, off!(sport));
+        (*s).sport = u16::from_be(sport);
         let dport: u16 = at(raw, off!(dport));
         (*s).dport = u16::from_be(dport);
         (*s).netns = deref(raw, off!(net), off!(net_inum));
@@ -350,6 +351,7 @@ fn close(sk: Sk, old: u8) {
             None => {
                 *r = FlowSample::ZERO;
                 identify(r, sk, key);
+                (*r).born_at_close = 1;
             }
         }
         refresh(r, sk);

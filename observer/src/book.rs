@@ -67,7 +67,8 @@ pub struct Tracked {
     pub latest: FlowSample,
     /// The latest figures as a user reads them.
     pub flow: Flow,
-    /// Verdict over the last window or so.
+    /// Verdict over the last window or so (for a closed flow: as of its
+    /// last open sample).
     pub current: Attribution,
     /// Verdict over the flow's observed life.
     pub life: Attribution,
@@ -226,8 +227,13 @@ impl Book {
             t.anchor_new = read;
         }
         let to = Point::new(&s, &self.clock, now_ns);
-        let from = self.point(&t.anchor_old);
-        t.current = attribution::attribute(Some(&from), &to, &self.cfg.attribution);
+        // A closing flow keeps the current verdict of its last open sample:
+        // the span up to the close is mostly the wind-down after the
+        // transfer, not what limited it. Its life verdict covers it all.
+        if !is_close {
+            let from = self.point(&t.anchor_old);
+            t.current = attribution::attribute(Some(&from), &to, &self.cfg.attribution);
+        }
         t.life = self.life(&t, &to);
         let step = attribution::Evidence::between(Some(&prev), &to);
         events.push(Event::Progress {

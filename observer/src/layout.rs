@@ -52,7 +52,13 @@ fn specs() -> Vec<Spec> {
         ),
         spec!("state", "tcp_sock", sk("__sk_common.skc_state"), Byte, true),
         spec!("protocol", "tcp_sock", sk("sk_protocol"), Bits, true),
-        spec!("sport", "tcp_sock", sk("__sk_common.skc_num"), Byte, true),
+        spec!(
+            "sport",
+            "tcp_sock",
+            "inet_conn.icsk_inet.inet_sport",
+            Byte,
+            true
+        ),
         spec!("dport", "tcp_sock", sk("__sk_common.skc_dport"), Byte, true),
         spec!(
             "saddr4",

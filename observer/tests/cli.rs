@@ -50,7 +50,18 @@ fn zero_duration_is_rejected_like_clap_does() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("use e.g. 5s"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("'soon' is not a duration (use e.g. 5s, 250ms, 1m)"),
+        "{err}"
+    );
+    let out = Command::new(BIN)
+        .args(["flows", "--duration", "-5s"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("'-5s' is not a duration"), "{err}");
 }
 
 #[test]
@@ -187,8 +198,14 @@ fn run_on_a_taken_port_says_so_and_loads_nothing() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains(&format!("cannot listen on {addr}")), "{err}");
-    assert!(err.contains("choose another --listen"), "{err}");
+    assert!(
+        err.contains(&format!(
+            "cannot listen on {addr} (is another observer running? choose another --listen): "
+        )),
+        "{err}"
+    );
+    // The OS error once, at the end of the chain.
+    assert_eq!(err.matches("Address already in use").count(), 1, "{err}");
     assert_eq!(observer_programs(), before);
 }
 

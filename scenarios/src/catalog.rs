@@ -99,9 +99,10 @@ fn iperf(args: &[&str]) -> Traffic {
     }
 }
 
-/// Reference A: 35 Mbit/s, 104 ms RTT (52 ms each way), queue about one BDP.
-fn ref_a(one_way_ms: u64) -> PathConfig {
-    PathConfig::bottleneck(35_000_000, MS(one_way_ms), 460_000)
+/// Reference A: 35 Mbit/s, queue about one BDP of the 104 ms path, with a
+/// one-way delay of `one_way_us` (52 ms: 104 ms RTT; 1.8 ms: the 3.6 ms lab).
+fn ref_a(one_way_us: u64) -> PathConfig {
+    PathConfig::bottleneck(35_000_000, Duration::from_micros(one_way_us), 460_000)
 }
 
 /// Reference B's shape: 110 ms RTT, a little random loss, a bottleneck
@@ -147,7 +148,7 @@ pub fn all() -> Vec<Scenario> {
             ..base(
                 "ref-a-lowlat",
                 "reference A at low latency: the 35 Mbit/s link is the limit",
-                ref_a(1),
+                ref_a(1_800),
                 iperf(&[]),
                 steady(Path),
             )
@@ -162,7 +163,7 @@ pub fn all() -> Vec<Scenario> {
             ..base(
                 "ref-a-default",
                 "reference A, 104 ms, default window: cubic fills the link and its queue",
-                ref_a(52),
+                ref_a(52_000),
                 iperf(&[]),
                 steady(Path),
             )
@@ -173,7 +174,7 @@ pub fn all() -> Vec<Scenario> {
             ..base(
                 "ref-a-w64k",
                 "reference A with -w 64K: 64 KB / 104 ms is about 5 Mbit/s",
-                ref_a(52),
+                ref_a(52_000),
                 iperf(&["-w", "64K"]),
                 steady(ReceiveWindow),
             )
@@ -185,7 +186,7 @@ pub fn all() -> Vec<Scenario> {
             ..base(
                 "ref-a-w64k-p4",
                 "four 64 KB windows in flight: each stream window-bound",
-                ref_a(52),
+                ref_a(52_000),
                 iperf(&["-w", "64K", "-P", "4"]),
                 steady(ReceiveWindow),
             )
@@ -310,7 +311,7 @@ pub fn all() -> Vec<Scenario> {
             ..base(
                 "rx-ref-a-w64k",
                 "reference A -w 64K seen from the receiver: its own window binds",
-                ref_a(52),
+                ref_a(52_000),
                 iperf(&["-w", "64K"]),
                 steady(ReceiveWindow),
             )

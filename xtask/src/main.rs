@@ -105,7 +105,7 @@ fn main() -> ExitCode {
             }
         }),
         Cmd::Test => test::test(),
-        Cmd::Scenarios { args } => test::scenarios(&args).and_then(test::Tally::finish),
+        Cmd::Scenarios { args } => test::scenarios_command(&args),
         Cmd::Demo => test::demo(),
     };
     match result {

@@ -88,29 +88,29 @@ pub fn setup() -> anyhow::Result<()> {
                 missing.join(" ")
             );
         }
-        println!("setup: installing {}", missing.join(" "));
+        eprintln!("setup: installing {}", missing.join(" "));
         run(Command::new("apt-get").args(["update", "-q"]))?;
         run(Command::new("apt-get")
             .args(["install", "-y", "-q", "--no-install-recommends"])
             .args(&missing)
             .env("DEBIAN_FRONTEND", "noninteractive"))?;
     } else {
-        println!("setup: system packages present");
+        eprintln!("setup: system packages present");
     }
     if !use_nightly {
         if toolchain_linked() {
-            println!("setup: rustup toolchain {LINKED_TOOLCHAIN} present (Debian rustc-web)");
+            eprintln!("setup: rustup toolchain {LINKED_TOOLCHAIN} present (Debian rustc-web)");
         } else {
-            println!("setup: linking Debian's rustc-web as rustup toolchain {LINKED_TOOLCHAIN}");
+            eprintln!("setup: linking Debian's rustc-web as rustup toolchain {LINKED_TOOLCHAIN}");
             run(Command::new("rustup").args(["toolchain", "link", LINKED_TOOLCHAIN, "/usr"]))?;
         }
     } else {
-        println!("setup: rustup nightly with rust-src present; using it for the eBPF build");
+        eprintln!("setup: rustup nightly with rust-src present; using it for the eBPF build");
     }
     if bpf_linker_ok() {
-        println!("setup: bpf-linker {BPF_LINKER_VERSION} present");
+        eprintln!("setup: bpf-linker {BPF_LINKER_VERSION} present");
     } else {
-        println!(
+        eprintln!(
             "setup: building bpf-linker {BPF_LINKER_VERSION} against LLVM 22 (about 2 minutes)"
         );
         let llvm = "/usr/lib/llvm-22";

@@ -80,6 +80,17 @@ pub fn scenarios(args: &[String]) -> anyhow::Result<Tally> {
     run_counting(&mut c)
 }
 
+/// `cargo xtask scenarios ARGS`: the runner's own output and exit status
+/// (so `--list` and `--json` work as the runner defines them).
+///
+/// # Errors
+/// A failed build, or a runner that failed or found failing scenarios.
+pub fn scenarios_command(args: &[String]) -> anyhow::Result<()> {
+    let mut c = runner()?;
+    c.args(args);
+    util::run(&mut c)
+}
+
 /// `cargo xtask demo`: the reference-A path with `observer top` on it.
 ///
 /// # Errors
@@ -151,7 +162,7 @@ fn parse_result(line: &str) -> Option<Tally> {
 
 /// Runs a test command, echoing its output, and counts its results.
 fn run_counting(cmd: &mut Command) -> anyhow::Result<Tally> {
-    println!("+ {}", util::describe(cmd));
+    eprintln!("+ {}", util::describe(cmd));
     let mut child = cmd
         .stdout(Stdio::piped())
         .spawn()

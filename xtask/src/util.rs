@@ -9,7 +9,7 @@ use anyhow::{Context as _, bail};
 /// # Errors
 /// The command could not start or exited non-zero.
 pub fn run(cmd: &mut Command) -> anyhow::Result<()> {
-    println!("+ {}", describe(cmd));
+    eprintln!("+ {}", describe(cmd));
     let status = cmd
         .status()
         .with_context(|| format!("cannot start {}", describe(cmd)))?;

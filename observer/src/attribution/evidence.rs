@@ -68,8 +68,9 @@ pub struct Evidence {
     pub mss: u32,
     /// Window this host advertised at the end (bytes).
     pub rcv_wnd: u32,
-    /// Receiver-side RTT estimate (µs).
-    pub rcv_rtt_us: u32,
+    /// RTT the receiver-side arithmetic uses (µs): the kernel's receiver
+    /// estimate (`tcpi_rcv_rtt`), or srtt while it has none.
+    pub receiver_rtt_us: u32,
 }
 
 fn bps(bytes: u64, us: u64) -> f64 {
@@ -144,7 +145,7 @@ impl Evidence {
             snd_cwnd: b.snd_cwnd,
             mss: b.mss,
             rcv_wnd: b.rcv_wnd,
-            rcv_rtt_us: rcv_rtt,
+            receiver_rtt_us: rcv_rtt,
         }
     }
 

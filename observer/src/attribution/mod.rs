@@ -137,6 +137,9 @@ pub struct Point {
     pub at_ns: u64,
     /// When the flow was first seen (monotonic ns).
     pub first_seen_ns: u64,
+    /// The flow was first seen at its close: its counters cover a life
+    /// observer did not watch.
+    pub born_at_close: bool,
     /// The flow as read then.
     pub flow: Flow,
 }
@@ -151,6 +154,7 @@ impl Point {
                 now_ns
             },
             first_seen_ns: s.first_seen_ns,
+            born_at_close: s.born_at_close != 0,
             flow: Flow::from_sample(s, clock, now_ns),
         }
     }
@@ -210,6 +214,24 @@ fn assemble(
 /// Attributes the interval from `from` (or the flow's birth, when `None`)
 /// to `to`. Both points must be of the same flow.
 pub fn attribute(from: Option<&Point>, to: &Point, cfg: &Config) -> Attribution {
+    if from.is_none() && to.born_at_close {
+        // No span to divide its counters by: say so rather than a rate.
+        let ev = Evidence::between(Some(to), to);
+        let side = if to.flow.bytes_received > to.flow.bytes_acked {
+            Side::Receiver
+        } else {
+            Side::Sender
+        };
+        return assemble(
+            Verdict::Unknown,
+            0.0,
+            side,
+            "unknown: first seen at its close (observer never sampled it open)".to_string(),
+            &ev,
+            &to.flow,
+            cfg,
+        );
+    }
     let ev = Evidence::between(from, to);
     if ev.bytes_received > ev.bytes_acked {
         receiver::attribute(&ev, &to.flow, cfg)

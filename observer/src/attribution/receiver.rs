@@ -11,7 +11,7 @@ use crate::flow::Flow;
 /// (rcv_wnd) what holds the sender back, or is the limit remote?
 pub fn attribute(ev: &Evidence, flow: &Flow, cfg: &Config) -> Attribution {
     let rate = ev.recv_rate_bps;
-    let rtt = f64::from(ev.rcv_rtt_us);
+    let rtt = f64::from(ev.receiver_rtt_us);
     let rtts = if rtt > 0.0 {
         ev.interval_us as f64 / rtt
     } else {
@@ -31,7 +31,7 @@ pub fn attribute(ev: &Evidence, flow: &Flow, cfg: &Config) -> Attribution {
         } else {
             let ceiling = ev.ceilings.rcv_wnd_bps;
             let line = format!(
-                "rcv_wnd {} / rtt {} = {} ceiling, receiving {}",
+                "rcv_wnd {} / rcv_rtt {} = {} ceiling, receiving {}",
                 fmt_bytes(f64::from(ev.rcv_wnd)),
                 fmt_ms(rtt),
                 fmt_rate(ceiling),

@@ -67,6 +67,7 @@ fn point(p: P) -> Point {
     Point {
         at_ns: (p.t * SEC as f64) as u64 + 10 * SEC,
         first_seen_ns: 10 * SEC,
+        born_at_close: false,
         flow: f,
     }
 }
@@ -378,7 +379,7 @@ fn receiver_sees_its_own_window_or_a_remote_limit() {
     assert_eq!(a.verdict, Verdict::ReceiveWindow, "{}", a.explanation);
     assert!(
         a.explanation
-            .contains("rcv_wnd 65.5 KB / rtt 104.0 ms = 5.0 Mbit/s ceiling"),
+            .contains("rcv_wnd 65.5 KB / rcv_rtt 104.0 ms = 5.0 Mbit/s ceiling"),
         "{}",
         a.explanation
     );
@@ -449,4 +450,20 @@ fn pacing_sender_touching_its_cwnd_is_path_not_cwnd() {
         },
     );
     assert_eq!(a.verdict, Verdict::Path, "{}", a.explanation);
+}
+
+#[test]
+fn flow_first_seen_at_close_gets_no_rate() {
+    let mut b = point(P {
+        t: 0.000_001,
+        acked: 3_500_000,
+        busy_ms: 900,
+        ..P::default()
+    });
+    b.born_at_close = true;
+    let a = attribute(None, &b, &Config::default());
+    assert_eq!(a.verdict, Verdict::Unknown);
+    assert_eq!(a.evidence.rate_bps, 0.0);
+    assert_eq!(a.evidence.interval_us, 0);
+    assert!(a.explanation.contains("first seen at its close"));
 }

@@ -66,7 +66,7 @@ pub fn what_if(ev: &Evidence, flow: &Flow, verdict: Verdict, cfg: &Config) -> Wh
         ),
         Verdict::SendBuffer => (u64::from(flow.sndbuf), ev.srtt_us, ev.rate_bps),
         _ if ev.bytes_received > ev.bytes_acked => {
-            (u64::from(ev.rcv_wnd), ev.rcv_rtt_us, ev.recv_rate_bps)
+            (u64::from(ev.rcv_wnd), ev.receiver_rtt_us, ev.recv_rate_bps)
         }
         _ => (u64::from(ev.snd_wnd), ev.srtt_us, ev.rate_bps),
     };

@@ -11,10 +11,10 @@ use super::session;
 #[derive(clap::Args)]
 pub struct Args {
     /// How long to collect before printing (e.g. 5s, 500ms, 1m).
-    #[arg(long, default_value = "5s", value_parser = parse_positive)]
+    #[arg(long, default_value = "5s", value_parser = parse_positive, allow_hyphen_values = true)]
     duration: Duration,
     /// How often to read the kernel flow map while collecting.
-    #[arg(long, default_value = "250ms", value_parser = parse_positive)]
+    #[arg(long, default_value = "250ms", value_parser = parse_positive, allow_hyphen_values = true)]
     interval: Duration,
     /// Print NDJSON (one object per flow) instead of a table.
     #[arg(long)]
@@ -30,7 +30,8 @@ pub struct Args {
 
 /// Parses a duration that must be above zero.
 pub fn parse_positive(s: &str) -> Result<Duration, String> {
-    let d = humantime::parse_duration(s).map_err(|e| format!("{e} (use e.g. 5s, 250ms, 1m)"))?;
+    let d = humantime::parse_duration(s.trim())
+        .map_err(|_| format!("'{s}' is not a duration (use e.g. 5s, 250ms, 1m)"))?;
     if d.is_zero() {
         return Err("must be greater than zero".to_string());
     }

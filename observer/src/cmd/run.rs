@@ -25,7 +25,7 @@ pub struct Args {
     #[arg(long, default_value = DEFAULT_LISTEN)]
     listen: SocketAddr,
     /// How often to read the kernel maps and update the metrics.
-    #[arg(long, default_value = "1s", value_parser = parse_positive)]
+    #[arg(long, default_value = "1s", value_parser = parse_positive, allow_hyphen_values = true)]
     interval: Duration,
     /// Export per-flow gauges for the N fastest flows (labelled by local and
     /// remote address). 0 turns them off.
@@ -48,7 +48,7 @@ pub struct Args {
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
     max_label_sets: u64,
     /// Span of the current verdict (the sliding window it is computed over).
-    #[arg(long, default_value = "1s", value_parser = parse_positive)]
+    #[arg(long, default_value = "1s", value_parser = parse_positive, allow_hyphen_values = true)]
     window: Duration,
     /// Maximum flows tracked at once in the kernel (LRU map size).
     #[arg(long, default_value_t = observer_common::DEFAULT_MAX_FLOWS, value_parser = clap::value_parser!(u32).range(1..))]

@@ -13,9 +13,7 @@ use tokio::net::TcpListener;
 #[derive(Debug, thiserror::Error)]
 pub enum HttpError {
     /// The address could not be bound.
-    #[error(
-        "cannot listen on {addr}: {source} (is another observer running? choose another --listen)"
-    )]
+    #[error("cannot listen on {addr}{}", hint(source))]
     Bind {
         /// The address.
         addr: SocketAddr,
@@ -23,6 +21,16 @@ pub enum HttpError {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// What to do about a bind failure, for the one-line error.
+fn hint(e: &std::io::Error) -> &'static str {
+    match e.kind() {
+        std::io::ErrorKind::AddrInUse => " (is another observer running? choose another --listen)",
+        std::io::ErrorKind::AddrNotAvailable => " (no such address on this host; check --listen)",
+        std::io::ErrorKind::PermissionDenied => " (a port below 1024 needs CAP_NET_BIND_SERVICE)",
+        _ => "",
+    }
 }
 
 /// Binds `addr`; the caller then runs [`serve`].
