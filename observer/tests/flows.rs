@@ -292,3 +292,46 @@ fn full_flow_map_counts_evictions() {
     probes.active(&mut active);
     assert!(active.len() <= 16);
 }
+
+#[test]
+fn idle_flow_older_than_observer_closes_with_its_port_and_no_rate() {
+    if !root_or_skip("idle_flow_older_than_observer_closes_with_its_port_and_no_rate") {
+        return;
+    }
+    let ns = NetNs::new();
+    // A connection that moved data and went idle before observer started.
+    let (client, server, local) = ns.run(|| {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (mut s, _) = l.accept().unwrap();
+        c.write_all(&vec![1u8; 1 << 20]).unwrap();
+        let mut buf = vec![0u8; 1 << 20];
+        s.read_exact(&mut buf).unwrap();
+        let local = c.local_addr().unwrap();
+        (c, s, local)
+    });
+    std::thread::sleep(Duration::from_millis(300));
+    let mut obs = Observer::start();
+    let key = cookie(&client);
+    drop(client);
+    drop(server);
+    let mut flow = None;
+    assert!(obs.wait_until(Duration::from_secs(3), |o| {
+        flow = o.flow(key);
+        flow.as_ref().is_some_and(|f| f.closed)
+    }));
+    let flow = flow.unwrap();
+    assert_eq!(flow.local, local);
+    let clock = obs.clock;
+    let s = *obs
+        .table
+        .flows()
+        .into_iter()
+        .find(|s| s.cookie == key)
+        .unwrap();
+    assert_eq!(s.born_at_close, 1);
+    let to = observer::attribution::Point::new(&s, &clock, observer::clock::monotonic_ns());
+    let a = observer::attribution::attribute(None, &to, &Default::default());
+    assert_eq!(a.verdict, observer::attribution::Verdict::Unknown);
+    assert_eq!(a.evidence.rate_bps, 0.0);
+}
