@@ -170,10 +170,6 @@ impl Book {
         self.flows.is_empty()
     }
 
-    fn point(&self, r: &Read) -> Point {
-        Point::new(&r.sample, &self.clock, r.at_ns)
-    }
-
     /// Feeds one poll: the flow map's samples and the closed records read
     /// at monotonic `now_ns`. Returns the events for sinks.
     pub fn ingest(
@@ -203,70 +199,107 @@ impl Book {
             at_ns: now_ns,
         };
         let window = self.cfg.window.as_nanos() as u64;
-        let Some(mut t) = self.flows.remove(&s.cookie) else {
-            let t = self.track(read);
+        let (clock, cfg, history) = (self.clock, self.cfg.attribution, self.cfg.history);
+        let Some(t) = self.flows.get_mut(&s.cookie) else {
+            let mut t = self.track(read);
             events.push(Event::Started { cookie: s.cookie });
             if is_close {
-                let mut t = t;
                 t.closed_at_ns = Some(now_ns);
                 self.close_event(&t, events);
-                self.flows.insert(s.cookie, t);
-            } else {
-                self.flows.insert(s.cookie, t);
             }
+            self.flows.insert(s.cookie, t);
             return;
         };
         if t.is_closed() || (!is_close && s.last_seen_ns < t.latest.last_seen_ns) {
-            self.flows.insert(s.cookie, t);
             return;
         }
-        let prev = self.point(&t.prev);
-        t.latest = s;
-        if now_ns.saturating_sub(t.anchor_new.at_ns) >= window {
+        let rotate = now_ns.saturating_sub(t.anchor_new.at_ns) >= window;
+        if rotate {
             t.anchor_old = t.anchor_new;
             t.anchor_new = read;
         }
-        let to = Point::new(&s, &self.clock, now_ns);
+        let unchanged =
+            !is_close && s.last_seen_ns == t.latest.last_seen_ns && s.samples == t.latest.samples;
+        if unchanged {
+            // Nothing happened to the flow since the last poll (most flows on
+            // a busy host): account the time by the chrono state it is in and
+            // skip the arithmetic, unless the window moved on and the verdict
+            // may change (an idle flow's verdict settles and then holds).
+            let dt_us = now_ns.saturating_sub(t.prev.at_ns) / 1000;
+            let mut limited_us = [0u64; 5];
+            let slot = match s.chrono_type {
+                2 => 0,
+                3 => 1,
+                1 => 3,
+                _ => 4,
+            };
+            limited_us[slot] = dt_us;
+            events.push(Event::Progress {
+                cookie: s.cookie,
+                verdict: t.current.verdict,
+                bytes_acked: 0,
+                bytes_received: 0,
+                retransmits: 0,
+                limited_us,
+            });
+            push_history(
+                t,
+                history,
+                HistoryPoint {
+                    rate_bps: 0.0,
+                    snd_cwnd: s.snd_cwnd,
+                    snd_wnd: s.snd_wnd,
+                    srtt_us: s.srtt_us,
+                },
+            );
+            t.prev = read;
+            let settled_idle = t.current.verdict == attribution::Verdict::Application
+                && t.current.evidence.bytes_acked == 0
+                && t.current.evidence.bytes_received == 0;
+            if !rotate || settled_idle {
+                return;
+            }
+        }
+        let prev = Point::new(&t.prev.sample, &clock, t.prev.at_ns);
+        t.latest = s;
+        let to = Point::new(&s, &clock, now_ns);
         // A closing flow keeps the current verdict of its last open sample:
         // the span up to the close is mostly the wind-down after the
         // transfer, not what limited it. Its life verdict covers it all.
         if !is_close {
-            let from = self.point(&t.anchor_old);
-            t.current = attribution::attribute(Some(&from), &to, &self.cfg.attribution);
+            let from = Point::new(&t.anchor_old.sample, &clock, t.anchor_old.at_ns);
+            t.current = attribution::attribute(Some(&from), &to, &cfg);
         }
-        t.life = self.life(&t, &to);
-        let step = attribution::Evidence::between(Some(&prev), &to);
-        events.push(Event::Progress {
-            cookie: s.cookie,
-            verdict: t.current.verdict,
-            bytes_acked: step.bytes_acked,
-            bytes_received: step.bytes_received,
-            retransmits: u64::from(step.retransmits),
-            limited_us: limited_us(&step),
-        });
-        if self.cfg.history > 0 {
-            if t.history.len() == self.cfg.history {
-                t.history.pop_front();
-            }
-            t.history.push_back(HistoryPoint {
-                rate_bps: step.rate_bps.max(step.recv_rate_bps),
-                snd_cwnd: s.snd_cwnd,
-                snd_wnd: s.snd_wnd,
-                srtt_us: s.srtt_us,
+        let life_from = (!t.born_here).then(|| Point::new(&t.first.sample, &clock, t.first.at_ns));
+        t.life = attribution::attribute(life_from.as_ref(), &to, &cfg);
+        if !unchanged {
+            let step = attribution::Evidence::between(Some(&prev), &to);
+            events.push(Event::Progress {
+                cookie: s.cookie,
+                verdict: t.current.verdict,
+                bytes_acked: step.bytes_acked,
+                bytes_received: step.bytes_received,
+                retransmits: u64::from(step.retransmits),
+                limited_us: limited_us(&step),
             });
+            push_history(
+                t,
+                history,
+                HistoryPoint {
+                    rate_bps: step.rate_bps.max(step.recv_rate_bps),
+                    snd_cwnd: s.snd_cwnd,
+                    snd_wnd: s.snd_wnd,
+                    srtt_us: s.srtt_us,
+                },
+            );
+            t.prev = read;
         }
         t.flow = to.flow;
-        t.prev = read;
         if is_close {
             t.closed_at_ns = Some(now_ns);
+            let t = t.clone();
             self.close_event(&t, events);
         }
-        self.flows.insert(s.cookie, t);
-    }
-
-    fn life(&self, t: &Tracked, to: &Point) -> Attribution {
-        let from = (!t.born_here).then(|| self.point(&t.first));
-        attribution::attribute(from.as_ref(), to, &self.cfg.attribution)
     }
 
     fn track(&self, read: Read) -> Tracked {
@@ -300,6 +333,17 @@ impl Book {
             duration_s,
         });
     }
+}
+
+/// Appends a history point, keeping at most `keep`.
+fn push_history(t: &mut Tracked, keep: usize, p: HistoryPoint) {
+    if keep == 0 {
+        return;
+    }
+    if t.history.len() == keep {
+        t.history.pop_front();
+    }
+    t.history.push_back(p);
 }
 
 /// The interval's limited time in µs: rwnd, sndbuf, cwnd, other busy, idle.

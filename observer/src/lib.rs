@@ -3,7 +3,9 @@
 //! Data flows one way: kernel samples ([`probes`]) -> flow table
 //! ([`table`]) -> sinks ([`output`]).
 
+pub mod args;
 pub mod attribution;
+pub mod batch;
 pub mod book;
 pub mod btf;
 pub mod clock;

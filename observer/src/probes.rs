@@ -82,6 +82,7 @@ impl Default for ProbeConfig {
 pub struct Probes {
     // Field order matters for drop: maps first, then the programs.
     flows: HashMap<MapData, u64, FlowSample>,
+    batch: crate::batch::BatchReader,
     closed: RingBuf<MapData>,
     counters: PerCpuArray<MapData, u64>,
     _ebpf: Ebpf,
@@ -189,6 +190,7 @@ impl Probes {
 
         Ok(Probes {
             flows: take(&mut ebpf, MAP_FLOWS)?,
+            batch: crate::batch::BatchReader::default(),
             closed: take(&mut ebpf, MAP_CLOSED)?,
             counters: take(&mut ebpf, MAP_COUNTERS)?,
             _ebpf: ebpf,
@@ -197,9 +199,25 @@ impl Probes {
         })
     }
 
-    /// Appends the current sample of every flow in the kernel map to `out`.
-    /// Entries that vanish while the map is walked are skipped.
-    pub fn active(&self, out: &mut Vec<FlowSample>) {
+    /// Appends the current sample of every flow in the kernel map to `out`:
+    /// batched reads where the kernel has them, else a key-by-key walk
+    /// (entries that vanish while the map is walked are skipped).
+    pub fn active(&mut self, out: &mut Vec<FlowSample>) {
+        if self.batch.supported {
+            use std::os::fd::{AsFd as _, AsRawFd as _};
+            let fd = aya::maps::IterableMap::map(&self.flows)
+                .fd()
+                .as_fd()
+                .as_raw_fd();
+            let start = out.len();
+            match self.batch.read_all(fd, out) {
+                Ok(()) => return,
+                Err(e) => {
+                    out.truncate(start);
+                    log::debug!("batched flow-map read failed ({e}); walking key by key");
+                }
+            }
+        }
         out.extend(self.flows.iter().filter_map(Result::ok).map(|(_, v)| v));
     }
 

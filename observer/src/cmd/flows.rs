@@ -5,6 +5,8 @@ use std::{io::Write as _, time::Duration};
 use anyhow::Context as _;
 use observer::{attribution, clock::monotonic_ns, output, probes::ProbeConfig, table::FlowTable};
 
+pub use observer::args::{parse_positive, parse_rate};
+
 use super::session;
 
 /// Arguments of `observer flows`.
@@ -21,39 +23,11 @@ pub struct Args {
     json: bool,
     /// Target rate for the window what-if arithmetic, in bits/s with an
     /// optional k/M/G suffix (e.g. 35M). Default: twice the flow's rate.
-    #[arg(long, value_parser = parse_rate)]
+    #[arg(long, value_parser = parse_rate, allow_hyphen_values = true)]
     target_rate: Option<u64>,
     /// Maximum flows tracked at once in the kernel (LRU map size).
-    #[arg(long, default_value_t = observer_common::DEFAULT_MAX_FLOWS, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = observer_common::DEFAULT_MAX_FLOWS, value_parser = clap::value_parser!(u32).range(1..), allow_hyphen_values = true)]
     max_flows: u32,
-}
-
-/// Parses a duration that must be above zero.
-pub fn parse_positive(s: &str) -> Result<Duration, String> {
-    let d = humantime::parse_duration(s.trim())
-        .map_err(|_| format!("'{s}' is not a duration (use e.g. 5s, 250ms, 1m)"))?;
-    if d.is_zero() {
-        return Err("must be greater than zero".to_string());
-    }
-    Ok(d)
-}
-
-/// Parses a rate in bits/s: `35M`, `1.5G`, `800k`, `2000000`.
-pub fn parse_rate(s: &str) -> Result<u64, String> {
-    let (num, mult) = match s.trim().char_indices().last() {
-        Some((i, 'k' | 'K')) => (&s[..i], 1e3),
-        Some((i, 'm' | 'M')) => (&s[..i], 1e6),
-        Some((i, 'g' | 'G')) => (&s[..i], 1e9),
-        _ => (s, 1.0),
-    };
-    let v: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{s}' is not a rate (use e.g. 35M, 1.5G, 800k)"))?;
-    if !(v > 0.0 && v.is_finite()) {
-        return Err("must be greater than zero".to_string());
-    }
-    Ok((v * mult).round() as u64)
 }
 
 /// Runs the subcommand.
@@ -135,21 +109,5 @@ pub fn poll(
     probes.drain_closed(buf);
     for s in buf.drain(..) {
         table.close(s, now);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rates() {
-        assert_eq!(parse_rate("35M"), Ok(35_000_000));
-        assert_eq!(parse_rate("1.5G"), Ok(1_500_000_000));
-        assert_eq!(parse_rate("800k"), Ok(800_000));
-        assert_eq!(parse_rate("2000000"), Ok(2_000_000));
-        assert!(parse_rate("fast").is_err());
-        assert!(parse_rate("0M").is_err());
-        assert!(parse_rate("-5M").is_err());
     }
 }

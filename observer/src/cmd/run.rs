@@ -5,6 +5,7 @@ use std::{net::SocketAddr, time::Duration};
 
 use anyhow::Context as _;
 use observer::{
+    args::parse_prefixes,
     book::BookConfig,
     exporter::{Catalogue, http, labels::Aggregation},
     monitor::Monitor,
@@ -29,7 +30,7 @@ pub struct Args {
     interval: Duration,
     /// Export per-flow gauges for the N fastest flows (labelled by local and
     /// remote address). 0 turns them off.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
     top_flows: usize,
     /// Add a `comm` label (process name) to the flow and byte counters.
     #[arg(long)]
@@ -45,31 +46,14 @@ pub struct Args {
     #[arg(long, value_parser = parse_prefixes)]
     label_remote_subnet: Option<(u8, u8)>,
     /// Most distinct aggregation label sets; past it, new ones become `other`.
-    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..), allow_hyphen_values = true)]
     max_label_sets: u64,
     /// Span of the current verdict (the sliding window it is computed over).
     #[arg(long, default_value = "1s", value_parser = parse_positive, allow_hyphen_values = true)]
     window: Duration,
     /// Maximum flows tracked at once in the kernel (LRU map size).
-    #[arg(long, default_value_t = observer_common::DEFAULT_MAX_FLOWS, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = observer_common::DEFAULT_MAX_FLOWS, value_parser = clap::value_parser!(u32).range(1..), allow_hyphen_values = true)]
     max_flows: u32,
-}
-
-/// Parses `V4[,V6]` prefix lengths.
-pub fn parse_prefixes(s: &str) -> Result<(u8, u8), String> {
-    let (v4, v6) = s.split_once(',').unwrap_or((s, "64"));
-    let v4: u8 = v4
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{v4}' is not a prefix length"))?;
-    let v6: u8 = v6
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{v6}' is not a prefix length"))?;
-    if v4 > 32 || v6 > 128 {
-        return Err("IPv4 prefix must be 0-32 and IPv6 0-128".to_string());
-    }
-    Ok((v4, v6))
 }
 
 /// Runs the agent until SIGINT or SIGTERM.
@@ -158,17 +142,4 @@ fn summary(m: &Monitor, stats: &observer::monitor::PollStats) -> String {
         m.counters[Counter::RingbufDrops as usize],
         m.counters[Counter::LruEvictions as usize]
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn prefixes() {
-        assert_eq!(parse_prefixes("24"), Ok((24, 64)));
-        assert_eq!(parse_prefixes("16,48"), Ok((16, 48)));
-        assert!(parse_prefixes("33").is_err());
-        assert!(parse_prefixes("x").is_err());
-    }
 }

@@ -23,7 +23,7 @@ const HISTORY: usize = 60;
 #[derive(clap::Args)]
 pub struct Args {
     /// How often to read the kernel flow map and refresh (e.g. 1s, 500ms).
-    #[arg(long, default_value = "1s", value_parser = parse_positive)]
+    #[arg(long, default_value = "1s", value_parser = parse_positive, allow_hyphen_values = true)]
     interval: Duration,
     /// Show only flows whose process, pid, addresses or verdict contain
     /// every word of TEXT (e.g. "iperf3 :5201").
@@ -39,7 +39,7 @@ pub struct Args {
     )]
     sort: SortKey,
     /// Maximum flows tracked at once in the kernel (LRU map size).
-    #[arg(long, default_value_t = observer_common::DEFAULT_MAX_FLOWS, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = observer_common::DEFAULT_MAX_FLOWS, value_parser = clap::value_parser!(u32).range(1..), allow_hyphen_values = true)]
     max_flows: u32,
 }
 

@@ -20,7 +20,8 @@ use observer_common::Counter;
 #[error("metric definition: {0}")]
 pub struct CatalogueError(#[from] prometheus::Error);
 
-/// Limited-time reasons, in the order of `Event::Progress::limited_us`.
+/// Limited-time reasons, in the order of `Event::Progress::limited_us`
+/// (rwnd, sndbuf, cwnd, other busy, idle).
 pub const REASONS: [&str; 5] = ["rwnd", "sndbuf", "cwnd", "path", "app"];
 
 /// Every metric, registered in one registry.
@@ -272,6 +273,8 @@ impl Catalogue {
         max_flows: u32,
     ) {
         let overflow_before = self.limiter.overflowed;
+        // rwnd, sndbuf, cwnd, other busy, idle (µs), as in Event::Progress.
+        let mut limited = [0u64; 5];
         for e in events {
             match e {
                 Event::Started { cookie } => {
@@ -286,28 +289,21 @@ impl Catalogue {
                     retransmits,
                     limited_us,
                 } => {
+                    // Summed over the poll, added once per reason below.
+                    for (sum, us) in limited.iter_mut().zip(limited_us) {
+                        *sum += us;
+                    }
+                    self.retransmits.inc_by(*retransmits);
+                    if *bytes_acked == 0 && *bytes_received == 0 {
+                        continue;
+                    }
                     let tracked = book.get(*cookie);
                     let l = self.labels(&[verdict.name()], tracked.map(|t| &t.flow));
                     self.bytes_acked.with_label_values(&l).inc_by(*bytes_acked);
                     self.bytes_received
                         .with_label_values(&l)
                         .inc_by(*bytes_received);
-                    self.retransmits.inc_by(*retransmits);
-                    // Event order is rwnd, sndbuf, cwnd, other busy, idle.
-                    for (reason, us) in [
-                        ("rwnd", 0),
-                        ("sndbuf", 1),
-                        ("cwnd", 2),
-                        ("path", 3),
-                        ("app", 4),
-                    ] {
-                        self.limited_seconds
-                            .with_label_values(&[reason])
-                            .inc_by(limited_us[us] as f64 / 1e6);
-                    }
-                    if let Some(t) = tracked
-                        && (*bytes_acked > 0 || *bytes_received > 0)
-                    {
+                    if let Some(t) = tracked {
                         let f = &t.flow;
                         self.srtt.observe(f64::from(f.srtt_us) / 1e6);
                         self.min_rtt.observe(f64::from(f.min_rtt_us) / 1e6);
@@ -333,6 +329,11 @@ impl Catalogue {
                 }
             }
         }
+        for (reason, us) in REASONS.iter().zip(limited) {
+            self.limited_seconds
+                .with_label_values(&[reason])
+                .inc_by(us as f64 / 1e6);
+        }
         self.active(book);
         self.top(book);
         for c in Counter::ALL {
@@ -351,16 +352,24 @@ impl Catalogue {
 
     fn active(&mut self, book: &Book) {
         self.active_flows.reset();
+        if self.agg.names().is_empty() {
+            // Count per verdict without building label sets per flow; every
+            // verdict present, even at zero, so dashboards see the series.
+            let mut n = [0i64; Verdict::ALL.len()];
+            for t in book.flows().filter(|t| !t.is_closed()) {
+                if let Some(i) = Verdict::ALL.iter().position(|v| *v == t.current.verdict) {
+                    n[i] += 1;
+                }
+            }
+            for (v, n) in Verdict::ALL.iter().zip(n) {
+                self.active_flows.with_label_values(&[v.name()]).set(n);
+            }
+            return;
+        }
         let open: Vec<_> = book.flows().filter(|t| !t.is_closed()).collect();
         for t in open {
             let l = self.labels(&[t.current.verdict.name()], Some(&t.flow));
             self.active_flows.with_label_values(&l).inc();
-        }
-        // Every verdict present, even at zero, so dashboards see the series.
-        if self.agg.names().is_empty() {
-            for v in Verdict::ALL {
-                self.active_flows.with_label_values(&[v.name()]).add(0);
-            }
         }
     }
 

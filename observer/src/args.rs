@@ -1,0 +1,186 @@
+//! Parsers of the values users type on observer's command line (durations,
+//! rates, prefix lengths, sizes). They live in the library, not the binary,
+//! so the fuzz targets (`fuzz/`) can reach them; the subcommands use them as
+//! clap `value_parser`s, so each error reads like clap's own:
+//! `invalid value 'X' for '--flag': MESSAGE`. None of them panics, whatever
+//! the input.
+
+use std::time::Duration;
+
+/// Longest duration any option takes: a year. Longer values are typos, and
+/// adding them to a clock would overflow.
+pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
+
+/// Largest rate `--target-rate` takes (bits/s): 1 Pbit/s.
+pub const MAX_RATE: u64 = 1_000_000_000_000_000;
+
+/// Largest ring buffer observer asks the kernel for (bytes).
+pub const MAX_RINGBUF_BYTES: u32 = 1 << 30;
+
+/// Parses a duration above zero and at most [`MAX_DURATION`] (`5s`, `250ms`, `1m`).
+///
+/// # Errors
+/// A message saying what is wrong with `s`.
+pub fn parse_positive(s: &str) -> Result<Duration, String> {
+    let d = humantime::parse_duration(s.trim())
+        .map_err(|_| format!("'{s}' is not a duration (use e.g. 5s, 250ms, 1m)"))?;
+    if d.is_zero() {
+        return Err("must be greater than zero".to_string());
+    }
+    if d > MAX_DURATION {
+        return Err("must be at most a year (365d)".to_string());
+    }
+    Ok(d)
+}
+
+/// Parses a rate in bits/s: `35M`, `1.5G`, `800k`, `2000000`.
+///
+/// # Errors
+/// A message saying what is wrong with `s`.
+pub fn parse_rate(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (num, mult) = if let Some(n) = t.strip_suffix(['k', 'K']) {
+        (n, 1e3)
+    } else if let Some(n) = t.strip_suffix(['m', 'M']) {
+        (n, 1e6)
+    } else if let Some(n) = t.strip_suffix(['g', 'G']) {
+        (n, 1e9)
+    } else {
+        (t, 1.0)
+    };
+    let v: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a rate (use e.g. 35M, 1.5G, 800k)"))?;
+    if v.is_nan() {
+        return Err(format!("'{s}' is not a rate (use e.g. 35M, 1.5G, 800k)"));
+    }
+    let bps = v * mult;
+    if bps <= 0.0 {
+        return Err("must be greater than zero".to_string());
+    }
+    if bps > MAX_RATE as f64 {
+        return Err("must be at most 1000000G (1 Pbit/s)".to_string());
+    }
+    Ok((bps.round() as u64).max(1))
+}
+
+/// Parses `V4[,V6]` prefix lengths (IPv6 defaults to 64).
+///
+/// # Errors
+/// A message saying what is wrong with `s`.
+pub fn parse_prefixes(s: &str) -> Result<(u8, u8), String> {
+    let (v4, v6) = s.split_once(',').unwrap_or((s, "64"));
+    let v4: u8 = v4
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{v4}' is not a prefix length"))?;
+    let v6: u8 = v6
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{v6}' is not a prefix length"))?;
+    if v4 > 32 || v6 > 128 {
+        return Err("IPv4 prefix must be 0-32 and IPv6 0-128".to_string());
+    }
+    Ok((v4, v6))
+}
+
+/// The kernel's page size (4096 where it cannot be read).
+pub fn page_size() -> u32 {
+    // SAFETY: sysconf has no preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    u32::try_from(n).ok().filter(|n| *n > 0).unwrap_or(4096)
+}
+
+/// Parses a ring-buffer size in bytes: a power of two, at least one page,
+/// at most [`MAX_RINGBUF_BYTES`] (the kernel's rule for
+/// `BPF_MAP_TYPE_RINGBUF`; a power of two at least a page is a multiple of it).
+///
+/// # Errors
+/// A message saying what is wrong with `s`.
+pub fn parse_ringbuf_bytes(s: &str) -> Result<u32, String> {
+    let page = page_size();
+    let n: u32 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a size in bytes"))?;
+    if !n.is_power_of_two() || n < page || n > MAX_RINGBUF_BYTES {
+        return Err(format!(
+            "must be a power of two from the page size ({page}) to {MAX_RINGBUF_BYTES}"
+        ));
+    }
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_positive("250ms"), Ok(Duration::from_millis(250)));
+        assert_eq!(parse_positive(" 5s "), Ok(Duration::from_secs(5)));
+        assert_eq!(parse_positive("365d"), Ok(MAX_DURATION));
+        assert!(
+            parse_positive("0s")
+                .unwrap_err()
+                .contains("greater than zero")
+        );
+        assert!(
+            parse_positive("-5s")
+                .unwrap_err()
+                .contains("not a duration")
+        );
+        assert!(
+            parse_positive("366d")
+                .unwrap_err()
+                .contains("at most a year")
+        );
+        // Would overflow Instant + Duration: was a panic.
+        assert!(parse_positive("500000000000y").is_err());
+        assert!(parse_positive("").is_err());
+    }
+
+    #[test]
+    fn rates() {
+        assert_eq!(parse_rate("35M"), Ok(35_000_000));
+        assert_eq!(parse_rate("1.5G"), Ok(1_500_000_000));
+        assert_eq!(parse_rate("800k"), Ok(800_000));
+        assert_eq!(parse_rate("2000000"), Ok(2_000_000));
+        assert_eq!(parse_rate(" 35M"), Ok(35_000_000));
+        assert_eq!(parse_rate("35 M"), Ok(35_000_000));
+        assert_eq!(parse_rate("0.0001"), Ok(1));
+        assert!(parse_rate("fast").is_err());
+        assert!(parse_rate("0M").is_err());
+        assert!(parse_rate("-5M").is_err());
+        assert!(parse_rate("M").is_err());
+        assert!(parse_rate("nan").unwrap_err().contains("not a rate"));
+        assert!(parse_rate("inf").unwrap_err().contains("at most"));
+        assert!(parse_rate("1e400").unwrap_err().contains("at most"));
+        // A multi-byte space before the number: was a slicing panic.
+        assert_eq!(parse_rate("\u{3000}1k"), Ok(1000));
+        assert!(parse_rate("1\u{e9}").is_err());
+    }
+
+    #[test]
+    fn prefixes() {
+        assert_eq!(parse_prefixes("24"), Ok((24, 64)));
+        assert_eq!(parse_prefixes("16,48"), Ok((16, 48)));
+        assert!(parse_prefixes("33").is_err());
+        assert!(parse_prefixes("24,129").is_err());
+        assert!(parse_prefixes("x").is_err());
+        assert!(parse_prefixes("24,").is_err());
+    }
+
+    #[test]
+    fn ringbuf_sizes() {
+        let page = page_size();
+        assert_eq!(parse_ringbuf_bytes(&page.to_string()), Ok(page));
+        assert_eq!(parse_ringbuf_bytes("4194304"), Ok(4 << 20));
+        assert!(parse_ringbuf_bytes("0").is_err());
+        assert!(parse_ringbuf_bytes("12288").is_err());
+        assert!(parse_ringbuf_bytes(&(page / 2).to_string()).is_err());
+        assert!(parse_ringbuf_bytes("2147483648").is_err());
+        assert!(parse_ringbuf_bytes("-4096").is_err());
+    }
+}
