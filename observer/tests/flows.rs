@@ -269,7 +269,7 @@ fn full_flow_map_counts_evictions() {
     if !root_or_skip("full_flow_map_counts_evictions") {
         return;
     }
-    let probes = observer::probes::Probes::load(observer::probes::ProbeConfig {
+    let mut probes = observer::probes::Probes::load(observer::probes::ProbeConfig {
         max_flows: 16,
         ..Default::default()
     })
