@@ -2,6 +2,7 @@
 //! with a known constraint each, observed by observer, whose verdicts are
 //! judged against that ground truth.
 
+pub mod bench;
 pub mod catalog;
 pub mod report;
 pub mod run;

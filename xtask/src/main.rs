@@ -51,6 +51,16 @@ enum Cmd {
     /// Build the reference-A path and run its transfers while `observer top`
     /// shows them live.
     Demo,
+    /// Overhead and scale benchmarks; writes docs/benchmarks.md and
+    /// target/bench/results.json (args go to the runner: --quick).
+    Bench {
+        /// Arguments for the benchmark runner.
+        #[arg(last = true)]
+        args: Vec<String>,
+        /// Fewer rounds, shorter runs, no 100k-flow step.
+        #[arg(long)]
+        quick: bool,
+    },
 }
 
 /// The cargo target directory of the workspace.
@@ -107,6 +117,7 @@ fn main() -> ExitCode {
         Cmd::Test => test::test(),
         Cmd::Scenarios { args } => test::scenarios_command(&args),
         Cmd::Demo => test::demo(),
+        Cmd::Bench { args, quick } => test::bench(&args, quick),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

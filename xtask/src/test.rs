@@ -99,6 +99,25 @@ pub fn demo() -> anyhow::Result<()> {
     util::run(runner()?.arg("demo"))
 }
 
+/// `cargo xtask bench`: the overhead and scale benchmarks, as root, from the
+/// repository root (it writes docs/benchmarks.md).
+///
+/// # Errors
+/// A failed build or benchmark.
+pub fn bench(args: &[String], quick: bool) -> anyhow::Result<()> {
+    runner()?;
+    let bin = crate::target_dir().join("release").join("bench");
+    let mut c = util::as_root(&bin.to_string_lossy())?;
+    if quick {
+        c.arg("--quick");
+    }
+    c.args(args);
+    if let Some(root) = crate::target_dir().parent() {
+        c.current_dir(root);
+    }
+    util::run(&mut c)
+}
+
 /// Builds observer and the scenario runner in release mode and returns a
 /// command that runs the runner as root.
 fn runner() -> anyhow::Result<Command> {

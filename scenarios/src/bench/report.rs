@@ -1,0 +1,182 @@
+//! The benchmark's results: machine-readable JSON and the table in
+//! `docs/benchmarks.md`, each figure against its target.
+
+use serde::Serialize;
+
+use super::{agent::Scale, churn::ChurnStep, throughput::Overhead};
+
+/// Targets (issue "Overhead and scale benchmarks").
+pub const TARGET_THROUGHPUT_RATIO: f64 = 0.98;
+/// Mean kernel ns per hit of the per-packet program.
+pub const TARGET_PROBE_NS: f64 = 100.0;
+/// Agent CPU at 10k flows, % of one core.
+pub const TARGET_CPU_PCT_10K: f64 = 1.0;
+/// Poll of 100k flows, ms.
+pub const TARGET_POLL_MS_100K: f64 = 100.0;
+
+/// Everything one run measured.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Results {
+    /// When (RFC 3339).
+    pub date: String,
+    /// Kernel release.
+    pub kernel: String,
+    /// CPU model and count.
+    pub cpu: String,
+    /// Git commit.
+    pub commit: String,
+    /// Median with/without ratio, one stream.
+    pub throughput_ratio: f64,
+    /// Median with/without ratio, four streams.
+    pub throughput_ratio_p4: f64,
+    /// Mean kernel ns per hit of the per-packet program during bulk transfer.
+    pub probe_ns_per_hit: f64,
+    /// Mean kernel ns per program run during connection churn.
+    pub probe_ns_per_hit_churn: f64,
+    /// Agent CPU (% of one core) at 10k flows.
+    pub agent_cpu_pct_10k_flows: f64,
+    /// Poll latency (ms) at 100k flows.
+    pub poll_ms_100k_flows: f64,
+    /// Agent RSS (MiB) at 100k flows.
+    pub rss_mib_100k_flows: f64,
+    /// Flows reported / flows made at 10k connections/s.
+    pub churn_reported_ratio: f64,
+    /// Lowest churn rate (connections/s) with a lost flow or a drop; 0 if none.
+    pub churn_first_loss_per_s: f64,
+    /// `ss -tin` wall time (ms) at 100k flows.
+    pub ss_poll_ms_100k_flows: f64,
+    /// Details.
+    pub throughput: Vec<Overhead>,
+    /// Details.
+    pub scale: Vec<Scale>,
+    /// Details.
+    pub churn: Vec<ChurnStep>,
+}
+
+fn verdict(ok: bool) -> &'static str {
+    if ok { "met" } else { "MISSED" }
+}
+
+impl Results {
+    /// The markdown page.
+    pub fn markdown(&self) -> String {
+        let mut s = String::new();
+        s.push_str("# Benchmarks\n\n");
+        s.push_str("Written by `cargo xtask bench`; rerun it to refresh. Comparisons are ratios within one run,\n");
+        s.push_str("the two sides alternated over rounds; medians with min and max.\n\n");
+        s.push_str(&format!(
+            "- date: {}\n- kernel: {}\n- CPU: {}\n- commit: {}\n\n",
+            self.date, self.kernel, self.cpu, self.commit
+        ));
+        s.push_str("| measure | result | target | |\n| --- | --- | --- | --- |\n");
+        let row = |s: &mut String, name: &str, v: String, target: String, ok: bool| {
+            s.push_str(&format!("| {name} | {v} | {target} | {} |\n", verdict(ok)));
+        };
+        row(
+            &mut s,
+            "throughput with/without, 1 stream",
+            format!("{:.3}", self.throughput_ratio),
+            format!(">= {TARGET_THROUGHPUT_RATIO}"),
+            self.throughput_ratio >= TARGET_THROUGHPUT_RATIO,
+        );
+        row(
+            &mut s,
+            "throughput with/without, 4 streams",
+            format!("{:.3}", self.throughput_ratio_p4),
+            format!(">= {TARGET_THROUGHPUT_RATIO}"),
+            self.throughput_ratio_p4 >= TARGET_THROUGHPUT_RATIO,
+        );
+        row(
+            &mut s,
+            "kernel ns per packet (bulk)",
+            format!("{:.0}", self.probe_ns_per_hit),
+            format!("<= {TARGET_PROBE_NS}"),
+            self.probe_ns_per_hit <= TARGET_PROBE_NS,
+        );
+        row(
+            &mut s,
+            "kernel ns per program run (churn)",
+            format!("{:.0}", self.probe_ns_per_hit_churn),
+            "-".into(),
+            true,
+        );
+        row(
+            &mut s,
+            "agent CPU at 10k flows, 1 s interval",
+            format!("{:.2}% of a core", self.agent_cpu_pct_10k_flows),
+            format!("<= {TARGET_CPU_PCT_10K}%"),
+            self.agent_cpu_pct_10k_flows <= TARGET_CPU_PCT_10K,
+        );
+        row(
+            &mut s,
+            "poll of 100k flows",
+            format!("{:.1} ms", self.poll_ms_100k_flows),
+            format!("<= {TARGET_POLL_MS_100K} ms"),
+            self.poll_ms_100k_flows <= TARGET_POLL_MS_100K,
+        );
+        row(
+            &mut s,
+            "agent RSS at 100k flows",
+            format!("{:.0} MiB", self.rss_mib_100k_flows),
+            "bounded, stated".into(),
+            true,
+        );
+        row(
+            &mut s,
+            "flows reported / made at 10k conn/s",
+            format!("{:.4}", self.churn_reported_ratio),
+            "1.0, no drops".into(),
+            (self.churn_reported_ratio - 1.0).abs() < 1e-9,
+        );
+        row(
+            &mut s,
+            "`ss -tin` at 100k flows",
+            format!("{:.1} ms", self.ss_poll_ms_100k_flows),
+            format!("slower than observer's {:.1} ms", self.poll_ms_100k_flows),
+            self.ss_poll_ms_100k_flows > self.poll_ms_100k_flows,
+        );
+        s.push_str("\n## Throughput (loopback bulk TCP in a namespace, iperf3)\n\n| streams | with/without (median, min-max) | without (Gbit/s) | with (Gbit/s) | probe ns/hit | hits/s |\n| --- | --- | --- | --- | --- | --- |\n");
+        for t in &self.throughput {
+            s.push_str(&format!(
+                "| {} | {:.3} ({:.3}-{:.3}) | {:.2} | {:.2} | {:.0} | {:.0} |\n",
+                t.streams,
+                t.ratio.median,
+                t.ratio.min,
+                t.ratio.max,
+                t.without_bps.median / 1e9,
+                t.with_bps.median / 1e9,
+                t.probe_ns_per_hit,
+                t.probe_hits_per_s
+            ));
+        }
+        s.push_str("\n## Agent at scale (open loopback flows, 1% send a byte each second; 1 s interval)\n\n| flows | agent CPU % | CPU ms/poll | poll ms | RSS MiB | `ss -tin` ms (median, min-max) | `ss` CPU ms |\n| --- | --- | --- | --- | --- | --- | --- |\n");
+        for a in &self.scale {
+            s.push_str(&format!(
+                "| {} | {:.2} | {:.1} | {:.1} | {:.0} | {:.1} ({:.1}-{:.1}) | {:.1} |\n",
+                a.flows,
+                a.cpu_pct,
+                a.cpu_ms_per_poll,
+                a.poll_ms,
+                a.rss_mib,
+                a.ss_ms.median,
+                a.ss_ms.min,
+                a.ss_ms.max,
+                a.ss_cpu_ms
+            ));
+        }
+        s.push_str("\n## Connection churn (both ends of each connection are flows)\n\n| asked/s | made/s | made | reported closed | reported/(2 x made) | ring drops | ns/run |\n| --- | --- | --- | --- | --- | --- | --- |\n");
+        for c in &self.churn {
+            s.push_str(&format!(
+                "| {} | {:.0} | {} | {} | {:.4} | {} | {:.0} |\n",
+                c.target_per_s,
+                c.made_per_s,
+                c.made,
+                c.reported_closed,
+                c.reported_ratio,
+                c.ringbuf_drops,
+                c.probe_ns_per_hit
+            ));
+        }
+        s
+    }
+}

@@ -1,0 +1,138 @@
+//! Throughput overhead: loopback bulk TCP with and without observer,
+//! alternating over rounds; and the kernel cost per probe hit meanwhile.
+
+use std::time::Duration;
+
+use anyhow::Context as _;
+use pathemu::ChildGuard;
+
+use super::{
+    Stat,
+    env::{Agent, Netns},
+};
+use crate::traffic::parse_iperf;
+
+/// Per-program kernel cost readings (`kernel.bpf_stats_enabled`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ProgCost {
+    /// run_time_ns summed.
+    pub ns: u64,
+    /// run_cnt summed.
+    pub hits: u64,
+}
+
+/// run_time/run_cnt of the loaded programs whose name starts with `prefix`.
+pub fn prog_cost(prefix: &str) -> ProgCost {
+    let mut c = ProgCost::default();
+    for p in aya::programs::loaded_programs().filter_map(Result::ok) {
+        if p.name_as_str().is_some_and(|n| n.starts_with(prefix)) {
+            c.ns += p.run_time().as_nanos() as u64;
+            c.hits += p.run_count();
+        }
+    }
+    c
+}
+
+/// Turns `kernel.bpf_stats_enabled` on for its life, back to what it was after.
+pub struct BpfStats(String);
+
+impl BpfStats {
+    /// Enables the kernel's per-program run-time accounting.
+    pub fn enable() -> anyhow::Result<BpfStats> {
+        let path = "/proc/sys/kernel/bpf_stats_enabled";
+        let was = std::fs::read_to_string(path).context("reading bpf_stats_enabled")?;
+        std::fs::write(path, "1").context("enabling bpf_stats")?;
+        Ok(BpfStats(was.trim().to_string()))
+    }
+}
+
+impl Drop for BpfStats {
+    fn drop(&mut self) {
+        let _ = std::fs::write("/proc/sys/kernel/bpf_stats_enabled", &self.0);
+    }
+}
+
+/// One iperf3 loopback transfer in `ns`: throughput in bits/s.
+fn transfer(ns: &Netns, secs: u64, streams: u32) -> anyhow::Result<f64> {
+    let mut server = ns.command("iperf3");
+    server
+        .args(["-s", "-1", "-p", "5399"])
+        .stdout(std::process::Stdio::null());
+    let _server = ChildGuard::spawn(&mut server)?;
+    std::thread::sleep(Duration::from_millis(300));
+    let out = ns
+        .command("iperf3")
+        .args([
+            "-c",
+            "127.0.0.1",
+            "-p",
+            "5399",
+            "-J",
+            "-t",
+            &secs.to_string(),
+        ])
+        .args(["-P", &streams.to_string()])
+        .output()
+        .context("running iperf3")?;
+    let r = parse_iperf(&String::from_utf8_lossy(&out.stdout))?;
+    anyhow::ensure!(r.error.is_none(), "iperf3: {:?}", r.error);
+    Ok(r.sum_bps)
+}
+
+/// Results of the throughput comparison for one stream count.
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct Overhead {
+    /// Streams.
+    pub streams: u32,
+    /// with / without observer, per round.
+    pub ratio: Stat,
+    /// Throughput without observer (bits/s).
+    pub without_bps: Stat,
+    /// Throughput with observer (bits/s).
+    pub with_bps: Stat,
+    /// Kernel ns per hit of the per-packet program during the with-rounds.
+    pub probe_ns_per_hit: f64,
+    /// Per-packet program hits per second during the with-rounds.
+    pub probe_hits_per_s: f64,
+}
+
+/// Alternates transfers with and without the agent for `rounds` rounds.
+pub fn overhead(streams: u32, rounds: usize, secs: u64) -> anyhow::Result<Overhead> {
+    let ns = Netns::new(&format!("tp{streams}"))?;
+    let (mut with, mut without, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut ns_sum, mut hits_sum, mut secs_sum) = (0u64, 0u64, 0.0);
+    for round in 0..rounds {
+        let mut w = 0.0;
+        let mut wo = 0.0;
+        // Alternate which side goes first, so drift favours neither.
+        for with_first in [round % 2 == 0, round % 2 != 0] {
+            if with_first {
+                let agent = Agent::start(&[])?;
+                let before = prog_cost("observer_tcp_pr");
+                w = transfer(&ns, secs, streams)?;
+                let after = prog_cost("observer_tcp_pr");
+                ns_sum += after.ns.saturating_sub(before.ns);
+                hits_sum += after.hits.saturating_sub(before.hits);
+                secs_sum += secs as f64;
+                drop(agent);
+            } else {
+                wo = transfer(&ns, secs, streams)?;
+            }
+        }
+        with.push(w);
+        without.push(wo);
+        ratios.push(if wo > 0.0 { w / wo } else { 0.0 });
+    }
+    Ok(Overhead {
+        streams,
+        ratio: Stat::of(&ratios),
+        without_bps: Stat::of(&without),
+        with_bps: Stat::of(&with),
+        probe_ns_per_hit: if hits_sum > 0 {
+            ns_sum as f64 / hits_sum as f64
+        } else {
+            0.0
+        },
+        probe_hits_per_s: hits_sum as f64 / secs_sum.max(1e-9),
+    })
+}

@@ -1,0 +1,126 @@
+//! `bench`: observer's overhead and scale benchmarks. Run it through
+//! `cargo xtask bench [--quick]`, which builds it and runs it as root.
+
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::{Parser, Subcommand};
+use scenarios::bench::{agent, churn, env, report::Results, throughput};
+
+#[derive(Parser)]
+#[command(about = "observer's overhead and scale benchmarks")]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Cmd>,
+    /// Fewer rounds, shorter runs, no 100k-flow step.
+    #[arg(long)]
+    quick: bool,
+    /// Where to write the markdown table.
+    #[arg(long, default_value = "docs/benchmarks.md")]
+    markdown: std::path::PathBuf,
+    /// Where to write the JSON results.
+    #[arg(long, default_value = "target/bench/results.json")]
+    json: std::path::PathBuf,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// (internal) Hold N loopback connections open with light traffic.
+    #[command(hide = true)]
+    Hold {
+        /// Connections.
+        n: usize,
+    },
+}
+
+fn commit() -> String {
+    std::process::Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default()
+}
+
+fn bench(cli: &Cli) -> anyhow::Result<()> {
+    let _stats = throughput::BpfStats::enable()?;
+    let (rounds, secs) = if cli.quick { (3, 3) } else { (5, 5) };
+    let (kernel, model, cpus) = env::machine();
+    let mut r = Results {
+        date: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        kernel,
+        cpu: format!("{model} ({cpus} CPUs)"),
+        commit: commit(),
+        ..Results::default()
+    };
+    eprintln!("bench: throughput, 1 and 4 streams, {rounds} rounds of {secs} s each side");
+    for streams in [1, 4] {
+        let o = throughput::overhead(streams, rounds, secs)?;
+        if streams == 1 {
+            r.throughput_ratio = o.ratio.median;
+            r.probe_ns_per_hit = o.probe_ns_per_hit;
+        } else {
+            r.throughput_ratio_p4 = o.ratio.median;
+        }
+        r.throughput.push(o);
+    }
+    let sizes: &[usize] = if cli.quick {
+        &[1_000, 10_000]
+    } else {
+        &[1_000, 10_000, 100_000]
+    };
+    for &flows in sizes {
+        eprintln!("bench: agent with {flows} open flows");
+        let a = agent::scale(flows, if cli.quick { 5 } else { 10 })?;
+        if flows == 10_000 {
+            r.agent_cpu_pct_10k_flows = a.cpu_pct;
+        }
+        if flows == 100_000 {
+            r.poll_ms_100k_flows = a.poll_ms;
+            r.rss_mib_100k_flows = a.rss_mib;
+            r.ss_poll_ms_100k_flows = a.ss_ms.median;
+        }
+        r.scale.push(a);
+    }
+    let rates: &[u64] = if cli.quick {
+        &[1_000, 10_000]
+    } else {
+        &[1_000, 2_000, 5_000, 10_000]
+    };
+    eprintln!("bench: connection churn at {rates:?} per second");
+    r.churn = churn::steps(rates, if cli.quick { 3 } else { 5 })?;
+    if let Some(c) = r.churn.iter().find(|c| c.target_per_s == 10_000) {
+        r.churn_reported_ratio = c.reported_ratio;
+    }
+    r.churn_first_loss_per_s = r
+        .churn
+        .iter()
+        .find(|c| c.reported_ratio < 1.0 || c.ringbuf_drops > 0)
+        .map_or(0.0, |c| c.made_per_s);
+    r.probe_ns_per_hit_churn = r.churn.last().map_or(0.0, |c| c.probe_ns_per_hit);
+    if let Some(dir) = cli.json.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    std::fs::write(&cli.json, serde_json::to_string_pretty(&r)?)
+        .with_context(|| format!("writing {}", cli.json.display()))?;
+    std::fs::write(&cli.markdown, r.markdown())
+        .with_context(|| format!("writing {}", cli.markdown.display()))?;
+    println!("{}", serde_json::to_string(&r)?);
+    eprint!("{}", r.markdown());
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Some(Cmd::Hold { n }) => agent::hold(n),
+        None => bench(&cli),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("bench: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
