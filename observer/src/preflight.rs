@@ -1,5 +1,15 @@
 //! Checks, before anything is loaded, that this host can run observer, so a
 //! missing privilege or kernel feature is one clear line, not a verifier dump.
+//!
+//! Test-only overrides let the root tests exercise each failure on a kernel
+//! that has everything. Only builds with debug assertions (the test
+//! profile) read them; a release build ignores them. See docs/security.md.
+//!
+//! | variable | effect |
+//! | --- | --- |
+//! | `OBSERVER_BTF_PATH=FILE` | read FILE instead of `/sys/kernel/btf/vmlinux` |
+//! | `OBSERVER_FAKE_KERNEL=4.19` | take this as the running kernel's release |
+//! | `OBSERVER_MISSING_HOOK=tcp_probe` | act as if this tracepoint were absent |
 
 use std::path::Path;
 
@@ -22,15 +32,41 @@ pub enum PreflightError {
          run it with sudo"
     )]
     Privilege,
-    /// The kernel publishes no BTF.
+    /// The kernel publishes no BTF (at this path).
     #[error(
-        "{VMLINUX_BTF} is missing: observer needs a kernel built with CONFIG_DEBUG_INFO_BTF=y \
+        "{0} is missing: observer needs a kernel built with CONFIG_DEBUG_INFO_BTF=y \
          (most distributions since 2021); install such a kernel"
     )]
-    NoBtf,
+    NoBtf(String),
     /// The kernel is older than [`MIN_KERNEL`].
-    #[error("kernel {0} is too old: observer needs Linux 5.8 or later")]
+    #[error("kernel {0} is too old: observer needs Linux 5.8 or later; upgrade the kernel")]
     OldKernel(String),
+}
+
+/// A test-only override (see the module documentation): the variable's
+/// value when set and non-empty, in builds with debug assertions only.
+pub fn test_override(name: &str) -> Option<String> {
+    if !cfg!(debug_assertions) {
+        return None;
+    }
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// Where the kernel's BTF is read from: [`VMLINUX_BTF`], or the test
+/// override `OBSERVER_BTF_PATH`.
+pub fn btf_path() -> String {
+    test_override("OBSERVER_BTF_PATH").unwrap_or_else(|| VMLINUX_BTF.to_string())
+}
+
+/// The running kernel's release (`uname -r`), or the test override
+/// `OBSERVER_FAKE_KERNEL`.
+pub fn kernel_release() -> String {
+    test_override("OBSERVER_FAKE_KERNEL").unwrap_or_else(|| {
+        std::fs::read_to_string("/proc/sys/kernel/osrelease")
+            .unwrap_or_default()
+            .trim()
+            .to_string()
+    })
 }
 
 /// Effective capability bits from `/proc/self/status` (`CapEff:` line).
@@ -64,13 +100,13 @@ pub fn check() -> Result<(), PreflightError> {
     if !effective_caps(&status).is_some_and(caps_suffice) {
         return Err(PreflightError::Privilege);
     }
-    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-    let release = release.trim();
-    if kernel_version(release).is_some_and(|v| v < MIN_KERNEL) {
-        return Err(PreflightError::OldKernel(release.to_string()));
+    let release = kernel_release();
+    if kernel_version(&release).is_some_and(|v| v < MIN_KERNEL) {
+        return Err(PreflightError::OldKernel(release));
     }
-    if !Path::new(VMLINUX_BTF).exists() {
-        return Err(PreflightError::NoBtf);
+    let btf = btf_path();
+    if !Path::new(&btf).exists() {
+        return Err(PreflightError::NoBtf(btf));
     }
     raise_memlock();
     Ok(())
@@ -124,9 +160,14 @@ mod tests {
     fn messages_name_the_fix() {
         assert!(PreflightError::Privilege.to_string().contains("sudo"));
         assert!(
-            PreflightError::NoBtf
+            PreflightError::NoBtf(VMLINUX_BTF.into())
                 .to_string()
                 .contains("CONFIG_DEBUG_INFO_BTF")
+        );
+        assert!(
+            PreflightError::OldKernel("4.19.0".into())
+                .to_string()
+                .contains("upgrade the kernel")
         );
     }
 }

@@ -12,7 +12,7 @@ use observer_common::{
     GLOBAL_OFFSETS, MAP_CLOSED, MAP_COUNTERS, MAP_FLOWS, sample::FLOW_SAMPLE_SIZE,
 };
 
-use crate::{btf, layout};
+use crate::{btf, layout, preflight};
 
 /// The compiled kernel programs, built by `build.rs` with aya-build.
 static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/observer"));
@@ -21,37 +21,61 @@ static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/ob
 pub const VMLINUX_BTF: &str = "/sys/kernel/btf/vmlinux";
 
 /// Errors loading, attaching or reading the kernel programs.
+///
+/// Each message carries its cause in its own text (no `source()`), so the
+/// binary's one-line error, which joins the source chain, says it once.
 #[derive(Debug, thiserror::Error)]
 pub enum ProbeError {
-    /// Kernel BTF could not be read or lacks a member observer needs.
-    #[error(transparent)]
-    Btf(#[from] btf::BtfError),
-    /// aya could not read the kernel BTF.
-    #[error("cannot read kernel BTF ({VMLINUX_BTF}): {0}")]
-    KernelBtf(#[source] aya::BtfError),
+    /// The kernel BTF file could not be read.
+    #[error("{0}")]
+    Btf(btf::BtfError),
+    /// The kernel BTF is not BTF that observer (or aya) can parse.
+    #[error(
+        "{path} is not BTF observer can read ({error}): observer needs the running kernel's own \
+         BTF (CONFIG_DEBUG_INFO_BTF=y); if the kernel is newer than this observer, upgrade observer"
+    )]
+    BadBtf {
+        /// The file.
+        path: String,
+        /// What was wrong with it.
+        error: String,
+    },
+    /// The kernel BTF lacks a struct or member the programs must read.
+    #[error(
+        "{0}: observer cannot follow TCP sockets on this kernel (it supports Linux 5.8 or later); \
+         upgrade the kernel if it is older, else upgrade observer"
+    )]
+    Layout(btf::BtfError),
     /// The eBPF object did not load (verifier, map creation).
     #[error("loading the eBPF programs failed: {0}")]
-    Load(#[source] aya::EbpfError),
+    Load(aya::EbpfError),
     /// A program is missing from the object (a build problem).
     #[error("eBPF object has no program {0}")]
     NoProgram(&'static str),
+    /// The kernel has no BTF tracepoint of that name.
+    #[error(
+        "this kernel has no BTF tracepoint {hook} (no btf_trace_{hook} in its BTF): observer needs \
+         Linux 5.8 or later built with CONFIG_DEBUG_INFO_BTF=y; upgrade the kernel"
+    )]
+    MissingHook {
+        /// The tracepoint.
+        hook: &'static str,
+    },
     /// A required hook could not be loaded or attached.
-    #[error("cannot attach to {hook}: {source}")]
+    #[error("cannot attach to {hook}: {error}")]
     Attach {
         /// The kernel function or tracepoint.
         hook: &'static str,
         /// What aya said.
-        #[source]
-        source: ProgramError,
+        error: ProgramError,
     },
     /// A map is missing or of the wrong type.
-    #[error("eBPF map {name}: {source}")]
+    #[error("eBPF map {name}: {error}")]
     Map {
         /// The map's name.
         name: &'static str,
         /// What aya said.
-        #[source]
-        source: aya::maps::MapError,
+        error: aya::maps::MapError,
     },
 }
 
@@ -99,11 +123,11 @@ where
 {
     let map = ebpf.take_map(name).ok_or(ProbeError::Map {
         name,
-        source: aya::maps::MapError::InvalidName {
+        error: aya::maps::MapError::InvalidName {
             name: name.to_string(),
         },
     })?;
-    T::try_from(map).map_err(|source| ProbeError::Map { name, source })
+    T::try_from(map).map_err(|error| ProbeError::Map { name, error })
 }
 
 fn attach_tp(
@@ -116,10 +140,25 @@ fn attach_tp(
         .program_mut(prog)
         .ok_or(ProbeError::NoProgram(prog))?
         .try_into()
-        .map_err(|source| ProbeError::Attach { hook: tp, source })?;
-    p.load(tp, btf)
-        .and_then(|()| p.attach().map(|_| ()))
-        .map_err(|source| ProbeError::Attach { hook: tp, source })
+        .map_err(|error| ProbeError::Attach { hook: tp, error })?;
+    // Test-only: act as if the kernel lacked this tracepoint (preflight docs).
+    let absent = preflight::test_override("OBSERVER_MISSING_HOOK")
+        .is_some_and(|h| h.split(',').any(|h| h.trim() == tp));
+    let name = if absent {
+        format!("{tp}_absent_for_test")
+    } else {
+        tp.to_string()
+    };
+    match p.load(&name, btf) {
+        Err(ProgramError::Btf(aya::BtfError::UnknownBtfTypeName { .. })) => {
+            return Err(ProbeError::MissingHook { hook: tp });
+        }
+        Err(error) => return Err(ProbeError::Attach { hook: tp, error }),
+        Ok(()) => {}
+    }
+    p.attach()
+        .map(|_| ())
+        .map_err(|error| ProbeError::Attach { hook: tp, error })
 }
 
 impl Probes {
@@ -150,9 +189,23 @@ impl Probes {
     }
 
     fn load_with(config: ProbeConfig, direct: bool) -> Result<Probes, ProbeError> {
-        let ours = btf::Btf::from_file(VMLINUX_BTF)?;
-        let resolved = layout::resolve(&ours)?;
-        let kernel_btf = aya::Btf::from_sys_fs().map_err(ProbeError::KernelBtf)?;
+        let path = preflight::btf_path();
+        let bad = |error: String| ProbeError::BadBtf {
+            path: path.clone(),
+            error,
+        };
+        let ours = match btf::Btf::from_file(&path) {
+            Ok(b) => b,
+            Err(e @ btf::BtfError::Io { .. }) => return Err(ProbeError::Btf(e)),
+            Err(e) => return Err(bad(e.to_string())),
+        };
+        let resolved = layout::resolve(&ours).map_err(ProbeError::Layout)?;
+        let kernel_btf = if path == VMLINUX_BTF {
+            aya::Btf::from_sys_fs()
+        } else {
+            aya::Btf::parse_file(&path, aya::Endianness::default())
+        }
+        .map_err(|e| bad(e.to_string()))?;
         let mut degraded: Vec<String> = resolved
             .missing
             .iter()
@@ -181,8 +234,12 @@ impl Probes {
             ("observer_recv_length", "sock_recv_length"),
         ] {
             if let Err(e) = attach_tp(&mut ebpf, prog, tp, &kernel_btf) {
+                let why = match e {
+                    ProbeError::MissingHook { .. } => format!("kernel has no tracepoint {tp}"),
+                    e => e.to_string(),
+                };
                 degraded.push(format!(
-                    "{e}: flows accepted by a listener show no pid or comm \
+                    "{why}: flows accepted by a listener show no pid or comm \
                      (tracepoint {tp} arrived in Linux 6.3)"
                 ));
             }
@@ -243,9 +300,9 @@ impl Probes {
             let per_cpu = self
                 .counters
                 .get(&(c as u32), 0)
-                .map_err(|source| ProbeError::Map {
+                .map_err(|error| ProbeError::Map {
                     name: MAP_COUNTERS,
-                    source,
+                    error,
                 })?;
             out[c as usize] = per_cpu.iter().copied().fold(0u64, u64::wrapping_add);
         }
