@@ -170,6 +170,13 @@ impl Book {
         self.flows.is_empty()
     }
 
+    /// Drops flow `cookie` from the book with no event: for an open flow
+    /// gone from the kernel map whose close record was lost to a full ring
+    /// buffer (counted as `ringbuf_drops`). Returns whether it was tracked.
+    pub fn forget(&mut self, cookie: u64) -> bool {
+        self.flows.remove(&cookie).is_some()
+    }
+
     /// Feeds one poll: the flow map's samples and the closed records read
     /// at monotonic `now_ns`. Returns the events for sinks.
     pub fn ingest(

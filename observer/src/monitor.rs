@@ -29,6 +29,12 @@ pub struct Monitor {
     pub counters: [u64; Counter::COUNT as usize],
     /// Max entries of the kernel flow map.
     pub max_flows: u32,
+    /// Ring-buffer drops as of the last poll.
+    drops_seen: u64,
+    /// Polls left in which open flows missing from the map are suspects.
+    sweeps: u8,
+    /// Open flows missing from the map at the last sweep.
+    suspects: Vec<u64>,
 }
 
 impl Monitor {
@@ -41,6 +47,9 @@ impl Monitor {
             closed: Vec::new(),
             counters: [0; Counter::COUNT as usize],
             max_flows,
+            drops_seen: 0,
+            sweeps: 0,
+            suspects: Vec::new(),
         }
     }
 
@@ -68,11 +77,45 @@ impl Monitor {
         let now = monotonic_ns();
         let events = self.book.ingest(&self.active, &self.closed, now);
         self.counters = self.probes.counters()?;
+        self.forget_lost();
         let stats = PollStats {
             active: self.active.len(),
             closed: self.closed.len(),
             took_us: monotonic_ns().saturating_sub(start) / 1000,
         };
         Ok((events, stats))
+    }
+
+    /// A flow whose close record the full ring buffer dropped leaves the
+    /// kernel map with no record, so the book would keep it open forever.
+    /// After drops rise, open flows missing from the map at two polls in a
+    /// row (a close record is always drained by the poll that no longer
+    /// finds its entry) are forgotten. An idle flow the LRU evicted in that
+    /// span is forgotten too, and comes back as new at its next packet.
+    fn forget_lost(&mut self) {
+        let drops = self.counters[Counter::RingbufDrops as usize];
+        if drops > self.drops_seen {
+            self.sweeps = 3;
+        }
+        self.drops_seen = drops;
+        if self.sweeps == 0 && self.suspects.is_empty() {
+            return;
+        }
+        let present: std::collections::HashSet<u64> =
+            self.active.iter().map(|s| s.cookie).collect();
+        for c in std::mem::take(&mut self.suspects) {
+            if !present.contains(&c) && self.book.get(c).is_some_and(|t| !t.is_closed()) {
+                self.book.forget(c);
+            }
+        }
+        if self.sweeps > 0 {
+            self.sweeps -= 1;
+            self.suspects = self
+                .book
+                .flows()
+                .filter(|t| !t.is_closed() && !present.contains(&t.latest.cookie))
+                .map(|t| t.latest.cookie)
+                .collect();
+        }
     }
 }

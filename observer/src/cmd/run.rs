@@ -5,7 +5,7 @@ use std::{net::SocketAddr, time::Duration};
 
 use anyhow::Context as _;
 use observer::{
-    args::parse_prefixes,
+    args::{parse_prefixes, parse_ringbuf_bytes},
     book::BookConfig,
     exporter::{Catalogue, http, labels::Aggregation},
     monitor::Monitor,
@@ -54,6 +54,10 @@ pub struct Args {
     /// Maximum flows tracked at once in the kernel (LRU map size).
     #[arg(long, default_value_t = observer_common::DEFAULT_MAX_FLOWS, value_parser = clap::value_parser!(u32).range(1..), allow_hyphen_values = true)]
     max_flows: u32,
+    /// Size of the closed-flow ring buffer in bytes (a power of two, at
+    /// least a page). Hidden: for fault tests that fill it on purpose.
+    #[arg(long, hide = true, default_value_t = observer_common::DEFAULT_RINGBUF_BYTES, value_parser = parse_ringbuf_bytes)]
+    ringbuf_bytes: u32,
 }
 
 /// Runs the agent until SIGINT or SIGTERM.
@@ -77,6 +81,7 @@ async fn agent(args: &Args) -> anyhow::Result<()> {
     let listener = http::bind(args.listen).await?;
     let s = session::start(ProbeConfig {
         max_flows: args.max_flows,
+        ringbuf_bytes: args.ringbuf_bytes,
         ..ProbeConfig::default()
     })?;
     let agg = Aggregation {
