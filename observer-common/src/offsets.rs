@@ -148,10 +148,17 @@ offsets! {
     write_seq,
     /// `tcp_sock.rcv_nxt` (u32, sequence number).
     rcv_nxt,
-    /// `sk_buff.data`, relative to `struct sk_buff` (pointer).
-    skb_data,
-    /// `sk_buff.len`, relative to `struct sk_buff` (u32, bytes).
-    skb_len,
+    /// `sk_buff.cb`, relative to `struct sk_buff`: where `TCP_SKB_CB(skb)`
+    /// (`struct tcp_skb_cb`) lives (char[48]).
+    skb_cb,
+    /// `tcp_skb_cb.seq`, relative to `tcp_skb_cb` (u32, host order).
+    tcb_seq,
+    /// `tcp_skb_cb.end_seq`: seq + SYN + FIN + payload length (u32).
+    tcb_end_seq,
+    /// `tcp_skb_cb.ack_seq` (u32, host order).
+    tcb_ack_seq,
+    /// `tcp_skb_cb.tcp_flags` (u8).
+    tcb_flags,
     /// `tcp_sock.rcv_rtt_est.rtt_us` (u32, µs << 3).
     rcv_rtt,
 }
@@ -202,6 +209,6 @@ mod tests {
             assert_eq!(v, i as u32);
         }
         assert_eq!(Offsets::NAMES[0], "family");
-        assert_eq!(Offsets::NAMES.len(), 52);
+        assert_eq!(Offsets::NAMES.len(), 55);
     }
 }

@@ -11,7 +11,7 @@ use observer_common::{AF_INET, AF_INET6, Counter, FlowSample, tcp_state};
 
 use crate::{
     maps::{CLOSED, FLOWS, SCRATCH, count, live, live_add, max_flows},
-    read::{Sk, at, deref, load, off},
+    read::{Sk, at, deref, load, off, u32_in_bytes},
 };
 
 /// The socket cookie of `sk` (`bpf_get_socket_cookie`).
@@ -107,8 +107,7 @@ unsafe fn set_owner(s: *mut FlowSample) {
     count(Counter::OwnerUpdates);
 }
 
-/// TCP header flag bits (RFC 9293).
-const TH_FIN: u8 = 0x01;
+/// TCP header flag bits (RFC 9293), as `tcp_skb_cb.tcp_flags` holds them.
 const TH_ACK: u8 = 0x10;
 
 /// Applies the segment `skb`, which `tcp_rcv_established()` is about to
@@ -119,22 +118,24 @@ const TH_ACK: u8 = 0x10;
 /// (`tcp_chrono_stop()` in `tcp_clean_rtx_queue()`). The next sample
 /// replaces all of these with the kernel's own values.
 ///
+/// The segment is read from `TCP_SKB_CB(skb)` (`struct tcp_skb_cb` in
+/// `skb->cb`, filled by `tcp_v4_fill_cb()`/`tcp_v6_fill_cb()` before this
+/// point): sequence numbers in host order, no packet data touched.
+///
 /// # Safety
 /// `s` must be valid for reads and writes.
 #[inline(always)]
 unsafe fn carry_forward(s: *mut FlowSample, sk: Sk, skb: *const u8) {
-    let data: u64 = load(skb, off!(skb_data), sk.direct());
-    if data == 0 {
+    let cb_off = off!(skb_cb);
+    if cb_off == observer_common::OFFSET_NONE {
         return;
     }
-    let len: u32 = load(skb, off!(skb_len), sk.direct());
-    // seq (4 bytes at 4), ack_seq (at 8), data offset (high nibble of 12),
-    // flags (13): the TCP wire format, not a kernel struct.
-    let th: [u8; 14] = at(data as *const u8, 0);
-    let seq = u32::from_be_bytes([th[4], th[5], th[6], th[7]]);
-    let ack = u32::from_be_bytes([th[8], th[9], th[10], th[11]]);
-    let doff = u32::from(th[12] >> 4) * 4;
-    let flags = th[13];
+    let direct = sk.direct();
+    let cb = skb.wrapping_add(cb_off as usize);
+    let seq = u32_in_bytes(cb, off!(tcb_seq), direct);
+    let end_seq = u32_in_bytes(cb, off!(tcb_end_seq), direct);
+    let ack = u32_in_bytes(cb, off!(tcb_ack_seq), direct);
+    let flags: u8 = load(cb, off!(tcb_flags), direct);
     // SAFETY: caller guarantees `s`.
     unsafe {
         if flags & TH_ACK != 0 {
@@ -165,10 +166,10 @@ unsafe fn carry_forward(s: *mut FlowSample, sk: Sk, skb: *const u8) {
                 }
             }
         }
-        let fin = u32::from(flags & TH_FIN);
-        let consumed = len.saturating_sub(doff) + fin;
+        // end_seq - seq: payload plus SYN and FIN, as rcv_nxt will advance.
+        let consumed = end_seq.wrapping_sub(seq);
         let rcv_nxt: u32 = sk.get(off!(rcv_nxt));
-        if consumed != 0 && seq == rcv_nxt {
+        if consumed != 0 && consumed < (1 << 30) && seq == rcv_nxt {
             (*s).bytes_received += u64::from(consumed);
         }
     }

@@ -174,3 +174,18 @@ pub fn load<T: Copy + Default>(base: *const u8, off: u32, direct: bool) -> T {
         at(base, off)
     }
 }
+
+/// A u32 stored in host order in a `char[]` member (the skb control block):
+/// four byte loads, because the verifier checks a direct load against one
+/// array element.
+#[inline(always)]
+pub fn u32_in_bytes(base: *const u8, off: u32, direct: bool) -> u32 {
+    if off == OFFSET_NONE {
+        return 0;
+    }
+    if !direct {
+        return u32::from_ne_bytes(at::<[u8; 4]>(base, off));
+    }
+    let b = |i: u32| -> u8 { load(base, off + i, true) };
+    u32::from_ne_bytes([b(0), b(1), b(2), b(3)])
+}

@@ -153,8 +153,11 @@ fn specs() -> Vec<Spec> {
         spec!("snd_nxt", "tcp_sock", "snd_nxt", Byte, false),
         spec!("write_seq", "tcp_sock", "write_seq", Byte, false),
         spec!("rcv_nxt", "tcp_sock", "rcv_nxt", Byte, false),
-        spec!("skb_data", "sk_buff", "data", Byte, false),
-        spec!("skb_len", "sk_buff", "len", Byte, false),
+        spec!("skb_cb", "sk_buff", "cb", Byte, false),
+        spec!("tcb_seq", "tcp_skb_cb", "seq", Byte, false),
+        spec!("tcb_end_seq", "tcp_skb_cb", "end_seq", Byte, false),
+        spec!("tcb_ack_seq", "tcp_skb_cb", "ack_seq", Byte, false),
+        spec!("tcb_flags", "tcp_skb_cb", "tcp_flags", Byte, false),
         spec!("rcv_rtt", "tcp_sock", "rcv_rtt_est.rtt_us", Byte, false),
     ]
 }
