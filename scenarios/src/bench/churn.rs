@@ -10,10 +10,7 @@ use std::{
 
 use anyhow::Context as _;
 
-use super::{
-    env::{Agent, Netns},
-    throughput::prog_cost,
-};
+use super::{env::Netns, throughput::prog_cost};
 
 /// One churn step.
 #[derive(Clone, Copy, Debug, Default, serde::Serialize)]
@@ -91,21 +88,71 @@ fn churn(ns: &Netns, rate: u64, secs: u64) -> anyhow::Result<u64> {
     Ok(made.load(Ordering::Relaxed))
 }
 
-/// Runs each rate for `secs` against a fresh agent.
+/// Runs each rate for `secs` with observer attached in this process,
+/// counting the closed-flow records of the churn's own namespace, by cookie.
 pub fn steps(rates: &[u64], secs: u64) -> anyhow::Result<Vec<ChurnStep>> {
+    use std::collections::HashMap;
+
+    use observer::{
+        book::BookConfig,
+        book::Event,
+        clock::{Clock, kernel_hz},
+        monitor::Monitor,
+        probes::{ProbeConfig, Probes},
+    };
+
     let ns = Netns::new("churn")?;
-    let agent = Agent::start(&["--interval", "500ms"])?;
+    let inode = {
+        use std::os::unix::fs::MetadataExt as _;
+        std::fs::metadata(format!("/run/netns/{}", ns.name))?.ino() as u32
+    };
+    let probes = Probes::load(ProbeConfig::default()).context("loading the probes")?;
+    let mut monitor = Monitor::new(
+        probes,
+        Clock::new(kernel_hz()?),
+        BookConfig::default(),
+        ProbeConfig::default().max_flows,
+    );
     let mut out = Vec::new();
     for &rate in rates {
-        let closed0 = agent.metric("observer_flows_closed_total");
-        let drops0 = kernel_event(&agent, "ringbuf_drops");
+        let drops0 = monitor.counters[observer_common::Counter::RingbufDrops as usize];
         let cost0 = prog_cost("observer_");
-        let made = churn(&ns, rate, secs)?;
-        // Let the agent read the last close records.
-        std::thread::sleep(Duration::from_secs(2));
+        let mut closed: HashMap<u64, u32> = HashMap::new();
+        let done = AtomicBool::new(false);
+        let made = std::thread::scope(|scope| -> anyhow::Result<u64> {
+            let generator = scope.spawn(|| {
+                let r = churn(&ns, rate, secs);
+                done.store(true, Ordering::Relaxed);
+                r
+            });
+            let mut grace: Option<Instant> = None;
+            loop {
+                let (events, _) = monitor.poll()?;
+                for e in events {
+                    if let Event::Closed { flow, .. } = e
+                        && flow.netns == inode
+                    {
+                        *closed.entry(flow.cookie).or_default() += 1;
+                    }
+                }
+                if done.load(Ordering::Relaxed) {
+                    // Keep reading a little after the last connection.
+                    let g = *grace.get_or_insert_with(Instant::now);
+                    if g.elapsed() > Duration::from_secs(2) {
+                        break;
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            generator
+                .join()
+                .map_err(|_| anyhow::anyhow!("churn thread panicked"))?
+        })?;
         let cost1 = prog_cost("observer_");
-        let reported = (agent.metric("observer_flows_closed_total") - closed0).max(0.0) as u64;
         let hits = cost1.hits.saturating_sub(cost0.hits);
+        let reported = closed.len() as u64;
+        let twice = closed.values().filter(|n| **n > 1).count();
+        anyhow::ensure!(twice == 0, "{twice} flows reported closed more than once");
         out.push(ChurnStep {
             target_per_s: rate,
             made_per_s: made as f64 / secs as f64,
@@ -116,7 +163,8 @@ pub fn steps(rates: &[u64], secs: u64) -> anyhow::Result<Vec<ChurnStep>> {
             } else {
                 0.0
             },
-            ringbuf_drops: (kernel_event(&agent, "ringbuf_drops") - drops0).max(0.0) as u64,
+            ringbuf_drops: monitor.counters[observer_common::Counter::RingbufDrops as usize]
+                .saturating_sub(drops0),
             probe_ns_per_hit: if hits > 0 {
                 cost1.ns.saturating_sub(cost0.ns) as f64 / hits as f64
             } else {
@@ -125,12 +173,4 @@ pub fn steps(rates: &[u64], secs: u64) -> anyhow::Result<Vec<ChurnStep>> {
         });
     }
     Ok(out)
-}
-
-fn kernel_event(agent: &Agent, event: &str) -> f64 {
-    let text = agent.get("/metrics").unwrap_or_default();
-    super::env::metric_sum(
-        &text,
-        &format!("observer_kernel_events_total{{event=\"{event}\"}}"),
-    )
 }
