@@ -224,15 +224,17 @@ impl Btf {
     ///
     /// # Errors
     /// [`BtfError::NoSuchStruct`] or [`BtfError::NoSuchMember`] when the
-    /// running kernel lacks it.
+    /// running kernel lacks it; [`BtfError::Malformed`] when the member
+    /// would lie outside the struct (only malformed BTF says so).
     pub fn member(&self, ty: &str, path: &str) -> Result<Field, BtfError> {
         let mut id = *self
             .structs
             .get(ty)
             .ok_or_else(|| BtfError::NoSuchStruct(ty.to_string()))?;
+        let outer_bits = self.size_of(id)?.saturating_mul(8);
         let mut field = Field {
             bit_offset: 0,
-            bits: self.size_of(id)?.saturating_mul(8),
+            bits: outer_bits,
             bitfield: false,
         };
         let mut where_ = ty.to_string();
@@ -249,6 +251,15 @@ impl Btf {
             field.bitfield = found.bitfield;
             id = member_ty;
             where_ = format!("{where_}.{part}");
+        }
+        if field
+            .bit_offset
+            .checked_add(field.bits)
+            .is_none_or(|end| end > outer_bits)
+        {
+            return Err(BtfError::Malformed(format!(
+                "{where_} lies outside struct {ty} ({outer_bits} bits)"
+            )));
         }
         Ok(field)
     }

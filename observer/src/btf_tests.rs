@@ -195,3 +195,26 @@ fn running_kernel_layout() {
     assert_eq!(acked.bits, 64);
     assert_eq!(acked.bit_offset % 64, 0);
 }
+
+/// Found by fuzz/btf: a member past its struct's end resolved to an offset
+/// (even OFFSET_NONE) instead of an error.
+#[test]
+fn members_outside_their_struct_are_malformed() {
+    let mut b = Builder::new();
+    b.int("unsigned int", 4);
+    b.composite(
+        4,
+        "s",
+        8,
+        false,
+        &[("x", 1, 32), ("far", 1, 64), ("wrap", 1, u32::MAX - 7)],
+    );
+    let btf = Btf::parse(&b.bytes()).unwrap();
+    assert_eq!(btf.member("s", "x").unwrap().byte_offset(), 4);
+    for m in ["far", "wrap"] {
+        assert!(
+            matches!(btf.member("s", m), Err(BtfError::Malformed(_))),
+            "{m}"
+        );
+    }
+}

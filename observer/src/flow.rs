@@ -62,7 +62,11 @@ pub fn delivery_rate_bps(s: &FlowSample) -> u64 {
     if s.rate_delivered == 0 || s.rate_interval_us == 0 {
         return 0;
     }
-    u64::from(s.rate_delivered) * u64::from(s.mss) * 8 * 1_000_000 / u64::from(s.rate_interval_us)
+    // In u128: the kernel's product (packets x MSS x 10^6) fits its u64,
+    // but not always once x 8 for bits; saturate rather than wrap.
+    let bps = u128::from(s.rate_delivered) * u128::from(s.mss) * 8_000_000
+        / u128::from(s.rate_interval_us);
+    u64::try_from(bps).unwrap_or(u64::MAX)
 }
 
 /// One flow as observer reports it. Units are in the field names or docs;
@@ -166,7 +170,9 @@ impl Flow {
         let jiffies_now = if closed {
             s.jiffies
         } else {
-            s.jiffies + clock.jiffies_in(now_ns.saturating_sub(s.last_seen_ns))
+            // Only the low 32 bits count (chrono_start is a u32 jiffy).
+            s.jiffies
+                .wrapping_add(clock.jiffies_in(now_ns.saturating_sub(s.last_seen_ns)))
         };
         let ch = chrono(s, jiffies_now as u32, clock.us_per_jiffy());
         let stamp = |ns: u64| humantime::format_rfc3339_millis(clock.wall(ns)).to_string();
@@ -260,6 +266,11 @@ mod tests {
         assert_eq!(delivery_rate_bps(&s), 5_792_000);
         s.rate_interval_us = 0;
         assert_eq!(delivery_rate_bps(&s), 0);
+        // Found by fuzz/kernel_samples: the product overflowed u64.
+        s.rate_delivered = u32::MAX;
+        s.mss = u32::MAX;
+        s.rate_interval_us = 1;
+        assert_eq!(delivery_rate_bps(&s), u64::MAX);
     }
 
     #[test]

@@ -192,6 +192,12 @@ pub fn resolve(btf: &Btf) -> Result<Resolved, BtfError> {
             }
             Err(e) => return Err(e),
         };
+        if f.bit_offset == OFFSET_NONE || f.bits == OFFSET_NONE {
+            return Err(BtfError::Malformed(format!(
+                "{}.{} has an offset no kernel struct has",
+                s.ty, s.path
+            )));
+        }
         match s.kind {
             Kind::Byte if f.bitfield => {
                 return Err(BtfError::Malformed(format!(

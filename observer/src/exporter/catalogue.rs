@@ -291,7 +291,7 @@ impl Catalogue {
                 } => {
                     // Summed over the poll, added once per reason below.
                     for (sum, us) in limited.iter_mut().zip(limited_us) {
-                        *sum += us;
+                        *sum = sum.saturating_add(*us);
                     }
                     self.retransmits.inc_by(*retransmits);
                     if *bytes_acked == 0 && *bytes_received == 0 {
@@ -325,7 +325,7 @@ impl Catalogue {
                     self.duration.with_label_values(&v).observe(*duration_s);
                     self.size
                         .with_label_values(&v)
-                        .observe((flow.bytes_acked + flow.bytes_received) as f64);
+                        .observe(flow.bytes_acked as f64 + flow.bytes_received as f64);
                 }
             }
         }
