@@ -88,6 +88,23 @@ pub fn on_owner(sk: *const u8) {
     }
 }
 
+/// Read hook where `sock_recv_length` is missing (before Linux 6.3):
+/// `tcp_rcv_space_adjust` fires as `tcp_recvmsg()` copies data to the
+/// reader, after the segments were processed, so an idle flow's figures
+/// do not lag its last received segment. It also fires from
+/// `tcp_read_sock()`, which stream parsers call in softirq, so the current
+/// task is not taken as the owner here.
+#[inline(always)]
+pub fn on_read(sk: *const u8) {
+    let Some(sk) = Sk::of(sk) else {
+        return;
+    };
+    if let Some(s) = entry(sk, false) {
+        // SAFETY: `s` points into the flow map's value for this socket.
+        unsafe { refresh(s, sk) };
+    }
+}
+
 /// Records the current process as the flow's owner, if it changed.
 ///
 /// # Safety

@@ -16,6 +16,8 @@
 //! - `sock_send_length`, `sock_recv_length` (Linux 6.3+): run in the owning
 //!   process's context after each send/receive call, so they attribute the
 //!   flow to a pid, comm and cgroup, and refresh its figures.
+//! - `tcp_rcv_space_adjust`: only where `sock_recv_length` is missing; it
+//!   refreshes a flow's figures after reads (no owner: see [`flow::on_read`]).
 #![cfg_attr(target_arch = "bpf", no_std)]
 #![cfg_attr(target_arch = "bpf", no_main)]
 #![cfg_attr(target_arch = "bpf", feature(asm_experimental_arch))]
@@ -66,6 +68,15 @@ mod programs {
     pub fn observer_recv_length(ctx: BtfTracePointContext) -> i32 {
         let sk: *const u8 = ctx.arg(0);
         flow::on_owner(sk);
+        0
+    }
+
+    /// `TP_PROTO(struct sock *sk)` (include/trace/events/tcp.h): attached
+    /// only where `sock_recv_length` is missing (see [`flow::on_read`]).
+    #[btf_tracepoint(function = "tcp_rcv_space_adjust")]
+    pub fn observer_rcv_space(ctx: BtfTracePointContext) -> i32 {
+        let sk: *const u8 = ctx.arg(0);
+        flow::on_read(sk);
         0
     }
 }

@@ -238,9 +238,25 @@ impl Probes {
                     ProbeError::MissingHook { .. } => format!("kernel has no tracepoint {tp}"),
                     e => e.to_string(),
                 };
+                // Without sock_recv_length, figures are refreshed after reads
+                // through tcp_rcv_space_adjust (there since Linux 4.16); if
+                // that fails too, an idle flow's figures lag its last segment.
+                let lag = tp == "sock_recv_length"
+                    && attach_tp(
+                        &mut ebpf,
+                        "observer_rcv_space",
+                        "tcp_rcv_space_adjust",
+                        &kernel_btf,
+                    )
+                    .is_err();
                 degraded.push(format!(
-                    "{why}: flows accepted by a listener show no pid or comm \
-                     (tracepoint {tp} arrived in Linux 6.3)"
+                    "{why}: flows accepted by a listener show no pid or comm{} \
+                     (tracepoint {tp} arrived in Linux 6.3)",
+                    if lag {
+                        ", and idle flows' figures lag their last received segment"
+                    } else {
+                        ""
+                    }
                 ));
             }
         }

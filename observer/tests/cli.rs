@@ -14,7 +14,7 @@ use std::{
     time::Duration,
 };
 
-use support::{NetNs, cookie, root_or_skip};
+use support::{NetNs, attached_programs, cookie, root_or_skip};
 
 const BIN: &str = env!("CARGO_BIN_EXE_observer");
 
@@ -101,6 +101,8 @@ fn flows_json_reports_a_transfer_and_detaches_on_exit() {
     }
     let _serial = serial();
     let before = observer_programs();
+    // Counted first: reading the kernel BTF is slow under emulation.
+    let attached = before + attached_programs();
     let child = Command::new(BIN)
         .args(["flows", "--duration", "3s", "--json"])
         .stdout(Stdio::piped())
@@ -109,7 +111,7 @@ fn flows_json_reports_a_transfer_and_detaches_on_exit() {
         .unwrap();
     // Wait until the programs are attached before making traffic.
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while observer_programs() < before + 4 {
+    while observer_programs() < attached {
         assert!(
             std::time::Instant::now() < deadline,
             "observer never attached"
@@ -230,6 +232,8 @@ fn run_stops_on_sigterm_with_exit_0_and_detaches() {
     }
     let _serial = serial();
     let before = observer_programs();
+    // Counted first: reading the kernel BTF is slow under emulation.
+    let attached = before + attached_programs();
     let port = TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -242,7 +246,7 @@ fn run_stops_on_sigterm_with_exit_0_and_detaches() {
         .spawn()
         .unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while observer_programs() < before + 4 {
+    while observer_programs() < attached {
         assert!(
             std::time::Instant::now() < deadline,
             "observer never attached"
