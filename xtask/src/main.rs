@@ -11,6 +11,7 @@ use clap::{Parser, Subcommand};
 mod setup;
 mod test;
 mod util;
+mod vm;
 
 #[derive(Parser)]
 #[command(about = "observer's build and test automation")]
@@ -60,6 +61,28 @@ enum Cmd {
         /// Fewer rounds, shorter runs, no 100k-flow step.
         #[arg(long)]
         quick: bool,
+    },
+    /// Boot Debian's 6.1 and 6.12 kernels under qemu and run the
+    /// kernel-facing tests inside (docs/kernels.md).
+    VmTest {
+        /// Which kernel: 6.1, 6.12 or all.
+        #[arg(long, default_value = "all")]
+        kernel: String,
+        /// Also compare pathemu with the kernel's sch_netem in the VM.
+        #[arg(long)]
+        netem: bool,
+        /// Seconds before a VM that has not finished is killed.
+        #[arg(long, default_value_t = 1500)]
+        timeout: u64,
+        /// Run only these test binaries (comma-separated: flows,cli,...).
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<String>,
+    },
+    /// Run inside a test VM by its init (see `vm-test`).
+    #[command(hide = true)]
+    VmGuest {
+        /// The guest command and its arguments.
+        args: Vec<String>,
     },
 }
 
@@ -118,6 +141,13 @@ fn main() -> ExitCode {
         Cmd::Scenarios { args } => test::scenarios_command(&args),
         Cmd::Demo => test::demo(),
         Cmd::Bench { args, quick } => test::bench(&args, quick),
+        Cmd::VmTest {
+            kernel,
+            netem,
+            timeout,
+            only,
+        } => vm::vm_test(&kernel, netem, timeout, &only),
+        Cmd::VmGuest { args } => vm::guest(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

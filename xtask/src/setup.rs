@@ -24,6 +24,9 @@ const PACKAGES: &[&str] = &[
     "prometheus",
     "tmux",
     "curl",
+    // The kernel matrix (`vm-test`): an emulator and the VM's userland.
+    "qemu-system-x86",
+    "busybox-static",
 ];
 
 /// The rustup toolchain name under which Debian's rustc-web is linked.

@@ -34,6 +34,7 @@ pub fn test() -> anyhow::Result<()> {
         c.args(["test", "--workspace", "--exclude", "observer-ebpf"]);
         let mut total = run_counting(&mut c)?;
         total.add(scenarios(&[])?);
+        total.add(vm_matrix()?);
         return total.finish();
     }
     // Not root: build the test binaries as this user, run them through sudo.
@@ -66,7 +67,16 @@ pub fn test() -> anyhow::Result<()> {
         }
     }
     total.add(scenarios(&[])?);
+    total.add(vm_matrix()?);
     total.finish()
+}
+
+/// The short kernel matrix: the kernel-facing tests in a VM running
+/// Debian's [`crate::vm::TEST_KERNEL`] (`cargo xtask vm-test`; no root
+/// needed), counted in the tally.
+fn vm_matrix() -> anyhow::Result<Tally> {
+    let me = std::env::current_exe().context("cannot find the xtask binary")?;
+    run_counting(Command::new(me).args(["vm-test", "--kernel", crate::vm::TEST_KERNEL]))
 }
 
 /// Builds the scenario runner (release: the path relay keeps exact time)

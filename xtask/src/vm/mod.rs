@@ -1,0 +1,404 @@
+//! `cargo xtask vm-test`: the kernel matrix. Boots Debian's 6.1 and 6.12
+//! cloud kernels under qemu (plain emulation: KVM guests hang on this
+//! project's machines) with an initramfs made here from the project's own
+//! binaries, runs the kernel-facing tests inside, and prints one line per
+//! kernel. See docs/kernels.md.
+//!
+//! In the VM: the `observer` binary (at the path the integration tests were
+//! compiled with), the `observer` library's tests that read the running
+//! kernel, every integration test binary but those needing tools the VM
+//! lacks ([`SKIP`]), `ip`, `tc` and `setpriv` from the host with their
+//! libraries, a static busybox for everything else, and this xtask for
+//! `--netem` (see [`netem`]).
+
+mod guest_script;
+mod initramfs;
+mod kernel;
+mod netem;
+
+use std::{
+    fs,
+    io::{BufRead as _, BufReader, Write as _},
+    path::{Path, PathBuf},
+    process::{Command, Stdio},
+    sync::mpsc,
+    time::{Duration, Instant},
+};
+
+use anyhow::{Context as _, bail};
+
+pub use netem::guest;
+
+use crate::{setup, util};
+use guest_script::{OBSERVER_STEP, Outcome, Step};
+use initramfs::Initramfs;
+
+/// Integration tests left out: they drive tmux (`top`) or Prometheus and
+/// iperf3 (`exporter`), which the VM does not carry, or run for minutes
+/// under their own command (`soak`).
+const SKIP: &[&str] = &["top", "exporter", "soak"];
+
+/// Library tests that read the running kernel (BTF layout, HZ); the rest
+/// of the unit tests do not depend on it.
+const LIB_FILTER: &str = "running_kernel";
+
+/// The kernel `cargo xtask test` boots (about 4-5 minutes, download
+/// included): Debian 12's, the oldest in the matrix and the one that
+/// differs most from a current host kernel.
+pub const TEST_KERNEL: &str = "6.1";
+
+/// Seconds a step may take inside the VM (TCG runs tests 2-5x slower).
+const STEP_TIMEOUT_S: u64 = 900;
+
+/// Test binaries and the observer binary, from one `cargo test --no-run`.
+struct Built {
+    observer: PathBuf,
+    /// (name, executable, libtest filter)
+    tests: Vec<(String, PathBuf, Option<&'static str>)>,
+}
+
+/// One kernel's result.
+struct KernelRun {
+    series: &'static str,
+    package: String,
+    outcome: Outcome,
+    elapsed: Duration,
+    log: PathBuf,
+}
+
+/// `cargo xtask vm-test --kernel K [--netem] [--only TESTS]`.
+///
+/// Prints each kernel's result (one line each at the end) and the total as
+/// `N passed, M failed` on stdout; the guest's own output goes to stderr.
+///
+/// # Errors
+/// An unknown kernel, a failed build, download or boot, or any failed test.
+pub fn vm_test(kernel: &str, netem: bool, timeout_s: u64, only: &[String]) -> anyhow::Result<()> {
+    let series: Vec<kernel::Series> = if kernel == "all" {
+        kernel::SERIES.to_vec()
+    } else {
+        vec![kernel::series(kernel).with_context(|| {
+            let known: Vec<&str> = kernel::SERIES.iter().map(|s| s.name).collect();
+            format!(
+                "unknown kernel {kernel:?}: choose {} or all",
+                known.join(", ")
+            )
+        })?]
+    };
+    setup::setup()?;
+    for tool in ["qemu-system-x86_64", "busybox", "apt-get", "dpkg-deb"] {
+        if initramfs::find_program(tool).is_none() {
+            bail!(
+                "{tool} is missing: the VM tests need qemu-system-x86 and busybox-static \
+                 (`cargo xtask setup` as root installs them)"
+            );
+        }
+    }
+    let mut built = build()?;
+    if !only.is_empty() {
+        let names: Vec<&str> = built.tests.iter().map(|t| t.0.as_str()).collect();
+        if let Some(bad) = only.iter().find(|o| !names.contains(&o.as_str())) {
+            bail!("no test binary {bad:?} (known: {})", names.join(", "));
+        }
+        built.tests.retain(|t| only.contains(&t.0));
+    }
+    let scratch = crate::target_dir()
+        .join("vm")
+        .join(format!("run-{}", std::process::id()));
+    fs::create_dir_all(&scratch).with_context(|| format!("creating {}", scratch.display()))?;
+    let base = base_initramfs(&built, netem, &scratch)?;
+    let steps = steps(&built, netem);
+
+    let mut runs = Vec::new();
+    for s in &series {
+        let k = kernel::fetch(s)?;
+        let started = Instant::now();
+        let mut initrd = base.clone();
+        let mut guest_modules = Vec::new();
+        for m in &k.modules {
+            let name = m.file_name().unwrap_or_default().to_string_lossy();
+            let path = format!("/modules/{name}");
+            initrd.file(
+                &path,
+                fs::read(m).with_context(|| format!("reading {}", m.display()))?,
+                0o644,
+            );
+            guest_modules.push(path);
+        }
+        initrd.file(
+            "/init",
+            guest_script::init_script(&guest_modules, &steps).into_bytes(),
+            0o755,
+        );
+        let cpio = scratch.join(format!("initramfs-{}.cpio", s.name));
+        initrd.write(&cpio)?;
+        let log = crate::target_dir()
+            .join("vm")
+            .join(format!("{}.log", k.release));
+        eprintln!(
+            "vm-test: booting {} under qemu (emulated, no KVM); serial log in {}",
+            k.release,
+            log.display()
+        );
+        let transcript = boot(
+            &k.vmlinuz,
+            &cpio,
+            &log,
+            Duration::from_secs(timeout_s),
+            s.name,
+        )?;
+        let _ = fs::remove_file(&cpio);
+        let mut outcome = guest_script::parse(&transcript.text, &steps);
+        if transcript.timed_out {
+            outcome
+                .failures
+                .push(format!("the VM was killed after {timeout_s} s"));
+        }
+        let run = KernelRun {
+            series: s.name,
+            package: k.package.clone(),
+            outcome,
+            elapsed: started.elapsed(),
+            log,
+        };
+        report(&run);
+        runs.push(run);
+    }
+    let _ = fs::remove_dir_all(&scratch);
+
+    println!("vm-test summary:");
+    let (mut passed, mut failed) = (0, 0);
+    for r in &runs {
+        println!("  {}", summary_line(r));
+        passed += r.outcome.passed;
+        failed += r.outcome.failed;
+    }
+    println!("{passed} passed, {failed} failed");
+    if failed > 0 {
+        bail!("{failed} VM tests failed");
+    }
+    if passed == 0 {
+        bail!("no VM test ran");
+    }
+    Ok(())
+}
+
+/// `6.1 (Linux 6.1.0-57-cloud-amd64): 26 passed, 0 failed, 1m35s, 2 degraded`
+fn summary_line(r: &KernelRun) -> String {
+    let o = &r.outcome;
+    format!(
+        "{} (Linux {}): {} passed, {} failed, {}m{:02}s, {} degraded",
+        r.series,
+        o.release.as_deref().unwrap_or("? (no output)"),
+        o.passed,
+        o.failed,
+        r.elapsed.as_secs() / 60,
+        r.elapsed.as_secs() % 60,
+        o.degraded.len()
+    )
+}
+
+fn report(r: &KernelRun) {
+    println!("vm-test: {} [{}]", summary_line(r), r.package);
+    for d in &r.outcome.degraded {
+        println!("  degraded: {d}");
+    }
+    for n in &r.outcome.notes {
+        println!("  note: {n}");
+    }
+    for f in &r.outcome.failures {
+        println!("  FAILED: {f}");
+    }
+    if !r.outcome.failures.is_empty() {
+        println!("  serial log: {}", r.log.display());
+    }
+}
+
+/// Builds observer and its test binaries; finds them in cargo's JSON.
+fn build() -> anyhow::Result<Built> {
+    let mut c = Command::new("cargo");
+    c.args([
+        "test",
+        "-p",
+        "observer",
+        "--no-run",
+        "--message-format=json",
+    ]);
+    eprintln!("+ {}", util::describe(&c));
+    let out = c
+        .stderr(Stdio::inherit())
+        .output()
+        .context("cannot run cargo test --no-run")?;
+    if !out.status.success() {
+        bail!("building observer's tests failed");
+    }
+    let mut observer = None;
+    let mut tests = Vec::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let (Some(exe), Some(name)) = (msg["executable"].as_str(), msg["target"]["name"].as_str())
+        else {
+            continue;
+        };
+        let kind = msg["target"]["kind"][0].as_str().unwrap_or("");
+        match (msg["profile"]["test"] == true, kind) {
+            (false, "bin") if name == "observer" => observer = Some(PathBuf::from(exe)),
+            (true, "lib") => tests.push((
+                "observer-lib".to_string(),
+                PathBuf::from(exe),
+                Some(LIB_FILTER),
+            )),
+            (true, "test") if !SKIP.contains(&name) => {
+                tests.push((name.to_string(), PathBuf::from(exe), None));
+            }
+            _ => {}
+        }
+    }
+    let observer = observer.context("cargo built no observer binary")?;
+    tests.sort();
+    Ok(Built { observer, tests })
+}
+
+/// Everything but the kernel's modules and /init.
+fn base_initramfs(built: &Built, netem: bool, scratch: &Path) -> anyhow::Result<Initramfs> {
+    let mut i = Initramfs::new();
+    let busybox = initramfs::find_program("busybox").context("busybox is missing")?;
+    i.program(&busybox, "/bin/busybox", scratch)?;
+    let mut tools = vec![("ip", "iproute2"), ("setpriv", "util-linux")];
+    if netem {
+        tools.push(("tc", "iproute2"));
+    }
+    for (tool, pkg) in tools {
+        let p = initramfs::find_program(tool)
+            .with_context(|| format!("{tool} is missing: install {pkg}"))?;
+        i.program(&p, &format!("/usr/bin/{tool}"), scratch)?;
+    }
+    // The integration tests run the binary at the path cargo compiled into
+    // them (CARGO_BIN_EXE_observer).
+    i.program(&built.observer, &built.observer.to_string_lossy(), scratch)?;
+    for (name, exe, _) in &built.tests {
+        i.program(exe, &format!("/tests/{name}"), scratch)?;
+    }
+    if netem {
+        let me = std::env::current_exe().context("cannot find the xtask binary")?;
+        i.program(&me, "/usr/bin/xtask", scratch)?;
+    }
+    Ok(i)
+}
+
+/// What init runs, in order.
+fn steps(built: &Built, netem: bool) -> Vec<Step> {
+    let observer = built.observer.to_string_lossy();
+    let mut steps = vec![Step {
+        name: OBSERVER_STEP.to_string(),
+        command: format!("{observer} flows --duration 2s --json >/tmp/flows.json"),
+        timeout_s: 120,
+    }];
+    for (name, _, filter) in &built.tests {
+        let mut command = format!("/tests/{name} --test-threads=1");
+        if let Some(f) = filter {
+            command.push(' ');
+            command.push_str(f);
+        }
+        steps.push(Step {
+            name: name.clone(),
+            command,
+            timeout_s: STEP_TIMEOUT_S,
+        });
+    }
+    if netem {
+        steps.push(Step {
+            name: "netem-vs-pathemu".to_string(),
+            command: "/usr/bin/xtask vm-guest netem".to_string(),
+            timeout_s: 300,
+        });
+    }
+    steps
+}
+
+/// The serial output of one boot.
+struct Transcript {
+    text: String,
+    timed_out: bool,
+}
+
+/// Boots `vmlinuz` with `initrd` under qemu (TCG), echoes the serial console
+/// to stderr (prefixed with `tag`) and to `log`, and kills qemu if it runs
+/// past `timeout`.
+fn boot(
+    vmlinuz: &Path,
+    initrd: &Path,
+    log: &Path,
+    timeout: Duration,
+    tag: &str,
+) -> anyhow::Result<Transcript> {
+    let mut c = Command::new("qemu-system-x86_64");
+    c.args(["-nodefaults", "-machine", "q35", "-accel", "tcg"])
+        .args(["-cpu", "max", "-smp", "2", "-m", "2048"])
+        .args(["-display", "none", "-serial", "stdio", "-no-reboot"])
+        .arg("-kernel")
+        .arg(vmlinuz)
+        .arg("-initrd")
+        .arg(initrd)
+        .args(["-append", "console=ttyS0 panic=-1 quiet"]);
+    eprintln!("+ {}", util::describe(&c));
+    let mut child = c
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .context("cannot start qemu-system-x86_64")?;
+    let stdout = child.stdout.take().context("qemu has no stdout")?;
+    let (tx, rx) = mpsc::channel::<String>();
+    let reader = std::thread::spawn(move || {
+        let mut r = BufReader::new(stdout);
+        let mut buf = Vec::new();
+        loop {
+            buf.clear();
+            match r.read_until(b'\n', &mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    if tx.send(String::from_utf8_lossy(&buf).into_owned()).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    if let Some(dir) = log.parent() {
+        fs::create_dir_all(dir)?;
+    }
+    let mut logf = fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
+    let deadline = Instant::now() + timeout;
+    let mut text = String::new();
+    let mut timed_out = false;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) => {
+                let _ = logf.write_all(line.as_bytes());
+                eprint!("[{tag}] {}", line.trim_end_matches(['\r', '\n']));
+                eprintln!();
+                text.push_str(&line);
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                timed_out = true;
+                eprintln!(
+                    "vm-test: {tag}: no end after {} s; killing qemu",
+                    timeout.as_secs()
+                );
+                let _ = child.kill();
+                break;
+            }
+        }
+    }
+    let status = child.wait().context("waiting for qemu")?;
+    let _ = reader.join();
+    if !timed_out && !status.success() {
+        eprintln!("vm-test: {tag}: qemu exited with {status}");
+    }
+    Ok(Transcript { text, timed_out })
+}
