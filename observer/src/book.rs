@@ -130,7 +130,9 @@ pub struct Book {
     cfg: BookConfig,
     clock: Clock,
     start_ns: u64,
-    flows: HashMap<u64, Tracked>,
+    /// Boxed: a `Tracked` is over 2 KB, and a map never gives back its
+    /// buckets, so inline values would hold a burst's peak forever.
+    flows: HashMap<u64, Box<Tracked>>,
 }
 
 impl Book {
@@ -152,12 +154,12 @@ impl Book {
 
     /// Every tracked flow (unordered).
     pub fn flows(&self) -> impl Iterator<Item = &Tracked> {
-        self.flows.values()
+        self.flows.values().map(|t| &**t)
     }
 
     /// The flow with `cookie`.
     pub fn get(&self, cookie: u64) -> Option<&Tracked> {
-        self.flows.get(&cookie)
+        self.flows.get(&cookie).map(|t| &**t)
     }
 
     /// Number of tracked flows.
@@ -214,7 +216,7 @@ impl Book {
                 t.closed_at_ns = Some(now_ns);
                 self.close_event(&t, events);
             }
-            self.flows.insert(s.cookie, t);
+            self.flows.insert(s.cookie, Box::new(t));
             return;
         };
         if t.is_closed() || (!is_close && s.last_seen_ns < t.latest.last_seen_ns) {

@@ -95,6 +95,10 @@ async fn agent(args: &Args) -> anyhow::Result<()> {
     let cfg = BookConfig {
         window: args.window,
         history: 1,
+        // Nothing reads a closed flow after the poll that counted its
+        // close: keep it until the next poll only. (Five seconds, as for
+        // `top`, held ~40,000 closed flows and ~340 MB at 8,000 closes/s.)
+        linger: args.interval,
         ..BookConfig::default()
     };
     let mut monitor = Monitor::new(s.probes, s.clock, cfg, args.max_flows);
