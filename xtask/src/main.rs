@@ -8,7 +8,9 @@ use std::process::{Command, ExitCode};
 
 use clap::{Parser, Subcommand};
 
+mod fuzz;
 mod setup;
+mod soak;
 mod test;
 mod util;
 mod vm;
@@ -52,6 +54,23 @@ enum Cmd {
     /// Build the reference-A path and run its transfers while `observer top`
     /// shows them live.
     Demo,
+    /// Soak `observer run` (release) under connection churn and bulk flows:
+    /// RSS flat, flow map within bounds, every closed flow reported once,
+    /// no ring-buffer drop.
+    Soak {
+        /// How long.
+        #[arg(long, default_value_t = 10)]
+        minutes: u64,
+    },
+    /// Fuzz every parser of kernel or user input (cargo-fuzz targets in
+    /// fuzz/, stable toolchain).
+    Fuzz {
+        /// Seconds per target.
+        #[arg(long, default_value_t = 60)]
+        seconds: u64,
+        /// Targets to run (default: all).
+        targets: Vec<String>,
+    },
     /// Overhead and scale benchmarks; writes docs/benchmarks.md and
     /// target/bench/results.json (args go to the runner: --quick).
     Bench {
@@ -140,6 +159,10 @@ fn main() -> ExitCode {
         Cmd::Test => test::test(),
         Cmd::Scenarios { args } => test::scenarios_command(&args),
         Cmd::Demo => test::demo(),
+        Cmd::Soak { minutes } => soak::command(minutes),
+        Cmd::Fuzz { seconds, targets } => {
+            fuzz::fuzz(seconds, &targets).and_then(test::Tally::finish)
+        }
         Cmd::Bench { args, quick } => test::bench(&args, quick),
         Cmd::VmTest {
             kernel,

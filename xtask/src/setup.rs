@@ -19,6 +19,8 @@ const PACKAGES: &[&str] = &[
     "llvm-22-dev",
     "zlib1g-dev",
     "libzstd-dev",
+    // libfuzzer-sys compiles libFuzzer with it (`cargo xtask fuzz`).
+    "g++",
     "iperf3",
     "iproute2",
     "prometheus",
@@ -32,6 +34,8 @@ const PACKAGES: &[&str] = &[
 /// The rustup toolchain name under which Debian's rustc-web is linked.
 pub const LINKED_TOOLCHAIN: &str = "observer-bpf";
 const BPF_LINKER_VERSION: &str = "0.13.0";
+/// cargo-fuzz for `cargo xtask fuzz`; builds with stable Rust 1.95.
+const CARGO_FUZZ_VERSION: &str = "0.13.2";
 
 fn dpkg_installed(pkg: &str) -> bool {
     Command::new("dpkg-query")
@@ -58,6 +62,15 @@ fn toolchain_linked() -> bool {
         .args(["run", LINKED_TOOLCHAIN, "rustc", "--version"])
         .output()
         .is_ok_and(|o| o.status.success())
+}
+
+fn cargo_fuzz_ok() -> bool {
+    Command::new("cargo")
+        .args(["fuzz", "--version"])
+        .output()
+        .is_ok_and(|o| {
+            o.status.success() && String::from_utf8_lossy(&o.stdout).contains(CARGO_FUZZ_VERSION)
+        })
 }
 
 fn bpf_linker_ok() -> bool {
@@ -131,6 +144,19 @@ pub fn setup() -> anyhow::Result<()> {
             .args(["--no-default-features", "--features", "llvm-22"])
             .env("LLVM_PREFIX", llvm))
         .context("building bpf-linker")?;
+    }
+    if cargo_fuzz_ok() {
+        eprintln!("setup: cargo-fuzz {CARGO_FUZZ_VERSION} present");
+    } else {
+        eprintln!("setup: building cargo-fuzz {CARGO_FUZZ_VERSION} (about a minute)");
+        run(Command::new("cargo").args([
+            "install",
+            "cargo-fuzz",
+            "--locked",
+            "--version",
+            CARGO_FUZZ_VERSION,
+        ]))
+        .context("building cargo-fuzz")?;
     }
     Ok(())
 }

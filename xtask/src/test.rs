@@ -35,6 +35,7 @@ pub fn test() -> anyhow::Result<()> {
         let mut total = run_counting(&mut c)?;
         total.add(scenarios(&[])?);
         total.add(vm_matrix()?);
+        total.add(short_fuzz_and_soak()?);
         return total.finish();
     }
     // Not root: build the test binaries as this user, run them through sudo.
@@ -68,7 +69,15 @@ pub fn test() -> anyhow::Result<()> {
     }
     total.add(scenarios(&[])?);
     total.add(vm_matrix()?);
+    total.add(short_fuzz_and_soak()?);
     total.finish()
+}
+
+/// A short fuzz run of every target and a short soak, counted in the tally.
+fn short_fuzz_and_soak() -> anyhow::Result<Tally> {
+    let mut t = crate::fuzz::fuzz(crate::fuzz::TEST_SECONDS, &[])?;
+    t.add(crate::soak::soak(crate::soak::TEST_SECONDS)?);
+    Ok(t)
 }
 
 /// The short kernel matrix: the kernel-facing tests in a VM running
@@ -146,6 +155,19 @@ pub struct Tally {
 }
 
 impl Tally {
+    /// One check that passed or failed.
+    pub fn one(passed: bool) -> Tally {
+        Tally {
+            passed: u64::from(passed),
+            failed: u64::from(!passed),
+        }
+    }
+
+    /// Prints the counts as `N passed, M failed`.
+    pub fn print(&self) {
+        println!("{} passed, {} failed", self.passed, self.failed);
+    }
+
     /// Adds another binary's counts.
     pub fn add(&mut self, o: Tally) {
         self.passed += o.passed;
@@ -190,7 +212,7 @@ fn parse_result(line: &str) -> Option<Tally> {
 }
 
 /// Runs a test command, echoing its output, and counts its results.
-fn run_counting(cmd: &mut Command) -> anyhow::Result<Tally> {
+pub fn run_counting(cmd: &mut Command) -> anyhow::Result<Tally> {
     eprintln!("+ {}", util::describe(cmd));
     let mut child = cmd
         .stdout(Stdio::piped())

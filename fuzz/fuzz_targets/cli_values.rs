@@ -1,0 +1,26 @@
+//! The values users type on observer's command line: durations, rates,
+//! prefix lengths, ring-buffer sizes and sort columns. Every input gives a
+//! value within the documented range or an error message: never a panic.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use observer::{args, tui::sort::SortKey};
+
+fuzz_target!(|data: &[u8]| {
+    let s = String::from_utf8_lossy(data);
+    if let Ok(d) = args::parse_positive(&s) {
+        assert!(!d.is_zero() && d <= args::MAX_DURATION, "{s:?} -> {d:?}");
+    }
+    if let Ok(r) = args::parse_rate(&s) {
+        assert!((1..=args::MAX_RATE).contains(&r), "{s:?} -> {r}");
+    }
+    if let Ok((v4, v6)) = args::parse_prefixes(&s) {
+        assert!(v4 <= 32 && v6 <= 128, "{s:?} -> {v4},{v6}");
+    }
+    if let Ok(n) = args::parse_ringbuf_bytes(&s) {
+        assert!(n.is_power_of_two() && n >= args::page_size(), "{s:?} -> {n}");
+    }
+    if let Some(k) = SortKey::from_name(&s) {
+        assert_eq!(k.name(), s);
+    }
+});

@@ -1,0 +1,103 @@
+//! `cargo xtask fuzz [--seconds N] [TARGET...]`: runs the cargo-fuzz
+//! targets in `fuzz/` (every parser of data the kernel or a user hands
+//! observer) for N seconds each, from the committed seeds in
+//! `fuzz/seeds/TARGET` plus what earlier runs found (`fuzz/corpus/TARGET`,
+//! not committed).
+//!
+//! It works with the stable toolchain: `--sanitizer none` leaves out the
+//! only nightly flag cargo-fuzz passes (`-Zsanitizer`); the coverage
+//! instrumentation (`-Cpasses=sancov-module`, `-Cllvm-args=...`) is stable,
+//! and libfuzzer-sys builds libFuzzer with the system C++ compiler. Safe
+//! Rust needs no AddressSanitizer to turn a bug into a crash: panics,
+//! overflows (debug assertions are on) and hangs (`-timeout`) are what the
+//! targets look for.
+
+use std::{path::Path, process::Command};
+
+use anyhow::Context as _;
+
+use crate::{setup, test::Tally, util};
+
+/// Every target, with the longest input it takes (0: libFuzzer's default).
+pub const TARGETS: &[(&str, usize)] = &[
+    ("btf", 16_384),
+    ("cli_values", 256),
+    ("kernel_samples", 8_192),
+    ("top_view", 1_024),
+    ("iperf_json", 4_096),
+];
+
+/// Seconds per target in `cargo xtask test`.
+pub const TEST_SECONDS: u64 = 25;
+
+fn root() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+fn cargo_fuzz(root: &Path) -> Command {
+    let mut c = Command::new("cargo");
+    c.current_dir(root).args(["fuzz"]);
+    c
+}
+
+/// Builds the targets, then runs each for `seconds`; a target passes when
+/// libFuzzer finds no crash, panic, hang or leak of memory past its limit.
+/// Prints `N passed, M failed` for the test tally.
+///
+/// # Errors
+/// cargo-fuzz missing or the targets failing to build.
+pub fn fuzz(seconds: u64, only: &[String]) -> anyhow::Result<Tally> {
+    setup::setup()?;
+    let root = root();
+    let targets: Vec<(&str, usize)> = TARGETS
+        .iter()
+        .copied()
+        .filter(|(t, _)| only.is_empty() || only.iter().any(|o| o == t))
+        .collect();
+    if targets.is_empty() {
+        let names: Vec<&str> = TARGETS.iter().map(|(t, _)| *t).collect();
+        anyhow::bail!("no such fuzz target; there are: {}", names.join(", "));
+    }
+    util::run(cargo_fuzz(&root).args(["build", "--sanitizer", "none", "--fuzz-dir", "fuzz"]))
+        .context("building the fuzz targets (cargo fuzz build --sanitizer none)")?;
+    let mut tally = Tally::default();
+    for (target, max_len) in targets {
+        let corpus = root.join("fuzz/corpus").join(target);
+        std::fs::create_dir_all(&corpus)
+            .with_context(|| format!("creating {}", corpus.display()))?;
+        let seeds = root.join("fuzz/seeds").join(target);
+        let mut c = cargo_fuzz(&root);
+        c.args(["run", "--sanitizer", "none", "--fuzz-dir", "fuzz", target])
+            .arg(&corpus)
+            .arg(&seeds)
+            .args([
+                "--".to_string(),
+                format!("-max_total_time={seconds}"),
+                "-timeout=10".to_string(),
+                "-rss_limit_mb=2048".to_string(),
+                "-print_final_stats=1".to_string(),
+            ]);
+        if max_len > 0 {
+            c.arg(format!("-max_len={max_len}"));
+        }
+        eprintln!("fuzz: {target} for {seconds} s");
+        match util::run(&mut c) {
+            Ok(()) => {
+                println!("fuzz {target} ... ok");
+                tally.add(Tally::one(true));
+            }
+            Err(e) => {
+                println!(
+                    "fuzz {target} ... FAILED ({e}); the input is in fuzz/artifacts/{target}/, \
+                     replay it with `cargo fuzz run --sanitizer none --fuzz-dir fuzz {target} FILE`"
+                );
+                tally.add(Tally::one(false));
+            }
+        }
+    }
+    tally.print();
+    Ok(tally)
+}
