@@ -18,7 +18,10 @@ fuzz_target!(|data: &[u8]| {
         assert!(v4 <= 32 && v6 <= 128, "{s:?} -> {v4},{v6}");
     }
     if let Ok(n) = args::parse_ringbuf_bytes(&s) {
-        assert!(n.is_power_of_two() && n >= args::page_size(), "{s:?} -> {n}");
+        assert!(
+            n.is_power_of_two() && n >= args::page_size(),
+            "{s:?} -> {n}"
+        );
     }
     if let Some(k) = SortKey::from_name(&s) {
         assert_eq!(k.name(), s);

@@ -95,9 +95,14 @@ fuzz_target!(|data: &[u8]| {
             rest = &rest[FLOW_SAMPLE_SIZE..];
         }
         plausible &= recs.iter().all(|s| {
-            [s.bytes_acked, s.bytes_received, s.bytes_sent, s.cwnd_limited_ns]
-                .iter()
-                .all(|v| *v < 1 << 56)
+            [
+                s.bytes_acked,
+                s.bytes_received,
+                s.bytes_sent,
+                s.cwnd_limited_ns,
+            ]
+            .iter()
+            .all(|v| *v < 1 << 56)
         });
         let n_closed = usize::from((head >> 3) & 7).min(recs.len());
         let (active, closed) = recs.split_at(recs.len() - n_closed);

@@ -66,6 +66,20 @@ pub fn on_state(sk: *const u8, old: u8, new: u8) {
     }
 }
 
+/// Destroy hook, a backstop for the CLOSE above: the kernel skips a
+/// tracing program that would nest in itself on one CPU (counted as the
+/// program's `recursion_misses`), e.g. `inet_sock_set_state` in softirq
+/// while the same program runs for another socket in process context. A
+/// flow whose CLOSE was skipped still has its entry when the socket is
+/// freed: emit its record then. A flow closed normally has none left.
+#[inline(always)]
+pub fn on_destroy(sk: *const u8) {
+    let Some(sk) = Sk::of(sk) else {
+        return;
+    };
+    close(sk, tcp_state::CLOSE);
+}
+
 /// Process-context hook (after a send or receive call on any socket):
 /// attribute a TCP flow to the calling process and refresh its figures.
 #[inline(always)]

@@ -79,6 +79,15 @@ mod programs {
         flow::on_read(sk);
         0
     }
+
+    /// `TP_PROTO(struct sock *sk)` (include/trace/events/tcp.h): a socket
+    /// being freed (see [`flow::on_destroy`]).
+    #[btf_tracepoint(function = "tcp_destroy_sock")]
+    pub fn observer_destroy(ctx: BtfTracePointContext) -> i32 {
+        let sk: *const u8 = ctx.arg(0);
+        flow::on_destroy(sk);
+        0
+    }
 }
 
 #[cfg(target_arch = "bpf")]

@@ -261,6 +261,19 @@ impl Probes {
             }
         }
 
+        // A backstop for CLOSE events the kernel skips (see flow::on_destroy
+        // in observer-ebpf); tcp_destroy_sock is there since Linux 4.16.
+        if let Err(e) = attach_tp(
+            &mut ebpf,
+            "observer_destroy",
+            "tcp_destroy_sock",
+            &kernel_btf,
+        ) {
+            degraded.push(format!(
+                "{e}: a close the kernel skips reporting (nested in another) leaves its flow open"
+            ));
+        }
+
         Ok(Probes {
             flows: take(&mut ebpf, MAP_FLOWS)?,
             batch: crate::batch::BatchReader::default(),

@@ -681,34 +681,42 @@ fn full_ring_buffer_counts_drops_and_forgets_no_flow_twice() {
         0,
         "flows whose close record was dropped stay open in the book"
     );
-    // The agent goes on: later closes, drained in time, are each reported once.
+    // The agent goes on: later closes, drained in time, are each reported
+    // once. The page is shared with every TCP close on the host (other
+    // tests running at the same time): a close may only go missing when
+    // the drop counter says the ring was full again.
     let mut seen: HashMap<u64, usize> = HashMap::new();
-    let later = ns.run(|| {
-        let mut cookies = Vec::new();
-        for _ in 0..5 {
-            cookies.extend(churn(addr, &listener, 1));
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        cookies
-    });
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while later.iter().any(|c| !seen.contains_key(c)) && Instant::now() < deadline {
-        let (events, _) = m.poll().unwrap();
-        for e in events {
-            if let observer::book::Event::Closed { flow, .. } = e {
-                *seen.entry(flow.cookie).or_default() += 1;
+    let drops_before_later = m.counters[Counter::RingbufDrops as usize];
+    let mut later = Vec::new();
+    for _ in 0..5 {
+        let c = ns.run(|| churn(addr, &listener, 1));
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while c.iter().any(|c| !seen.contains_key(c)) && Instant::now() < deadline {
+            let (events, _) = m.poll().unwrap();
+            for e in events {
+                if let observer::book::Event::Closed { flow, .. } = e {
+                    *seen.entry(flow.cookie).or_default() += 1;
+                }
             }
+            std::thread::sleep(Duration::from_millis(10));
         }
-        std::thread::sleep(Duration::from_millis(50));
+        later.extend(c);
     }
+    m.poll().unwrap();
+    let dropped_again = m.counters[Counter::RingbufDrops as usize] > drops_before_later;
+    let reported = later.iter().filter(|c| seen.contains_key(c)).count();
     for c in &later {
-        assert_eq!(
-            seen.get(c),
-            Some(&1),
+        assert!(
+            seen.get(c).copied().unwrap_or(0) <= 1,
             "flow {c} closed {:?} times",
             seen.get(c)
         );
     }
+    assert!(
+        reported == later.len() || dropped_again,
+        "{reported} of {} later closes reported (ring full again: {dropped_again})",
+        later.len()
+    );
 }
 
 #[test]

@@ -215,8 +215,10 @@ fn thousand_short_connections_close_exactly_once() {
     });
     let netns = ns.inode();
     let mut closed = Vec::new();
+    // Generous: in an emulated VM on a busy host (the kernel matrix) a few
+    // closes wait for retransmissions of dropped loopback segments.
     assert!(
-        obs.wait_until(Duration::from_secs(10), |o| {
+        obs.wait_until(Duration::from_secs(30), |o| {
             closed = o.flows_in(netns).into_iter().filter(|f| f.closed).collect();
             closed.len() >= 2 * COUNT
         }),
