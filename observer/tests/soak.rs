@@ -524,6 +524,14 @@ fn soak_churn_and_bulk_flows() {
     let drops = kernel_event(&text, "ringbuf_drops");
     let evictions = kernel_event(&text, "lru_evictions");
     let map_errors = kernel_event(&text, "map_errors");
+    let polls = |le: &str| {
+        sum(
+            &text,
+            "observer_poll_duration_seconds_bucket",
+            &format!(r#"le="{le}""#),
+        )
+    };
+    let slow_polls = polls("+Inf") - polls("0.4096");
     let bulk_acked = sum(
         &text,
         "observer_bytes_acked_total",
@@ -544,10 +552,12 @@ fn soak_churn_and_bulk_flows() {
         "soak: {made} connections in {elapsed:.0} s ({:.0}/s), failed connects: \
          {failed_before} before connect(), {failed_in_connect} in it {errors:?}; \
          closed flows reported {closed} of {expected}, started {started}, open left {open}; \
-         ring-buffer drops {drops}, LRU evictions {evictions}, map errors {map_errors}; \
+         ring-buffer drops {drops}, LRU evictions {evictions}, map errors {map_errors}, \
+         polls over 0.4 s {slow_polls} of {}; \
          bulk bytes sent {} / acked as seen {bulk_acked}; most map entries {max_fill}/{MAX_FLOWS}; \
          RSS after warm-up {rss_warm} KiB, max {rss_max} KiB, end {rss_end} KiB",
         made as f64 / elapsed,
+        polls("+Inf"),
         load.bulk_bytes.load(Ordering::Relaxed),
     );
     // SAFETY: kill(2) on our own child's pid.
