@@ -35,7 +35,8 @@ pub fn root_or_skip(test: &str) -> bool {
 
 /// Programs observer attaches on this kernel: the 2 required ones, plus
 /// sock_send_length and sock_recv_length (Linux 6.3+), or in place of the
-/// latter tcp_rcv_space_adjust. Read once: tests poll it.
+/// latter tcp_rcv_space_adjust, and tcp_destroy_sock. Read once: tests
+/// poll it.
 pub fn attached_programs() -> usize {
     static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *N.get_or_init(|| {
@@ -43,7 +44,9 @@ pub fn attached_programs() -> usize {
         let names: std::collections::HashSet<&[u8]> = btf.split(|&b| b == 0).collect();
         let has = |tp: &str| names.contains(format!("btf_trace_{tp}").as_bytes());
         let recv = has("sock_recv_length") || has("tcp_rcv_space_adjust");
-        2 + usize::from(has("sock_send_length")) + usize::from(recv)
+        2 + usize::from(has("sock_send_length"))
+            + usize::from(recv)
+            + usize::from(has("tcp_destroy_sock"))
     })
 }
 
