@@ -32,6 +32,10 @@ pub fn sh_quote(s: &str) -> String {
 
 /// The `/init` script: mounts, modules, then each step between markers,
 /// then power off (the kernel panics, and qemu exits, if init ever ends).
+///
+/// `/tmp` and `/run` stay on the initramfs's own root (already a writable
+/// tmpfs): a mount there would hide the observer binary when the checkout
+/// lives under `/tmp`, as a CI clone may.
 pub fn init_script(modules: &[String], steps: &[Step]) -> String {
     let mut s = String::from(
         "#!/bin/busybox sh\n\
@@ -40,8 +44,6 @@ pub fn init_script(modules: &[String], steps: &[Step]) -> String {
          mount -t proc proc /proc\n\
          mount -t sysfs sysfs /sys\n\
          mount -t devtmpfs devtmpfs /dev 2>/dev/null\n\
-         mount -t tmpfs tmpfs /run\n\
-         mount -t tmpfs tmpfs /tmp\n\
          mkdir -p /root\n\
          ip link set lo up\n",
     );
@@ -220,6 +222,8 @@ mod tests {
             "echo \"@@vm begin flows\"\ntimeout 60 sh -c '/tests/flows' 2>&1; echo \"@@vm end flows rc=$?\"\n"
         ));
         assert!(s.ends_with("poweroff -f\n"));
+        // Nothing is mounted over paths a checkout may live under.
+        assert!(!s.contains(" /tmp") && !s.contains(" /run"), "{s}");
         assert_eq!(sh_quote("it's"), r"'it'\''s'");
     }
 

@@ -271,7 +271,18 @@ fn base_initramfs(built: &Built, netem: bool, scratch: &Path) -> anyhow::Result<
         i.program(&p, &format!("/usr/bin/{tool}"), scratch)?;
     }
     // The integration tests run the binary at the path cargo compiled into
-    // them (CARGO_BIN_EXE_observer).
+    // them (CARGO_BIN_EXE_observer); init mounts proc, sysfs and devtmpfs
+    // over those three folders, so a target folder there would be hidden.
+    if ["/proc/", "/sys/", "/dev/"]
+        .iter()
+        .any(|m| built.observer.starts_with(m))
+    {
+        bail!(
+            "the observer binary {} lies under a folder the VM mounts over; \
+             build in another folder (CARGO_TARGET_DIR)",
+            built.observer.display()
+        );
+    }
     i.program(&built.observer, &built.observer.to_string_lossy(), scratch)?;
     for (name, exe, _) in &built.tests {
         i.program(exe, &format!("/tests/{name}"), scratch)?;
