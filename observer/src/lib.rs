@@ -9,6 +9,7 @@ pub mod batch;
 pub mod book;
 pub mod btf;
 pub mod clock;
+pub mod closed;
 pub mod exporter;
 pub mod flow;
 pub mod layout;

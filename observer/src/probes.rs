@@ -4,12 +4,12 @@
 
 use aya::{
     Ebpf, EbpfLoader,
-    maps::{HashMap, MapData, PerCpuArray, RingBuf},
+    maps::{HashMap, MapData, PerCpuArray},
     programs::{BtfTracePoint, ProgramError},
 };
 use observer_common::{
     Counter, DEFAULT_MAX_FLOWS, DEFAULT_RINGBUF_BYTES, FlowSample, GLOBAL_DIRECT, GLOBAL_MAX_FLOWS,
-    GLOBAL_OFFSETS, MAP_CLOSED, MAP_COUNTERS, MAP_FLOWS, sample::FLOW_SAMPLE_SIZE,
+    GLOBAL_OFFSETS, MAP_CLOSED, MAP_COUNTERS, MAP_FLOWS,
 };
 
 use crate::{btf, layout, preflight};
@@ -107,7 +107,7 @@ pub struct Probes {
     // Field order matters for drop: maps first, then the programs.
     flows: HashMap<MapData, u64, FlowSample>,
     batch: crate::batch::BatchReader,
-    closed: RingBuf<MapData>,
+    closed: crate::closed::ClosedDrain,
     counters: PerCpuArray<MapData, u64>,
     _ebpf: Ebpf,
     /// Figures this kernel cannot provide, one line each.
@@ -277,7 +277,7 @@ impl Probes {
         Ok(Probes {
             flows: take(&mut ebpf, MAP_FLOWS)?,
             batch: crate::batch::BatchReader::default(),
-            closed: take(&mut ebpf, MAP_CLOSED)?,
+            closed: crate::closed::ClosedDrain::new(take(&mut ebpf, MAP_CLOSED)?),
             counters: take(&mut ebpf, MAP_COUNTERS)?,
             _ebpf: ebpf,
             degraded,
@@ -307,16 +307,10 @@ impl Probes {
         out.extend(self.flows.iter().filter_map(Result::ok).map(|(_, v)| v));
     }
 
-    /// Appends every closed-flow record waiting in the ring buffer to `out`.
+    /// Appends every closed-flow record written so far (queued by the drain
+    /// thread or still in the ring buffer) to `out`, in the kernel's order.
     pub fn drain_closed(&mut self, out: &mut Vec<FlowSample>) {
-        while let Some(item) = self.closed.next() {
-            if item.len() >= FLOW_SAMPLE_SIZE {
-                // SAFETY: the record is at least FLOW_SAMPLE_SIZE bytes, and
-                // FlowSample is plain data valid for any bit pattern.
-                let s = unsafe { std::ptr::read_unaligned(item.as_ptr().cast::<FlowSample>()) };
-                out.push(s);
-            }
-        }
+        self.closed.take(out);
     }
 
     /// The kernel self-counters summed over CPUs, in [`Counter::ALL`] order.
