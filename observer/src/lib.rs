@@ -18,5 +18,6 @@ pub mod output;
 pub mod preflight;
 pub mod privilege;
 pub mod probes;
+pub mod proginfo;
 pub mod table;
 pub mod tui;

@@ -17,6 +17,9 @@ pub struct PollStats {
     pub closed: usize,
     /// Time the poll took (µs).
     pub took_us: u64,
+    /// Program runs the kernel skipped since load (see
+    /// [`crate::probes::Probes::recursion_misses`]).
+    pub recursion_misses: u64,
 }
 
 /// Probes plus the book they feed.
@@ -82,6 +85,7 @@ impl Monitor {
             active: self.active.len(),
             closed: self.closed.len(),
             took_us: monotonic_ns().saturating_sub(start) / 1000,
+            recursion_misses: self.probes.recursion_misses(),
         };
         Ok((events, stats))
     }

@@ -313,6 +313,38 @@ impl Probes {
         self.closed.take(out);
     }
 
+    /// Runs of observer's programs the kernel skipped because the program
+    /// was already running on that CPU (`recursion_misses`, summed over
+    /// the programs; 0 before Linux 5.12). A skipped `inet_sock_set_state`
+    /// CLOSE is caught again by `tcp_destroy_sock`; a skipped packet only
+    /// delays a flow's figures to its next packet.
+    pub fn recursion_misses(&self) -> u64 {
+        self.program_stats()
+            .iter()
+            .map(|(_, i)| i.recursion_misses)
+            .fold(0, u64::wrapping_add)
+    }
+
+    /// The kernel's statistics of each loaded program, by program name
+    /// (those it cannot read are left out).
+    pub fn program_stats(&self) -> Vec<(String, crate::proginfo::ProgInfoHead)> {
+        use std::os::fd::AsFd as _;
+        self._ebpf
+            .programs()
+            .filter_map(|(name, p)| Some((name.to_string(), p.fd().ok()?)))
+            .filter_map(|(name, fd)| Some((name, crate::proginfo::read(fd.as_fd()).ok()?)))
+            .collect()
+    }
+
+    /// The aya view of each loaded program, by name (for tests that
+    /// cross-check [`Probes::program_stats`]).
+    pub fn program_info(&self) -> Vec<(String, aya::programs::ProgramInfo)> {
+        self._ebpf
+            .programs()
+            .filter_map(|(name, p)| Some((name.to_string(), p.info().ok()?)))
+            .collect()
+    }
+
     /// The kernel self-counters summed over CPUs, in [`Counter::ALL`] order.
     ///
     /// # Errors

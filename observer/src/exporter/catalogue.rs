@@ -49,6 +49,8 @@ pub struct Catalogue {
     top_info: IntGaugeVec,
     kernel: IntCounterVec,
     kernel_last: [u64; Counter::COUNT as usize],
+    /// `recursion_misses` as of the last update.
+    recursion_misses_last: u64,
     map_fill: Gauge,
     tracked: IntGauge,
     programs: IntGauge,
@@ -185,11 +187,14 @@ impl Catalogue {
                 Opts::new(
                     "observer_kernel_events_total",
                     "Self-counters of the kernel programs: probe_hits, flows_created, flows_closed, \
-                     ringbuf_drops, lru_evictions, read_errors, map_errors, owner_updates.",
+                     ringbuf_drops, lru_evictions, read_errors, map_errors, owner_updates; and \
+                     recursion_misses, program runs the kernel skipped because the program was \
+                     already running on that CPU.",
                 ),
                 &["event"],
             )?,
             kernel_last: [0; Counter::COUNT as usize],
+            recursion_misses_last: 0,
             map_fill: Gauge::new(
                 "observer_flow_map_fill_ratio",
                 "Tracked flows over the kernel flow map's max_entries.",
@@ -342,6 +347,13 @@ impl Catalogue {
             self.kernel.with_label_values(&[c.name()]).inc_by(delta);
             self.kernel_last[i] = counters[i];
         }
+        let delta = stats
+            .recursion_misses
+            .saturating_sub(self.recursion_misses_last);
+        self.kernel
+            .with_label_values(&["recursion_misses"])
+            .inc_by(delta);
+        self.recursion_misses_last = stats.recursion_misses;
         let open = book.flows().filter(|t| !t.is_closed()).count();
         self.tracked.set(book.len() as i64);
         self.map_fill.set(open as f64 / f64::from(max_flows.max(1)));

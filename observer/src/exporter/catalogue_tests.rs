@@ -74,14 +74,16 @@ fn book() -> Book {
 fn counts_flows_bytes_and_limited_time() {
     let mut b = book();
     let mut c = Catalogue::new(Aggregation::default(), 100, 2, 4).unwrap();
-    let stats = PollStats {
+    let mut stats = PollStats {
         active: 1,
         closed: 0,
         took_us: 500,
+        recursion_misses: 0,
     };
     let mut counters = [0u64; Counter::COUNT as usize];
     for t in 1..=3 {
         counters[Counter::ProbeHits as usize] = 1000 * t;
+        stats.recursion_misses = [0, 5, 7][t as usize - 1];
         let ev = b.ingest(&[sample(7, t, false)], &[], (100 + t) * SEC);
         c.update(&ev, &b, &counters, &stats, 1000);
     }
@@ -111,6 +113,14 @@ fn counts_flows_bytes_and_limited_time() {
     assert_eq!(
         value(&text, r#"observer_kernel_events_total{event="probe_hits"}"#),
         3000.0
+    );
+    // A total since load, exported as a counter.
+    assert_eq!(
+        value(
+            &text,
+            r#"observer_kernel_events_total{event="recursion_misses"}"#
+        ),
+        7.0
     );
     assert_eq!(value(&text, "observer_programs_attached"), 4.0);
     assert_eq!(value(&text, r#"observer_build_info{version="0.1.0"}"#), 1.0);
