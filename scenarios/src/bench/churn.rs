@@ -2,15 +2,13 @@
 //! be reported exactly once as closed, with no ring-buffer drops.
 
 use std::{
-    io::{Read as _, Write as _},
-    net::{TcpListener, TcpStream},
-    sync::atomic::{AtomicBool, AtomicU64, Ordering},
+    sync::atomic::{AtomicBool, Ordering},
     time::{Duration, Instant},
 };
 
 use anyhow::Context as _;
 
-use super::{env::Netns, throughput::prog_cost};
+use super::{churn_load, env::Netns, throughput::prog_cost};
 
 /// One churn step.
 #[derive(Clone, Copy, Debug, Default, serde::Serialize)]
@@ -21,71 +19,18 @@ pub struct ChurnStep {
     pub made_per_s: f64,
     /// Connections made (each is two flows: both ends).
     pub made: u64,
+    /// Connects that failed in `connect()` (one flow each).
+    pub failed_connects: u64,
+    /// Flows made: 2 x made + failed_connects.
+    pub flows: u64,
     /// Flows the agent reported closed in the step.
     pub reported_closed: u64,
-    /// reported / (2 x made).
+    /// reported / flows.
     pub reported_ratio: f64,
     /// Ring-buffer drops in the step.
     pub ringbuf_drops: u64,
     /// Kernel ns per program run (all observer programs) during the step.
     pub probe_ns_per_hit: f64,
-}
-
-/// Makes `rate` connections per second for `secs` in `ns`, with two client
-/// threads; returns the count made.
-fn churn(ns: &Netns, rate: u64, secs: u64) -> anyhow::Result<u64> {
-    let stop = AtomicBool::new(false);
-    let made = AtomicU64::new(0);
-    pathemu::run_in_netns(&ns.name, || -> anyhow::Result<()> {
-        let l = TcpListener::bind("127.0.0.1:0")?;
-        let addr = l.local_addr()?;
-        l.set_nonblocking(true)?;
-        std::thread::scope(|scope| {
-            scope.spawn(|| {
-                let mut b = [0u8; 8];
-                while !stop.load(Ordering::Relaxed) {
-                    match l.accept() {
-                        Ok((mut c, _)) => {
-                            let _ = c.set_nonblocking(false);
-                            let _ = c.read(&mut b);
-                        }
-                        Err(_) => std::thread::sleep(Duration::from_micros(100)),
-                    }
-                }
-            });
-            let per_thread = (rate / 2).max(1);
-            let clients: Vec<_> = (0..2)
-                .map(|_| {
-                    let made = &made;
-                    scope.spawn(move || {
-                        let start = Instant::now();
-                        let end = start + Duration::from_secs(secs);
-                        let mut n = 0u64;
-                        while Instant::now() < end {
-                            let due = start + Duration::from_secs_f64(n as f64 / per_thread as f64);
-                            let now = Instant::now();
-                            if due > now {
-                                std::thread::sleep(due - now);
-                            }
-                            if let Ok(mut c) = TcpStream::connect(addr) {
-                                let _ = c.write_all(&[1]);
-                                made.fetch_add(1, Ordering::Relaxed);
-                            }
-                            n += 1;
-                        }
-                    })
-                })
-                .collect();
-            for c in clients {
-                let _ = c.join();
-            }
-            std::thread::sleep(Duration::from_millis(500));
-            stop.store(true, Ordering::Relaxed);
-        });
-        Ok(())
-    })
-    .context("running the churn in its namespace")??;
-    Ok(made.load(Ordering::Relaxed))
 }
 
 /// Runs each rate for `secs` with observer attached in this process,
@@ -102,6 +47,7 @@ pub fn steps(rates: &[u64], secs: u64) -> anyhow::Result<Vec<ChurnStep>> {
     };
 
     let ns = Netns::new("churn")?;
+    churn_load::tune(&ns)?;
     let inode = {
         use std::os::unix::fs::MetadataExt as _;
         std::fs::metadata(format!("/run/netns/{}", ns.name))?.ino() as u32
@@ -119,9 +65,9 @@ pub fn steps(rates: &[u64], secs: u64) -> anyhow::Result<Vec<ChurnStep>> {
         let cost0 = prog_cost("observer_");
         let mut closed: HashMap<u64, u32> = HashMap::new();
         let done = AtomicBool::new(false);
-        let made = std::thread::scope(|scope| -> anyhow::Result<u64> {
+        let made = std::thread::scope(|scope| -> anyhow::Result<churn_load::Made> {
             let generator = scope.spawn(|| {
-                let r = churn(&ns, rate, secs);
+                let r = churn_load::run(&ns, rate, secs);
                 done.store(true, Ordering::Relaxed);
                 r
             });
@@ -155,11 +101,13 @@ pub fn steps(rates: &[u64], secs: u64) -> anyhow::Result<Vec<ChurnStep>> {
         anyhow::ensure!(twice == 0, "{twice} flows reported closed more than once");
         out.push(ChurnStep {
             target_per_s: rate,
-            made_per_s: made as f64 / secs as f64,
-            made,
+            made_per_s: made.connections as f64 / secs as f64,
+            made: made.connections,
+            failed_connects: made.failed_in_connect,
+            flows: made.flows(),
             reported_closed: reported,
-            reported_ratio: if made > 0 {
-                reported as f64 / (2 * made) as f64
+            reported_ratio: if made.flows() > 0 {
+                reported as f64 / made.flows() as f64
             } else {
                 0.0
             },

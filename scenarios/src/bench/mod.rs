@@ -4,6 +4,7 @@
 
 pub mod agent;
 pub mod churn;
+pub mod churn_load;
 pub mod env;
 pub mod report;
 pub mod throughput;

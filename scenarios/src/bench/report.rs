@@ -164,13 +164,15 @@ impl Results {
                 a.ss_cpu_ms
             ));
         }
-        s.push_str("\n## Connection churn (both ends of each connection are flows)\n\n| asked/s | made/s | made | reported closed | reported/(2 x made) | ring drops | ns/run |\n| --- | --- | --- | --- | --- | --- | --- |\n");
+        s.push_str("\n## Connection churn (flows: both ends of each connection, plus the client end of a failed connect)\n\n| asked/s | made/s | connections | failed connects | flows | reported closed | reported/flows | ring drops | ns/run |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
         for c in &self.churn {
             s.push_str(&format!(
-                "| {} | {:.0} | {} | {} | {:.4} | {} | {:.0} |\n",
+                "| {} | {:.0} | {} | {} | {} | {} | {:.4} | {} | {:.0} |\n",
                 c.target_per_s,
                 c.made_per_s,
                 c.made,
+                c.failed_connects,
+                c.flows,
                 c.reported_closed,
                 c.reported_ratio,
                 c.ringbuf_drops,

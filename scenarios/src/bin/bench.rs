@@ -21,6 +21,18 @@ struct Cli {
     /// Where to write the JSON results.
     #[arg(long, default_value = "target/bench/results.json")]
     json: std::path::PathBuf,
+    /// Run only these parts (for trying one out; the table then shows the
+    /// others as not run, so write it elsewhere with --markdown).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    only: Vec<Part>,
+}
+
+/// The parts of the benchmark.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Part {
+    Throughput,
+    Agent,
+    Churn,
 }
 
 #[derive(Subcommand)]
@@ -53,8 +65,11 @@ fn bench(cli: &Cli) -> anyhow::Result<()> {
         commit: commit(),
         ..Results::default()
     };
-    eprintln!("bench: throughput, 1 and 4 streams, {rounds} rounds of {secs} s each side");
-    for streams in [1, 4] {
+    let runs = |p: Part| cli.only.is_empty() || cli.only.contains(&p);
+    if runs(Part::Throughput) {
+        eprintln!("bench: throughput, 1 and 4 streams, {rounds} rounds of {secs} s each side");
+    }
+    for streams in [1, 4].into_iter().filter(|_| runs(Part::Throughput)) {
         let o = throughput::overhead(streams, rounds, secs)?;
         if streams == 1 {
             r.throughput_ratio = o.ratio.median;
@@ -69,7 +84,7 @@ fn bench(cli: &Cli) -> anyhow::Result<()> {
     } else {
         &[1_000, 10_000, 100_000]
     };
-    for &flows in sizes {
+    for &flows in sizes.iter().filter(|_| runs(Part::Agent)) {
         eprintln!("bench: agent with {flows} open flows");
         let a = agent::scale(flows, if cli.quick { 5 } else { 10 })?;
         if flows == 10_000 {
@@ -87,8 +102,10 @@ fn bench(cli: &Cli) -> anyhow::Result<()> {
     } else {
         &[1_000, 2_000, 5_000, 10_000]
     };
-    eprintln!("bench: connection churn at {rates:?} per second");
-    r.churn = churn::steps(rates, if cli.quick { 3 } else { 5 })?;
+    if runs(Part::Churn) {
+        eprintln!("bench: connection churn at {rates:?} per second");
+        r.churn = churn::steps(rates, if cli.quick { 3 } else { 5 })?;
+    }
     if let Some(c) = r.churn.iter().find(|c| c.target_per_s == 10_000) {
         r.churn_reported_ratio = c.reported_ratio;
     }
