@@ -34,6 +34,7 @@ pub fn test() -> anyhow::Result<()> {
         c.args(["test", "--workspace", "--exclude", "observer-ebpf"]);
         let mut total = run_counting(&mut c)?;
         total.add(scenarios(&[])?);
+        total.add(vm_matrix()?);
         total.add(short_fuzz_and_soak()?);
         return total.finish();
     }
@@ -67,6 +68,7 @@ pub fn test() -> anyhow::Result<()> {
         }
     }
     total.add(scenarios(&[])?);
+    total.add(vm_matrix()?);
     total.add(short_fuzz_and_soak()?);
     total.finish()
 }
@@ -76,6 +78,14 @@ fn short_fuzz_and_soak() -> anyhow::Result<Tally> {
     let mut t = crate::fuzz::fuzz(crate::fuzz::TEST_SECONDS, &[])?;
     t.add(crate::soak::soak(crate::soak::TEST_SECONDS)?);
     Ok(t)
+}
+
+/// The short kernel matrix: the kernel-facing tests in a VM running
+/// Debian's [`crate::vm::TEST_KERNEL`] (`cargo xtask vm-test`; no root
+/// needed), counted in the tally.
+fn vm_matrix() -> anyhow::Result<Tally> {
+    let me = std::env::current_exe().context("cannot find the xtask binary")?;
+    run_counting(Command::new(me).args(["vm-test", "--kernel", crate::vm::TEST_KERNEL]))
 }
 
 /// Builds the scenario runner (release: the path relay keeps exact time)
