@@ -80,6 +80,14 @@ mod programs {
         0
     }
 
+    /// The same hook as `observer_tcp_probe`, doing nothing: the benchmark
+    /// attaches it next to the agent to measure what any program on this
+    /// hook costs on the machine (never attached by the agent).
+    #[btf_tracepoint(function = "tcp_probe")]
+    pub fn bench_floor(_ctx: BtfTracePointContext) -> i32 {
+        0
+    }
+
     /// `TP_PROTO(struct sock *sk)` (include/trace/events/tcp.h): a socket
     /// being freed (see [`flow::on_destroy`]).
     #[btf_tracepoint(function = "tcp_destroy_sock")]

@@ -11,6 +11,7 @@ pub mod btf;
 pub mod clock;
 pub mod closed;
 pub mod exporter;
+pub mod floor;
 pub mod flow;
 pub mod layout;
 pub mod monitor;

@@ -15,7 +15,8 @@ use observer_common::{
 use crate::{btf, layout, preflight};
 
 /// The compiled kernel programs, built by `build.rs` with aya-build.
-static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/observer"));
+pub(crate) static OBJECT: &[u8] =
+    aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/observer"));
 
 /// Path of the running kernel's BTF.
 pub const VMLINUX_BTF: &str = "/sys/kernel/btf/vmlinux";
@@ -130,7 +131,7 @@ where
     T::try_from(map).map_err(|error| ProbeError::Map { name, error })
 }
 
-fn attach_tp(
+pub(crate) fn attach_tp(
     ebpf: &mut Ebpf,
     prog: &'static str,
     tp: &'static str,

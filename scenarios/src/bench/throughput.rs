@@ -94,6 +94,9 @@ pub struct Overhead {
     pub probe_ns_per_hit: f64,
     /// Per-packet program hits per second during the with-rounds.
     pub probe_hits_per_s: f64,
+    /// Kernel ns per hit of an empty program on the same hook, measured in
+    /// one more transfer without the agent: the floor on this machine.
+    pub floor_ns_per_hit: f64,
 }
 
 /// Alternates transfers with and without the agent for `rounds` rounds.
@@ -123,7 +126,20 @@ pub fn overhead(streams: u32, rounds: usize, secs: u64) -> anyhow::Result<Overhe
         without.push(wo);
         ratios.push(if wo > 0.0 { w / wo } else { 0.0 });
     }
+    let floor = {
+        let _floor = observer::floor::Floor::attach().context("attaching the empty program")?;
+        let before = prog_cost(observer::floor::FLOOR_PROGRAM);
+        transfer(&ns, secs, streams)?;
+        let after = prog_cost(observer::floor::FLOOR_PROGRAM);
+        let hits = after.hits.saturating_sub(before.hits);
+        if hits > 0 {
+            after.ns.saturating_sub(before.ns) as f64 / hits as f64
+        } else {
+            0.0
+        }
+    };
     Ok(Overhead {
+        floor_ns_per_hit: floor,
         streams,
         ratio: Stat::of(&ratios),
         without_bps: Stat::of(&without),

@@ -66,6 +66,15 @@ fn bench(cli: &Cli) -> anyhow::Result<()> {
         ..Results::default()
     };
     let runs = |p: Part| cli.only.is_empty() || cli.only.contains(&p);
+    for (p, name) in [
+        (Part::Throughput, "throughput"),
+        (Part::Agent, "agent"),
+        (Part::Churn, "churn"),
+    ] {
+        if runs(p) {
+            r.parts.push(name.to_string());
+        }
+    }
     if runs(Part::Throughput) {
         eprintln!("bench: throughput, 1 and 4 streams, {rounds} rounds of {secs} s each side");
     }
@@ -74,6 +83,7 @@ fn bench(cli: &Cli) -> anyhow::Result<()> {
         if streams == 1 {
             r.throughput_ratio = o.ratio.median;
             r.probe_ns_per_hit = o.probe_ns_per_hit;
+            r.floor_ns_per_hit = o.floor_ns_per_hit;
         } else {
             r.throughput_ratio_p4 = o.ratio.median;
         }
@@ -108,6 +118,7 @@ fn bench(cli: &Cli) -> anyhow::Result<()> {
     }
     if let Some(c) = r.churn.iter().find(|c| c.target_per_s == 10_000) {
         r.churn_reported_ratio = c.reported_ratio;
+        r.churn_drops_10k = c.ringbuf_drops;
     }
     r.churn_first_loss_per_s = r
         .churn

@@ -1,0 +1,36 @@
+//! The benchmark's reference program: `bench_floor` in observer-ebpf, an
+//! empty program on the per-packet hook (`tcp_probe`). Attached next to
+//! the agent, its run time per hit is what any program on that hook costs
+//! on this machine (the trampoline, and the run-time accounting of
+//! `kernel.bpf_stats_enabled`), the floor under `observer_tcp_probe`'s.
+
+use aya::{Ebpf, EbpfLoader};
+
+use crate::probes::{OBJECT, ProbeError, attach_tp};
+
+/// The attached empty program; dropping it detaches and unloads it.
+pub struct Floor {
+    _ebpf: Ebpf,
+}
+
+/// Name of the empty program, as the kernel lists it.
+pub const FLOOR_PROGRAM: &str = "bench_floor";
+
+impl Floor {
+    /// Loads and attaches `bench_floor` to `tcp_probe`.
+    ///
+    /// # Errors
+    /// No kernel BTF, or the load or attach failed.
+    pub fn attach() -> Result<Floor, ProbeError> {
+        let btf = aya::Btf::from_sys_fs().map_err(|e| ProbeError::BadBtf {
+            path: crate::probes::VMLINUX_BTF.to_string(),
+            error: e.to_string(),
+        })?;
+        let mut ebpf = EbpfLoader::new()
+            .btf(Some(&btf))
+            .load(OBJECT)
+            .map_err(ProbeError::Load)?;
+        attach_tp(&mut ebpf, FLOOR_PROGRAM, "tcp_probe", &btf)?;
+        Ok(Floor { _ebpf: ebpf })
+    }
+}
