@@ -14,26 +14,14 @@ use std::{
     time::Duration,
 };
 
-use support::{NetNs, attached_programs, cookie, root_or_skip};
-
-const BIN: &str = env!("CARGO_BIN_EXE_observer");
-
-/// Tests that count loaded programs must not overlap.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// Names of loaded BPF programs that belong to observer.
-fn observer_programs() -> usize {
-    aya::programs::loaded_programs()
-        .filter_map(Result::ok)
-        .filter(|p| p.name_as_str().is_some_and(|n| n.starts_with("observer_")))
-        .count()
-}
+use support::{
+    NetNs,
+    bpf::{attached_programs, leftover, observer_programs, wait_attached},
+    cookie,
+    http::free_port,
+    process::{BIN, Kill},
+    root_or_skip, serial,
+};
 
 #[test]
 fn zero_duration_is_rejected_like_clap_does() {
@@ -91,7 +79,7 @@ fn unprivileged_user_gets_one_clear_line() {
     );
     assert!(err.contains("sudo"));
     assert!(out.stdout.is_empty());
-    assert_eq!(observer_programs(), before);
+    assert_eq!(leftover(&before), Vec::<u32>::new());
 }
 
 #[test]
@@ -102,25 +90,18 @@ fn flows_json_reports_a_transfer_and_detaches_on_exit() {
     let _serial = serial();
     let before = observer_programs();
     // Counted first: reading the kernel BTF is slow under emulation.
-    let attached = before + attached_programs();
-    let child = Command::new(BIN)
-        .args(["flows", "--duration", "3s", "--json"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let attached = attached_programs();
+    let child = Kill::spawn(
+        Command::new(BIN)
+            .args(["flows", "--duration", "3s", "--json"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    );
     // Wait until the programs are attached before making traffic.
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while observer_programs() < attached {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "observer never attached"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_attached(&before, attached);
     // Once attached it drops every capability, in every thread
     // (capabilities are per thread).
-    let pid = child.id();
+    let pid = child.pid();
     let cap_eff = || -> Vec<String> {
         std::fs::read_dir(format!("/proc/{pid}/task"))
             .map(|d| {
@@ -166,7 +147,7 @@ fn flows_json_reports_a_transfer_and_detaches_on_exit() {
     std::thread::sleep(Duration::from_millis(1200));
     let caps = cap_eff();
     assert!(dropped(&caps), "{caps:?}");
-    let out = child.wait_with_output().unwrap();
+    let out = child.wait();
     assert!(
         out.status.success(),
         "{}",
@@ -187,13 +168,9 @@ fn flows_json_reports_a_transfer_and_detaches_on_exit() {
     assert_eq!(f["bytes_acked"], N as u64 + 2);
     assert_eq!(f["pid"], std::process::id());
     // The kernel frees programs after an RCU grace period, not at close().
-    let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    while observer_programs() != before && std::time::Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
     assert_eq!(
-        observer_programs(),
-        before,
+        leftover(&before),
+        Vec::<u32>::new(),
         "programs left loaded after exit"
     );
 }
@@ -222,7 +199,7 @@ fn run_on_a_taken_port_says_so_and_loads_nothing() {
     );
     // The OS error once, at the end of the chain.
     assert_eq!(err.matches("Address already in use").count(), 1, "{err}");
-    assert_eq!(observer_programs(), before);
+    assert_eq!(leftover(&before), Vec::<u32>::new());
 }
 
 #[test]
@@ -247,38 +224,21 @@ fn run_stops_on_sigterm_with_exit_0_and_detaches() {
     let _serial = serial();
     let before = observer_programs();
     // Counted first: reading the kernel BTF is slow under emulation.
-    let attached = before + attached_programs();
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let child = Command::new(BIN)
-        .args(["run", "--listen", &format!("127.0.0.1:{port}")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while observer_programs() < attached {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "observer never attached"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    // SAFETY: kill(2) on our own child's pid.
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-    let out = child.wait_with_output().unwrap();
+    let attached = attached_programs();
+    let port = free_port();
+    let child = Kill::spawn(
+        Command::new(BIN)
+            .args(["run", "--listen", &format!("127.0.0.1:{port}")])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped()),
+    );
+    wait_attached(&before, attached);
+    let out = child.stop(libc::SIGTERM);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("stopping: detaching probes"));
-    let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    while observer_programs() != before && std::time::Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert_eq!(observer_programs(), before);
+    assert_eq!(leftover(&before), Vec::<u32>::new());
 }

@@ -11,74 +11,33 @@ mod support;
 use std::{
     io::{Read as _, Write as _},
     net::{TcpListener, TcpStream},
-    process::{Child, Command, Stdio},
+    process::{Command, Stdio},
     time::{Duration, Instant},
 };
 
 use pathemu::{ChildGuard, Path, PathConfig, Side};
-use support::{NetNs, root_or_skip};
+use support::{
+    NetNs,
+    http::{free_port, http_get, sum, wait_serving},
+    process::{BIN, Kill},
+    root_or_skip, serial,
+};
 
-const BIN: &str = env!("CARGO_BIN_EXE_observer");
-
-/// Tests that attach programs and serve ports run one at a time.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// A child process killed on drop.
-struct Kill(Child);
-
-impl Drop for Kill {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// `GET path` on 127.0.0.1:port with curl; the body, or None.
-fn get(port: u16, path: &str) -> Option<String> {
-    let out = Command::new("curl")
-        .args([
-            "-sf",
-            "--max-time",
-            "2",
-            &format!("http://127.0.0.1:{port}{path}"),
-        ])
-        .output()
-        .ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
+/// `observer run` on 127.0.0.1:`port`, polling every 500 ms, once it serves.
 fn start_observer(port: u16) -> Kill {
-    let child = Command::new(BIN)
-        .args([
-            "run",
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--interval",
-            "500ms",
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let k = Kill(child);
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while get(port, "/healthz").as_deref() != Some("ok\n") {
-        assert!(
-            Instant::now() < deadline,
-            "observer run never served /healthz"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let mut k = Kill::spawn(
+        Command::new(BIN)
+            .args([
+                "run",
+                "--listen",
+                &format!("127.0.0.1:{port}"),
+                "--interval",
+                "500ms",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null()),
+    );
+    wait_serving(port, &mut k, Duration::from_secs(15));
     k
 }
 
@@ -111,9 +70,7 @@ fn prometheus_sees_window_and_path_verdicts_move() {
     {
         panic!("prometheus is not installed: run `cargo xtask setup`");
     }
-    let _serial = SERIAL
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let _serial = serial();
     let port = free_port();
     let _observer = start_observer(port);
     let dir = std::env::temp_dir().join(format!("observer-prom-{}", std::process::id()));
@@ -128,7 +85,7 @@ fn prometheus_sees_window_and_path_verdicts_move() {
     )
     .unwrap();
     let prom = free_port();
-    let _prometheus = Kill(
+    let _prometheus = Kill::spawn(
         Command::new("prometheus")
             .arg(format!("--config.file={}", cfg.display()))
             .arg(format!(
@@ -137,9 +94,7 @@ fn prometheus_sees_window_and_path_verdicts_move() {
             ))
             .arg(format!("--web.listen-address=127.0.0.1:{prom}"))
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
+            .stderr(Stdio::null()),
     );
     // A window-limited transfer (64 KB on 104 ms) and a path-limited one
     // (cubic into a 20 Mbit/s bottleneck), at the same time.
@@ -192,14 +147,12 @@ fn series_stay_bounded_while_5000_short_flows_come_and_go() {
     if !root_or_skip("series_stay_bounded_while_5000_short_flows_come_and_go") {
         return;
     }
-    let _serial = SERIAL
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let _serial = serial();
     let port = free_port();
     let _observer = start_observer(port);
     let ns = NetNs::new();
     let series = || {
-        get(port, "/metrics")
+        http_get(port, "/metrics")
             .unwrap_or_default()
             .lines()
             .filter(|l| !l.starts_with('#'))
@@ -247,11 +200,7 @@ fn series_stay_bounded_while_5000_short_flows_come_and_go() {
         counts.iter().all(|c| *c > 0 && *c <= BOUND),
         "series counts {counts:?}"
     );
-    let text = get(port, "/metrics").unwrap();
-    let closed: f64 = text
-        .lines()
-        .filter(|l| l.starts_with("observer_flows_closed_total{"))
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum();
+    let text = http_get(port, "/metrics").unwrap();
+    let closed = sum(&text, "observer_flows_closed_total", "");
     assert!(closed >= 10_000.0, "closed flows counted: {closed}");
 }

@@ -21,11 +21,9 @@
 mod support;
 
 use std::{
-    collections::BTreeSet,
     io::{Read as _, Write as _},
-    net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpListener, TcpStream},
-    os::fd::FromRawFd as _,
-    process::{Child, Command, Stdio},
+    net::{Ipv4Addr, TcpListener, TcpStream},
+    process::{Command, Stdio},
     sync::{
         Arc,
         atomic::{AtomicBool, AtomicU64, Ordering},
@@ -33,9 +31,14 @@ use std::{
     time::{Duration, Instant},
 };
 
-use support::{NetNs, root_or_skip};
-
-const BIN: &str = env!("CARGO_BIN_EXE_observer");
+use support::{
+    NetNs,
+    bpf::{flow_maps, map_fill, map_samples, recursion_misses},
+    http::{free_port, http_get, kernel_event, sum, wait_serving},
+    net::{ConnectError, connect_from},
+    process::{BIN, Kill, rss_kib},
+    root_or_skip,
+};
 
 /// Churn connects from 127.77.0.2 to 127.77.0.1: both ends' flows carry
 /// remote subnet 127.77.0.0/16, which nothing else on the host uses.
@@ -52,96 +55,12 @@ const TARGET_RATE: u64 = 4000;
 /// Kernel flow-map size the agent runs with.
 const MAX_FLOWS: u32 = 16_384;
 
-/// A child process killed on drop.
-struct Kill(Child);
-
-impl Drop for Kill {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn http_get(port: u16, path: &str) -> Option<String> {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut text = String::new();
-    s.read_to_string(&mut text).ok()?;
-    let (head, body) = text.split_once("\r\n\r\n")?;
-    head.starts_with("HTTP/1.1 200").then(|| body.to_string())
-}
-
-/// Sum of every series of `name` whose labels contain `label` ("" for all).
-fn sum(text: &str, name: &str, label: &str) -> f64 {
-    text.lines()
-        .filter(|l| {
-            l.strip_prefix(name)
-                .is_some_and(|r| r.starts_with('{') || r.starts_with(' '))
-        })
-        .filter(|l| l.contains(label))
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum()
-}
-
-fn kernel_event(text: &str, event: &str) -> f64 {
-    sum(
-        text,
-        "observer_kernel_events_total",
-        &format!(r#"event="{event}""#),
-    )
-}
-
-/// VmRSS of `pid` in KiB.
-fn rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap()
-}
-
-/// Ids of loaded maps named FLOWS (observer's flow map).
-fn flow_maps() -> BTreeSet<u32> {
-    aya::maps::loaded_maps()
-        .filter_map(Result::ok)
-        .filter(|m| m.name_as_str() == Some("FLOWS"))
-        .map(|m| m.id())
-        .collect()
-}
-
-/// Entries in the flow map `id`, and its max_entries.
-fn map_fill(id: u32) -> (usize, u32) {
-    let data = aya::maps::MapData::from_id(id).unwrap();
-    let max = data.info().unwrap().max_entries();
-    let map: aya::maps::HashMap<_, u64, [u8; 272]> =
-        aya::maps::HashMap::try_from(aya::maps::Map::LruHashMap(data)).unwrap();
-    (map.keys().filter(Result::is_ok).count(), max)
-}
-
 /// Entries of the flow map `id` whose remote is in 127.77.0.0/16 (the
 /// churn), as `state sport->dport samples born_at_close age`.
 fn churn_entries(id: u32) -> Vec<String> {
-    let data = aya::maps::MapData::from_id(id).unwrap();
-    let map: aya::maps::HashMap<_, u64, observer_common::FlowSample> =
-        aya::maps::HashMap::try_from(aya::maps::Map::LruHashMap(data)).unwrap();
     let now = observer::clock::monotonic_ns();
-    map.iter()
-        .filter_map(Result::ok)
-        .map(|(_, s)| s)
+    map_samples(id)
+        .into_iter()
         .filter(|s| s.daddr[10..14] == [0xff, 0xff, 127, 77])
         .map(|s| {
             format!(
@@ -152,32 +71,6 @@ fn churn_entries(id: u32) -> Vec<String> {
                 s.samples,
                 s.born_at_close,
                 now.saturating_sub(s.last_seen_ns) as f64 / 1e9
-            )
-        })
-        .collect()
-}
-
-/// Runs the kernel skipped because they would have nested in themselves
-/// (`recursion_misses`, from `bpftool`), per program using map `map_id`.
-fn recursion_misses(map_id: u32) -> Vec<(String, u64)> {
-    let Ok(out) = Command::new("bpftool")
-        .args(["-j", "prog", "show"])
-        .output()
-    else {
-        return Vec::new();
-    };
-    let progs: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap_or_default();
-    progs
-        .iter()
-        .filter(|p| {
-            p["map_ids"]
-                .as_array()
-                .is_some_and(|m| m.iter().any(|id| id.as_u64() == Some(u64::from(map_id))))
-        })
-        .map(|p| {
-            (
-                p["name"].as_str().unwrap_or("?").to_string(),
-                p["recursion_misses"].as_u64().unwrap_or(0),
             )
         })
         .collect()
@@ -194,57 +87,6 @@ fn live_churn_sockets(ns: &NetNs) -> Vec<String> {
         .filter(|l| !l.starts_with("LISTEN") && !l.starts_with("TIME-WAIT"))
         .map(str::to_string)
         .collect()
-}
-
-/// Why a churn connection was not made: before connect() (no socket the
-/// kernel tracks as a flow), or in it (a SYN_SENT socket that closed: one
-/// flow observer sees open and close).
-enum ConnectError {
-    Before(std::io::Error),
-    InConnect(std::io::Error),
-}
-
-/// A TCP connection from `from` (port chosen by the kernel) to `to`.
-fn connect_from(from: Ipv4Addr, to: SocketAddr) -> Result<TcpStream, ConnectError> {
-    let sa = |a: SocketAddrV4| libc::sockaddr_in {
-        sin_family: libc::AF_INET as libc::sa_family_t,
-        sin_port: a.port().to_be(),
-        sin_addr: libc::in_addr {
-            s_addr: u32::from(*a.ip()).to_be(),
-        },
-        sin_zero: [0; 8],
-    };
-    let SocketAddr::V4(to) = to else {
-        return Err(ConnectError::Before(std::io::Error::other("IPv4 only")));
-    };
-    // SAFETY: plain socket calls on a descriptor this function owns; on
-    // success it is handed to TcpStream, which closes it.
-    unsafe {
-        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
-        if fd < 0 {
-            return Err(ConnectError::Before(std::io::Error::last_os_error()));
-        }
-        let stream = TcpStream::from_raw_fd(fd);
-        // Pick the port at connect, not bind, so TIME_WAIT reuse applies.
-        let one: libc::c_int = 1;
-        libc::setsockopt(
-            fd,
-            libc::IPPROTO_IP,
-            libc::IP_BIND_ADDRESS_NO_PORT,
-            (&one as *const libc::c_int).cast(),
-            size_of::<libc::c_int>() as libc::socklen_t,
-        );
-        let local = sa(SocketAddrV4::new(from, 0));
-        let len = size_of::<libc::sockaddr_in>() as libc::socklen_t;
-        if libc::bind(fd, (&local as *const libc::sockaddr_in).cast(), len) != 0 {
-            return Err(ConnectError::Before(std::io::Error::last_os_error()));
-        }
-        let remote = sa(to);
-        if libc::connect(fd, (&remote as *const libc::sockaddr_in).cast(), len) != 0 {
-            return Err(ConnectError::InConnect(std::io::Error::last_os_error()));
-        }
-        Ok(stream)
-    }
 }
 
 /// The namespace's sysctls for sustained churn: a wide ephemeral port
@@ -297,24 +139,17 @@ fn soak_churn_and_bulk_flows() {
     tune(&ns);
     let port = free_port();
     let maps_before = flow_maps();
-    let mut child = Kill(
+    let mut child = Kill::spawn(
         Command::new(BIN)
             .args(["run", "--listen", &format!("127.0.0.1:{port}")])
             .args(["--label-remote-subnet", "16", "--top-flows", "5"])
             .args(["--max-flows", &MAX_FLOWS.to_string()])
             .env("RUST_LOG", "warn")
             .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap(),
+            .stderr(Stdio::piped()),
     );
-    let pid = child.0.id();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while http_get(port, "/healthz").is_none() {
-        assert!(Instant::now() < deadline, "observer run never served");
-        assert!(child.0.try_wait().unwrap().is_none(), "observer run exited");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let pid = child.pid();
+    wait_serving(port, &mut child, Duration::from_secs(30));
     let ours: Vec<u32> = flow_maps().difference(&maps_before).copied().collect();
     let flow_map = match ours.as_slice() {
         [id] => Some(*id),
@@ -432,18 +267,13 @@ fn soak_churn_and_bulk_flows() {
         std::thread::sleep(Duration::from_secs(5).min(
             Duration::from_secs(seconds).saturating_sub(start.elapsed()) + Duration::from_millis(1),
         ));
-        assert!(
-            child.0.try_wait().unwrap().is_none(),
-            "observer run died during the soak"
-        );
+        assert!(child.running(), "observer run died during the soak");
         let t = start.elapsed().as_secs();
         if stall && (20..25).contains(&t) {
             eprintln!("soak: stopping the agent for 4 s");
-            // SAFETY: kill(2) on our own child's pid.
-            unsafe { libc::kill(pid as i32, libc::SIGSTOP) };
+            child.signal(libc::SIGSTOP);
             std::thread::sleep(Duration::from_secs(4));
-            // SAFETY: as above.
-            unsafe { libc::kill(pid as i32, libc::SIGCONT) };
+            child.signal(libc::SIGCONT);
         }
         let rss = rss_kib(pid);
         let made = load.made.load(Ordering::Relaxed);
@@ -560,14 +390,9 @@ fn soak_churn_and_bulk_flows() {
         polls("+Inf"),
         load.bulk_bytes.load(Ordering::Relaxed),
     );
-    // SAFETY: kill(2) on our own child's pid.
-    unsafe { libc::kill(pid as i32, libc::SIGTERM) };
-    let status = child.0.wait().unwrap();
-    let mut err = String::new();
-    if let Some(mut e) = child.0.stderr.take() {
-        let _ = e.read_to_string(&mut err);
-    }
-    assert!(status.success(), "observer run: {status}\n{err}");
+    let out = child.stop(libc::SIGTERM);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "observer run: {}\n{err}", out.status);
 
     assert!(made > 0, "no connection made");
     assert!(

@@ -18,9 +18,7 @@ use std::{
 };
 
 use pathemu::{Path, PathConfig, Side};
-use support::{root_or_skip, setsockopt_int};
-
-const BIN: &str = env!("CARGO_BIN_EXE_observer");
+use support::{process::BIN, root_or_skip, setsockopt_int};
 
 #[test]
 fn unknown_sort_key_is_a_clap_error_listing_the_valid_ones() {

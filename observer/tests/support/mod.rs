@@ -1,5 +1,8 @@
 //! Shared helpers for the root integration tests: a network namespace
-//! guard, TCP_INFO as the kernel's oracle, and an observer session.
+//! guard, TCP_INFO as the kernel's oracle, and an observer session. The
+//! submodules hold the rest: what is loaded in the kernel ([`bpf`]), the
+//! agent's HTTP endpoints and metrics ([`http`]), sockets bound the way a
+//! test needs ([`net`]) and the observer binary as a child ([`process`]).
 #![allow(dead_code, reason = "each test binary uses a different subset")]
 #![allow(
     clippy::unwrap_used,
@@ -23,6 +26,11 @@ use observer::{
 };
 use observer_common::FlowSample;
 
+pub mod bpf;
+pub mod http;
+pub mod net;
+pub mod process;
+
 /// Whether the tests can load eBPF programs; prints why not otherwise.
 pub fn root_or_skip(test: &str) -> bool {
     // SAFETY: geteuid has no preconditions.
@@ -33,21 +41,13 @@ pub fn root_or_skip(test: &str) -> bool {
     root
 }
 
-/// Programs observer attaches on this kernel: the 2 required ones, plus
-/// sock_send_length and sock_recv_length (Linux 6.3+), or in place of the
-/// latter tcp_rcv_space_adjust, and tcp_destroy_sock. Read once: tests
-/// poll it.
-pub fn attached_programs() -> usize {
-    static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *N.get_or_init(|| {
-        let btf = std::fs::read("/sys/kernel/btf/vmlinux").unwrap_or_default();
-        let names: std::collections::HashSet<&[u8]> = btf.split(|&b| b == 0).collect();
-        let has = |tp: &str| names.contains(format!("btf_trace_{tp}").as_bytes());
-        let recv = has("sock_recv_length") || has("tcp_rcv_space_adjust");
-        2 + usize::from(has("sock_send_length"))
-            + usize::from(recv)
-            + usize::from(has("tcp_destroy_sock"))
-    })
+/// Tests that load programs (and compare what is loaded) or serve ports
+/// run one at a time within a test binary.
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 static NEXT: AtomicU32 = AtomicU32::new(0);

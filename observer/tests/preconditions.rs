@@ -1,0 +1,474 @@
+//! Failing safely on bad input: a host that cannot run observer (missing
+//! or malformed BTF, a kernel too old, a missing tracepoint) gets one line
+//! naming the fix and nothing stays attached; bad values are clap errors,
+//! never panics; an unwritable stdout is one line and detaches.
+//!
+//! The precondition tests use the test-only overrides of
+//! `observer::preflight` (`OBSERVER_BTF_PATH`, `OBSERVER_FAKE_KERNEL`,
+//! `OBSERVER_MISSING_HOOK`), which only builds with debug assertions read.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "integration tests: a failure should panic the test"
+)]
+
+mod support;
+
+use std::process::{Command, Output, Stdio};
+
+use support::{
+    bpf::{leftover, observer_programs},
+    process::BIN,
+    root_or_skip, serial,
+};
+
+/// Whether the observer binary reads the test-only overrides (a build with
+/// debug assertions, as `cargo test` makes by default).
+fn overrides_honoured(test: &str) -> bool {
+    if !cfg!(debug_assertions) {
+        eprintln!("skipped {test}: release builds ignore the test-only overrides");
+    }
+    cfg!(debug_assertions)
+}
+
+/// Runs `observer ARGS` with `env` to completion and checks that no
+/// program it loaded is left afterwards.
+fn run_observer(env: &[(&str, &str)], args: &[&str]) -> Output {
+    let before = observer_programs();
+    let out = Command::new(BIN)
+        .args(args)
+        .envs(env.iter().copied())
+        .env("RUST_BACKTRACE", "0")
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(
+        leftover(&before),
+        Vec::<u32>::new(),
+        "programs left loaded after `observer {}` with {env:?}",
+        args.join(" ")
+    );
+    out
+}
+
+/// A failure as a user should see it: exit 1, nothing on stdout, exactly
+/// one line on stderr, starting `observer: error: ` and containing each of
+/// `says`.
+#[track_caller]
+fn assert_one_line(out: &Output, says: &[&str]) -> String {
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(out.stdout.is_empty(), "stdout: {:?}", out.stdout);
+    assert_eq!(err.lines().count(), 1, "not one line:\n{err}");
+    assert!(err.starts_with("observer: error: "), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    for s in says {
+        assert!(err.contains(s), "{err:?} does not say {s:?}");
+    }
+    // The cause is said once, not repeated by the error chain.
+    let parts: Vec<&str> = err.trim_end().split(": ").collect();
+    for (i, p) in parts.iter().enumerate().skip(1) {
+        assert!(
+            !parts[i + 1..].contains(p) || p.len() < 12,
+            "{p:?} repeated in {err:?}"
+        );
+    }
+    err
+}
+
+/// Small BTF blobs, encoded like the kernel's (Documentation/bpf/btf.rst).
+struct BtfBuilder {
+    types: Vec<u8>,
+    strings: Vec<u8>,
+}
+
+impl BtfBuilder {
+    fn new() -> Self {
+        BtfBuilder {
+            types: Vec::new(),
+            strings: vec![0],
+        }
+    }
+    fn s(&mut self, name: &str) -> u32 {
+        let off = self.strings.len() as u32;
+        self.strings.extend_from_slice(name.as_bytes());
+        self.strings.push(0);
+        off
+    }
+    fn words(&mut self, w: &[u32]) {
+        for x in w {
+            self.types.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+    /// Type 1 must be this `unsigned int`.
+    fn int(&mut self) {
+        let n = self.s("unsigned int");
+        self.words(&[n, 1 << 24, 4, 32]);
+    }
+    fn strukt(&mut self, name: &str, size: u32, members: &[(&str, u32, u32)]) {
+        let n = self.s(name);
+        self.words(&[n, (4 << 24) | members.len() as u32, size]);
+        for (m, ty, off) in members {
+            let mn = self.s(m);
+            self.words(&[mn, *ty, *off]);
+        }
+    }
+    fn bytes(&self) -> Vec<u8> {
+        let mut out = vec![0x9f, 0xeb, 1, 0];
+        for w in [
+            24u32,
+            0,
+            self.types.len() as u32,
+            self.types.len() as u32,
+            self.strings.len() as u32,
+        ] {
+            out.extend_from_slice(&w.to_le_bytes());
+        }
+        out.extend_from_slice(&self.types);
+        out.extend_from_slice(&self.strings);
+        out
+    }
+}
+
+/// A scratch directory removed on drop.
+struct Scratch(std::path::PathBuf);
+
+impl Scratch {
+    fn new(tag: &str) -> Scratch {
+        let p = std::env::temp_dir().join(format!(
+            "observer-preconditions-{tag}-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).unwrap();
+        Scratch(p)
+    }
+    fn file(&self, name: &str, data: &[u8]) -> String {
+        let p = self.0.join(name);
+        std::fs::write(&p, data).unwrap();
+        p.to_string_lossy().into_owned()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Preconditions
+// ---------------------------------------------------------------------------
+
+#[test]
+fn missing_btf_names_the_kernel_option_and_loads_nothing() {
+    if !root_or_skip("missing_btf_names_the_kernel_option_and_loads_nothing")
+        || !overrides_honoured("missing_btf")
+    {
+        return;
+    }
+    let _serial = serial();
+    let missing = "/nonexistent/observer-test/vmlinux";
+    for args in [
+        &["flows", "--duration", "1s"][..],
+        &["run", "--listen", "127.0.0.1:0"][..],
+    ] {
+        let out = run_observer(&[("OBSERVER_BTF_PATH", missing)], args);
+        assert_one_line(
+            &out,
+            &[
+                &format!("{missing} is missing"),
+                "CONFIG_DEBUG_INFO_BTF=y",
+                "install such a kernel",
+            ],
+        );
+    }
+}
+
+#[test]
+fn too_old_kernel_says_upgrade_and_loads_nothing() {
+    if !root_or_skip("too_old_kernel_says_upgrade_and_loads_nothing")
+        || !overrides_honoured("too_old_kernel")
+    {
+        return;
+    }
+    let _serial = serial();
+    for release in ["4.19.0-27-amd64", "5.7.19"] {
+        let out = run_observer(
+            &[("OBSERVER_FAKE_KERNEL", release)],
+            &["flows", "--duration", "1s"],
+        );
+        assert_one_line(
+            &out,
+            &[
+                &format!("kernel {release} is too old"),
+                "Linux 5.8 or later",
+                "upgrade the kernel",
+            ],
+        );
+    }
+}
+
+#[test]
+fn malformed_btf_is_one_clear_line_at_every_cut() {
+    if !root_or_skip("malformed_btf_is_one_clear_line_at_every_cut")
+        || !overrides_honoured("malformed_btf")
+    {
+        return;
+    }
+    let _serial = serial();
+    let real = std::fs::read(observer::probes::VMLINUX_BTF).unwrap();
+    let dir = Scratch::new("btf");
+    let mut cases: Vec<(String, Vec<u8>)> = [0usize, 2, 23, 24, 100, 4096, real.len() / 2]
+        .into_iter()
+        .chain([real.len() - 1])
+        .map(|cut| (format!("cut-{cut}"), real[..cut].to_vec()))
+        .collect();
+    let mut bad_magic = real[..4096].to_vec();
+    bad_magic[0] ^= 0xff;
+    cases.push(("bad-magic".into(), bad_magic));
+    // A header whose type section claims more bytes than the file has.
+    let mut huge = real[..4096].to_vec();
+    huge[12..16].copy_from_slice(&u32::MAX.to_le_bytes());
+    cases.push(("huge-section".into(), huge));
+    for (name, data) in cases {
+        let path = dir.file(&name, &data);
+        let out = run_observer(
+            &[("OBSERVER_BTF_PATH", path.as_str())],
+            &["flows", "--duration", "1s"],
+        );
+        assert_one_line(
+            &out,
+            &[
+                &format!("{path} is not BTF observer can read (malformed BTF: "),
+                "the running kernel's own BTF",
+                "upgrade observer",
+            ],
+        );
+    }
+    // A directory where the file should be: the OS error, once.
+    let out = run_observer(
+        &[("OBSERVER_BTF_PATH", dir.0.to_str().unwrap())],
+        &["flows", "--duration", "1s"],
+    );
+    assert_one_line(&out, &["cannot read BTF from", "Is a directory"]);
+}
+
+#[test]
+fn btf_without_a_needed_type_or_member_names_it() {
+    if !root_or_skip("btf_without_a_needed_type_or_member_names_it")
+        || !overrides_honoured("btf_missing_type")
+    {
+        return;
+    }
+    let _serial = serial();
+    let dir = Scratch::new("types");
+    // Well-formed BTF with no struct tcp_sock at all.
+    let mut b = BtfBuilder::new();
+    b.int();
+    b.strukt("sock", 8, &[("sk_rcvbuf", 1, 0)]);
+    let no_struct = dir.file("no-struct", &b.bytes());
+    // A struct tcp_sock without the members observer reads.
+    let mut b = BtfBuilder::new();
+    b.int();
+    b.strukt("tcp_sock", 8, &[("snd_wnd", 1, 0)]);
+    let no_member = dir.file("no-member", &b.bytes());
+    for (path, says) in [
+        (no_struct, "kernel BTF has no struct tcp_sock"),
+        (
+            no_member,
+            "kernel BTF: struct tcp_sock has no member inet_conn",
+        ),
+    ] {
+        let out = run_observer(
+            &[("OBSERVER_BTF_PATH", path.as_str())],
+            &["flows", "--duration", "1s"],
+        );
+        assert_one_line(
+            &out,
+            &[says, "observer cannot follow TCP sockets on this kernel"],
+        );
+    }
+}
+
+#[test]
+fn missing_tracepoint_fails_cleanly_and_detaches_what_attached() {
+    if !root_or_skip("missing_tracepoint_fails_cleanly_and_detaches_what_attached")
+        || !overrides_honoured("missing_tracepoint")
+    {
+        return;
+    }
+    let _serial = serial();
+    // tcp_probe is attached first: a missing inet_sock_set_state fails
+    // with it already attached, and it must be gone after the exit.
+    for hook in ["tcp_probe", "inet_sock_set_state"] {
+        let out = run_observer(
+            &[("OBSERVER_MISSING_HOOK", hook)],
+            &["flows", "--duration", "1s"],
+        );
+        assert_one_line(
+            &out,
+            &[
+                &format!("this kernel has no BTF tracepoint {hook} (no btf_trace_{hook}"),
+                "upgrade the kernel",
+            ],
+        );
+    }
+}
+
+#[test]
+fn missing_optional_tracepoints_only_degrade() {
+    if !root_or_skip("missing_optional_tracepoints_only_degrade")
+        || !overrides_honoured("missing_optional_tracepoints")
+    {
+        return;
+    }
+    let _serial = serial();
+    let out = run_observer(
+        &[("OBSERVER_MISSING_HOOK", "sock_send_length,sock_recv_length")],
+        &["flows", "--duration", "500ms", "--json"],
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    for tp in ["sock_send_length", "sock_recv_length"] {
+        assert!(
+            err.contains(&format!(
+                "kernel has no tracepoint {tp}: flows accepted by a listener show no pid or comm"
+            )),
+            "{err}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Bad input
+// ---------------------------------------------------------------------------
+
+#[test]
+fn bad_values_are_clap_errors_never_panics() {
+    let huge = "99999999999999999999999";
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["flows", "--max-flows", "0"],
+            "for '--max-flows <MAX_FLOWS>'",
+        ),
+        (
+            &["flows", "--max-flows", "-1"],
+            "for '--max-flows <MAX_FLOWS>'",
+        ),
+        (
+            &["top", "--max-flows", "0"],
+            "for '--max-flows <MAX_FLOWS>'",
+        ),
+        (
+            &["run", "--max-flows", huge],
+            "for '--max-flows <MAX_FLOWS>'",
+        ),
+        (
+            &["run", "--max-label-sets", "0"],
+            "for '--max-label-sets <MAX_LABEL_SETS>'",
+        ),
+        (
+            &["run", "--max-label-sets", "-5"],
+            "for '--max-label-sets <MAX_LABEL_SETS>'",
+        ),
+        (
+            &["run", "--top-flows", "-1"],
+            "for '--top-flows <TOP_FLOWS>'",
+        ),
+        (
+            &["run", "--top-flows", huge],
+            "for '--top-flows <TOP_FLOWS>'",
+        ),
+        (
+            &["run", "--label-remote-subnet", "33"],
+            "IPv4 prefix must be 0-32",
+        ),
+        (&["run", "--label-remote-subnet", "24,129"], "IPv6 0-128"),
+        (&["run", "--window", "0s"], "must be greater than zero"),
+        (&["run", "--interval", "-1s"], "'-1s' is not a duration"),
+        (&["top", "--interval", "-1s"], "'-1s' is not a duration"),
+        (&["top", "--interval", "0ms"], "must be greater than zero"),
+        (
+            &["flows", "--duration", "500000000000y"],
+            "must be at most a year",
+        ),
+        (&["run", "--interval", "400d"], "must be at most a year"),
+        (&["top", "--sort", "bogus"], "[possible values: process,"),
+        (&["top", "--sort", ""], "for '--sort <COLUMN>'"),
+        (
+            &["flows", "--target-rate", "0"],
+            "must be greater than zero",
+        ),
+        (
+            &["flows", "--target-rate", "-5M"],
+            "must be greater than zero",
+        ),
+        (&["flows", "--target-rate", "1e400"], "must be at most"),
+        (&["flows", "--target-rate", "nanM"], "is not a rate"),
+        (&["flows", "--target-rate", "\u{3000}1kk"], "is not a rate"),
+        (
+            &["run", "--listen", "127.0.0.1:99999"],
+            "for '--listen <LISTEN>'",
+        ),
+        (
+            &["run", "--ringbuf-bytes", "12288"],
+            "must be a power of two from the page size",
+        ),
+        (&["run", "--ringbuf-bytes", "0"], "must be a power of two"),
+        (
+            &["flows", "--no-such-flag"],
+            "unexpected argument '--no-such-flag'",
+        ),
+        (&["frobnicate"], "unrecognized subcommand 'frobnicate'"),
+    ];
+    for (args, says) in cases {
+        let out = Command::new(BIN)
+            .args(*args)
+            .env("RUST_BACKTRACE", "0")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.starts_with("error: "), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err:?} lacks {says:?}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn unwritable_stdout_is_one_line_and_detaches() {
+    if !root_or_skip("unwritable_stdout_is_one_line_and_detaches") {
+        return;
+    }
+    let _serial = serial();
+    let before = observer_programs();
+    // /dev/full: every write fails with ENOSPC. The table always has a
+    // header line to write, even with no flow.
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = Command::new(BIN)
+        .args(["flows", "--duration", "300ms"])
+        .env("RUST_BACKTRACE", "0")
+        .stdout(full)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    // Kernels before 6.3 first warn about their missing optional hooks.
+    let err: String = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .filter(|l| !l.contains("kernel has no tracepoint"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("observer: error: cannot write to stdout: No space left on device"),
+        "{err}"
+    );
+    assert_eq!(leftover(&before), Vec::<u32>::new());
+}

@@ -1,0 +1,111 @@
+//! What is loaded in the kernel: observer's programs (to wait for an
+//! attach and to check that nothing stays loaded after an exit) and its
+//! flow map.
+
+use std::{
+    collections::BTreeSet,
+    process::Command,
+    time::{Duration, Instant},
+};
+
+use observer_common::FlowSample;
+
+/// Programs observer attaches on this kernel: the 2 required ones, plus
+/// sock_send_length and sock_recv_length (Linux 6.3+), or in place of the
+/// latter tcp_rcv_space_adjust, and tcp_destroy_sock. Read once: tests
+/// poll it.
+pub fn attached_programs() -> usize {
+    static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *N.get_or_init(|| {
+        let btf = std::fs::read("/sys/kernel/btf/vmlinux").unwrap_or_default();
+        let names: std::collections::HashSet<&[u8]> = btf.split(|&b| b == 0).collect();
+        let has = |tp: &str| names.contains(format!("btf_trace_{tp}").as_bytes());
+        let recv = has("sock_recv_length") || has("tcp_rcv_space_adjust");
+        2 + usize::from(has("sock_send_length"))
+            + usize::from(recv)
+            + usize::from(has("tcp_destroy_sock"))
+    })
+}
+
+/// Ids of loaded BPF programs that belong to an observer.
+pub fn observer_programs() -> BTreeSet<u32> {
+    aya::programs::loaded_programs()
+        .filter_map(Result::ok)
+        .filter(|p| p.name_as_str().is_some_and(|n| n.starts_with("observer_")))
+        .map(|p| p.id())
+        .collect()
+}
+
+/// Waits until `n` more observer programs than `before` are loaded.
+pub fn wait_attached(before: &BTreeSet<u32>, n: usize) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while observer_programs().difference(before).count() < n {
+        assert!(Instant::now() < deadline, "observer never attached");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits (the kernel frees programs after an RCU grace period) until no
+/// observer program loaded since `before` is left; returns those left.
+pub fn leftover(before: &BTreeSet<u32>) -> Vec<u32> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left: Vec<u32> = observer_programs().difference(before).copied().collect();
+        if left.is_empty() || Instant::now() > deadline {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Ids of loaded maps named FLOWS (observer's flow map).
+pub fn flow_maps() -> BTreeSet<u32> {
+    aya::maps::loaded_maps()
+        .filter_map(Result::ok)
+        .filter(|m| m.name_as_str() == Some("FLOWS"))
+        .map(|m| m.id())
+        .collect()
+}
+
+/// Entries in the flow map `id`, and its max_entries.
+pub fn map_fill(id: u32) -> (usize, u32) {
+    let data = aya::maps::MapData::from_id(id).unwrap();
+    let max = data.info().unwrap().max_entries();
+    let map: aya::maps::HashMap<_, u64, [u8; 272]> =
+        aya::maps::HashMap::try_from(aya::maps::Map::LruHashMap(data)).unwrap();
+    (map.keys().filter(Result::is_ok).count(), max)
+}
+
+/// Every sample in the flow map `id`.
+pub fn map_samples(id: u32) -> Vec<FlowSample> {
+    let data = aya::maps::MapData::from_id(id).unwrap();
+    let map: aya::maps::HashMap<_, u64, FlowSample> =
+        aya::maps::HashMap::try_from(aya::maps::Map::LruHashMap(data)).unwrap();
+    map.iter().filter_map(Result::ok).map(|(_, s)| s).collect()
+}
+
+/// Runs the kernel skipped because they would have nested in themselves
+/// (`recursion_misses`, from `bpftool`), per program using map `map_id`.
+pub fn recursion_misses(map_id: u32) -> Vec<(String, u64)> {
+    let Ok(out) = Command::new("bpftool")
+        .args(["-j", "prog", "show"])
+        .output()
+    else {
+        return Vec::new();
+    };
+    let progs: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    progs
+        .iter()
+        .filter(|p| {
+            p["map_ids"]
+                .as_array()
+                .is_some_and(|m| m.iter().any(|id| id.as_u64() == Some(u64::from(map_id))))
+        })
+        .map(|p| {
+            (
+                p["name"].as_str().unwrap_or("?").to_string(),
+                p["recursion_misses"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect()
+}
