@@ -252,14 +252,14 @@ fn slow_polls_do_not_fill_the_ring_buffer() {
     let _serial = serial();
     let before = observer_programs();
     let port = free_port();
-    // One page holds ~14 closed-flow records (272 bytes + 8 of header
+    // Four pages hold ~58 closed-flow records (272 bytes + 8 of header
     // each), and the polls are 10 s apart: only the thread draining the
     // ring every 50 ms keeps it from filling.
-    let page = observer::args::page_size().to_string();
+    let ring = (4 * observer::args::page_size()).to_string();
     let mut child = Kill::spawn(
         Command::new(BIN)
             .args(["run", "--listen", &format!("127.0.0.1:{port}")])
-            .args(["--interval", "10s", "--ringbuf-bytes", &page])
+            .args(["--interval", "10s", "--ringbuf-bytes", &ring])
             .args(["--label-remote-subnet", "16"])
             .stdout(Stdio::null())
             .stderr(Stdio::piped()),
@@ -268,8 +268,8 @@ fn slow_polls_do_not_fill_the_ring_buffer() {
     // It serves once its first poll, which starts the drain thread, is done.
     wait_serving(port, &mut child, Duration::from_secs(10));
     let ns = NetNs::new();
-    // A steady ~200 closes a second, ~10 per drain period: a page's worth
-    // at most, but 30 pages between two polls.
+    // A steady ~200 closes a second, ~10 per drain period (a sixth of the
+    // ring), but five rings' worth between two polls.
     ns.run(|| {
         let l = TcpListener::bind((SERVER, 0)).unwrap();
         let addr = l.local_addr().unwrap();
