@@ -312,6 +312,14 @@ fn idle_flow_older_than_observer_closes_with_its_port_and_no_rate() {
         let local = c.local_addr().unwrap();
         (c, s, local)
     });
+    // Idle: the server has acknowledged every byte (a late delayed ACK
+    // would reach the client after observer starts, a packet that creates
+    // its entry before the close).
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while tcp_info(&client).bytes_acked < 1 << 20 {
+        assert!(std::time::Instant::now() < deadline, "data never acked");
+        std::thread::sleep(Duration::from_millis(10));
+    }
     std::thread::sleep(Duration::from_millis(300));
     let mut obs = Observer::start();
     let key = cookie(&client);
