@@ -60,7 +60,8 @@ fn full_ring_buffer_counts_drops_and_forgets_no_flow_twice() {
     }
     let _serial = serial();
     let page = observer::args::page_size();
-    // One page holds 14 closed-flow records (272 bytes + 8 of header each).
+    // One page holds 14 closed-flow records (272 bytes + 8 of header each):
+    // far fewer than the closes below make in one 50 ms drain period.
     let probes = Probes::load(ProbeConfig {
         ringbuf_bytes: page,
         ..ProbeConfig::default()
@@ -76,7 +77,7 @@ fn full_ring_buffer_counts_drops_and_forgets_no_flow_twice() {
     m.poll().unwrap();
     let ns = NetNs::new();
     let netns = ns.inode();
-    const HELD: usize = 40;
+    const HELD: usize = 200;
     let (listener, addr, held) = ns.run(|| {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = l.local_addr().unwrap();
@@ -99,22 +100,22 @@ fn full_ring_buffer_counts_drops_and_forgets_no_flow_twice() {
     m.poll().unwrap();
     assert_eq!(open_in_ns(&m), 2 * HELD);
     let drops_before = m.counters[Counter::RingbufDrops as usize];
-    // ...then all 80 ends close with no drain: the ring overflows.
+    // ...then all 400 ends close at once: the ring overflows.
     drop(held);
     std::thread::sleep(Duration::from_millis(100));
     let (events, _) = m.poll().unwrap();
     let drops = m.counters[Counter::RingbufDrops as usize] - drops_before;
-    assert!(
-        drops >= (2 * HELD - 14 * page as usize / 4096) as u64,
-        "only {drops} drops"
-    );
     let closed_now = events
         .iter()
         .filter(|e| matches!(e, observer::book::Event::Closed { flow, .. } if flow.netns == netns))
         .count();
+    // The drain thread empties the page every 50 ms, so some closes get
+    // through; the rest are counted as drops (host-wide, so at least).
+    assert!(drops > 0, "{closed_now} closes reported, none dropped");
     assert!(
-        closed_now <= 14,
-        "{closed_now} closed records from one page"
+        closed_now as u64 + drops >= 2 * HELD as u64,
+        "{closed_now} closes reported and {drops} dropped of {}",
+        2 * HELD
     );
     // The exporter says so.
     let mut cat = Catalogue::new(Aggregation::default(), 100, 0, 4).unwrap();
