@@ -36,6 +36,24 @@ pub const GLOBAL_OFFSETS: &str = "OFFSETS";
 /// Name of the read-only global (u8) that selects direct BTF-checked loads
 /// (1) or `bpf_probe_read_kernel` (0) for socket fields.
 pub const GLOBAL_DIRECT: &str = "DIRECT";
+
+/// Name of the kernel global that cuts the per-packet program short, for
+/// the benchmark's cost breakdown (see [`packet_stages`]).
+pub const GLOBAL_PACKET_STAGES: &str = "PACKET_STAGES";
+
+/// How much of the per-packet program (`observer_tcp_probe`) runs. The
+/// value is a frozen read-only global, so the verifier prunes the checks:
+/// the agent's programs (`ALL`) pay nothing for them.
+pub mod packet_stages {
+    /// Everything (the agent's setting).
+    pub const ALL: u32 = 0;
+    /// The self-counter and the socket cast (`bpf_skc_to_tcp_sock`) only.
+    pub const CAST: u32 = 1;
+    /// Also the socket cookie and the flow-map lookup.
+    pub const LOOKUP: u32 = 2;
+    /// Also the refresh of the flow's figures from `tcp_sock`.
+    pub const REFRESH: u32 = 3;
+}
 /// Name of the read-only global that carries the flow map's max_entries.
 pub const GLOBAL_MAX_FLOWS: &str = "MAX_FLOWS";
 

@@ -7,7 +7,7 @@ use aya_ebpf::{
         bpf_get_socket_cookie, bpf_jiffies64, bpf_ktime_get_ns,
     },
 };
-use observer_common::{AF_INET, AF_INET6, Counter, FlowSample, tcp_state};
+use observer_common::{AF_INET, AF_INET6, Counter, FlowSample, packet_stages, tcp_state};
 
 use crate::{
     maps::{CLOSED, FLOWS, SCRATCH, count, live, live_add, max_flows},
@@ -30,10 +30,21 @@ pub fn on_packet(sk: *const u8, skb: *const u8) {
     let Some(sk) = Sk::of(sk) else {
         return;
     };
+    // SAFETY: reading a static (see `read::volatile`).
+    let stages = unsafe { core::ptr::read_volatile(&raw const crate::maps::PACKET_STAGES) };
+    if stages == packet_stages::CAST {
+        return;
+    }
     if let Some(s) = entry(sk, true) {
+        if stages == packet_stages::LOOKUP {
+            return;
+        }
         // SAFETY: `s` points into the flow map's value for this socket.
         unsafe {
             refresh(s, sk);
+            if stages == packet_stages::REFRESH {
+                return;
+            }
             carry_forward(s, sk, skb);
         }
     }

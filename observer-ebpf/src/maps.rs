@@ -35,6 +35,12 @@ pub static OFFSETS: Offsets = Offsets::NONE;
 #[unsafe(no_mangle)]
 pub static DIRECT: u8 = 0;
 
+/// How much of the per-packet program runs
+/// (`observer_common::packet_stages`); 0, everything, but in the
+/// benchmark's cost breakdown. Written by user space before load.
+#[unsafe(no_mangle)]
+pub static PACKET_STAGES: u32 = 0;
+
 /// max_entries of FLOWS, written by user space before load.
 #[unsafe(no_mangle)]
 pub static MAX_FLOWS: u32 = DEFAULT_MAX_FLOWS;

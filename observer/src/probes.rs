@@ -9,7 +9,7 @@ use aya::{
 };
 use observer_common::{
     Counter, DEFAULT_MAX_FLOWS, DEFAULT_RINGBUF_BYTES, FlowSample, GLOBAL_DIRECT, GLOBAL_MAX_FLOWS,
-    GLOBAL_OFFSETS, MAP_CLOSED, MAP_COUNTERS, MAP_FLOWS,
+    GLOBAL_OFFSETS, GLOBAL_PACKET_STAGES, MAP_CLOSED, MAP_COUNTERS, MAP_FLOWS,
 };
 
 use crate::{btf, layout, preflight};
@@ -91,6 +91,10 @@ pub struct ProbeConfig {
     /// Read socket fields with `bpf_probe_read_kernel` even where direct
     /// BTF-checked loads would verify (the fallback path, for tests).
     pub helper_reads: bool,
+    /// How much of the per-packet program runs
+    /// (`observer_common::packet_stages`): `ALL` but in the benchmark's
+    /// cost breakdown, where the flows' figures are then incomplete.
+    pub packet_stages: u32,
 }
 
 impl Default for ProbeConfig {
@@ -99,6 +103,7 @@ impl Default for ProbeConfig {
             max_flows: DEFAULT_MAX_FLOWS,
             ringbuf_bytes: DEFAULT_RINGBUF_BYTES,
             helper_reads: false,
+            packet_stages: observer_common::packet_stages::ALL,
         }
     }
 }
@@ -218,6 +223,7 @@ impl Probes {
             .override_global(GLOBAL_OFFSETS, &resolved.offsets, true)
             .override_global(GLOBAL_MAX_FLOWS, &config.max_flows, true)
             .override_global(GLOBAL_DIRECT, &u8::from(direct), true)
+            .override_global(GLOBAL_PACKET_STAGES, &config.packet_stages, true)
             .map_max_entries(MAP_FLOWS, config.max_flows)
             .map_max_entries(MAP_CLOSED, config.ringbuf_bytes)
             .load(OBJECT)

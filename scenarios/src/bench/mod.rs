@@ -3,6 +3,7 @@
 //! Targets live here, never in timed tests.
 
 pub mod agent;
+pub mod breakdown;
 pub mod churn;
 pub mod churn_load;
 pub mod env;

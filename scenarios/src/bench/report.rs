@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::{agent::Scale, churn::ChurnStep, throughput::Overhead};
+use super::{agent::Scale, breakdown::StageCost, churn::ChurnStep, throughput::Overhead};
 
 /// Targets (issue "Overhead and scale benchmarks").
 pub const TARGET_THROUGHPUT_RATIO: f64 = 0.98;
@@ -57,6 +57,8 @@ pub struct Results {
     pub scale: Vec<Scale>,
     /// Details.
     pub churn: Vec<ChurnStep>,
+    /// The per-packet program's cost, stage by stage (one stream).
+    pub stages: Vec<StageCost>,
 }
 
 fn verdict(ran: bool, ok: bool) -> &'static str {
@@ -178,6 +180,15 @@ impl Results {
                 t.probe_hits_per_s
             ));
         }
+        if !self.stages.is_empty() {
+            s.push_str("\n## Where the per-packet time goes (one stream; the program cut short after each stage)\n\n| what runs | ns per hit | adds |\n| --- | --- | --- |\n");
+            for st in &self.stages {
+                s.push_str(&format!(
+                    "| {} | {:.0} | {:+.0} |\n",
+                    st.stage, st.ns_per_hit, st.adds_ns
+                ));
+            }
+        }
         s.push_str("\n## Agent at scale (open loopback flows, 1% send a byte each second; 1 s interval)\n\n| flows | agent CPU % | CPU ms/poll | poll ms | RSS MiB | `ss -tin` ms (median, min-max) | `ss` CPU ms |\n| --- | --- | --- | --- | --- | --- | --- |\n");
         for a in &self.scale {
             s.push_str(&format!(
@@ -219,18 +230,24 @@ impl Results {
         let tp = self.parts.iter().any(|p| p == "throughput");
         if tp && self.probe_ns_per_hit > TARGET_PROBE_NS {
             let own = (self.probe_ns_per_hit - self.floor_ns_per_hit).max(0.0);
+            let stage = |i: usize| self.stages.get(i).map_or(0.0, |s| s.adds_ns);
             n.push(format!(
                 "- **Kernel cost per packet: missed by {:.0} ns** ({:.0} ns against {TARGET_PROBE_NS:.0}). \
                  An empty program on the same hook costs {:.0} ns per hit here (the BPF trampoline \
-                 and the run-time accounting that `kernel.bpf_stats_enabled` itself adds), so \
-                 observer's own work is about {own:.0} ns: the socket-cookie and `bpf_skc_to_tcp_sock` \
-                 helpers, one LRU-hash lookup, `bpf_ktime_get_ns`, about 35 BTF-checked loads of \
-                 `tcp_sock` fields spread over many cache lines, and the writes to a 272-byte map \
-                 value. On this 2-vCPU virtual machine the target leaves {:.0} ns above the floor.",
+                 and the run-time accounting that `kernel.bpf_stats_enabled` itself adds), which \
+                 leaves {:.0} ns for observer's own work under the target; it takes about {own:.0} ns. \
+                 The stage table above puts the flow-map lookup (socket cookie and LRU-hash \
+                 lookup) at about {:.0} ns and the refresh of the flow's figures (about 35 \
+                 BTF-checked loads of `tcp_sock` fields over many cache lines, `bpf_ktime_get_ns`, \
+                 writes to a 272-byte value) at about {:.0} ns. Next steps: per-socket storage \
+                 (`BPF_MAP_TYPE_SK_STORAGE`, reached through the socket itself) in place of the \
+                 hash lookup, and fewer fields read per packet.",
                 self.probe_ns_per_hit - TARGET_PROBE_NS,
                 self.probe_ns_per_hit,
                 self.floor_ns_per_hit,
                 (TARGET_PROBE_NS - self.floor_ns_per_hit).max(0.0),
+                stage(2),
+                stage(3),
             ));
         }
         for (streams, ratio) in [(1, self.throughput_ratio), (4, self.throughput_ratio_p4)] {

@@ -53,7 +53,7 @@ impl Drop for BpfStats {
 }
 
 /// One iperf3 loopback transfer in `ns`: throughput in bits/s.
-fn transfer(ns: &Netns, secs: u64, streams: u32) -> anyhow::Result<f64> {
+pub fn transfer(ns: &Netns, secs: u64, streams: u32) -> anyhow::Result<f64> {
     let mut server = ns.command("iperf3");
     server
         .args(["-s", "-1", "-p", "5399"])

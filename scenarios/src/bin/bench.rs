@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
-use scenarios::bench::{agent, churn, env, report::Results, throughput};
+use scenarios::bench::{agent, breakdown, churn, env, report::Results, throughput};
 
 #[derive(Parser)]
 #[command(about = "observer's overhead and scale benchmarks")]
@@ -88,6 +88,10 @@ fn bench(cli: &Cli) -> anyhow::Result<()> {
             r.throughput_ratio_p4 = o.ratio.median;
         }
         r.throughput.push(o);
+    }
+    if runs(Part::Throughput) {
+        eprintln!("bench: where the per-packet time goes, {secs} s per stage");
+        r.stages = breakdown::stages(secs)?;
     }
     let sizes: &[usize] = if cli.quick {
         &[1_000, 10_000]

@@ -1,0 +1,87 @@
+//! Where the per-packet program's time goes: the same one-stream transfer
+//! with an empty program on the hook, then with `observer_tcp_probe` cut
+//! short after each of its stages (`observer_common::packet_stages`), the
+//! probes loaded in this process. Each stage's cost is the difference to
+//! the one before.
+
+use anyhow::Context as _;
+use observer::probes::{ProbeConfig, Probes};
+use observer_common::packet_stages;
+
+use super::{
+    env::Netns,
+    throughput::{prog_cost, transfer},
+};
+
+/// One row of the breakdown.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct StageCost {
+    /// What runs, cumulatively.
+    pub stage: String,
+    /// Mean kernel ns per hit with the program cut after this stage.
+    pub ns_per_hit: f64,
+    /// What this stage adds over the one before (ns).
+    pub adds_ns: f64,
+}
+
+/// ns per hit of the programs named `prefix*` during one `secs` transfer.
+fn cost_during(ns: &Netns, secs: u64, prefix: &str) -> anyhow::Result<f64> {
+    let before = prog_cost(prefix);
+    transfer(ns, secs, 1)?;
+    let after = prog_cost(prefix);
+    let hits = after.hits.saturating_sub(before.hits);
+    anyhow::ensure!(hits > 0, "no runs of {prefix} during the transfer");
+    Ok(after.ns.saturating_sub(before.ns) as f64 / hits as f64)
+}
+
+/// Measures each stage over a `secs` transfer (kernel.bpf_stats_enabled
+/// must be on).
+///
+/// # Errors
+/// A load, attach or transfer failed.
+pub fn stages(secs: u64) -> anyhow::Result<Vec<StageCost>> {
+    let ns = Netns::new("stages")?;
+    let mut rows = Vec::new();
+    let floor = {
+        let _f = observer::floor::Floor::attach().context("attaching the empty program")?;
+        cost_during(&ns, secs, observer::floor::FLOOR_PROGRAM)?
+    };
+    rows.push((
+        "an empty program on tcp_probe (trampoline, run-time accounting)",
+        floor,
+    ));
+    for (stage, what) in [
+        (packet_stages::CAST, "+ self-counter, bpf_skc_to_tcp_sock"),
+        (
+            packet_stages::LOOKUP,
+            "+ socket cookie, flow-map (LRU hash) lookup",
+        ),
+        (
+            packet_stages::REFRESH,
+            "+ refresh: ~35 tcp_sock loads, bpf_ktime_get_ns, map-value writes",
+        ),
+        (
+            packet_stages::ALL,
+            "+ the segment's effect from TCP_SKB_CB (the agent's program)",
+        ),
+    ] {
+        let probes = Probes::load(ProbeConfig {
+            packet_stages: stage,
+            ..ProbeConfig::default()
+        })
+        .context("loading the probes")?;
+        rows.push((what, cost_during(&ns, secs, "observer_tcp_pr")?));
+        drop(probes);
+    }
+    let mut out = Vec::new();
+    let mut prev = 0.0;
+    for (what, v) in rows {
+        out.push(StageCost {
+            stage: what.to_string(),
+            ns_per_hit: v,
+            adds_ns: v - prev,
+        });
+        prev = v;
+    }
+    Ok(out)
+}
