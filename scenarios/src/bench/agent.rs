@@ -52,7 +52,7 @@ pub fn hold(n: usize) -> anyhow::Result<()> {
 }
 
 /// Agent cost with `flows` open flows.
-#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Scale {
     /// Open flows (sockets, both ends).
     pub flows: usize,

@@ -14,7 +14,7 @@ use super::{
 };
 
 /// One row of the breakdown.
-#[derive(Clone, Debug, Default, serde::Serialize)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct StageCost {
     /// What runs, cumulatively.
     pub stage: String,

@@ -11,7 +11,7 @@ use anyhow::Context as _;
 use super::{churn_load, env::Netns, throughput::prog_cost};
 
 /// One churn step.
-#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct ChurnStep {
     /// Connections per second asked for.
     pub target_per_s: u64,

@@ -13,7 +13,7 @@ pub mod throughput;
 use serde::Serialize;
 
 /// Median, minimum and maximum of a set of measurements.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct Stat {
     /// Median.
     pub median: f64,

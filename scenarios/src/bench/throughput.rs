@@ -80,7 +80,7 @@ pub fn transfer(ns: &Netns, secs: u64, streams: u32) -> anyhow::Result<f64> {
 }
 
 /// Results of the throughput comparison for one stream count.
-#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+#[derive(Clone, Copy, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Overhead {
     /// Streams.
     pub streams: u32,

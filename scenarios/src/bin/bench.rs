@@ -25,6 +25,10 @@ struct Cli {
     /// others as not run, so write it elsewhere with --markdown).
     #[arg(long, value_enum, value_delimiter = ',')]
     only: Vec<Part>,
+    /// Measure nothing: write the markdown page again from a JSON results
+    /// file of an earlier run.
+    #[arg(long, value_name = "JSON")]
+    render: Option<std::path::PathBuf>,
 }
 
 /// The parts of the benchmark.
@@ -52,6 +56,16 @@ fn commit() -> String {
         .ok()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_default()
+}
+
+/// Writes the page for the results in `json` (an earlier run's).
+fn render(cli: &Cli, json: &std::path::Path) -> anyhow::Result<()> {
+    let text =
+        std::fs::read_to_string(json).with_context(|| format!("reading {}", json.display()))?;
+    let r: Results =
+        serde_json::from_str(&text).with_context(|| format!("parsing {}", json.display()))?;
+    std::fs::write(&cli.markdown, r.markdown())
+        .with_context(|| format!("writing {}", cli.markdown.display()))
 }
 
 fn bench(cli: &Cli) -> anyhow::Result<()> {
@@ -146,7 +160,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Cmd::Hold { n }) => agent::hold(n),
-        None => bench(&cli),
+        None => match &cli.render {
+            Some(json) => render(&cli, json),
+            None => bench(&cli),
+        },
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
