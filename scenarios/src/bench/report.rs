@@ -165,14 +165,17 @@ impl Results {
             format!("slower than observer's {:.1} ms", self.poll_ms_100k_flows),
             (agent, self.ss_poll_ms_100k_flows > self.poll_ms_100k_flows),
         );
-        s.push_str("\n## Throughput (loopback bulk TCP in a namespace, iperf3)\n\n| streams | with/without (median, min-max) | without (Gbit/s) | with (Gbit/s) | probe ns/hit | empty program ns/hit | hits/s |\n| --- | --- | --- | --- | --- | --- | --- |\n");
+        s.push_str("\n## Throughput (loopback bulk TCP in a namespace, iperf3)\n\n| streams | with/without (median, min-max) | A/A: without/without (median, min-max) | without (Gbit/s) | with (Gbit/s) | probe ns/hit | empty program ns/hit | hits/s |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n");
         for t in &self.throughput {
             s.push_str(&format!(
-                "| {} | {:.3} ({:.3}-{:.3}) | {:.2} | {:.2} | {:.0} | {:.0} | {:.0} |\n",
+                "| {} | {:.3} ({:.3}-{:.3}) | {:.3} ({:.3}-{:.3}) | {:.2} | {:.2} | {:.0} | {:.0} | {:.0} |\n",
                 t.streams,
                 t.ratio.median,
                 t.ratio.min,
                 t.ratio.max,
+                t.aa_ratio.median,
+                t.aa_ratio.min,
+                t.aa_ratio.max,
                 t.without_bps.median / 1e9,
                 t.with_bps.median / 1e9,
                 t.probe_ns_per_hit,
@@ -260,13 +263,27 @@ impl Results {
             });
             // The programs' own share of the CPUs during the with-rounds.
             let own_pct = t.map_or(0.0, |t| t.probe_hits_per_s * t.probe_ns_per_hit / 1e7);
+            let aa = t.map(|t| t.aa_ratio).filter(|a| a.n > 0);
+            let control = match aa {
+                Some(a) if ratio >= a.min => format!(
+                    "The A/A control (two transfers without observer) spread {:.3}-{:.3} in \
+                     the same run, so this median is within what identical sides differ by \
+                     here: the run cannot tell the loss from noise.",
+                    a.min, a.max
+                ),
+                Some(a) => format!(
+                    "The A/A control (two transfers without observer) spread {:.3}-{:.3}, so \
+                     the loss is larger than the noise here.",
+                    a.min, a.max
+                ),
+                None => "No A/A control in this run.".to_string(),
+            };
             n.push(format!(
                 "- **Throughput, {streams} stream(s): missed by {:.3}** (median ratio {ratio:.3}, \
-                 rounds {spread}). The per-packet program's own run time is {own_pct:.1}% of one \
-                 CPU here (hits per second x ns per hit), against a {:.0}% loss of throughput; with \
-                 {} socket ends busy on two vCPUs, the rest is indirect (cache lines the program touches, \
-                 the agent's wake-ups on saturated CPUs) or round-to-round noise, and is not yet \
-                 broken down.",
+                 rounds {spread}). {control} The per-packet program's own run time is \
+                 {own_pct:.1}% of one CPU (hits per second x ns per hit), against a {:.0}% loss \
+                 of throughput; with {} socket ends busy on two vCPUs, any rest would be \
+                 indirect (cache lines the program touches, the agent's wake-ups).",
                 TARGET_THROUGHPUT_RATIO - ratio,
                 (1.0 - ratio) * 100.0,
                 2 * streams,

@@ -86,6 +86,10 @@ pub struct Overhead {
     pub streams: u32,
     /// with / without observer, per round.
     pub ratio: Stat,
+    /// A/A control: a second transfer without observer / the first, per
+    /// round (how far two identical sides differ on this machine).
+    #[serde(default)]
+    pub aa_ratio: Stat,
     /// Throughput without observer (bits/s).
     pub without_bps: Stat,
     /// Throughput with observer (bits/s).
@@ -99,32 +103,37 @@ pub struct Overhead {
     pub floor_ns_per_hit: f64,
 }
 
-/// Alternates transfers with and without the agent for `rounds` rounds.
+/// Alternates transfers with and without the agent for `rounds` rounds,
+/// plus a second transfer without it in each round: the A/A control, whose
+/// ratio to the first shows how far two identical sides drift apart here.
 pub fn overhead(streams: u32, rounds: usize, secs: u64) -> anyhow::Result<Overhead> {
     let ns = Netns::new(&format!("tp{streams}"))?;
-    let (mut with, mut without, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut with, mut without, mut ratios, mut aa) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut ns_sum, mut hits_sum, mut secs_sum) = (0u64, 0u64, 0.0);
     for round in 0..rounds {
-        let mut w = 0.0;
-        let mut wo = 0.0;
-        // Alternate which side goes first, so drift favours neither.
-        for with_first in [round % 2 == 0, round % 2 != 0] {
-            if with_first {
-                let agent = Agent::start(&[])?;
-                let before = prog_cost("observer_tcp_pr");
-                w = transfer(&ns, secs, streams)?;
-                let after = prog_cost("observer_tcp_pr");
-                ns_sum += after.ns.saturating_sub(before.ns);
-                hits_sum += after.hits.saturating_sub(before.hits);
-                secs_sum += secs as f64;
-                drop(agent);
-            } else {
-                wo = transfer(&ns, secs, streams)?;
+        let (mut w, mut wo, mut wo2) = (0.0, 0.0, 0.0);
+        // Rotate the order, so drift favours no side.
+        for i in 0..3 {
+            match (i + round) % 3 {
+                0 => {
+                    let agent = Agent::start(&[])?;
+                    let before = prog_cost("observer_tcp_pr");
+                    w = transfer(&ns, secs, streams)?;
+                    let after = prog_cost("observer_tcp_pr");
+                    ns_sum += after.ns.saturating_sub(before.ns);
+                    hits_sum += after.hits.saturating_sub(before.hits);
+                    secs_sum += secs as f64;
+                    drop(agent);
+                }
+                1 => wo = transfer(&ns, secs, streams)?,
+                _ => wo2 = transfer(&ns, secs, streams)?,
             }
         }
         with.push(w);
         without.push(wo);
         ratios.push(if wo > 0.0 { w / wo } else { 0.0 });
+        aa.push(if wo > 0.0 { wo2 / wo } else { 0.0 });
     }
     let floor = {
         let _floor = observer::floor::Floor::attach().context("attaching the empty program")?;
@@ -142,6 +151,7 @@ pub fn overhead(streams: u32, rounds: usize, secs: u64) -> anyhow::Result<Overhe
         floor_ns_per_hit: floor,
         streams,
         ratio: Stat::of(&ratios),
+        aa_ratio: Stat::of(&aa),
         without_bps: Stat::of(&without),
         with_bps: Stat::of(&with),
         probe_ns_per_hit: if hits_sum > 0 {
