@@ -272,8 +272,9 @@ impl Results {
                     a.min, a.max
                 ),
                 Some(a) => format!(
-                    "The A/A control (two transfers without observer) spread {:.3}-{:.3}, so \
-                     the loss is larger than the noise here.",
+                    "The A/A control (two transfers without observer) spread {:.3}-{:.3}: \
+                     the median is below its lowest round, though single runs on this \
+                     machine differ by more than that from one run to the next.",
                     a.min, a.max
                 ),
                 None => "No A/A control in this run.".to_string(),

@@ -70,7 +70,7 @@ fn render(cli: &Cli, json: &std::path::Path) -> anyhow::Result<()> {
 
 fn bench(cli: &Cli) -> anyhow::Result<()> {
     let _stats = throughput::BpfStats::enable()?;
-    let (rounds, secs) = if cli.quick { (3, 3) } else { (5, 5) };
+    let (rounds, secs) = if cli.quick { (3, 3) } else { (9, 4) };
     let (kernel, model, cpus) = env::machine();
     let mut r = Results {
         date: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
