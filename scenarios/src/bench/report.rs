@@ -183,6 +183,18 @@ impl Results {
                 t.probe_hits_per_s
             ));
         }
+        for t in self.throughput.iter().filter(|t| !t.programs.is_empty()) {
+            s.push_str(&format!(
+                "\n### Every observer program during the {}-stream with-rounds\n\n| program | ns per run | runs/s | % of one CPU |\n| --- | --- | --- | --- |\n",
+                t.streams
+            ));
+            for p in &t.programs {
+                s.push_str(&format!(
+                    "| {} | {:.0} | {:.0} | {:.2} |\n",
+                    p.name, p.ns_per_hit, p.hits_per_s, p.cpu_pct
+                ));
+            }
+        }
         if !self.stages.is_empty() {
             s.push_str("\n## Where the per-packet time goes (one stream; the program cut short after each stage)\n\n| what runs | ns per hit | adds |\n| --- | --- | --- |\n");
             for st in &self.stages {
@@ -262,7 +274,13 @@ impl Results {
                 format!("{:.3}-{:.3}", t.ratio.min, t.ratio.max)
             });
             // The programs' own share of the CPUs during the with-rounds.
-            let own_pct = t.map_or(0.0, |t| t.probe_hits_per_s * t.probe_ns_per_hit / 1e7);
+            let own_pct = t.map_or(0.0, |t| {
+                if t.programs.is_empty() {
+                    t.probe_hits_per_s * t.probe_ns_per_hit / 1e7
+                } else {
+                    t.programs.iter().map(|p| p.cpu_pct).sum()
+                }
+            });
             let aa = t.map(|t| t.aa_ratio).filter(|a| a.n > 0);
             let control = match aa {
                 Some(a) if ratio >= a.min => format!(
@@ -281,8 +299,8 @@ impl Results {
             };
             n.push(format!(
                 "- **Throughput, {streams} stream(s): missed by {:.3}** (median ratio {ratio:.3}, \
-                 rounds {spread}). {control} The per-packet program's own run time is \
-                 {own_pct:.1}% of one CPU (hits per second x ns per hit), against a {:.0}% loss \
+                 rounds {spread}). {control} observer's programs ran for {own_pct:.1}% of \
+                 one CPU (all hooks; table above), against a {:.0}% loss \
                  of throughput; with {} socket ends busy on two vCPUs, any rest would be \
                  indirect (cache lines the program touches, the agent's wake-ups).",
                 TARGET_THROUGHPUT_RATIO - ratio,

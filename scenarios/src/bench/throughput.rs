@@ -33,6 +33,32 @@ pub fn prog_cost(prefix: &str) -> ProgCost {
     c
 }
 
+/// [`prog_cost`] per program name.
+pub fn prog_costs(prefix: &str) -> std::collections::BTreeMap<String, ProgCost> {
+    let mut m = std::collections::BTreeMap::<String, ProgCost>::new();
+    for p in aya::programs::loaded_programs().filter_map(Result::ok) {
+        if let Some(n) = p.name_as_str().filter(|n| n.starts_with(prefix)) {
+            let c = m.entry(n.to_string()).or_default();
+            c.ns += p.run_time().as_nanos() as u64;
+            c.hits += p.run_count();
+        }
+    }
+    m
+}
+
+/// One program's share during the with-rounds.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct ProgramShare {
+    /// Program name (as the kernel keeps it: 15 characters).
+    pub name: String,
+    /// Mean ns per run.
+    pub ns_per_hit: f64,
+    /// Runs per second.
+    pub hits_per_s: f64,
+    /// Share of one CPU (%).
+    pub cpu_pct: f64,
+}
+
 /// Turns `kernel.bpf_stats_enabled` on for its life, back to what it was after.
 pub struct BpfStats(String);
 
@@ -80,7 +106,7 @@ pub fn transfer(ns: &Netns, secs: u64, streams: u32) -> anyhow::Result<f64> {
 }
 
 /// Results of the throughput comparison for one stream count.
-#[derive(Clone, Copy, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Overhead {
     /// Streams.
     pub streams: u32,
@@ -98,6 +124,9 @@ pub struct Overhead {
     pub probe_ns_per_hit: f64,
     /// Per-packet program hits per second during the with-rounds.
     pub probe_hits_per_s: f64,
+    /// Every observer program's run time during the with-rounds.
+    #[serde(default)]
+    pub programs: Vec<ProgramShare>,
     /// Kernel ns per hit of an empty program on the same hook, measured in
     /// one more transfer without the agent: the floor on this machine.
     pub floor_ns_per_hit: f64,
@@ -111,6 +140,7 @@ pub fn overhead(streams: u32, rounds: usize, secs: u64) -> anyhow::Result<Overhe
     let (mut with, mut without, mut ratios, mut aa) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut ns_sum, mut hits_sum, mut secs_sum) = (0u64, 0u64, 0.0);
+    let mut totals = std::collections::BTreeMap::<String, ProgCost>::new();
     for round in 0..rounds {
         let (mut w, mut wo, mut wo2) = (0.0, 0.0, 0.0);
         // Rotate the order, so drift favours no side.
@@ -119,8 +149,15 @@ pub fn overhead(streams: u32, rounds: usize, secs: u64) -> anyhow::Result<Overhe
                 0 => {
                     let agent = Agent::start(&[])?;
                     let before = prog_cost("observer_tcp_pr");
+                    let all_before = prog_costs("observer_");
                     w = transfer(&ns, secs, streams)?;
                     let after = prog_cost("observer_tcp_pr");
+                    for (name, c) in prog_costs("observer_") {
+                        let b = all_before.get(&name).copied().unwrap_or_default();
+                        let t = totals.entry(name).or_default();
+                        t.ns += c.ns.saturating_sub(b.ns);
+                        t.hits += c.hits.saturating_sub(b.hits);
+                    }
                     ns_sum += after.ns.saturating_sub(before.ns);
                     hits_sum += after.hits.saturating_sub(before.hits);
                     secs_sum += secs as f64;
@@ -147,7 +184,19 @@ pub fn overhead(streams: u32, rounds: usize, secs: u64) -> anyhow::Result<Overhe
             0.0
         }
     };
+    let secs_total = secs_sum.max(1e-9);
+    let programs = totals
+        .into_iter()
+        .filter(|(_, c)| c.hits > 0)
+        .map(|(name, c)| ProgramShare {
+            name,
+            ns_per_hit: c.ns as f64 / c.hits as f64,
+            hits_per_s: c.hits as f64 / secs_total,
+            cpu_pct: c.ns as f64 / secs_total / 1e7,
+        })
+        .collect();
     Ok(Overhead {
+        programs,
         floor_ns_per_hit: floor,
         streams,
         ratio: Stat::of(&ratios),
