@@ -70,7 +70,9 @@ fn known_transfer_matches_tcp_info() {
         "direct BTF-checked loads should verify on this kernel"
     );
     let ns = NetNs::new();
-    const N: usize = 8 * 1024 * 1024;
+    // Long enough to span several jiffies (busy time is counted in
+    // jiffies: 8 MiB once took under one 4 ms jiffy, leaving it 0).
+    const N: usize = 64 * 1024 * 1024;
     let (flow, info) = ns.run(|| {
         let client = transfer("127.0.0.1:0", N, None, false);
         let key = cookie(&client);
