@@ -34,8 +34,10 @@ fn start_observer(port: u16) -> Kill {
                 "--interval",
                 "500ms",
             ])
+            // Warnings and errors only: the pipe is read once it exits.
+            .env("RUST_LOG", "warn")
             .stdout(Stdio::null())
-            .stderr(Stdio::null()),
+            .stderr(Stdio::piped()),
     );
     wait_serving(port, &mut k, Duration::from_secs(15));
     k

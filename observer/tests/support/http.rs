@@ -39,7 +39,9 @@ pub fn wait_serving(port: u16, child: &mut Kill, timeout: Duration) {
     let deadline = Instant::now() + timeout;
     while http_get(port, "/healthz").as_deref() != Some("ok\n") {
         assert!(Instant::now() < deadline, "observer run never served");
-        assert!(child.running(), "observer run exited");
+        if !child.running() {
+            panic!("observer run exited:\n{}", child.stderr_after_exit());
+        }
         std::thread::sleep(Duration::from_millis(100));
     }
 }

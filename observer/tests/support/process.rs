@@ -27,6 +27,17 @@ impl Kill {
             .is_some_and(|c| c.try_wait().unwrap().is_none())
     }
 
+    /// What the child wrote to its piped stderr, once it has exited (empty
+    /// if stderr was not piped).
+    pub fn stderr_after_exit(&mut self) -> String {
+        use std::io::Read as _;
+        let mut text = String::new();
+        if let Some(e) = self.0.as_mut().and_then(|c| c.stderr.as_mut()) {
+            let _ = e.read_to_string(&mut text);
+        }
+        text
+    }
+
     /// Sends `sig` (SIGSTOP, SIGCONT, ...) without waiting.
     pub fn signal(&self, sig: i32) {
         let pid = self.pid();
