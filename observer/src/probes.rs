@@ -326,9 +326,13 @@ impl Probes {
     /// CLOSE is caught again by `tcp_destroy_sock`; a skipped packet only
     /// delays a flow's figures to its next packet.
     pub fn recursion_misses(&self) -> u64 {
-        self.program_stats()
-            .iter()
-            .map(|(_, i)| i.recursion_misses)
+        use std::os::fd::AsFd as _;
+        // Called every poll: no names collected, nothing allocated.
+        self._ebpf
+            .programs()
+            .filter_map(|(_, p)| p.fd().ok())
+            .filter_map(|fd| crate::proginfo::read(fd.as_fd()).ok())
+            .map(|i| i.recursion_misses)
             .fold(0, u64::wrapping_add)
     }
 

@@ -26,12 +26,12 @@ use observer::{
     probes::{ProbeConfig, Probes},
 };
 use observer_common::Counter;
+use pathemu::sockets::connect_from;
 use support::{
     NetNs, Observer,
     bpf::{attached_programs, leftover, observer_programs, wait_attached},
     cookie,
     http::{free_port, http_get, kernel_event, metric, scrape, sum, wait_serving},
-    net::connect_from,
     process::{BIN, Kill},
     root_or_skip, serial, tcp_info,
 };

@@ -31,11 +31,11 @@ use std::{
     time::{Duration, Instant},
 };
 
+use pathemu::sockets::{ConnectError, connect_from};
 use support::{
     NetNs,
     bpf::{flow_maps, map_fill, map_samples, recursion_misses},
     http::{free_port, http_get, kernel_event, sum, wait_serving},
-    net::{ConnectError, connect_from},
     process::{BIN, Kill, rss_kib},
     root_or_skip,
 };
@@ -89,25 +89,10 @@ fn live_churn_sockets(ns: &NetNs) -> Vec<String> {
         .collect()
 }
 
-/// The namespace's sysctls for sustained churn: a wide ephemeral port
-/// range and TIME_WAIT reuse for outgoing connections.
+/// The namespace's sysctls for sustained churn (see
+/// `pathemu::sockets::tune_for_churn`).
 fn tune(ns: &NetNs) {
-    ns.run(|| {
-        for (path, value) in [
-            ("/proc/sys/net/ipv4/ip_local_port_range", "10000 65000"),
-            ("/proc/sys/net/ipv4/tcp_tw_reuse", "1"),
-            // Orphaned FIN_WAIT2 sockets close after 5 s, not 60.
-            ("/proc/sys/net/ipv4/tcp_fin_timeout", "5"),
-        ] {
-            std::fs::write(path, value).unwrap();
-        }
-        let range = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").unwrap();
-        assert_eq!(
-            range.split_whitespace().collect::<Vec<_>>(),
-            ["10000", "65000"],
-            "sysctl did not apply in the namespace"
-        );
-    });
+    ns.run(pathemu::sockets::tune_for_churn).unwrap();
 }
 
 #[derive(Default)]

@@ -53,6 +53,7 @@ pub mod model;
 mod netns;
 mod path;
 mod relay;
+pub mod sockets;
 mod stats;
 mod tun;
 

@@ -28,7 +28,6 @@ use observer_common::FlowSample;
 
 pub mod bpf;
 pub mod http;
-pub mod net;
 pub mod process;
 
 /// Whether the tests can load eBPF programs; prints why not otherwise.

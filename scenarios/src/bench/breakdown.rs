@@ -1,5 +1,5 @@
-//! Where the per-packet program's time goes: the same one-stream transfer
-//! with an empty program on the hook, then with `observer_tcp_probe` cut
+//! Where the per-packet program's time goes: the one-stream transfer with
+//! an empty program on the hook (measured by the throughput part), then with `observer_tcp_probe` cut
 //! short after each of its stages (`observer_common::packet_stages`), the
 //! probes loaded in this process. Each stage's cost is the difference to
 //! the one before.
@@ -8,10 +8,7 @@ use anyhow::Context as _;
 use observer::probes::{ProbeConfig, Probes};
 use observer_common::packet_stages;
 
-use super::{
-    env::Netns,
-    throughput::{prog_cost, transfer},
-};
+use super::{env::Netns, throughput::cost_during};
 
 /// One row of the breakdown.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
@@ -24,28 +21,16 @@ pub struct StageCost {
     pub adds_ns: f64,
 }
 
-/// ns per hit of the programs named `prefix*` during one `secs` transfer.
-fn cost_during(ns: &Netns, secs: u64, prefix: &str) -> anyhow::Result<f64> {
-    let before = prog_cost(prefix);
-    transfer(ns, secs, 1)?;
-    let after = prog_cost(prefix);
-    let hits = after.hits.saturating_sub(before.hits);
-    anyhow::ensure!(hits > 0, "no runs of {prefix} during the transfer");
-    Ok(after.ns.saturating_sub(before.ns) as f64 / hits as f64)
-}
-
-/// Measures each stage over a `secs` transfer (kernel.bpf_stats_enabled
-/// must be on).
+/// Measures each stage over a `secs` one-stream transfer
+/// (kernel.bpf_stats_enabled must be on), on top of `floor`, the empty
+/// program's ns per hit that [`super::throughput::overhead`] measured for
+/// one stream.
 ///
 /// # Errors
 /// A load, attach or transfer failed.
-pub fn stages(secs: u64) -> anyhow::Result<Vec<StageCost>> {
+pub fn stages(secs: u64, floor: f64) -> anyhow::Result<Vec<StageCost>> {
     let ns = Netns::new("stages")?;
     let mut rows = Vec::new();
-    let floor = {
-        let _f = observer::floor::Floor::attach().context("attaching the empty program")?;
-        cost_during(&ns, secs, observer::floor::FLOOR_PROGRAM)?
-    };
     rows.push((
         "an empty program on tcp_probe (trampoline, run-time accounting)",
         floor,
@@ -70,7 +55,7 @@ pub fn stages(secs: u64) -> anyhow::Result<Vec<StageCost>> {
             ..ProbeConfig::default()
         })
         .context("loading the probes")?;
-        rows.push((what, cost_during(&ns, secs, "observer_tcp_pr")?));
+        rows.push((what, cost_during(&ns, secs, 1, "observer_tcp_pr")?));
         drop(probes);
     }
     let mut out = Vec::new();

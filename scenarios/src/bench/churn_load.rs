@@ -6,13 +6,13 @@
 
 use std::{
     io::Read as _,
-    net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpListener, TcpStream},
-    os::fd::FromRawFd as _,
+    net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpListener},
     sync::atomic::{AtomicBool, AtomicU64, Ordering},
     time::{Duration, Instant},
 };
 
 use anyhow::Context as _;
+use pathemu::sockets::{ConnectError, connect_from};
 
 use super::env::Netns;
 
@@ -44,66 +44,15 @@ impl Made {
     }
 }
 
-/// Sets the namespace's sysctls for sustained churn: a wide ephemeral port
-/// range, TIME_WAIT reuse for outgoing connections, a short FIN_WAIT2 and
-/// deep accept queues.
+/// Sets the namespace's sysctls for sustained churn
+/// (`pathemu::sockets::tune_for_churn`).
 ///
 /// # Errors
 /// A sysctl cannot be written in the namespace.
 pub fn tune(ns: &Netns) -> anyhow::Result<()> {
-    pathemu::run_in_netns(&ns.name, || -> anyhow::Result<()> {
-        for (path, value) in [
-            ("/proc/sys/net/ipv4/ip_local_port_range", "10000 65000"),
-            ("/proc/sys/net/ipv4/tcp_tw_reuse", "1"),
-            ("/proc/sys/net/ipv4/tcp_fin_timeout", "5"),
-            ("/proc/sys/net/core/somaxconn", "8192"),
-            ("/proc/sys/net/ipv4/tcp_max_syn_backlog", "8192"),
-        ] {
-            std::fs::write(path, value).with_context(|| format!("writing {path}"))?;
-        }
-        Ok(())
-    })
-    .context("tuning the churn namespace")?
-}
-
-/// A TCP connection from `from` (port chosen at connect, so TIME_WAIT
-/// reuse applies) to `to`. `Err((true, e))` when connect() itself failed.
-fn connect_from(from: Ipv4Addr, to: SocketAddrV4) -> Result<TcpStream, (bool, std::io::Error)> {
-    let sa = |a: SocketAddrV4| libc::sockaddr_in {
-        sin_family: libc::AF_INET as libc::sa_family_t,
-        sin_port: a.port().to_be(),
-        sin_addr: libc::in_addr {
-            s_addr: u32::from(*a.ip()).to_be(),
-        },
-        sin_zero: [0; 8],
-    };
-    let len = size_of::<libc::sockaddr_in>() as libc::socklen_t;
-    // SAFETY: plain socket calls on a descriptor this function owns; it is
-    // handed to TcpStream at once, which closes it on every path.
-    unsafe {
-        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
-        if fd < 0 {
-            return Err((false, std::io::Error::last_os_error()));
-        }
-        let stream = TcpStream::from_raw_fd(fd);
-        let one: libc::c_int = 1;
-        libc::setsockopt(
-            fd,
-            libc::IPPROTO_IP,
-            libc::IP_BIND_ADDRESS_NO_PORT,
-            (&raw const one).cast(),
-            size_of::<libc::c_int>() as libc::socklen_t,
-        );
-        let local = sa(SocketAddrV4::new(from, 0));
-        if libc::bind(fd, (&raw const local).cast(), len) != 0 {
-            return Err((false, std::io::Error::last_os_error()));
-        }
-        let remote = sa(to);
-        if libc::connect(fd, (&raw const remote).cast(), len) != 0 {
-            return Err((true, std::io::Error::last_os_error()));
-        }
-        Ok(stream)
-    }
+    pathemu::run_in_netns(&ns.name, pathemu::sockets::tune_for_churn)
+        .context("tuning the churn namespace")?
+        .context("tuning the churn namespace")
 }
 
 /// Makes `rate` connections per second for `secs` in `ns` (tuned with
@@ -155,15 +104,15 @@ pub fn run(ns: &Netns, rate: u64, secs: u64) -> anyhow::Result<Made> {
                             }
                             let to = addrs[(n as usize + t) % addrs.len()];
                             n += 1;
-                            match connect_from(from, to) {
+                            match connect_from(from, SocketAddr::V4(to)) {
                                 Ok(mut c) => {
                                     let _ = std::io::Write::write_all(&mut c, &[1]);
                                     connections.fetch_add(1, Ordering::Relaxed);
                                 }
-                                Err((true, _)) => {
+                                Err(ConnectError::InConnect(_)) => {
                                     failed_in.fetch_add(1, Ordering::Relaxed);
                                 }
-                                Err((false, _)) => {
+                                Err(ConnectError::Before(_)) => {
                                     failed_before.fetch_add(1, Ordering::Relaxed);
                                 }
                             }

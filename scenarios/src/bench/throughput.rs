@@ -23,14 +23,26 @@ pub struct ProgCost {
 
 /// run_time/run_cnt of the loaded programs whose name starts with `prefix`.
 pub fn prog_cost(prefix: &str) -> ProgCost {
-    let mut c = ProgCost::default();
-    for p in aya::programs::loaded_programs().filter_map(Result::ok) {
-        if p.name_as_str().is_some_and(|n| n.starts_with(prefix)) {
-            c.ns += p.run_time().as_nanos() as u64;
-            c.hits += p.run_count();
-        }
-    }
-    c
+    prog_costs(prefix)
+        .into_values()
+        .fold(ProgCost::default(), |a, c| ProgCost {
+            ns: a.ns + c.ns,
+            hits: a.hits + c.hits,
+        })
+}
+
+/// Mean ns per run of the programs named `prefix*` during one `secs`
+/// transfer of `streams` streams in `ns`.
+///
+/// # Errors
+/// The transfer failed, or the programs did not run.
+pub fn cost_during(ns: &Netns, secs: u64, streams: u32, prefix: &str) -> anyhow::Result<f64> {
+    let before = prog_cost(prefix);
+    transfer(ns, secs, streams)?;
+    let after = prog_cost(prefix);
+    let hits = after.hits.saturating_sub(before.hits);
+    anyhow::ensure!(hits > 0, "no runs of {prefix} during the transfer");
+    Ok(after.ns.saturating_sub(before.ns) as f64 / hits as f64)
 }
 
 /// [`prog_cost`] per program name.
@@ -174,15 +186,7 @@ pub fn overhead(streams: u32, rounds: usize, secs: u64) -> anyhow::Result<Overhe
     }
     let floor = {
         let _floor = observer::floor::Floor::attach().context("attaching the empty program")?;
-        let before = prog_cost(observer::floor::FLOOR_PROGRAM);
-        transfer(&ns, secs, streams)?;
-        let after = prog_cost(observer::floor::FLOOR_PROGRAM);
-        let hits = after.hits.saturating_sub(before.hits);
-        if hits > 0 {
-            after.ns.saturating_sub(before.ns) as f64 / hits as f64
-        } else {
-            0.0
-        }
+        cost_during(&ns, secs, streams, observer::floor::FLOOR_PROGRAM)?
     };
     let secs_total = secs_sum.max(1e-9);
     let programs = totals

@@ -105,7 +105,7 @@ fn bench(cli: &Cli) -> anyhow::Result<()> {
     }
     if runs(Part::Throughput) {
         eprintln!("bench: where the per-packet time goes, {secs} s per stage");
-        r.stages = breakdown::stages(secs)?;
+        r.stages = breakdown::stages(secs, r.floor_ns_per_hit)?;
     }
     let sizes: &[usize] = if cli.quick {
         &[1_000, 10_000]
