@@ -18,29 +18,53 @@ use std::{
 use pathemu::{ChildGuard, Path, PathConfig, Side};
 use support::{
     NetNs,
-    http::{free_port, http_get, sum, wait_serving},
+    http::{free_port, http_get, sum},
     process::{BIN, Kill},
     root_or_skip, serial,
 };
 
-/// `observer run` on 127.0.0.1:`port`, polling every 500 ms, once it serves.
-fn start_observer(port: u16) -> Kill {
-    let mut k = Kill::spawn(
-        Command::new(BIN)
-            .args([
-                "run",
-                "--listen",
-                &format!("127.0.0.1:{port}"),
-                "--interval",
-                "500ms",
-            ])
-            // Warnings and errors only: the pipe is read once it exits.
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped()),
-    );
-    wait_serving(port, &mut k, Duration::from_secs(15));
-    k
+/// `observer run` on a free loopback port, polling every 500 ms, once it
+/// serves; returns the port. A port free when picked can be taken (an
+/// outgoing connection's ephemeral port) before the agent binds it: then
+/// it is tried again with another.
+fn start_observer() -> (u16, Kill) {
+    for _ in 0..5 {
+        let port = free_port();
+        let mut k = Kill::spawn(
+            Command::new(BIN)
+                .args([
+                    "run",
+                    "--listen",
+                    &format!("127.0.0.1:{port}"),
+                    "--interval",
+                    "500ms",
+                ])
+                // Warnings and errors only: the pipe is read once it exits.
+                .env("RUST_LOG", "warn")
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped()),
+        );
+        let deadline = std::time::Instant::now() + Duration::from_secs(15);
+        while http_get(port, "/healthz").as_deref() != Some("ok\n") {
+            if !k.running() {
+                let err = k.stderr_after_exit();
+                assert!(
+                    err.contains("Address already in use"),
+                    "observer run exited:\n{err}"
+                );
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "observer run never served"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        if k.running() {
+            return (port, k);
+        }
+    }
+    panic!("five free ports were all taken before observer could bind them");
 }
 
 /// The value of an instant query's first sample, if any.
@@ -73,8 +97,7 @@ fn prometheus_sees_window_and_path_verdicts_move() {
         panic!("prometheus is not installed: run `cargo xtask setup`");
     }
     let _serial = serial();
-    let port = free_port();
-    let _observer = start_observer(port);
+    let (port, _observer) = start_observer();
     let dir = std::env::temp_dir().join(format!("observer-prom-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let cfg = dir.join("prometheus.yml");
@@ -150,8 +173,7 @@ fn series_stay_bounded_while_5000_short_flows_come_and_go() {
         return;
     }
     let _serial = serial();
-    let port = free_port();
-    let _observer = start_observer(port);
+    let (port, _observer) = start_observer();
     let ns = NetNs::new();
     let series = || {
         http_get(port, "/metrics")
