@@ -49,10 +49,14 @@ pub mod packet_stages {
     pub const ALL: u32 = 0;
     /// The self-counter and the socket cast (`bpf_skc_to_tcp_sock`) only.
     pub const CAST: u32 = 1;
-    /// Also the socket cookie and the flow-map lookup.
+    /// Also the socket cookie and the flow-map lookup (for the hits the
+    /// sample gate lets through).
     pub const LOOKUP: u32 = 2;
     /// Also the refresh of the flow's figures from `tcp_sock`.
     pub const REFRESH: u32 = 3;
+    /// Also the socket cookie, the segment's flags and the per-CPU sample
+    /// gate (observer-ebpf's `gate` module), nothing after it.
+    pub const GATE: u32 = 4;
 }
 /// Name of the read-only global that carries the flow map's max_entries.
 pub const GLOBAL_MAX_FLOWS: &str = "MAX_FLOWS";

@@ -53,6 +53,10 @@ offsets! {
     family,
     /// `sock_common.skc_state` (u8).
     state,
+    /// `sock_common.skc_cookie.counter` (u64): the socket cookie once
+    /// `bpf_get_socket_cookie()` (`__sock_gen_cookie()`, net/core/sock_diag.c)
+    /// has set it, else 0.
+    sk_cookie,
     /// `sock.sk_protocol` (bit offset; a bitfield on older kernels).
     protocol_bit,
     /// Width of `sk_protocol` in bits.
@@ -148,9 +152,15 @@ offsets! {
     write_seq,
     /// `tcp_sock.rcv_nxt` (u32, sequence number).
     rcv_nxt,
+    /// `tcp_sock.copied_seq` (u32, sequence number): the next byte the
+    /// reading process will be handed.
+    copied_seq,
     /// `sk_buff.cb`, relative to `struct sk_buff`: where `TCP_SKB_CB(skb)`
     /// (`struct tcp_skb_cb`) lives (char[48]).
     skb_cb,
+    /// `sk_buff.len`, relative to `struct sk_buff` (u32, bytes): at
+    /// `tcp_rcv_established()`, the TCP header plus payload.
+    skb_len,
     /// `tcp_skb_cb.seq`, relative to `tcp_skb_cb` (u32, host order).
     tcb_seq,
     /// `tcp_skb_cb.end_seq`: seq + SYN + FIN + payload length (u32).
@@ -209,6 +219,6 @@ mod tests {
             assert_eq!(v, i as u32);
         }
         assert_eq!(Offsets::NAMES[0], "family");
-        assert_eq!(Offsets::NAMES.len(), 55);
+        assert_eq!(Offsets::NAMES.len(), 58);
     }
 }

@@ -10,6 +10,7 @@ use aya_ebpf::{
 use observer_common::{AF_INET, AF_INET6, Counter, FlowSample, packet_stages, tcp_state};
 
 use crate::{
+    gate::{self, Kind},
     maps::{CLOSED, FLOWS, SCRATCH, count, live, live_add, max_flows},
     read::{Sk, at, deref, load, off, u32_in_bytes},
 };
@@ -21,9 +22,22 @@ fn cookie(sk: *const u8) -> u64 {
     unsafe { bpf_get_socket_cookie(sk as *mut _) }
 }
 
+/// The socket cookie of `sk`: one load of `skc_cookie` once it is set
+/// (the flow's entry was made with it), the helper before that.
+#[inline(always)]
+fn key_of(sk: Sk) -> u64 {
+    match sk.get::<u64>(off!(sk_cookie)) {
+        0 => cookie(sk.sock()),
+        k => k,
+    }
+}
+
 /// Per-packet hook: sample the flow (creating its entry if this is the first
 /// packet observer sees of it, e.g. a flow older than the agent), then carry
 /// forward the effect of the segment `skb` that is about to be processed.
+/// Most segments of a busy flow are left to the sample gate ([`gate`]):
+/// one that ends a burst (acknowledges everything sent) or carries SYN, FIN
+/// or RST is always sampled.
 #[inline(always)]
 pub fn on_packet(sk: *const u8, skb: *const u8) {
     count(Counter::ProbeHits);
@@ -35,7 +49,15 @@ pub fn on_packet(sk: *const u8, skb: *const u8) {
     if stages == packet_stages::CAST {
         return;
     }
-    if let Some(s) = entry(sk, true) {
+    let key = key_of(sk);
+    let seg = Segment::of(sk, skb);
+    if !seg.settles(sk) && gate::held(key, Kind::Packet, 0) {
+        return;
+    }
+    if stages == packet_stages::GATE {
+        return;
+    }
+    if let Some(s) = entry(sk, key, true) {
         if stages == packet_stages::LOOKUP {
             return;
         }
@@ -45,7 +67,7 @@ pub fn on_packet(sk: *const u8, skb: *const u8) {
             if stages == packet_stages::REFRESH {
                 return;
             }
-            carry_forward(s, sk, skb);
+            carry_forward(s, sk, &seg, skb);
         }
     }
 }
@@ -59,12 +81,12 @@ pub fn on_state(sk: *const u8, old: u8, new: u8) {
     };
     if new == tcp_state::SYN_SENT {
         // connect(): process context, so the owner is the caller.
-        if let Some(s) = entry(sk, true) {
+        if let Some(s) = entry(sk, cookie(sk.sock()), true) {
             // SAFETY: as in on_packet.
             unsafe { set_owner(s) };
         }
     } else if new == tcp_state::ESTABLISHED {
-        if let Some(s) = entry(sk, true) {
+        if let Some(s) = entry(sk, cookie(sk.sock()), true) {
             // SAFETY: as in on_packet. The local port and address of a
             // connect()ing socket are only final now.
             unsafe {
@@ -93,8 +115,12 @@ pub fn on_destroy(sk: *const u8) {
 
 /// Process-context hook (after a send or receive call on any socket):
 /// attribute a TCP flow to the calling process and refresh its figures.
+/// Calls by the same process on this CPU within one jiffy are left to the
+/// sample gate ([`gate`]), except a receive (`receive`) that leaves nothing
+/// unread (`copied_seq == rcv_nxt`), so the figures of a reader that
+/// caught up are exact.
 #[inline(always)]
-pub fn on_owner(sk: *const u8) {
+pub fn on_owner(sk: *const u8, receive: bool) {
     let Some(sk) = Sk::of(sk) else {
         return;
     };
@@ -103,7 +129,13 @@ pub fn on_owner(sk: *const u8) {
         return;
     }
     let state: u8 = sk.get(off!(state));
-    let Some(s) = entry(sk, tcp_state::is_connected(state)) else {
+    let key = key_of(sk);
+    let tgid = (bpf_get_current_pid_tgid() >> 32) as u32;
+    let drained = receive && sk.get::<u32>(off!(rcv_nxt)) == sk.get::<u32>(off!(copied_seq));
+    if !drained && gate::held(key, Kind::Owner, tgid) {
+        return;
+    }
+    let Some(s) = entry(sk, key, tcp_state::is_connected(state)) else {
         return;
     };
     // SAFETY: `s` points into the flow map's value for this socket.
@@ -124,7 +156,11 @@ pub fn on_read(sk: *const u8) {
     let Some(sk) = Sk::of(sk) else {
         return;
     };
-    if let Some(s) = entry(sk, false) {
+    let key = key_of(sk);
+    if gate::held(key, Kind::Owner, 0) {
+        return;
+    }
+    if let Some(s) = entry(sk, key, false) {
         // SAFETY: `s` points into the flow map's value for this socket.
         unsafe { refresh(s, sk) };
     }
@@ -150,34 +186,88 @@ unsafe fn set_owner(s: *mut FlowSample) {
 }
 
 /// TCP header flag bits (RFC 9293), as `tcp_skb_cb.tcp_flags` holds them.
+const TH_FIN: u8 = 0x01;
+const TH_SYN: u8 = 0x02;
+const TH_RST: u8 = 0x04;
 const TH_ACK: u8 = 0x10;
 
-/// Applies the segment `skb`, which `tcp_rcv_established()` is about to
-/// process, to the sample just taken: bytes newly acknowledged (as
+/// What the sample gate needs of the segment `tcp_rcv_established()` is
+/// about to process: its flags and acknowledgment number from
+/// `TCP_SKB_CB(skb)` (`struct tcp_skb_cb` in `skb->cb`, filled by
+/// `tcp_v4_fill_cb()`/`tcp_v6_fill_cb()` before this point; host order, no
+/// packet data touched) and `skb->len`. All zero where the kernel's
+/// `sk_buff` has no `cb` member observer can find.
+struct Segment {
+    ack: u32,
+    flags: u8,
+    /// TCP header plus payload (bytes).
+    len: u32,
+}
+
+/// The longest TCP header (bytes): a segment no longer than this carries
+/// no payload worth a sample of its own (at most 40 bytes with the
+/// shortest header), so it counts as a bare ACK.
+const BARE_MAX: u32 = 60;
+
+impl Segment {
+    #[inline(always)]
+    fn of(sk: Sk, skb: *const u8) -> Segment {
+        let cb_off = off!(skb_cb);
+        if cb_off == observer_common::OFFSET_NONE {
+            return Segment {
+                ack: 0,
+                flags: 0,
+                len: 0,
+            };
+        }
+        let direct = sk.direct();
+        let cb = skb.wrapping_add(cb_off as usize);
+        Segment {
+            ack: u32_in_bytes(cb, off!(tcb_ack_seq), direct),
+            flags: load(cb, off!(tcb_flags), direct),
+            len: load(skb, off!(skb_len), direct),
+        }
+    }
+
+    /// Whether the flow's figures after this segment are ones it may keep
+    /// for a while, so the sample gate must let it through: SYN, FIN or
+    /// RST; an ACK of new data that leaves nothing outstanding
+    /// (`snd_una < ack == snd_nxt`: the end of a burst, also when the
+    /// segment carries the peer's answer); or a bare ACK while nothing is
+    /// outstanding (a window update at idle). A data segment acknowledging
+    /// nothing new (the receiving end of a bulk flow) settles nothing.
+    #[inline(always)]
+    fn settles(&self, sk: Sk) -> bool {
+        if self.flags & (TH_SYN | TH_FIN | TH_RST) != 0 {
+            return true;
+        }
+        if self.flags & TH_ACK == 0 || self.ack != sk.get::<u32>(off!(snd_nxt)) {
+            return false;
+        }
+        self.len <= BARE_MAX || self.ack != sk.get::<u32>(off!(snd_una))
+    }
+}
+
+/// Applies the segment `skb` (`seg`), which `tcp_rcv_established()` is
+/// about to process, to the sample just taken: bytes newly acknowledged (as
 /// `tcp_snd_una_update()` will count them), bytes newly received in order
 /// (as `tcp_rcv_nxt_update()` will), and, when the ACK covers everything
 /// sent with nothing left to send, the end of the busy period
 /// (`tcp_chrono_stop()` in `tcp_clean_rtx_queue()`). The next sample
 /// replaces all of these with the kernel's own values.
 ///
-/// The segment is read from `TCP_SKB_CB(skb)` (`struct tcp_skb_cb` in
-/// `skb->cb`, filled by `tcp_v4_fill_cb()`/`tcp_v6_fill_cb()` before this
-/// point): sequence numbers in host order, no packet data touched.
-///
 /// # Safety
 /// `s` must be valid for reads and writes.
 #[inline(always)]
-unsafe fn carry_forward(s: *mut FlowSample, sk: Sk, skb: *const u8) {
+unsafe fn carry_forward(s: *mut FlowSample, sk: Sk, seg: &Segment, skb: *const u8) {
     let cb_off = off!(skb_cb);
     if cb_off == observer_common::OFFSET_NONE {
         return;
     }
-    let direct = sk.direct();
     let cb = skb.wrapping_add(cb_off as usize);
-    let seq = u32_in_bytes(cb, off!(tcb_seq), direct);
-    let end_seq = u32_in_bytes(cb, off!(tcb_end_seq), direct);
-    let ack = u32_in_bytes(cb, off!(tcb_ack_seq), direct);
-    let flags: u8 = load(cb, off!(tcb_flags), direct);
+    let seq = u32_in_bytes(cb, off!(tcb_seq), sk.direct());
+    let end_seq = u32_in_bytes(cb, off!(tcb_end_seq), sk.direct());
+    let (ack, flags) = (seg.ack, seg.flags);
     // SAFETY: caller guarantees `s`.
     unsafe {
         if flags & TH_ACK != 0 {
@@ -217,10 +307,10 @@ unsafe fn carry_forward(s: *mut FlowSample, sk: Sk, skb: *const u8) {
     }
 }
 
-/// Looks up the entry of `sk`; creates it when missing and `create`.
+/// Looks up the entry of `sk` (socket cookie `key`); creates it when
+/// missing and `create`.
 #[inline(always)]
-fn entry(sk: Sk, create: bool) -> Option<*mut FlowSample> {
-    let key = cookie(sk.sock());
+fn entry(sk: Sk, key: u64, create: bool) -> Option<*mut FlowSample> {
     if let Some(p) = FLOWS.get_ptr_mut(key) {
         return Some(p);
     }

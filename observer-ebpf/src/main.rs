@@ -25,6 +25,8 @@
 #[cfg(target_arch = "bpf")]
 mod flow;
 #[cfg(target_arch = "bpf")]
+mod gate;
+#[cfg(target_arch = "bpf")]
 mod maps;
 #[cfg(target_arch = "bpf")]
 mod read;
@@ -59,7 +61,7 @@ mod programs {
     #[btf_tracepoint(function = "sock_send_length")]
     pub fn observer_send_length(ctx: BtfTracePointContext) -> i32 {
         let sk: *const u8 = ctx.arg(0);
-        flow::on_owner(sk);
+        flow::on_owner(sk, false);
         0
     }
 
@@ -67,7 +69,7 @@ mod programs {
     #[btf_tracepoint(function = "sock_recv_length")]
     pub fn observer_recv_length(ctx: BtfTracePointContext) -> i32 {
         let sk: *const u8 = ctx.arg(0);
-        flow::on_owner(sk);
+        flow::on_owner(sk, true);
         0
     }
 

@@ -51,6 +51,13 @@ fn specs() -> Vec<Spec> {
             true
         ),
         spec!("state", "tcp_sock", sk("__sk_common.skc_state"), Byte, true),
+        spec!(
+            "sk_cookie",
+            "tcp_sock",
+            sk("__sk_common.skc_cookie.counter"),
+            Byte,
+            false
+        ),
         spec!("protocol", "tcp_sock", sk("sk_protocol"), Bits, true),
         spec!(
             "sport",
@@ -153,7 +160,9 @@ fn specs() -> Vec<Spec> {
         spec!("snd_nxt", "tcp_sock", "snd_nxt", Byte, false),
         spec!("write_seq", "tcp_sock", "write_seq", Byte, false),
         spec!("rcv_nxt", "tcp_sock", "rcv_nxt", Byte, false),
+        spec!("copied_seq", "tcp_sock", "copied_seq", Byte, false),
         spec!("skb_cb", "sk_buff", "cb", Byte, false),
+        spec!("skb_len", "sk_buff", "len", Byte, false),
         spec!("tcb_seq", "tcp_skb_cb", "seq", Byte, false),
         spec!("tcb_end_seq", "tcp_skb_cb", "end_seq", Byte, false),
         spec!("tcb_ack_seq", "tcp_skb_cb", "ack_seq", Byte, false),

@@ -90,6 +90,8 @@ fn suite(cli: &Cli) -> anyhow::Result<bool> {
             passed += 1;
         } else {
             failed += 1;
+            // The form libtest uses, which `cargo xtask test` collects.
+            println!("test scenario {} ... FAILED", sc.name);
         }
     }
     if !cli.json {

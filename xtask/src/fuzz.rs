@@ -83,21 +83,76 @@ pub fn fuzz(seconds: u64, only: &[String]) -> anyhow::Result<Tally> {
         if max_len > 0 {
             c.arg(format!("-max_len={max_len}"));
         }
-        eprintln!("fuzz: {target} for {seconds} s");
+        // libFuzzer's progress goes to a log, not the terminal: a CI log's
+        // tail must show the results, not thousands of progress lines.
+        let log_path = crate::target_dir().join(format!("fuzz-{target}.log"));
+        let log = std::fs::File::create(&log_path)
+            .with_context(|| format!("creating {}", log_path.display()))?;
+        c.stderr(log);
+        eprintln!(
+            "fuzz: {target} for {seconds} s (libFuzzer's output: {})",
+            log_path.display()
+        );
         match util::run(&mut c) {
             Ok(()) => {
                 println!("fuzz {target} ... ok");
                 tally.add(Tally::one(true));
             }
             Err(e) => {
+                let why = failure_lines(&log_path);
+                let input = newest_artifact(&root.join("fuzz/artifacts").join(target));
                 println!(
                     "fuzz {target} ... FAILED ({e}); the input is in fuzz/artifacts/{target}/, \
-                     replay it with `cargo fuzz run --sanitizer none --fuzz-dir fuzz {target} FILE`"
+                     replay it with `cargo fuzz run --sanitizer none --fuzz-dir fuzz {target} FILE`\n{why}"
                 );
-                tally.add(Tally::one(false));
+                tally.add(Tally::failure(format!(
+                    "fuzz {target}: {why} input: {input}"
+                )));
             }
         }
     }
     tally.print();
     Ok(tally)
+}
+
+/// The lines of a libFuzzer log that say why it stopped (a panic message,
+/// libFuzzer's ERROR and SUMMARY lines), joined with `; `.
+fn failure_lines(log: &Path) -> String {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            l.contains("panicked at")
+                || l.starts_with("==") && l.contains("ERROR")
+                || l.starts_with("SUMMARY")
+                || l.starts_with("artifact_prefix")
+                || l.contains("Test unit written to")
+        })
+        .take(8)
+        .collect();
+    let mut why = lines.join("; ");
+    // A panic message is on the line after `panicked at`.
+    if let Some(i) = text.lines().position(|l| l.contains("panicked at"))
+        && let Some(msg) = text.lines().nth(i + 1)
+    {
+        why.push_str("; ");
+        why.push_str(msg);
+    }
+    why
+}
+
+/// The newest file in `dir` as `NAME (hex of its first 256 bytes)`, so a
+/// crash found on a CI machine can be rebuilt from the log alone.
+fn newest_artifact(dir: &Path) -> String {
+    let newest = std::fs::read_dir(dir).ok().and_then(|rd| {
+        rd.filter_map(Result::ok)
+            .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+            .max()
+    });
+    let Some((_, path)) = newest else {
+        return "none written".to_string();
+    };
+    let bytes = std::fs::read(&path).unwrap_or_default();
+    let hex: String = bytes.iter().take(256).map(|b| format!("{b:02x}")).collect();
+    format!("{} ({} bytes, hex {hex})", path.display(), bytes.len())
 }

@@ -148,10 +148,13 @@ fn runner() -> anyhow::Result<Command> {
 }
 
 /// Passed and failed test counts, summed over test binaries.
-#[derive(Default, Clone, Copy)]
+#[derive(Default, Clone)]
 pub struct Tally {
     passed: u64,
     failed: u64,
+    /// What failed, one line each (test names, fuzz targets with their
+    /// input), repeated at the end so a CI log's tail names them.
+    failures: Vec<String>,
 }
 
 impl Tally {
@@ -160,6 +163,16 @@ impl Tally {
         Tally {
             passed: u64::from(passed),
             failed: u64::from(!passed),
+            failures: Vec::new(),
+        }
+    }
+
+    /// One check called `what` that failed.
+    pub fn failure(what: String) -> Tally {
+        Tally {
+            passed: 0,
+            failed: 1,
+            failures: vec![what],
         }
     }
 
@@ -172,10 +185,14 @@ impl Tally {
     pub fn add(&mut self, o: Tally) {
         self.passed += o.passed;
         self.failed += o.failed;
+        self.failures.extend(o.failures);
     }
 
     /// Prints the closing line and fails if any test failed or none ran.
     pub fn finish(self) -> anyhow::Result<()> {
+        for f in &self.failures {
+            println!("FAILED: {f}");
+        }
         println!("{} passed, {} failed", self.passed, self.failed);
         if self.failed > 0 {
             anyhow::bail!("{} tests failed", self.failed);
@@ -187,6 +204,15 @@ impl Tally {
     }
 }
 
+/// The test named by libtest's `test NAME ... FAILED` line (the scenario
+/// runner prints the same form).
+fn failed_name(line: &str) -> Option<&str> {
+    line.trim()
+        .strip_prefix("test ")?
+        .strip_suffix(" ... FAILED")
+        .map(str::trim)
+}
+
 /// Parses libtest's `test result: ok. N passed; M failed; ...` line, or the
 /// scenario runner's plain `N passed, M failed`.
 fn parse_result(line: &str) -> Option<Tally> {
@@ -196,7 +222,11 @@ fn parse_result(line: &str) -> Option<Tally> {
             f.strip_suffix(" failed").map(str::parse::<u64>),
         )
     {
-        return Some(Tally { passed, failed });
+        return Some(Tally {
+            passed,
+            failed,
+            failures: Vec::new(),
+        });
     }
     let rest = line.trim().strip_prefix("test result: ")?;
     let num = |key: &str| -> Option<u64> {
@@ -208,6 +238,7 @@ fn parse_result(line: &str) -> Option<Tally> {
     Some(Tally {
         passed: num("passed")?,
         failed: num("failed")?,
+        failures: Vec::new(),
     })
 }
 
@@ -225,6 +256,8 @@ pub fn run_counting(cmd: &mut Command) -> anyhow::Result<Tally> {
             println!("{line}");
             if let Some(t) = parse_result(&line) {
                 tally.add(t);
+            } else if let Some(name) = failed_name(&line) {
+                tally.failures.push(name.to_string());
             }
         }
     }
@@ -232,6 +265,9 @@ pub fn run_counting(cmd: &mut Command) -> anyhow::Result<Tally> {
     if !status.success() && tally.failed == 0 {
         // A crash or build failure: count it as a failure.
         tally.failed += 1;
+        tally
+            .failures
+            .push(format!("{} ({status})", util::describe(cmd)));
     }
     Ok(tally)
 }
@@ -250,6 +286,11 @@ mod tests {
         let t = parse_result("test result: FAILED. 3 passed; 2 failed; 0 ignored").unwrap();
         assert_eq!((t.passed, t.failed), (3, 2));
         assert!(parse_result("running 4 tests").is_none());
+        assert_eq!(
+            failed_name("test faults::slow_polls ... FAILED"),
+            Some("faults::slow_polls")
+        );
+        assert_eq!(failed_name("test faults::slow_polls ... ok"), None);
         let t = parse_result("15 passed, 1 failed").unwrap();
         assert_eq!((t.passed, t.failed), (15, 1));
         assert!(parse_result("x passed, 1 failed").is_none());

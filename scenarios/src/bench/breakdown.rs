@@ -38,8 +38,12 @@ pub fn stages(secs: u64, floor: f64) -> anyhow::Result<Vec<StageCost>> {
     for (stage, what) in [
         (packet_stages::CAST, "+ self-counter, bpf_skc_to_tcp_sock"),
         (
+            packet_stages::GATE,
+            "+ socket cookie, segment flags, per-CPU sample gate",
+        ),
+        (
             packet_stages::LOOKUP,
-            "+ socket cookie, flow-map (LRU hash) lookup",
+            "+ flow-map (LRU hash) lookup, for hits the gate lets through",
         ),
         (
             packet_stages::REFRESH,

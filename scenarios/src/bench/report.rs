@@ -246,23 +246,34 @@ impl Results {
         if tp && self.probe_ns_per_hit > TARGET_PROBE_NS {
             let own = (self.probe_ns_per_hit - self.floor_ns_per_hit).max(0.0);
             let stage = |i: usize| self.stages.get(i).map_or(0.0, |s| s.adds_ns);
+            let held = self.floor_ns_per_hit + stage(1) + stage(2);
             n.push(format!(
                 "- **Kernel cost per packet: missed by {:.0} ns** ({:.0} ns against {TARGET_PROBE_NS:.0}). \
                  An empty program on the same hook costs {:.0} ns per hit here (the BPF trampoline \
                  and the run-time accounting that `kernel.bpf_stats_enabled` itself adds), which \
                  leaves {:.0} ns for observer's own work under the target; it takes about {own:.0} ns. \
-                 The stage table above puts the flow-map lookup (socket cookie and LRU-hash \
-                 lookup) at about {:.0} ns and the refresh of the flow's figures (about 35 \
-                 BTF-checked loads of `tcp_sock` fields over many cache lines, `bpf_ktime_get_ns`, \
-                 writes to a 272-byte value) at about {:.0} ns. Next steps: per-socket storage \
-                 (`BPF_MAP_TYPE_SK_STORAGE`, reached through the socket itself) in place of the \
-                 hash lookup, and fewer fields read per packet.",
+                 The stage table above: the self-counter and the cast to `tcp_sock` add {:.0} ns \
+                 and the sample gate (the cookie, the segment's flags and ACK, a per-CPU slot) \
+                 {:.0} ns, so a segment the gate holds back costs about {held:.0} ns in all. The \
+                 segments it lets through (at most one per flow, CPU and jiffy, plus every \
+                 segment that ends a burst) add the flow-map lookup and the refresh of about 35 \
+                 `tcp_sock` fields, {:.0} ns averaged over all hits. {}",
                 self.probe_ns_per_hit - TARGET_PROBE_NS,
                 self.probe_ns_per_hit,
                 self.floor_ns_per_hit,
                 (TARGET_PROBE_NS - self.floor_ns_per_hit).max(0.0),
+                stage(1),
                 stage(2),
-                stage(3),
+                stage(3) + stage(4) + stage(5),
+                if held > TARGET_PROBE_NS {
+                    "Even a held-back segment costs more than the target here: the floor and \
+                     the cast leave too little for any per-flow state. Going lower would mean \
+                     not running on every segment, which `tcp_probe` (the per-segment hook \
+                     that needs neither kprobes nor trampolines) does not allow."
+                } else {
+                    "A held-back segment fits the target; the average misses it by the samples \
+                     the gate lets through."
+                },
             ));
         }
         for (streams, ratio) in [(1, self.throughput_ratio), (4, self.throughput_ratio_p4)] {
