@@ -124,6 +124,79 @@ fn known_transfer_matches_tcp_info() {
     assert!(!flow.cc.is_empty());
 }
 
+/// Both ends of a bulk transfer that then goes quiet (no answer, no
+/// close, the sender never reads). The sample gate holds back most of
+/// their segments; the ACK that acknowledges everything (sender) and the
+/// reads that drain the socket (receiver) must still leave their figures
+/// exact, or the last jiffy would be missing for as long as the flow idles.
+#[test]
+fn quiet_flow_matches_tcp_info_at_both_ends() {
+    if !root_or_skip("quiet_flow_matches_tcp_info_at_both_ends") {
+        return;
+    }
+    let mut obs = Observer::start();
+    let ns = NetNs::new();
+    const N: usize = 32 * 1024 * 1024;
+    let (flow, info, sent, sinfo) = ns.run(|| {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let sender = std::thread::spawn(move || {
+            let mut c = TcpStream::connect(addr).unwrap();
+            c.write_all(&vec![7u8; N]).unwrap();
+            c
+        });
+        let (mut server, _) = listener.accept().unwrap();
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut got = 0;
+        while got < N {
+            let r = server.read(&mut buf).unwrap();
+            assert!(r > 0, "sender closed early");
+            got += r;
+        }
+        // Keep the sender open: no FIN may refresh the receiver's entry.
+        let client = sender.join().unwrap();
+        let key = cookie(&server);
+        let info = tcp_info(&server);
+        let mut flow = None;
+        let matched = obs.wait_until(Duration::from_secs(3), |o| {
+            flow = o.flow(key);
+            flow.as_ref()
+                .is_some_and(|f| f.bytes_received == info.bytes_received)
+        });
+        assert!(
+            matched,
+            "observer never reported bytes_received {} (last: {flow:?})",
+            info.bytes_received
+        );
+        let (skey, sinfo) = (cookie(&client), tcp_info(&client));
+        let mut sent = None;
+        let matched = obs.wait_until(Duration::from_secs(3), |o| {
+            sent = o.flow(skey);
+            sent.as_ref()
+                .is_some_and(|f| f.bytes_acked == sinfo.bytes_acked)
+        });
+        assert!(
+            matched,
+            "observer never reported bytes_acked {} (last: {sent:?})",
+            sinfo.bytes_acked
+        );
+        drop(client);
+        (flow.unwrap(), info, sent.unwrap(), sinfo)
+    });
+    assert_eq!(info.bytes_received, N as u64);
+    // tcpi_bytes_acked counts the SYN's sequence number too.
+    assert_eq!(sinfo.bytes_acked, N as u64 + 1);
+    assert_eq!(sent.bytes_sent, sinfo.bytes_sent);
+    // Not compared: what the last segment itself changes in the kernel
+    // (srtt and cwnd from the last ACK, snd_wnd from a window update).
+    // `tcp_probe` fires before the segment is processed and only the
+    // acked and received byte counts are carried forward, so a sender
+    // that never reads again shows them one segment old.
+    assert_eq!(flow.bytes_received, info.bytes_received);
+    assert_eq!(flow.bytes_acked, info.bytes_acked);
+    assert!(!flow.closed);
+}
+
 #[test]
 fn helper_reads_fallback_matches_tcp_info_too() {
     if !root_or_skip("helper_reads_fallback_matches_tcp_info_too") {
