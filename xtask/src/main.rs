@@ -72,7 +72,9 @@ enum Cmd {
         targets: Vec<String>,
     },
     /// Overhead and scale benchmarks; writes docs/benchmarks.md and
-    /// target/bench/results.json (args go to the runner: --quick).
+    /// target/bench/results.json. Arguments after `--` go to the runner:
+    /// --only throughput,agent,churn; --markdown FILE; --json FILE;
+    /// --render JSON (rewrite the page from an earlier run, measuring nothing).
     Bench {
         /// Arguments for the benchmark runner.
         #[arg(last = true)]

@@ -134,7 +134,16 @@ pub fn bench(args: &[String], quick: bool) -> anyhow::Result<()> {
     if let Some(root) = crate::target_dir().parent() {
         c.current_dir(root);
     }
-    util::run(&mut c)
+    eprintln!("+ {}", util::describe(&c));
+    let status = c
+        .status()
+        .with_context(|| format!("cannot start {}", util::describe(&c)))?;
+    match status.code() {
+        Some(0) => Ok(()),
+        // A usage error: the runner has said what is wrong in clap's words.
+        Some(2) => std::process::exit(2),
+        _ => anyhow::bail!("the benchmark failed: {status}"),
+    }
 }
 
 /// Builds observer and the scenario runner in release mode and returns a

@@ -31,6 +31,9 @@ pub struct Results {
     pub throughput_ratio_p4: f64,
     /// Parts that ran (`throughput`, `agent`, `churn`).
     pub parts: Vec<String>,
+    /// A `--quick` run: fewer rounds, shorter steps, no 100k-flow step.
+    #[serde(default)]
+    pub quick: bool,
     /// Mean kernel ns per hit of the per-packet program during bulk transfer.
     pub probe_ns_per_hit: f64,
     /// Mean kernel ns per hit of an empty program on the same hook.
@@ -61,13 +64,40 @@ pub struct Results {
     pub stages: Vec<StageCost>,
 }
 
-fn verdict(ran: bool, ok: bool) -> &'static str {
-    match (ran, ok) {
-        (false, _) => "not run",
-        (true, true) => "met",
-        (true, false) => "MISSED",
+/// How a row of the targets table came out.
+#[derive(Clone, Copy)]
+enum Verdict {
+    /// The part that measures it did not run (`--only`, or `--quick` for
+    /// the 100k-flow step).
+    NotRun(&'static str),
+    /// Measured, with no target of its own.
+    NoTarget,
+    /// Measured against its target.
+    Measured(bool),
+}
+
+impl Verdict {
+    /// `Measured(ok)` where `ran`, else `NotRun(why)`.
+    fn of(ran: bool, why: &'static str, ok: bool) -> Verdict {
+        if ran {
+            Verdict::Measured(ok)
+        } else {
+            Verdict::NotRun(why)
+        }
+    }
+
+    fn text(self) -> &'static str {
+        match self {
+            Verdict::NotRun(why) => why,
+            Verdict::NoTarget => "",
+            Verdict::Measured(true) => "met",
+            Verdict::Measured(false) => "MISSED",
+        }
     }
 }
+
+/// What the table says of a part that did not run.
+const NOT_RUN: &str = "not run";
 
 impl Results {
     /// The markdown page.
@@ -77,16 +107,35 @@ impl Results {
         s.push_str("Written by `cargo xtask bench`; rerun it to refresh. Comparisons are ratios within one run,\n");
         s.push_str("the two sides alternated over rounds; medians with min and max.\n\n");
         s.push_str(&format!(
-            "- date: {}\n- kernel: {}\n- CPU: {}\n- commit: {}\n\n",
-            self.date, self.kernel, self.cpu, self.commit
+            "- date: {}\n- kernel: {}\n- CPU: {}\n- commit: {} (the page is committed after the \
+             commit it measured)\n- run: {}\n\n",
+            self.date,
+            self.kernel,
+            self.cpu,
+            self.commit,
+            if self.quick {
+                "`--quick` (3 rounds, shorter steps, no 100k-flow step)"
+            } else {
+                "full"
+            }
         ));
         s.push_str("| measure | result | target | |\n| --- | --- | --- | --- |\n");
         let ran = |part: &str| self.parts.iter().any(|p| p == part);
         let (tp, agent, churn) = (ran("throughput"), ran("agent"), ran("churn"));
-        let row = |s: &mut String, name: &str, v: String, target: String, ok: (bool, bool)| {
+        let big = agent && self.scale.iter().any(|a| a.flows >= 100_000);
+        let big_why = if agent && self.quick {
+            "not run (--quick)"
+        } else {
+            NOT_RUN
+        };
+        let row = |s: &mut String, name: &str, v: String, target: String, verdict: Verdict| {
+            let v = match verdict {
+                Verdict::NotRun(_) => "-".to_string(),
+                _ => v,
+            };
             s.push_str(&format!(
                 "| {name} | {v} | {target} | {} |\n",
-                verdict(ok.0, ok.1)
+                verdict.text()
             ));
         };
         row(
@@ -94,50 +143,71 @@ impl Results {
             "throughput with/without, 1 stream",
             format!("{:.3}", self.throughput_ratio),
             format!(">= {TARGET_THROUGHPUT_RATIO}"),
-            (tp, self.throughput_ratio >= TARGET_THROUGHPUT_RATIO),
+            Verdict::of(
+                tp,
+                NOT_RUN,
+                self.throughput_ratio >= TARGET_THROUGHPUT_RATIO,
+            ),
         );
         row(
             &mut s,
             "throughput with/without, 4 streams",
             format!("{:.3}", self.throughput_ratio_p4),
             format!(">= {TARGET_THROUGHPUT_RATIO}"),
-            (tp, self.throughput_ratio_p4 >= TARGET_THROUGHPUT_RATIO),
+            Verdict::of(
+                tp,
+                NOT_RUN,
+                self.throughput_ratio_p4 >= TARGET_THROUGHPUT_RATIO,
+            ),
         );
         row(
             &mut s,
             "kernel ns per packet (bulk)",
             format!("{:.0}", self.probe_ns_per_hit),
             format!("<= {TARGET_PROBE_NS}"),
-            (tp, self.probe_ns_per_hit <= TARGET_PROBE_NS),
+            Verdict::of(tp, NOT_RUN, self.probe_ns_per_hit <= TARGET_PROBE_NS),
         );
         row(
             &mut s,
             "kernel ns per hit of an empty program on the same hook (the floor here)",
             format!("{:.0}", self.floor_ns_per_hit),
             "-".into(),
-            (tp, true),
+            if tp {
+                Verdict::NoTarget
+            } else {
+                Verdict::NotRun(NOT_RUN)
+            },
         );
         row(
             &mut s,
             "kernel ns per program run (churn)",
             format!("{:.0}", self.probe_ns_per_hit_churn),
             "-".into(),
-            (churn, true),
+            if churn {
+                Verdict::NoTarget
+            } else {
+                Verdict::NotRun(NOT_RUN)
+            },
         );
         row(
             &mut s,
             "agent CPU at 10k flows, 1 s interval",
             format!("{:.2}% of a core", self.agent_cpu_pct_10k_flows),
             format!("<= {TARGET_CPU_PCT_10K}%"),
-            (agent, self.agent_cpu_pct_10k_flows <= TARGET_CPU_PCT_10K),
+            Verdict::of(
+                agent,
+                NOT_RUN,
+                self.agent_cpu_pct_10k_flows <= TARGET_CPU_PCT_10K,
+            ),
         );
         row(
             &mut s,
             "poll of 100k flows",
             format!("{:.1} ms", self.poll_ms_100k_flows),
             format!("<= {TARGET_POLL_MS_100K} ms"),
-            (
-                agent,
+            Verdict::of(
+                big,
+                big_why,
                 self.poll_ms_100k_flows > 0.0 && self.poll_ms_100k_flows <= TARGET_POLL_MS_100K,
             ),
         );
@@ -146,15 +216,16 @@ impl Results {
             "agent RSS at 100k flows",
             format!("{:.0} MiB", self.rss_mib_100k_flows),
             "bounded, stated".into(),
-            (agent, self.rss_mib_100k_flows > 0.0),
+            Verdict::of(big, big_why, self.rss_mib_100k_flows > 0.0),
         );
         row(
             &mut s,
             "flows reported / made at 10k conn/s",
             format!("{:.4}", self.churn_reported_ratio),
             "1.0, no drops".into(),
-            (
+            Verdict::of(
                 churn,
+                NOT_RUN,
                 (self.churn_reported_ratio - 1.0).abs() < 1e-9 && self.churn_drops_10k == 0,
             ),
         );
@@ -163,7 +234,11 @@ impl Results {
             "`ss -tin` at 100k flows",
             format!("{:.1} ms", self.ss_poll_ms_100k_flows),
             format!("slower than observer's {:.1} ms", self.poll_ms_100k_flows),
-            (agent, self.ss_poll_ms_100k_flows > self.poll_ms_100k_flows),
+            Verdict::of(
+                big,
+                big_why,
+                self.ss_poll_ms_100k_flows > self.poll_ms_100k_flows,
+            ),
         );
         s.push_str("\n## Throughput (loopback bulk TCP in a namespace, iperf3)\n\n| streams | with/without (median, min-max) | A/A: without/without (median, min-max) | without (Gbit/s) | with (Gbit/s) | probe ns/hit | empty program ns/hit | hits/s |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n");
         for t in &self.throughput {
@@ -302,8 +377,8 @@ impl Results {
                 ),
                 Some(a) => format!(
                     "The A/A control (two transfers without observer) spread {:.3}-{:.3}: \
-                     the median is below its lowest round, though single runs on this \
-                     machine differ by more than that from one run to the next.",
+                     this median is below the control's lowest round, though whole runs on \
+                     this machine differ from one another by more than that.",
                     a.min, a.max
                 ),
                 None => "No A/A control in this run.".to_string(),
@@ -323,5 +398,63 @@ impl Results {
             return String::new();
         }
         format!("\n## Targets missed in this run\n\n{}\n", n.join("\n"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row<'a>(page: &'a str, name: &str) -> &'a str {
+        page.lines()
+            .find(|l| l.starts_with(&format!("| {name} |")))
+            .unwrap_or_else(|| panic!("no row {name} in\n{page}"))
+    }
+
+    fn agent_only(quick: bool, sizes: &[usize]) -> Results {
+        Results {
+            parts: vec!["agent".into()],
+            quick,
+            agent_cpu_pct_10k_flows: 0.3,
+            scale: sizes
+                .iter()
+                .map(|&flows| Scale {
+                    flows,
+                    ..Scale::default()
+                })
+                .collect(),
+            ..Results::default()
+        }
+    }
+
+    #[test]
+    fn quick_run_says_the_100k_step_did_not_run() {
+        let page = agent_only(true, &[1_000, 10_000]).markdown();
+        for name in ["poll of 100k flows", "agent RSS at 100k flows"] {
+            let r = row(&page, name);
+            assert!(r.ends_with("| not run (--quick) |"), "{r}");
+            assert!(r.contains("| - |"), "{r}");
+        }
+        assert!(row(&page, "agent CPU at 10k flows, 1 s interval").ends_with("| met |"));
+        assert!(!page.contains("MISSED"), "{page}");
+        assert!(page.contains("- run: `--quick`"));
+    }
+
+    #[test]
+    fn full_run_judges_the_100k_step_and_rows_without_target_stay_blank() {
+        let mut r = agent_only(false, &[1_000, 10_000, 100_000]);
+        r.poll_ms_100k_flows = 150.0;
+        r.rss_mib_100k_flows = 54.0;
+        r.parts.push("throughput".into());
+        r.floor_ns_per_hit = 70.0;
+        let page = r.markdown();
+        assert!(row(&page, "poll of 100k flows").ends_with("| MISSED |"));
+        assert!(row(&page, "agent RSS at 100k flows").ends_with("| met |"));
+        let floor = row(
+            &page,
+            "kernel ns per hit of an empty program on the same hook (the floor here)",
+        );
+        assert!(floor.ends_with("| - |  |"), "{floor}");
+        assert!(row(&page, "kernel ns per program run (churn)").ends_with("| not run |"));
     }
 }

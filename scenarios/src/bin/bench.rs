@@ -77,6 +77,7 @@ fn bench(cli: &Cli) -> anyhow::Result<()> {
         kernel,
         cpu: format!("{model} ({cpus} CPUs)"),
         commit: commit(),
+        quick: cli.quick,
         ..Results::default()
     };
     let runs = |p: Part| cli.only.is_empty() || cli.only.contains(&p);
@@ -151,8 +152,12 @@ fn bench(cli: &Cli) -> anyhow::Result<()> {
         .with_context(|| format!("writing {}", cli.json.display()))?;
     std::fs::write(&cli.markdown, r.markdown())
         .with_context(|| format!("writing {}", cli.markdown.display()))?;
-    println!("{}", serde_json::to_string(&r)?);
-    eprint!("{}", r.markdown());
+    print!("{}", r.markdown());
+    eprintln!(
+        "bench: wrote {} and {}",
+        cli.markdown.display(),
+        cli.json.display()
+    );
     Ok(())
 }
 
