@@ -309,6 +309,20 @@ impl Results {
                 c.probe_ns_per_hit
             ));
         }
+        if let Some(top) = self.churn.iter().map(|c| c.made_per_s).reduce(f64::max) {
+            if self.churn_first_loss_per_s > 0.0 {
+                s.push_str(&format!(
+                    "\nFirst loss (a flow not reported, or a ring-buffer drop) at {:.0} \
+                     connections/s.\n",
+                    self.churn_first_loss_per_s
+                ));
+            } else {
+                s.push_str(&format!(
+                    "\nNo loss at any rate up to {top:.0} connections/s, the most this generator \
+                     made here: the rate of the first loss lies above it.\n"
+                ));
+            }
+        }
         s.push_str(&self.notes());
         s
     }
@@ -456,5 +470,28 @@ mod tests {
         );
         assert!(floor.ends_with("| - |  |"), "{floor}");
         assert!(row(&page, "kernel ns per program run (churn)").ends_with("| not run |"));
+        assert!(!page.contains("First loss") && !page.contains("No loss"));
+    }
+
+    #[test]
+    fn churn_states_the_first_loss_rate_or_that_there_was_none() {
+        let step = |made_per_s: f64| ChurnStep {
+            made_per_s,
+            ..ChurnStep::default()
+        };
+        let mut r = Results {
+            parts: vec!["churn".into()],
+            churn: vec![step(1000.0), step(9998.0)],
+            ..Results::default()
+        };
+        assert!(
+            r.markdown()
+                .contains("No loss at any rate up to 9998 connections/s")
+        );
+        r.churn_first_loss_per_s = 9998.0;
+        assert!(
+            r.markdown()
+                .contains("First loss (a flow not reported, or a ring-buffer drop) at 9998")
+        );
     }
 }
