@@ -131,8 +131,7 @@ pub fn on_owner(sk: *const u8, receive: bool) {
     let state: u8 = sk.get(off!(state));
     let key = key_of(sk);
     let tgid = (bpf_get_current_pid_tgid() >> 32) as u32;
-    let drained = receive && sk.get::<u32>(off!(rcv_nxt)) == sk.get::<u32>(off!(copied_seq));
-    if !drained && gate::held(key, Kind::Owner, tgid) {
+    if !(receive && drained(sk)) && gate::held(key, Kind::Owner, tgid) {
         return;
     }
     let Some(s) = entry(sk, key, tcp_state::is_connected(state)) else {
@@ -150,20 +149,28 @@ pub fn on_owner(sk: *const u8, receive: bool) {
 /// reader, after the segments were processed, so an idle flow's figures
 /// do not lag its last received segment. It also fires from
 /// `tcp_read_sock()`, which stream parsers call in softirq, so the current
-/// task is not taken as the owner here.
+/// task is not taken as the owner here. Gated like [`on_owner`]: a read
+/// that leaves nothing unread always samples.
 #[inline(always)]
 pub fn on_read(sk: *const u8) {
     let Some(sk) = Sk::of(sk) else {
         return;
     };
     let key = key_of(sk);
-    if gate::held(key, Kind::Owner, 0) {
+    if !drained(sk) && gate::held(key, Kind::Owner, 0) {
         return;
     }
     if let Some(s) = entry(sk, key, false) {
         // SAFETY: `s` points into the flow map's value for this socket.
         unsafe { refresh(s, sk) };
     }
+}
+
+/// Whether the reader has everything received so far (`copied_seq ==
+/// rcv_nxt`): after a read, the last read before the flow may go quiet.
+#[inline(always)]
+fn drained(sk: Sk) -> bool {
+    sk.get::<u32>(off!(rcv_nxt)) == sk.get::<u32>(off!(copied_seq))
 }
 
 /// Records the current process as the flow's owner, if it changed.
