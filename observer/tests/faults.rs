@@ -350,26 +350,21 @@ fn flow_open_before_start_is_picked_up_at_its_next_packet() {
     let server = srv.join().unwrap();
     let (ci, si) = (tcp_info(&client), tcp_info(&server));
     assert_eq!(ci.bytes_acked, (BEFORE + AFTER) as u64 + 1);
-    let mut flow = None;
-    assert!(
-        obs.wait_until(Duration::from_secs(5), |o| {
-            flow = o.flow(ckey);
-            flow.as_ref()
-                .is_some_and(|f| f.bytes_acked == ci.bytes_acked)
-        }),
-        "client flow never matched TCP_INFO {ci:?}: {flow:?}"
+    let flow = obs.wait_for_flow(
+        ckey,
+        Duration::from_secs(5),
+        &format!("the client's bytes_acked of TCP_INFO {ci:?}"),
+        |f| f.bytes_acked == ci.bytes_acked,
     );
-    let flow = flow.unwrap();
     assert_eq!(flow.bytes_received, ci.bytes_received);
     assert_eq!(flow.netns, ns.inode());
     assert!(!flow.closed);
-    let mut sflow = None;
-    assert!(obs.wait_until(Duration::from_secs(5), |o| {
-        sflow = o.flow(skey);
-        sflow
-            .as_ref()
-            .is_some_and(|f| f.bytes_received == si.bytes_received)
-    }));
+    obs.wait_for_flow(
+        skey,
+        Duration::from_secs(5),
+        &format!("the server's bytes_received {}", si.bytes_received),
+        |f| f.bytes_received == si.bytes_received,
+    );
     assert_eq!(si.bytes_received, (BEFORE + AFTER) as u64);
 }
 

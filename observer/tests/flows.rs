@@ -75,19 +75,14 @@ fn known_transfer_matches_tcp_info() {
     const N: usize = 64 * 1024 * 1024;
     let (flow, info) = ns.run(|| {
         let client = transfer("127.0.0.1:0", N, None, false);
-        let key = cookie(&client);
         let info = tcp_info(&client);
-        let mut flow = None;
-        assert!(
-            obs.wait_until(Duration::from_secs(3), |o| {
-                flow = o.flow(key);
-                flow.as_ref()
-                    .is_some_and(|f| f.bytes_acked == info.bytes_acked)
-            }),
-            "observer never reported bytes_acked {} (last: {flow:?})",
-            info.bytes_acked
+        let flow = obs.wait_for_flow(
+            cookie(&client),
+            Duration::from_secs(3),
+            &format!("bytes_acked {}", info.bytes_acked),
+            |f| f.bytes_acked == info.bytes_acked,
         );
-        (flow.unwrap(), info)
+        (flow, info)
     });
     // tcpi_bytes_acked counts the SYN's sequence number too.
     assert_eq!(info.bytes_acked, N as u64 + 1);
@@ -155,33 +150,22 @@ fn quiet_flow_matches_tcp_info_at_both_ends() {
         }
         // Keep the sender open: no FIN may refresh the receiver's entry.
         let client = sender.join().unwrap();
-        let key = cookie(&server);
         let info = tcp_info(&server);
-        let mut flow = None;
-        let matched = obs.wait_until(Duration::from_secs(3), |o| {
-            flow = o.flow(key);
-            flow.as_ref()
-                .is_some_and(|f| f.bytes_received == info.bytes_received)
-        });
-        assert!(
-            matched,
-            "observer never reported bytes_received {} (last: {flow:?})",
-            info.bytes_received
+        let flow = obs.wait_for_flow(
+            cookie(&server),
+            Duration::from_secs(3),
+            &format!("bytes_received {}", info.bytes_received),
+            |f| f.bytes_received == info.bytes_received,
         );
-        let (skey, sinfo) = (cookie(&client), tcp_info(&client));
-        let mut sent = None;
-        let matched = obs.wait_until(Duration::from_secs(3), |o| {
-            sent = o.flow(skey);
-            sent.as_ref()
-                .is_some_and(|f| f.bytes_acked == sinfo.bytes_acked)
-        });
-        assert!(
-            matched,
-            "observer never reported bytes_acked {} (last: {sent:?})",
-            sinfo.bytes_acked
+        let sinfo = tcp_info(&client);
+        let sent = obs.wait_for_flow(
+            cookie(&client),
+            Duration::from_secs(3),
+            &format!("bytes_acked {}", sinfo.bytes_acked),
+            |f| f.bytes_acked == sinfo.bytes_acked,
         );
         drop(client);
-        (flow.unwrap(), info, sent.unwrap(), sinfo)
+        (flow, info, sent, sinfo)
     });
     assert_eq!(info.bytes_received, N as u64);
     // tcpi_bytes_acked counts the SYN's sequence number too.

@@ -276,6 +276,27 @@ impl Observer {
             .collect()
     }
 
+    /// Polls until the flow with socket cookie `cookie` satisfies `pred`
+    /// and returns it; panics after `timeout`, naming `what` was awaited
+    /// and the flow as last seen.
+    pub fn wait_for_flow(
+        &mut self,
+        cookie: u64,
+        timeout: Duration,
+        what: &str,
+        mut pred: impl FnMut(&Flow) -> bool,
+    ) -> Flow {
+        let mut last = None;
+        let held = self.wait_until(timeout, |o| {
+            last = o.flow(cookie);
+            last.as_ref().is_some_and(&mut pred)
+        });
+        match last {
+            Some(f) if held => f,
+            _ => panic!("observer never reported {what} (last: {last:?})"),
+        }
+    }
+
     /// Polls until `pred` holds or `timeout` passes; returns whether it held.
     pub fn wait_until(
         &mut self,
