@@ -67,7 +67,7 @@ pub fn on_packet(sk: *const u8, skb: *const u8) {
             if stages == packet_stages::REFRESH {
                 return;
             }
-            carry_forward(s, sk, &seg, skb);
+            carry_forward(s, sk, &seg);
         }
     }
 }
@@ -81,12 +81,12 @@ pub fn on_state(sk: *const u8, old: u8, new: u8) {
     };
     if new == tcp_state::SYN_SENT {
         // connect(): process context, so the owner is the caller.
-        if let Some(s) = entry(sk, cookie(sk.sock()), true) {
+        if let Some(s) = entry(sk, key_of(sk), true) {
             // SAFETY: as in on_packet.
             unsafe { set_owner(s) };
         }
     } else if new == tcp_state::ESTABLISHED {
-        if let Some(s) = entry(sk, cookie(sk.sock()), true) {
+        if let Some(s) = entry(sk, key_of(sk), true) {
             // SAFETY: as in on_packet. The local port and address of a
             // connect()ing socket are only final now.
             unsafe {
@@ -205,6 +205,9 @@ const TH_ACK: u8 = 0x10;
 /// packet data touched) and `skb->len`. All zero where the kernel's
 /// `sk_buff` has no `cb` member observer can find.
 struct Segment {
+    /// `TCP_SKB_CB(skb)`; null where it cannot be found.
+    cb: *const u8,
+    direct: bool,
     ack: u32,
     flags: u8,
     /// TCP header plus payload (bytes).
@@ -220,16 +223,20 @@ impl Segment {
     #[inline(always)]
     fn of(sk: Sk, skb: *const u8) -> Segment {
         let cb_off = off!(skb_cb);
+        let direct = sk.direct();
         if cb_off == observer_common::OFFSET_NONE {
             return Segment {
+                cb: core::ptr::null(),
+                direct,
                 ack: 0,
                 flags: 0,
                 len: 0,
             };
         }
-        let direct = sk.direct();
         let cb = skb.wrapping_add(cb_off as usize);
         Segment {
+            cb,
+            direct,
             ack: u32_in_bytes(cb, off!(tcb_ack_seq), direct),
             flags: load(cb, off!(tcb_flags), direct),
             len: load(skb, off!(skb_len), direct),
@@ -253,9 +260,18 @@ impl Segment {
         }
         self.len <= BARE_MAX || self.ack != sk.get::<u32>(off!(snd_una))
     }
+
+    /// `seq` and `end_seq`, read only for the segments the gate lets through.
+    #[inline(always)]
+    fn seq_range(&self) -> (u32, u32) {
+        (
+            u32_in_bytes(self.cb, off!(tcb_seq), self.direct),
+            u32_in_bytes(self.cb, off!(tcb_end_seq), self.direct),
+        )
+    }
 }
 
-/// Applies the segment `skb` (`seg`), which `tcp_rcv_established()` is
+/// Applies the segment `seg`, which `tcp_rcv_established()` is
 /// about to process, to the sample just taken: bytes newly acknowledged (as
 /// `tcp_snd_una_update()` will count them), bytes newly received in order
 /// (as `tcp_rcv_nxt_update()` will), and, when the ACK covers everything
@@ -266,14 +282,11 @@ impl Segment {
 /// # Safety
 /// `s` must be valid for reads and writes.
 #[inline(always)]
-unsafe fn carry_forward(s: *mut FlowSample, sk: Sk, seg: &Segment, skb: *const u8) {
-    let cb_off = off!(skb_cb);
-    if cb_off == observer_common::OFFSET_NONE {
+unsafe fn carry_forward(s: *mut FlowSample, sk: Sk, seg: &Segment) {
+    if seg.cb.is_null() {
         return;
     }
-    let cb = skb.wrapping_add(cb_off as usize);
-    let seq = u32_in_bytes(cb, off!(tcb_seq), sk.direct());
-    let end_seq = u32_in_bytes(cb, off!(tcb_end_seq), sk.direct());
+    let (seq, end_seq) = seg.seq_range();
     let (ack, flags) = (seg.ack, seg.flags);
     // SAFETY: caller guarantees `s`.
     unsafe {
@@ -472,7 +485,7 @@ unsafe fn refresh(s: *mut FlowSample, sk: Sk) {
 /// observer never saw established (a listener, a failed connect) are skipped.
 #[inline(always)]
 fn close(sk: Sk, old: u8) {
-    let key = cookie(sk.sock());
+    let key = key_of(sk);
     let existing = FLOWS.get_ptr_mut(key);
     if existing.is_none() && !tcp_state::is_connected(old) {
         return;

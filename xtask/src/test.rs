@@ -172,7 +172,7 @@ impl Tally {
         Tally {
             passed: u64::from(passed),
             failed: u64::from(!passed),
-            failures: Vec::new(),
+            ..Tally::default()
         }
     }
 
@@ -234,7 +234,7 @@ fn parse_result(line: &str) -> Option<Tally> {
         return Some(Tally {
             passed,
             failed,
-            failures: Vec::new(),
+            ..Tally::default()
         });
     }
     let rest = line.trim().strip_prefix("test result: ")?;
@@ -247,7 +247,7 @@ fn parse_result(line: &str) -> Option<Tally> {
     Some(Tally {
         passed: num("passed")?,
         failed: num("failed")?,
-        failures: Vec::new(),
+        ..Tally::default()
     })
 }
 
