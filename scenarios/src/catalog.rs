@@ -322,10 +322,10 @@ pub fn all() -> Vec<Scenario> {
             rcv_rmem_max: Some(RMEM_4MB_WINDOW),
             ..base(
                 "rx-ref-b-cubic",
-                "reference B cubic seen from the receiver: not its window; the limit is remote",
+                "reference B cubic seen from the receiver: 0.01% loss holds cubic's window",
                 ref_b(),
                 iperf(&[]),
-                steady(Remote),
+                steady(CongestionWindow),
             )
         },
     ];

@@ -47,22 +47,28 @@ pub enum Verdict {
     /// The bottleneck link is full: a standing queue, or sending at the
     /// path's rate as the congestion control measures it.
     Path,
-    /// Seen from the receiver: not this host's window; the sender or the
-    /// path limits the flow.
-    Remote,
+    /// Seen from the receiver: this host's application does not read fast
+    /// enough; unread bytes fill the receive buffer and the advertised
+    /// window shrinks.
+    ReceiverApplication,
+    /// Seen from the receiver: the sending host itself (its application,
+    /// send buffer or a rate limit) sends below what the window and the
+    /// path allow, without loss or a standing queue.
+    Sender,
     /// Too few bytes or round trips to say.
     Unknown,
 }
 
 impl Verdict {
     /// Every verdict, for metric labels and documentation.
-    pub const ALL: [Verdict; 7] = [
+    pub const ALL: [Verdict; 8] = [
         Verdict::ReceiveWindow,
         Verdict::SendBuffer,
         Verdict::Application,
         Verdict::CongestionWindow,
         Verdict::Path,
-        Verdict::Remote,
+        Verdict::ReceiverApplication,
+        Verdict::Sender,
         Verdict::Unknown,
     ];
 
@@ -74,7 +80,8 @@ impl Verdict {
             Verdict::Application => "application",
             Verdict::CongestionWindow => "congestion_window",
             Verdict::Path => "path",
-            Verdict::Remote => "remote",
+            Verdict::ReceiverApplication => "receiver_application",
+            Verdict::Sender => "sender",
             Verdict::Unknown => "unknown",
         }
     }

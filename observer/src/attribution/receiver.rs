@@ -45,7 +45,7 @@ pub fn attribute(ev: &Evidence, flow: &Flow, cfg: &Config) -> Attribution {
                 )
             } else {
                 (
-                    Verdict::Remote,
+                    Verdict::Sender,
                     (1.0 - rate / ceiling.max(1.0)).clamp(0.5, 1.0),
                     format!(
                         "remote: not this host's window ({line}); the sender or the path limits it"

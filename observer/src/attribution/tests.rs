@@ -384,7 +384,7 @@ fn receiver_sees_its_own_window_or_a_remote_limit() {
         a.explanation
     );
     let b = rx(300_000);
-    assert_eq!(b.verdict, Verdict::Remote);
+    assert_eq!(b.verdict, Verdict::Sender);
     assert!(b.explanation.contains("sender or the path"));
 }
 

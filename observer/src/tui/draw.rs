@@ -27,7 +27,8 @@ pub fn verdict_color(v: Verdict) -> Color {
         Verdict::Application => Color::Blue,
         Verdict::CongestionWindow => Color::Cyan,
         Verdict::Path => Color::Red,
-        Verdict::Remote => Color::Green,
+        Verdict::ReceiverApplication => Color::LightMagenta,
+        Verdict::Sender => Color::Green,
         Verdict::Unknown => Color::Gray,
     }
 }
