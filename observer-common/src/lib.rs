@@ -116,8 +116,50 @@ pub mod tcp_state {
 
 /// `AF_INET` as the kernel numbers it.
 pub const AF_INET: u16 = 2;
+
+/// A gap between data segments arriving longer than this (ns) counts as
+/// time the sender sent nothing ([`FlowSample::rx_gap_ns`]): more than two
+/// jiffies at HZ=250 (the sample gate passes at least one data segment per
+/// jiffy while data flows), and more than a segment's time at 1.2 Mbit/s.
+pub const RX_GAP_NS: u64 = 10_000_000;
+
+/// The window a receiver puts on the wire for the `rcv_wnd` it keeps:
+/// at most `65535 << rcv_wscale`, in units of `1 << rcv_wscale` (bytes), as
+/// `tcp_select_window()` (net/ipv4/tcp_output.c) scales it. The kernel keeps
+/// the unclamped value in `tcp_sock.rcv_wnd`: without window scaling it
+/// can grow far past the 65,535 bytes the peer is ever told.
+pub const fn advertised_window(rcv_wnd: u32, rcv_wscale: u8) -> u32 {
+    let shift = if rcv_wscale > 14 { 14 } else { rcv_wscale };
+    let max = 65_535u32 << shift;
+    let w = if rcv_wnd < max { rcv_wnd } else { max };
+    (w >> shift) << shift
+}
+
+/// `sock.sk_userlocks` bit: SO_SNDBUF was set by the application
+/// (`SOCK_SNDBUF_LOCK`, include/net/sock.h).
+pub const SOCK_SNDBUF_LOCK: u8 = 1;
+/// `sock.sk_userlocks` bit: SO_RCVBUF was set by the application
+/// (`SOCK_RCVBUF_LOCK`, include/net/sock.h).
+pub const SOCK_RCVBUF_LOCK: u8 = 2;
 /// `AF_INET6` as the kernel numbers it.
 pub const AF_INET6: u16 = 10;
 
 #[cfg(test)]
 extern crate std;
+
+#[cfg(test)]
+mod tests {
+    use super::advertised_window;
+
+    #[test]
+    fn advertised_window_is_clamped_and_scaled_like_tcp_select_window() {
+        // No scaling: the kernel may keep 400 KB, the wire carries 65,535.
+        assert_eq!(advertised_window(414_000, 0), 65_535);
+        assert_eq!(advertised_window(60_000, 0), 60_000);
+        // Shift 7: units of 128 bytes, at most 65,535 x 128.
+        assert_eq!(advertised_window(80_500, 7), 80_384);
+        assert_eq!(advertised_window(u32::MAX, 7), 65_535 << 7);
+        // Shift 14 is the most RFC 7323 allows.
+        assert_eq!(advertised_window(u32::MAX, 15), 65_535 << 14);
+    }
+}

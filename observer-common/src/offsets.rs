@@ -171,6 +171,49 @@ offsets! {
     tcb_flags,
     /// `tcp_sock.rcv_rtt_est.rtt_us` (u32, µs << 3).
     rcv_rtt,
+    /// `tcp_sock.rcv_wup` (u32, sequence number): rcv_nxt when the window
+    /// was last advertised.
+    rcv_wup,
+    /// `tcp_sock.window_clamp` (u32, bytes).
+    window_clamp,
+    /// `tcp_sock.rcv_ssthresh` (u32, bytes).
+    rcv_ssthresh,
+    /// `tcp_sock.rcvq_space.space` (u32, bytes).
+    rcvq_space,
+    /// `tcp_sock.rcv_ooopack` (u32, segments).
+    rcv_ooopack,
+    /// `tcp_sock.segs_in` (u32, segments).
+    segs_in,
+    /// `tcp_sock.data_segs_in` (u32, segments).
+    data_segs_in,
+    /// `inet_connection_sock.icsk_ack.rcv_mss` (u16, bytes).
+    rcv_mss,
+    /// `sock.sk_userlocks` (bit offset; a bitfield on older kernels).
+    userlocks_bit,
+    /// Width of `sk_userlocks` in bits.
+    userlocks_width,
+    /// `tcp_sock.rx_opt.wscale_ok` (bitfield: bit offset).
+    wscale_ok_bit,
+    /// Width of `wscale_ok`.
+    wscale_ok_width,
+    /// `tcp_sock.rx_opt.rcv_wscale` (bitfield: bit offset).
+    rcv_wscale_bit,
+    /// Width of `rcv_wscale`.
+    rcv_wscale_width,
+    /// `tcp_sock.rx_opt.snd_wscale` (bitfield: bit offset).
+    snd_wscale_bit,
+    /// Width of `snd_wscale`.
+    snd_wscale_width,
+    /// `tcp_sock.rx_opt.tstamp_ok` (bitfield: bit offset).
+    tstamp_ok_bit,
+    /// Width of `tstamp_ok`.
+    tstamp_ok_width,
+    /// `tcp_sock.rx_opt.sack_ok` (bitfield: bit offset).
+    sack_ok_bit,
+    /// Width of `sack_ok`.
+    sack_ok_width,
+    /// `net.ipv4.sysctl_tcp_rmem`, relative to `struct net` (int[3], bytes).
+    tcp_rmem,
 }
 
 #[cfg(feature = "user")]
@@ -219,6 +262,6 @@ mod tests {
             assert_eq!(v, i as u32);
         }
         assert_eq!(Offsets::NAMES[0], "family");
-        assert_eq!(Offsets::NAMES.len(), 58);
+        assert_eq!(Offsets::NAMES.len(), 79);
     }
 }

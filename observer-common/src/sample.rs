@@ -35,6 +35,44 @@ pub struct FlowSample {
     pub jiffies: u64,
     /// Number of samples taken of this flow (probe hits).
     pub samples: u64,
+    /// Time covered by the integrals below (µs): the sum of the intervals
+    /// between consecutive samples. Each integral charges an interval to
+    /// the value seen at its start (sample and hold, like
+    /// `cwnd_limited_ns`) and wraps (u64); user space divides the
+    /// difference of two readings by the difference of this one to get a
+    /// time-weighted mean over any interval.
+    pub integral_us: u64,
+    /// Integral of the advertised receive window ([`FlowSample::rcv_wnd`]
+    /// clamped to the scale in use, as `tcp_select_window()` in
+    /// net/ipv4/tcp_output.c puts it on the wire) over time (byte·µs).
+    pub rcv_wnd_integral: u64,
+    /// Integral of the unread bytes ([`FlowSample::unread`]) over time (byte·µs).
+    pub unread_integral: u64,
+    /// Integral of the receiver RTT estimate (`rcv_rtt_us`, while nonzero)
+    /// over time (µs·µs).
+    pub rcv_rtt_integral: u64,
+    /// Time covered by `rcv_rtt_integral` (µs): intervals whose starting
+    /// sample had a receiver RTT estimate.
+    pub rcv_rtt_integral_us: u64,
+    /// Integral of `snd_wnd` over time (byte·µs).
+    pub snd_wnd_integral: u64,
+    /// Integral of `srtt_us` over time (µs·µs).
+    pub srtt_integral: u64,
+    /// Integral of `snd_cwnd` over time (segment·µs).
+    pub cwnd_integral: u64,
+    /// Time during which the advertised window was closed or nearly so
+    /// (less than two of the peer's segments, `2 x rcv_mss`), summed
+    /// between samples like `cwnd_limited_ns` (ns).
+    pub rwnd_closed_ns: u64,
+    /// Time spent in gaps of more than [`crate::RX_GAP_NS`] between data
+    /// segments arriving (ns): the sender sent nothing for that long. Gaps
+    /// are measured between the data segments the sample gate lets
+    /// through (at least one per jiffy while data flows).
+    pub rx_gap_ns: u64,
+    /// When a data segment last arrived (monotonic ns, sampled segments only).
+    pub last_rx_ns: u64,
+    /// When `rcv_ooopack` was last seen to grow (monotonic ns; 0: never).
+    pub last_ooo_ns: u64,
     /// Local address; IPv4 as IPv4-mapped IPv6 (`::ffff:a.b.c.d`).
     pub saddr: [u8; 16],
     /// Remote address; IPv4 as IPv4-mapped IPv6.
@@ -93,6 +131,36 @@ pub struct FlowSample {
     /// `tcp_sock.rcv_rtt_est.rtt_us >> 3`: the receiver's RTT estimate (µs),
     /// what `tcpi_rcv_rtt` reports.
     pub rcv_rtt_us: u32,
+    /// Bytes received but not yet read by the application:
+    /// `rcv_nxt - copied_seq` (what `ss` shows as Recv-Q on a connected socket).
+    pub unread: u32,
+    /// What is left of the last advertised window: `rcv_wup + rcv_wnd -
+    /// rcv_nxt`, `tcp_receive_window()` in include/net/tcp.h (bytes).
+    pub rcv_wnd_left: u32,
+    /// `tcp_sock.window_clamp`: the most this host will ever advertise (bytes).
+    pub window_clamp: u32,
+    /// `tcp_sock.rcv_ssthresh`: the current window growth limit
+    /// (`tcpi_rcv_ssthresh`, bytes).
+    pub rcv_ssthresh: u32,
+    /// `tcp_sock.rcvq_space.space`: bytes the application read in the last
+    /// receiver RTT, which autotuning sizes the buffer for
+    /// (`tcpi_rcv_space`, bytes).
+    pub rcv_space: u32,
+    /// `tcp_sock.rcv_ooopack`: data segments that arrived out of order
+    /// (`tcpi_rcv_ooopack`; loss or reordering on the path).
+    pub rcv_ooopack: u32,
+    /// `tcp_sock.segs_in`: segments received (`tcpi_segs_in`).
+    pub segs_in: u32,
+    /// `tcp_sock.data_segs_in`: segments with payload received (`tcpi_data_segs_in`).
+    pub data_segs_in: u32,
+    /// Smallest nonzero receiver RTT estimate seen over the flow (µs).
+    pub rcv_rtt_min_us: u32,
+    /// The namespace's `net.ipv4.tcp_rmem` maximum (`net->ipv4.sysctl_tcp_rmem[2]`,
+    /// bytes); 0 where the kernel does not expose it.
+    pub tcp_rmem_max: u32,
+    /// `inet_connection_sock.icsk_ack.rcv_mss`: the peer's segment size as
+    /// this host estimates it (`tcpi_rcv_mss`, bytes).
+    pub rcv_mss: u32,
     /// Local port (host byte order).
     pub sport: u16,
     /// Remote port (host byte order).
@@ -113,8 +181,22 @@ pub struct FlowSample {
     /// open, e.g. an idle flow older than the agent): its counters cover a
     /// life observer did not watch, so no rate can be derived from them.
     pub born_at_close: u8,
+    /// `sock.sk_userlocks`: bit 0 SO_SNDBUF set by the application
+    /// (`SOCK_SNDBUF_LOCK`), bit 1 SO_RCVBUF set (`SOCK_RCVBUF_LOCK`).
+    pub userlocks: u8,
+    /// `tcp_sock.rx_opt.wscale_ok`: both ends agreed on window scaling (0/1).
+    pub wscale_ok: u8,
+    /// `tcp_sock.rx_opt.rcv_wscale`: the shift this host applies to the
+    /// window it advertises.
+    pub rcv_wscale: u8,
+    /// `tcp_sock.rx_opt.snd_wscale`: the shift the peer applies to its window.
+    pub snd_wscale: u8,
+    /// `tcp_sock.rx_opt.tstamp_ok`: timestamps in use (0/1).
+    pub tstamp_ok: u8,
+    /// `tcp_sock.rx_opt.sack_ok`: SACK in use (nonzero; bit flags).
+    pub sack_ok: u8,
     /// Explicit padding; always 0.
-    pub _pad1: [u8; 4],
+    pub _pad1: [u8; 2],
 }
 
 impl FlowSample {
@@ -131,6 +213,18 @@ impl FlowSample {
         cgroup_id: 0,
         jiffies: 0,
         samples: 0,
+        integral_us: 0,
+        rcv_wnd_integral: 0,
+        unread_integral: 0,
+        rcv_rtt_integral: 0,
+        rcv_rtt_integral_us: 0,
+        snd_wnd_integral: 0,
+        srtt_integral: 0,
+        cwnd_integral: 0,
+        rwnd_closed_ns: 0,
+        rx_gap_ns: 0,
+        last_rx_ns: 0,
+        last_ooo_ns: 0,
         saddr: [0; 16],
         daddr: [0; 16],
         comm: [0; 16],
@@ -159,6 +253,17 @@ impl FlowSample {
         sk_rcvbuf: 0,
         rcv_wnd: 0,
         rcv_rtt_us: 0,
+        unread: 0,
+        rcv_wnd_left: 0,
+        window_clamp: 0,
+        rcv_ssthresh: 0,
+        rcv_space: 0,
+        rcv_ooopack: 0,
+        segs_in: 0,
+        data_segs_in: 0,
+        rcv_rtt_min_us: 0,
+        tcp_rmem_max: 0,
+        rcv_mss: 0,
         sport: 0,
         dport: 0,
         family: 0,
@@ -168,12 +273,18 @@ impl FlowSample {
         rate_app_limited: 0,
         cwnd_limited: 0,
         born_at_close: 0,
-        _pad1: [0; 4],
+        userlocks: 0,
+        wscale_ok: 0,
+        rcv_wscale: 0,
+        snd_wscale: 0,
+        tstamp_ok: 0,
+        sack_ok: 0,
+        _pad1: [0; 2],
     };
 }
 
 /// Size of [`FlowSample`] in bytes; the kernel and user space must agree.
-pub const FLOW_SAMPLE_SIZE: usize = 272;
+pub const FLOW_SAMPLE_SIZE: usize = 416;
 const _: () = assert!(core::mem::size_of::<FlowSample>() == FLOW_SAMPLE_SIZE);
 const _: () = assert!(core::mem::align_of::<FlowSample>() == 8);
 
@@ -191,16 +302,22 @@ mod tests {
     fn layout_is_pinned() {
         assert_eq!(offset_of!(FlowSample, cookie), 0);
         assert_eq!(offset_of!(FlowSample, samples), 80);
-        assert_eq!(offset_of!(FlowSample, saddr), 88);
-        assert_eq!(offset_of!(FlowSample, cc), 136);
-        assert_eq!(offset_of!(FlowSample, netns), 152);
-        assert_eq!(offset_of!(FlowSample, chrono_stat), 224);
-        assert_eq!(offset_of!(FlowSample, rcv_rtt_us), 252);
-        assert_eq!(offset_of!(FlowSample, sport), 256);
-        assert_eq!(offset_of!(FlowSample, state), 262);
-        assert_eq!(offset_of!(FlowSample, cwnd_limited), 266);
-        assert_eq!(offset_of!(FlowSample, born_at_close), 267);
-        assert_eq!(offset_of!(FlowSample, _pad1), 268);
+        assert_eq!(offset_of!(FlowSample, integral_us), 88);
+        assert_eq!(offset_of!(FlowSample, last_ooo_ns), 176);
+        assert_eq!(offset_of!(FlowSample, saddr), 184);
+        assert_eq!(offset_of!(FlowSample, cc), 232);
+        assert_eq!(offset_of!(FlowSample, netns), 248);
+        assert_eq!(offset_of!(FlowSample, chrono_stat), 320);
+        assert_eq!(offset_of!(FlowSample, rcv_rtt_us), 348);
+        assert_eq!(offset_of!(FlowSample, unread), 352);
+        assert_eq!(offset_of!(FlowSample, rcv_mss), 392);
+        assert_eq!(offset_of!(FlowSample, sport), 396);
+        assert_eq!(offset_of!(FlowSample, state), 402);
+        assert_eq!(offset_of!(FlowSample, cwnd_limited), 406);
+        assert_eq!(offset_of!(FlowSample, born_at_close), 407);
+        assert_eq!(offset_of!(FlowSample, userlocks), 408);
+        assert_eq!(offset_of!(FlowSample, sack_ok), 413);
+        assert_eq!(offset_of!(FlowSample, _pad1), 414);
     }
 
     #[test]
@@ -216,10 +333,10 @@ mod tests {
         };
         assert_eq!(&bytes[0..8], &0x0102_0304_0506_0708u64.to_ne_bytes());
         let snd_wnd = offset_of!(FlowSample, snd_wnd);
-        assert_eq!(snd_wnd, 160);
+        assert_eq!(snd_wnd, 256);
         assert_eq!(&bytes[snd_wnd..snd_wnd + 4], &80_480u32.to_ne_bytes());
-        assert_eq!(&bytes[256..258], &5201u16.to_ne_bytes());
-        assert_eq!(bytes[262], 1);
+        assert_eq!(&bytes[396..398], &5201u16.to_ne_bytes());
+        assert_eq!(bytes[402], 1);
         let nonzero = bytes.iter().filter(|b| **b != 0).count();
         assert_eq!(nonzero, 8 + 3 + 2 + 1);
     }

@@ -3,7 +3,9 @@
 
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 
-use observer_common::{FlowSample, tcp_state};
+use observer_common::{
+    FlowSample, SOCK_RCVBUF_LOCK, SOCK_SNDBUF_LOCK, advertised_window, tcp_state,
+};
 use serde::Serialize;
 
 use crate::clock::Clock;
@@ -109,10 +111,60 @@ pub struct Flow {
     pub mss: u32,
     /// Peer's advertised receive window (bytes).
     pub snd_wnd: u32,
-    /// Window this host last advertised (bytes).
+    /// Window this host last advertised, as it went on the wire (bytes):
+    /// `tcp_sock.rcv_wnd` clamped to `65535 << rcv_wscale`
+    /// ([`observer_common::advertised_window`]).
     pub rcv_wnd: u32,
+    /// The kernel's own `tcp_sock.rcv_wnd` (bytes), unclamped: without
+    /// window scaling it grows past what the peer is ever told.
+    pub rcv_wnd_internal: u32,
+    /// What is left open of the last advertised window (bytes):
+    /// `tcp_receive_window()`, `rcv_wup + rcv_wnd - rcv_nxt`.
+    pub rcv_wnd_left: u32,
+    /// Bytes received and not yet read by the application
+    /// (`rcv_nxt - copied_seq`; `ss` Recv-Q).
+    pub unread_bytes: u32,
+    /// The most this host will advertise (`tcp_sock.window_clamp`, bytes).
+    pub window_clamp: u32,
+    /// The window's current growth limit (`tcpi_rcv_ssthresh`, bytes).
+    pub rcv_ssthresh: u32,
+    /// Bytes read per receiver RTT that autotuning sizes the buffer for
+    /// (`tcpi_rcv_space`, bytes).
+    pub rcv_space: u32,
+    /// The peer's segment size as this host estimates it (`tcpi_rcv_mss`, bytes).
+    pub rcv_mss: u32,
+    /// The namespace's `net.ipv4.tcp_rmem` maximum (bytes; 0: unknown).
+    pub tcp_rmem_max: u32,
+    /// The application set SO_RCVBUF (`SOCK_RCVBUF_LOCK`): autotuning is off.
+    pub rcvbuf_locked: bool,
+    /// The application set SO_SNDBUF (`SOCK_SNDBUF_LOCK`).
+    pub sndbuf_locked: bool,
+    /// Window scaling in use on this connection (`rx_opt.wscale_ok`).
+    pub wscale_ok: bool,
+    /// Shift applied to the window this host advertises (`tcpi_rcv_wscale`).
+    pub rcv_wscale: u8,
+    /// Shift the peer applies to its window (`tcpi_snd_wscale`).
+    pub snd_wscale: u8,
+    /// TCP timestamps in use (`rx_opt.tstamp_ok`).
+    pub tstamp_ok: bool,
+    /// SACK in use (`rx_opt.sack_ok`).
+    pub sack_ok: bool,
     /// Receiver-side RTT estimate (`tcpi_rcv_rtt`, µs; 0 until measured).
     pub rcv_rtt_us: u32,
+    /// Smallest receiver RTT estimate seen over the flow (µs; 0: none yet).
+    pub rcv_rtt_min_us: u32,
+    /// Data segments that arrived out of order (`tcpi_rcv_ooopack`).
+    pub rcv_ooopack: u32,
+    /// Segments received (`tcpi_segs_in`).
+    pub segs_in: u32,
+    /// Segments with payload received (`tcpi_data_segs_in`).
+    pub data_segs_in: u32,
+    /// Time the advertised window was closed or nearly so, under two of the
+    /// peer's segments (µs).
+    pub rwnd_closed_us: u64,
+    /// Time in gaps of more than 10 ms between arriving data segments (µs):
+    /// the sender sent nothing for that long.
+    pub rx_gap_us: u64,
     /// Packets in flight (segments).
     pub inflight: u32,
     /// Total retransmitted segments (`tcpi_total_retrans`).
@@ -145,6 +197,51 @@ pub struct Flow {
     pub last_seen: String,
     /// Samples taken in the kernel.
     pub samples: u64,
+    /// Time integrals for interval means (not printed).
+    #[serde(skip)]
+    pub integrals: Integrals,
+    /// When `rcv_ooopack` last grew (monotonic ns; 0: never). Not printed.
+    #[serde(skip)]
+    pub last_ooo_ns: u64,
+}
+
+/// The kernel's time integrals of a flow's figures (see
+/// [`FlowSample::integral_us`]): the difference of two readings divided by
+/// the difference of `us` is the time-weighted mean over that interval.
+/// All wrap; take differences with `wrapping_sub`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Integrals {
+    /// Time covered (µs).
+    pub us: u64,
+    /// Advertised receive window (byte·µs).
+    pub rcv_wnd: u64,
+    /// Unread bytes (byte·µs).
+    pub unread: u64,
+    /// Receiver RTT (µs·µs), over `rcv_rtt_us` of time.
+    pub rcv_rtt: u64,
+    /// Time with a receiver RTT estimate (µs).
+    pub rcv_rtt_us: u64,
+    /// Peer's window, snd_wnd (byte·µs).
+    pub snd_wnd: u64,
+    /// Smoothed RTT (µs·µs).
+    pub srtt: u64,
+    /// Congestion window (segment·µs).
+    pub cwnd: u64,
+}
+
+impl Integrals {
+    fn of(s: &FlowSample) -> Integrals {
+        Integrals {
+            us: s.integral_us,
+            rcv_wnd: s.rcv_wnd_integral,
+            unread: s.unread_integral,
+            rcv_rtt: s.rcv_rtt_integral,
+            rcv_rtt_us: s.rcv_rtt_integral_us,
+            snd_wnd: s.snd_wnd_integral,
+            srtt: s.srtt_integral,
+            cwnd: s.cwnd_integral,
+        }
+    }
 }
 
 impl Flow {
@@ -160,6 +257,13 @@ impl Flow {
             sndbuf_limited_us: 0,
             cwnd_limited_us: 0,
             samples: 0,
+            rcv_ooopack: 0,
+            segs_in: 0,
+            data_segs_in: 0,
+            rwnd_closed_us: 0,
+            rx_gap_us: 0,
+            integrals: Integrals::default(),
+            last_ooo_ns: 0,
             ..f.clone()
         }
     }
@@ -195,8 +299,29 @@ impl Flow {
             snd_ssthresh: s.snd_ssthresh,
             mss: s.mss,
             snd_wnd: s.snd_wnd,
-            rcv_wnd: s.rcv_wnd,
+            rcv_wnd: advertised_window(s.rcv_wnd, s.rcv_wscale),
+            rcv_wnd_internal: s.rcv_wnd,
+            rcv_wnd_left: s.rcv_wnd_left,
+            unread_bytes: s.unread,
+            window_clamp: s.window_clamp,
+            rcv_ssthresh: s.rcv_ssthresh,
+            rcv_space: s.rcv_space,
+            rcv_mss: s.rcv_mss,
+            tcp_rmem_max: s.tcp_rmem_max,
+            rcvbuf_locked: s.userlocks & SOCK_RCVBUF_LOCK != 0,
+            sndbuf_locked: s.userlocks & SOCK_SNDBUF_LOCK != 0,
+            wscale_ok: s.wscale_ok != 0,
+            rcv_wscale: s.rcv_wscale,
+            snd_wscale: s.snd_wscale,
+            tstamp_ok: s.tstamp_ok != 0,
+            sack_ok: s.sack_ok != 0,
             rcv_rtt_us: s.rcv_rtt_us,
+            rcv_rtt_min_us: s.rcv_rtt_min_us,
+            rcv_ooopack: s.rcv_ooopack,
+            segs_in: s.segs_in,
+            data_segs_in: s.data_segs_in,
+            rwnd_closed_us: s.rwnd_closed_ns / 1000,
+            rx_gap_us: s.rx_gap_ns / 1000,
             inflight: s.inflight,
             retransmits: s.total_retrans,
             busy_us: ch.busy_us,
@@ -213,6 +338,8 @@ impl Flow {
             first_seen: stamp(s.first_seen_ns),
             last_seen: stamp(if closed { s.closed_ns } else { s.last_seen_ns }),
             samples: s.samples,
+            integrals: Integrals::of(s),
+            last_ooo_ns: s.last_ooo_ns,
         }
     }
 }

@@ -168,6 +168,27 @@ fn specs() -> Vec<Spec> {
         spec!("tcb_ack_seq", "tcp_skb_cb", "ack_seq", Byte, false),
         spec!("tcb_flags", "tcp_skb_cb", "tcp_flags", Byte, false),
         spec!("rcv_rtt", "tcp_sock", "rcv_rtt_est.rtt_us", Byte, false),
+        spec!("rcv_wup", "tcp_sock", "rcv_wup", Byte, false),
+        spec!("window_clamp", "tcp_sock", "window_clamp", Byte, false),
+        spec!("rcv_ssthresh", "tcp_sock", "rcv_ssthresh", Byte, false),
+        spec!("rcvq_space", "tcp_sock", "rcvq_space.space", Byte, false),
+        spec!("rcv_ooopack", "tcp_sock", "rcv_ooopack", Byte, false),
+        spec!("segs_in", "tcp_sock", "segs_in", Byte, false),
+        spec!("data_segs_in", "tcp_sock", "data_segs_in", Byte, false),
+        spec!(
+            "rcv_mss",
+            "tcp_sock",
+            "inet_conn.icsk_ack.rcv_mss",
+            Byte,
+            false
+        ),
+        spec!("userlocks", "tcp_sock", sk("sk_userlocks"), Bits, false),
+        spec!("wscale_ok", "tcp_sock", "rx_opt.wscale_ok", Bits, false),
+        spec!("rcv_wscale", "tcp_sock", "rx_opt.rcv_wscale", Bits, false),
+        spec!("snd_wscale", "tcp_sock", "rx_opt.snd_wscale", Bits, false),
+        spec!("tstamp_ok", "tcp_sock", "rx_opt.tstamp_ok", Bits, false),
+        spec!("sack_ok", "tcp_sock", "rx_opt.sack_ok", Bits, false),
+        spec!("tcp_rmem", "net", "ipv4.sysctl_tcp_rmem", Byte, false),
     ]
 }
 
