@@ -73,6 +73,14 @@ pub struct FlowSample {
     pub last_rx_ns: u64,
     /// When `rcv_ooopack` was last seen to grow (monotonic ns; 0: never).
     pub last_ooo_ns: u64,
+    /// Bytes (headers included) of data segments that arrived in bursts:
+    /// at least twice as fast as the flow's mean spacing over active
+    /// periods (see observer-ebpf's `arrivals`).
+    pub burst_bytes: u64,
+    /// The spacing of those segments from the ones before them, summed
+    /// (ns): `burst_bytes / burst_ns` is the rate within bursts, an
+    /// estimate of the bottleneck's rate.
+    pub burst_ns: u64,
     /// Local address; IPv4 as IPv4-mapped IPv6 (`::ffff:a.b.c.d`).
     pub saddr: [u8; 16],
     /// Remote address; IPv4 as IPv4-mapped IPv6.
@@ -225,6 +233,8 @@ impl FlowSample {
         rx_gap_ns: 0,
         last_rx_ns: 0,
         last_ooo_ns: 0,
+        burst_bytes: 0,
+        burst_ns: 0,
         saddr: [0; 16],
         daddr: [0; 16],
         comm: [0; 16],
@@ -284,7 +294,7 @@ impl FlowSample {
 }
 
 /// Size of [`FlowSample`] in bytes; the kernel and user space must agree.
-pub const FLOW_SAMPLE_SIZE: usize = 416;
+pub const FLOW_SAMPLE_SIZE: usize = 432;
 const _: () = assert!(core::mem::size_of::<FlowSample>() == FLOW_SAMPLE_SIZE);
 const _: () = assert!(core::mem::align_of::<FlowSample>() == 8);
 
@@ -304,20 +314,21 @@ mod tests {
         assert_eq!(offset_of!(FlowSample, samples), 80);
         assert_eq!(offset_of!(FlowSample, integral_us), 88);
         assert_eq!(offset_of!(FlowSample, last_ooo_ns), 176);
-        assert_eq!(offset_of!(FlowSample, saddr), 184);
-        assert_eq!(offset_of!(FlowSample, cc), 232);
-        assert_eq!(offset_of!(FlowSample, netns), 248);
-        assert_eq!(offset_of!(FlowSample, chrono_stat), 320);
-        assert_eq!(offset_of!(FlowSample, rcv_rtt_us), 348);
-        assert_eq!(offset_of!(FlowSample, unread), 352);
-        assert_eq!(offset_of!(FlowSample, rcv_mss), 392);
-        assert_eq!(offset_of!(FlowSample, sport), 396);
-        assert_eq!(offset_of!(FlowSample, state), 402);
-        assert_eq!(offset_of!(FlowSample, cwnd_limited), 406);
-        assert_eq!(offset_of!(FlowSample, born_at_close), 407);
-        assert_eq!(offset_of!(FlowSample, userlocks), 408);
-        assert_eq!(offset_of!(FlowSample, sack_ok), 413);
-        assert_eq!(offset_of!(FlowSample, _pad1), 414);
+        assert_eq!(offset_of!(FlowSample, burst_ns), 192);
+        assert_eq!(offset_of!(FlowSample, saddr), 200);
+        assert_eq!(offset_of!(FlowSample, cc), 248);
+        assert_eq!(offset_of!(FlowSample, netns), 264);
+        assert_eq!(offset_of!(FlowSample, chrono_stat), 336);
+        assert_eq!(offset_of!(FlowSample, rcv_rtt_us), 364);
+        assert_eq!(offset_of!(FlowSample, unread), 368);
+        assert_eq!(offset_of!(FlowSample, rcv_mss), 408);
+        assert_eq!(offset_of!(FlowSample, sport), 412);
+        assert_eq!(offset_of!(FlowSample, state), 418);
+        assert_eq!(offset_of!(FlowSample, cwnd_limited), 422);
+        assert_eq!(offset_of!(FlowSample, born_at_close), 423);
+        assert_eq!(offset_of!(FlowSample, userlocks), 424);
+        assert_eq!(offset_of!(FlowSample, sack_ok), 429);
+        assert_eq!(offset_of!(FlowSample, _pad1), 430);
     }
 
     #[test]
@@ -333,10 +344,10 @@ mod tests {
         };
         assert_eq!(&bytes[0..8], &0x0102_0304_0506_0708u64.to_ne_bytes());
         let snd_wnd = offset_of!(FlowSample, snd_wnd);
-        assert_eq!(snd_wnd, 256);
+        assert_eq!(snd_wnd, 272);
         assert_eq!(&bytes[snd_wnd..snd_wnd + 4], &80_480u32.to_ne_bytes());
-        assert_eq!(&bytes[396..398], &5201u16.to_ne_bytes());
-        assert_eq!(bytes[402], 1);
+        assert_eq!(&bytes[412..414], &5201u16.to_ne_bytes());
+        assert_eq!(bytes[418], 1);
         let nonzero = bytes.iter().filter(|b| **b != 0).count();
         assert_eq!(nonzero, 8 + 3 + 2 + 1);
     }

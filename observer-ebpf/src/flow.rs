@@ -13,6 +13,7 @@ use observer_common::{
 };
 
 use crate::{
+    arrivals,
     gate::{self, Kind},
     maps::{CLOSED, FLOWS, SCRATCH, count, live, live_add, max_flows},
     read::{Sk, at, deref, load, off, u32_in_bytes},
@@ -54,6 +55,9 @@ pub fn on_packet(sk: *const u8, skb: *const u8) {
     }
     let key = key_of(sk);
     let seg = Segment::of(sk, skb);
+    if seg.len > BARE_MAX {
+        arrivals::note(key, seg.len);
+    }
     if !seg.settles(sk) && gate::held(key, Kind::Packet, 0) {
         return;
     }
@@ -71,6 +75,7 @@ pub fn on_packet(sk: *const u8, skb: *const u8) {
                 return;
             }
             carry_forward(s, sk, &seg);
+            arrivals::collect(s);
         }
     }
 }

@@ -23,6 +23,7 @@
 #![cfg_attr(target_arch = "bpf", feature(asm_experimental_arch))]
 
 #[cfg(target_arch = "bpf")]
+mod arrivals;
 mod flow;
 #[cfg(target_arch = "bpf")]
 mod gate;

@@ -227,6 +227,10 @@ pub struct Integrals {
     pub srtt: u64,
     /// Congestion window (segment·µs).
     pub cwnd: u64,
+    /// Bytes that arrived in bursts (see [`FlowSample::burst_bytes`]).
+    pub burst_bytes: u64,
+    /// Their spacing, summed (ns).
+    pub burst_ns: u64,
 }
 
 impl Integrals {
@@ -240,6 +244,8 @@ impl Integrals {
             snd_wnd: s.snd_wnd_integral,
             srtt: s.srtt_integral,
             cwnd: s.cwnd_integral,
+            burst_bytes: s.burst_bytes,
+            burst_ns: s.burst_ns,
         }
     }
 }

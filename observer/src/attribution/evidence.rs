@@ -31,6 +31,50 @@ pub struct Ceilings {
     pub rcv_wnd_bps: f64,
 }
 
+/// What the receiving end measured over an interval: the time-weighted
+/// means of the kernel's integrals (see [`crate::flow::Integrals`]) and
+/// the shares of time the window was closed or the sender paused.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Receive {
+    /// Time-weighted mean of the advertised window (bytes).
+    pub rcv_wnd_mean: f64,
+    /// Time-weighted mean of the receiver RTT estimate (µs); srtt, then
+    /// min_rtt, where the kernel has none.
+    pub rtt_mean_us: f64,
+    /// The path's RTT without a queue (µs): the smaller of min_rtt (the
+    /// handshake and any ACKed data) and the lowest receiver RTT seen.
+    pub base_rtt_us: u32,
+    /// Receive rate x mean RTT (bytes): what the sender keeps in flight,
+    /// as seen from here.
+    pub in_flight_bytes: f64,
+    /// `in_flight_bytes` / `rcv_wnd_mean`: 1 when the sender fills the window.
+    pub window_fill: f64,
+    /// Time-weighted mean of the unread bytes (bytes).
+    pub unread_mean: f64,
+    /// Share of the interval with the window closed or nearly so (0 to 1).
+    pub closed_share: f64,
+    /// Share of the interval in arrival gaps over 10 ms (0 to 1): the sender
+    /// sent nothing then.
+    pub gap_share: f64,
+    /// Out-of-order arrivals in the interval (segments).
+    pub ooo_packets: u32,
+    /// Seconds since out-of-order arrivals last grew, at the interval's end
+    /// (None: never seen).
+    pub since_ooo_s: Option<f64>,
+    /// Mean receiver RTT above the base RTT (µs): a queue in the path, or a
+    /// sender that holds data back.
+    pub queue_delay_us: u32,
+    /// Rate within bursts (bits/s): segments that arrived at least twice as
+    /// fast as the flow's mean spacing; an estimate of the bottleneck's
+    /// rate. 0 when none did (the flow arrives evenly).
+    pub burst_rate_bps: f64,
+    /// Share of the received bytes that arrived in bursts (0 to 1).
+    pub burst_share: f64,
+    /// Receive rate / burst rate: how much of the bottleneck the flow uses
+    /// (0 to 1; 1 when it arrives evenly).
+    pub path_use: f64,
+}
+
 /// Everything measured over one interval of one flow.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Evidence {
@@ -68,9 +112,11 @@ pub struct Evidence {
     pub mss: u32,
     /// Window this host advertised at the end (bytes).
     pub rcv_wnd: u32,
-    /// RTT the receiver-side arithmetic uses (µs): the kernel's receiver
-    /// estimate (`tcpi_rcv_rtt`), or srtt while it has none.
+    /// RTT the receiver-side arithmetic uses (µs): the mean of the kernel's
+    /// receiver estimate (`tcpi_rcv_rtt`), or srtt while it has none.
     pub receiver_rtt_us: u32,
+    /// The receiving end's figures.
+    pub receive: Receive,
 }
 
 fn bps(bytes: u64, us: u64) -> f64 {
@@ -78,6 +124,91 @@ fn bps(bytes: u64, us: u64) -> f64 {
         0.0
     } else {
         bytes as f64 * 8e6 / us as f64
+    }
+}
+
+/// Time-weighted mean of an integral between two readings, or `fallback`
+/// when they cover no time.
+fn mean(a: u64, b: u64, a_us: u64, b_us: u64, fallback: f64) -> f64 {
+    let us = b_us.wrapping_sub(a_us);
+    if us == 0 || us > 1 << 62 {
+        fallback
+    } else {
+        b.wrapping_sub(a) as f64 / us as f64
+    }
+}
+
+/// The receiving end's figures between flows `a` and `b`, `dt` µs apart,
+/// the interval ending at monotonic `end_ns`, receiving at `rate` bits/s.
+fn receive(a: &Flow, b: &Flow, dt: u64, end_ns: u64, rate: f64) -> Receive {
+    let (ia, ib) = (&a.integrals, &b.integrals);
+    let received = b.bytes_received.saturating_sub(a.bytes_received);
+    let burst_bytes = ib.burst_bytes.saturating_sub(ia.burst_bytes);
+    let burst_ns = ib.burst_ns.saturating_sub(ia.burst_ns);
+    let burst_rate_bps = if burst_ns == 0 {
+        0.0
+    } else {
+        burst_bytes as f64 * 8e9 / burst_ns as f64
+    };
+    let rcv_wnd_mean = mean(ia.rcv_wnd, ib.rcv_wnd, ia.us, ib.us, f64::from(b.rcv_wnd));
+    let rtt_now = [b.rcv_rtt_us, b.srtt_us, b.min_rtt_us]
+        .into_iter()
+        .find(|r| *r > 0)
+        .unwrap_or(0);
+    let rtt_mean_us = mean(
+        ia.rcv_rtt,
+        ib.rcv_rtt,
+        ia.rcv_rtt_us,
+        ib.rcv_rtt_us,
+        f64::from(rtt_now),
+    );
+    let base_rtt_us = [b.min_rtt_us, b.rcv_rtt_min_us]
+        .into_iter()
+        .filter(|r| *r > 0)
+        .min()
+        .unwrap_or(0);
+    let in_flight_bytes = rate * rtt_mean_us / 8e6;
+    let share = |x: u64| {
+        if dt == 0 {
+            0.0
+        } else {
+            (x as f64 / dt as f64).min(1.0)
+        }
+    };
+    Receive {
+        rcv_wnd_mean,
+        rtt_mean_us,
+        base_rtt_us,
+        in_flight_bytes,
+        window_fill: if rcv_wnd_mean > 0.0 {
+            in_flight_bytes / rcv_wnd_mean
+        } else {
+            0.0
+        },
+        unread_mean: mean(
+            ia.unread,
+            ib.unread,
+            ia.us,
+            ib.us,
+            f64::from(b.unread_bytes),
+        ),
+        closed_share: share(b.rwnd_closed_us.saturating_sub(a.rwnd_closed_us)),
+        gap_share: share(b.rx_gap_us.saturating_sub(a.rx_gap_us)),
+        ooo_packets: b.rcv_ooopack.saturating_sub(a.rcv_ooopack),
+        since_ooo_s: (b.last_ooo_ns != 0)
+            .then(|| end_ns.saturating_sub(b.last_ooo_ns) as f64 / 1e9),
+        queue_delay_us: (rtt_mean_us - f64::from(base_rtt_us)).max(0.0).round() as u32,
+        burst_rate_bps,
+        burst_share: if received == 0 {
+            0.0
+        } else {
+            (burst_bytes as f64 / received as f64).min(1.0)
+        },
+        path_use: if burst_rate_bps > 0.0 {
+            (rate / burst_rate_bps).min(1.0)
+        } else {
+            1.0
+        },
     }
 }
 
@@ -112,11 +243,8 @@ impl Evidence {
         let received = b.bytes_received.saturating_sub(a.bytes_received);
         let srtt = f64::from(b.srtt_us);
         let per_rtt = |bytes: f64, rtt: f64| if rtt > 0.0 { bytes * 8e6 / rtt } else { 0.0 };
-        let rcv_rtt = if b.rcv_rtt_us > 0 {
-            b.rcv_rtt_us
-        } else {
-            b.srtt_us
-        };
+        let rx = receive(a, b, dt, to.at_ns, bps(received, dt));
+        let rcv_rtt = rx.rtt_mean_us.round() as u32;
         Evidence {
             interval_us: dt,
             bytes_acked: acked,
@@ -133,7 +261,7 @@ impl Evidence {
             ceilings: Ceilings {
                 rwnd_bps: per_rtt(f64::from(b.snd_wnd), srtt),
                 cwnd_bps: per_rtt(f64::from(b.snd_cwnd) * f64::from(b.mss), srtt),
-                rcv_wnd_bps: per_rtt(f64::from(b.rcv_wnd), f64::from(rcv_rtt)),
+                rcv_wnd_bps: per_rtt(rx.rcv_wnd_mean, rx.rtt_mean_us),
             },
             srtt_us: b.srtt_us,
             min_rtt_us: b.min_rtt_us,
@@ -146,6 +274,7 @@ impl Evidence {
             mss: b.mss,
             rcv_wnd: b.rcv_wnd,
             receiver_rtt_us: rcv_rtt,
+            receive: rx,
         }
     }
 

@@ -19,7 +19,7 @@ mod sender;
 mod units;
 mod whatif;
 
-pub use evidence::{Ceilings, Evidence, Shares};
+pub use evidence::{Ceilings, Evidence, Receive, Shares};
 pub use units::{fmt_bytes, fmt_rate};
 pub use whatif::{WhatIf, what_if};
 
@@ -120,6 +120,14 @@ pub struct Config {
     pub queue_floor_us: u64,
     /// Target rate for the what-if arithmetic (bits/s); 0: twice the current rate.
     pub target_bps: u64,
+    /// Receiver side: a share of the interval in arrival gaps (the sender
+    /// sent nothing for over 10 ms) at or above this means the sender
+    /// paused with the window open.
+    pub sender_gap_share: f64,
+    /// Receiver side: out-of-order arrivals this recent (s) still count as
+    /// the loss holding the sender's congestion window down (cubic takes
+    /// seconds to grow back to its window before the loss).
+    pub loss_memory_s: f64,
 }
 
 impl Default for Config {
@@ -132,6 +140,8 @@ impl Default for Config {
             queue_fraction: 0.2,
             queue_floor_us: 2_000,
             target_bps: 0,
+            sender_gap_share: 0.2,
+            loss_memory_s: 10.0,
         }
     }
 }
@@ -247,5 +257,7 @@ pub fn attribute(from: Option<&Point>, to: &Point, cfg: &Config) -> Attribution 
     }
 }
 
+#[cfg(test)]
+mod receiver_tests;
 #[cfg(test)]
 mod tests;

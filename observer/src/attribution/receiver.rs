@@ -1,58 +1,24 @@
 //! Verdicts made from the receiving end (a download as this host sees it).
+//!
+//! The receiver cannot read the sender's windows, but it sees what they
+//! produce: how much data is in flight (the receive rate x the receiver
+//! RTT) against the window this host advertises, whether its own reader
+//! keeps up (unread bytes, a closed window), whether data arrives out of
+//! order (loss upstream), and whether the sender pauses with the window
+//! open (gaps between arrivals). `docs/attribution.md` gives the order of
+//! the rules and their thresholds.
 
 use super::{
     Attribution, Config, Side, Verdict,
-    evidence::Evidence,
+    evidence::{Evidence, Receive},
     units::{fmt_bytes, fmt_ms, fmt_rate},
 };
 use crate::flow::Flow;
 
-/// The receiver-side verdict for `ev`: is this host's advertised window
-/// (rcv_wnd) what holds the sender back, or is the limit remote?
+/// The receiver-side verdict for `ev`; `flow` is the flow at the end of
+/// the interval (its buffer settings name the cause of a window limit).
 pub fn attribute(ev: &Evidence, flow: &Flow, cfg: &Config) -> Attribution {
-    let rate = ev.recv_rate_bps;
-    let rtt = f64::from(ev.receiver_rtt_us);
-    let rtts = if rtt > 0.0 {
-        ev.interval_us as f64 / rtt
-    } else {
-        0.0
-    };
-    let (verdict, confidence, explanation) =
-        if ev.bytes_received < cfg.min_bytes || rtts < cfg.min_rtts {
-            (
-                Verdict::Unknown,
-                0.0,
-                format!(
-                    "unknown: {} received over {:.1} round trips; too little to say",
-                    fmt_bytes(ev.bytes_received as f64),
-                    rtts
-                ),
-            )
-        } else {
-            let ceiling = ev.ceilings.rcv_wnd_bps;
-            let line = format!(
-                "rcv_wnd {} / rcv_rtt {} = {} ceiling, receiving {}",
-                fmt_bytes(f64::from(ev.rcv_wnd)),
-                fmt_ms(rtt),
-                fmt_rate(ceiling),
-                fmt_rate(rate)
-            );
-            if ceiling > 0.0 && rate >= cfg.at_ceiling * ceiling {
-                (
-                    Verdict::ReceiveWindow,
-                    (rate / ceiling).clamp(0.5, 1.0),
-                    format!("receive window (this host's): {line}"),
-                )
-            } else {
-                (
-                    Verdict::Sender,
-                    (1.0 - rate / ceiling.max(1.0)).clamp(0.5, 1.0),
-                    format!(
-                        "remote: not this host's window ({line}); the sender or the path limits it"
-                    ),
-                )
-            }
-        };
+    let (verdict, confidence, explanation) = decide(ev, flow, cfg);
     super::assemble(
         verdict,
         confidence,
@@ -61,5 +27,168 @@ pub fn attribute(ev: &Evidence, flow: &Flow, cfg: &Config) -> Attribution {
         ev,
         flow,
         cfg,
+    )
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.0}%", x * 100.0)
+}
+
+/// What keeps this host's advertised window where it is, in words with its
+/// number, for a `receive_window` verdict.
+pub fn window_cause(flow: &Flow) -> String {
+    if !flow.wscale_ok {
+        return format!(
+            "no window scaling on this connection: at most {} can be advertised",
+            fmt_bytes(65_535.0)
+        );
+    }
+    if flow.rcvbuf_locked {
+        return format!(
+            "SO_RCVBUF set by the application: a {} buffer (autotuning off)",
+            fmt_bytes(f64::from(flow.rcvbuf))
+        );
+    }
+    if flow.tcp_rmem_max > 0 && u64::from(flow.rcvbuf) * 100 >= u64::from(flow.tcp_rmem_max) * 95 {
+        return format!(
+            "tcp_rmem max reached: the buffer is at net.ipv4.tcp_rmem's {}",
+            fmt_bytes(f64::from(flow.tcp_rmem_max))
+        );
+    }
+    format!(
+        "autotuning still growing: buffer {} of tcp_rmem max {}, rcv_ssthresh {}",
+        fmt_bytes(f64::from(flow.rcvbuf)),
+        fmt_bytes(f64::from(flow.tcp_rmem_max)),
+        fmt_bytes(f64::from(flow.rcv_ssthresh))
+    )
+}
+
+/// Whether out-of-order arrivals (loss upstream) are recent enough to
+/// still hold the sender's congestion window down.
+fn recent_loss(rx: &Receive, cfg: &Config) -> bool {
+    rx.ooo_packets > 0 || rx.since_ooo_s.is_some_and(|s| s <= cfg.loss_memory_s)
+}
+
+fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
+    let rx = &ev.receive;
+    let rate = ev.recv_rate_bps;
+    let rtt = rx.rtt_mean_us;
+    // Round trips of the path itself: a deep queue (a second of
+    // bufferbloat) must not make every interval too short to judge.
+    let path_rtt = if rx.base_rtt_us > 0 {
+        f64::from(rx.base_rtt_us)
+    } else {
+        rtt
+    };
+    let rtts = if path_rtt > 0.0 {
+        ev.interval_us as f64 / path_rtt
+    } else {
+        0.0
+    };
+    if ev.bytes_received < cfg.min_bytes || rtts < cfg.min_rtts {
+        return (
+            Verdict::Unknown,
+            0.0,
+            format!(
+                "unknown: {} received over {:.1} round trips; too little to say",
+                fmt_bytes(ev.bytes_received as f64),
+                rtts
+            ),
+        );
+    }
+    let window_line = format!(
+        "rcv_wnd {} / rcv_rtt {} = {} ceiling, receiving {}",
+        fmt_bytes(rx.rcv_wnd_mean),
+        fmt_ms(rtt),
+        fmt_rate(ev.ceilings.rcv_wnd_bps),
+        fmt_rate(rate)
+    );
+    let closed = rx.closed_share >= cfg.significant_share;
+    let bound = rx.window_fill >= cfg.at_ceiling || closed;
+    if bound {
+        // The reader is the limit when unread data, not the buffer size,
+        // keeps the window small: the buffer holds at least as much unread
+        // data as the window offers, or the window sits closed.
+        if closed || rx.unread_mean >= rx.rcv_wnd_mean {
+            return (
+                Verdict::ReceiverApplication,
+                rx.closed_share
+                    .max(if closed { 0.0 } else { 0.7 })
+                    .clamp(0.5, 1.0),
+                format!(
+                    "receiver application: this host's reader leaves {} unread on average and the window was closed {} of the time ({window_line})",
+                    fmt_bytes(rx.unread_mean),
+                    pct(rx.closed_share)
+                ),
+            );
+        }
+        return (
+            Verdict::ReceiveWindow,
+            rx.window_fill.clamp(0.5, 1.0),
+            format!(
+                "receive window (this host's): {}; {window_line}",
+                window_cause(flow)
+            ),
+        );
+    }
+    let queue_line = format!(
+        "rcv_rtt {} vs base {}",
+        fmt_ms(rtt),
+        fmt_ms(f64::from(rx.base_rtt_us))
+    );
+    let open_line = format!(
+        "the window is open (in flight {} of rcv_wnd {})",
+        fmt_bytes(rx.in_flight_bytes),
+        fmt_bytes(rx.rcv_wnd_mean)
+    );
+    let paused = rx.gap_share >= cfg.sender_gap_share;
+    let bursty = rx.burst_share >= cfg.sender_gap_share && rx.path_use < cfg.at_ceiling;
+    let held = if paused {
+        format!("the sender paused {} of the time", pct(rx.gap_share))
+    } else {
+        format!(
+            "{} of the data came in bursts at {} and the flow used {} of that",
+            pct(rx.burst_share),
+            fmt_rate(rx.burst_rate_bps),
+            pct(rx.path_use)
+        )
+    };
+    if (paused || bursty) && recent_loss(rx, cfg) {
+        let when = match rx.since_ooo_s {
+            Some(s) if rx.ooo_packets == 0 => format!(", the last {s:.1} s ago"),
+            _ => String::new(),
+        };
+        return (
+            Verdict::CongestionWindow,
+            (0.5 + rx.gap_share.max(1.0 - rx.path_use) / 2.0).min(1.0),
+            format!(
+                "congestion window (the sender's, held down by loss): {} out-of-order arrivals{when}; {held} while {open_line}, receiving {}",
+                rx.ooo_packets,
+                fmt_rate(rate)
+            ),
+        );
+    }
+    if paused || bursty {
+        return (
+            Verdict::Sender,
+            (0.5 + rx.gap_share.max(1.0 - rx.path_use) / 2.0).min(1.0),
+            format!(
+                "sender: {held}, without loss, while {open_line}; receiving {} (its application, send buffer or a rate limit)",
+                fmt_rate(rate)
+            ),
+        );
+    }
+    let queued = f64::from(rx.queue_delay_us)
+        > (cfg.queue_fraction * f64::from(rx.base_rtt_us)).max(cfg.queue_floor_us as f64);
+    (
+        Verdict::Path,
+        if queued { 0.8 } else { 0.6 },
+        format!(
+            "path: data arrives evenly at {} ({} in bursts) while {open_line}{}; {queue_line}, {} out-of-order arrivals",
+            fmt_rate(rate),
+            pct(rx.burst_share),
+            if queued { ", and a queue builds" } else { "" },
+            rx.ooo_packets
+        ),
     )
 }

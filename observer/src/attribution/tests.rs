@@ -355,40 +355,6 @@ fn too_little_data_is_unknown() {
 }
 
 #[test]
-fn receiver_sees_its_own_window_or_a_remote_limit() {
-    // 64 KB advertised, 104 ms receiver RTT: 5 Mbit/s ceiling.
-    let rx = |received| {
-        verdict_between(
-            P {
-                t: 0.0,
-                rcv_wnd: 65_536,
-                rcv_rtt_us: 104_000,
-                ..P::default()
-            },
-            P {
-                t: 2.0,
-                received,
-                rcv_wnd: 65_536,
-                rcv_rtt_us: 104_000,
-                ..P::default()
-            },
-        )
-    };
-    let a = rx(1_250_000);
-    assert_eq!(a.side, Side::Receiver);
-    assert_eq!(a.verdict, Verdict::ReceiveWindow, "{}", a.explanation);
-    assert!(
-        a.explanation
-            .contains("rcv_wnd 65.5 KB / rcv_rtt 104.0 ms = 5.0 Mbit/s ceiling"),
-        "{}",
-        a.explanation
-    );
-    let b = rx(300_000);
-    assert_eq!(b.verdict, Verdict::Sender);
-    assert!(b.explanation.contains("sender or the path"));
-}
-
-#[test]
 fn since_birth_uses_first_seen() {
     let b = point(P {
         t: 2.0,

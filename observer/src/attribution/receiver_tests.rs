@@ -1,0 +1,321 @@
+//! The receiver-side rules, one case each, with the figures of the
+//! scenario that imposes the limit.
+
+use observer_common::FlowSample;
+
+use super::*;
+use crate::clock::Clock;
+
+const SEC: u64 = 1_000_000_000;
+
+/// A receiving flow at `t` seconds whose figures held constant since 0.
+#[derive(Clone, Copy)]
+struct R {
+    t: f64,
+    received: u64,
+    rcv_wnd: u32,
+    rtt_us: u32,
+    min_rtt_us: u32,
+    unread: u32,
+    closed_ms: u64,
+    gap_ms: u64,
+    ooo: u32,
+    /// Out-of-order arrivals last grew this long before `t` (s).
+    ooo_age_s: Option<f64>,
+    burst_bytes: u64,
+    burst_ns: u64,
+    wscale_ok: bool,
+    rcvbuf_locked: bool,
+    rcvbuf: u32,
+    tcp_rmem_max: u32,
+}
+
+impl Default for R {
+    fn default() -> Self {
+        R {
+            t: 0.0,
+            received: 0,
+            rcv_wnd: 4_000_000,
+            rtt_us: 50_000,
+            min_rtt_us: 50_000,
+            unread: 0,
+            closed_ms: 0,
+            gap_ms: 0,
+            ooo: 0,
+            ooo_age_s: None,
+            burst_bytes: 0,
+            burst_ns: 0,
+            wscale_ok: true,
+            rcvbuf_locked: false,
+            rcvbuf: 6_291_456,
+            tcp_rmem_max: 6_291_456,
+        }
+    }
+}
+
+fn point(r: R) -> Point {
+    let mut s = FlowSample::ZERO;
+    s.cookie = 1;
+    s.state = 1;
+    s.mss = 1448;
+    let mut f = Flow::from_sample(&s, &Clock::fixed(0, 250), 0);
+    let us = (r.t * 1e6) as u64;
+    let at_ns = (r.t * SEC as f64) as u64 + 100 * SEC;
+    f.bytes_received = r.received;
+    f.bytes_acked = 1;
+    f.rcv_wnd = r.rcv_wnd;
+    f.rcv_rtt_us = r.rtt_us;
+    f.rcv_rtt_min_us = r.rtt_us;
+    f.min_rtt_us = r.min_rtt_us;
+    f.srtt_us = r.min_rtt_us;
+    f.unread_bytes = r.unread;
+    f.rwnd_closed_us = r.closed_ms * 1000;
+    f.rx_gap_us = r.gap_ms * 1000;
+    f.rcv_ooopack = r.ooo;
+    f.last_ooo_ns = r.ooo_age_s.map_or(0, |a| at_ns - (a * SEC as f64) as u64);
+    f.wscale_ok = r.wscale_ok;
+    f.rcvbuf_locked = r.rcvbuf_locked;
+    f.rcvbuf = r.rcvbuf;
+    f.tcp_rmem_max = r.tcp_rmem_max;
+    f.integrals = crate::flow::Integrals {
+        us,
+        rcv_wnd: u64::from(r.rcv_wnd) * us,
+        unread: u64::from(r.unread) * us,
+        rcv_rtt: u64::from(r.rtt_us) * us,
+        rcv_rtt_us: us,
+        burst_bytes: r.burst_bytes,
+        burst_ns: r.burst_ns,
+        ..Default::default()
+    };
+    Point {
+        at_ns,
+        first_seen_ns: 100 * SEC,
+        born_at_close: false,
+        flow: f,
+    }
+}
+
+/// The verdict over 0..2 s for a flow that received `rate_bps` throughout
+/// and reads `end` at 2 s (the start is `end` with every counter at zero).
+fn judge(rate_bps: f64, end: R) -> Attribution {
+    let from = R {
+        t: 0.0,
+        received: 0,
+        closed_ms: 0,
+        gap_ms: 0,
+        ooo: 0,
+        burst_bytes: 0,
+        burst_ns: 0,
+        ..end
+    };
+    let to = R {
+        t: 2.0,
+        received: (rate_bps * 2.0 / 8.0) as u64,
+        ..end
+    };
+    attribute(Some(&point(from)), &point(to), &Config::default())
+}
+
+/// 64 KB advertised, 104 ms receiver RTT: a 5.0 Mbit/s ceiling.
+fn window_64k() -> R {
+    R {
+        rcv_wnd: 65_536,
+        rtt_us: 104_000,
+        min_rtt_us: 104_000,
+        ..R::default()
+    }
+}
+
+#[test]
+fn sorcvbuf_binds_and_is_named() {
+    let a = judge(
+        5.0e6,
+        R {
+            rcvbuf_locked: true,
+            rcvbuf: 131_072,
+            ..window_64k()
+        },
+    );
+    assert_eq!(a.side, Side::Receiver);
+    assert_eq!(a.verdict, Verdict::ReceiveWindow, "{}", a.explanation);
+    assert!(
+        a.explanation
+            .contains("SO_RCVBUF set by the application: a 131.1 KB buffer")
+    );
+    assert!(
+        a.explanation.contains(
+            "rcv_wnd 65.5 KB / rcv_rtt 104.0 ms = 5.0 Mbit/s ceiling, receiving 5.0 Mbit/s"
+        ),
+        "{}",
+        a.explanation
+    );
+    assert!((a.evidence.receive.window_fill - 0.99).abs() < 0.01);
+}
+
+#[test]
+fn window_causes_in_order() {
+    let cause = |r: R| judge(5.0e6, r).explanation;
+    let no_scale = cause(R {
+        wscale_ok: false,
+        rcvbuf_locked: true,
+        ..window_64k()
+    });
+    assert!(
+        no_scale.contains("no window scaling on this connection: at most 65.5 KB"),
+        "{no_scale}"
+    );
+    let rmem = cause(R {
+        rcvbuf: 131_072,
+        tcp_rmem_max: 131_072,
+        ..window_64k()
+    });
+    assert!(
+        rmem.contains("tcp_rmem max reached: the buffer is at net.ipv4.tcp_rmem's 131.1 KB"),
+        "{rmem}"
+    );
+    let growing = cause(R {
+        rcvbuf: 200_000,
+        tcp_rmem_max: 6_291_456,
+        ..window_64k()
+    });
+    assert!(
+        growing.contains("autotuning still growing: buffer 200.0 KB of tcp_rmem max 6.29 MB"),
+        "{growing}"
+    );
+}
+
+#[test]
+fn a_closed_window_or_a_buffer_of_unread_data_is_the_reader() {
+    // curl --limit-rate 250k: the window sits closed half the time.
+    let a = judge(
+        2.0e6,
+        R {
+            rcv_wnd: 20_000,
+            rtt_us: 40_000,
+            min_rtt_us: 40_000,
+            closed_ms: 1_000,
+            unread: 300_000,
+            ..R::default()
+        },
+    );
+    assert_eq!(a.verdict, Verdict::ReceiverApplication, "{}", a.explanation);
+    assert!(
+        a.explanation
+            .contains("leaves 300.0 KB unread on average and the window was closed 50%"),
+        "{}",
+        a.explanation
+    );
+    assert!(
+        a.what_if.is_none(),
+        "more window does not help a slow reader"
+    );
+    // Never closed, but the window is full and unread data fill the buffer.
+    let b = judge(
+        5.0e6,
+        R {
+            unread: 70_000,
+            ..window_64k()
+        },
+    );
+    assert_eq!(b.verdict, Verdict::ReceiverApplication, "{}", b.explanation);
+}
+
+#[test]
+fn bursts_after_loss_are_the_senders_congestion_window() {
+    // rx-ref-b-cubic: 42 Mbit/s, half the data in bursts at 104 Mbit/s,
+    // the last out-of-order arrival 4 s ago.
+    let r = R {
+        rtt_us: 110_000,
+        min_rtt_us: 110_000,
+        rcv_wnd: 5_240_000,
+        ooo_age_s: Some(4.0),
+        burst_bytes: 5_500_000,
+        burst_ns: 423_000_000,
+        ..R::default()
+    };
+    let a = judge(42.0e6, r);
+    assert_eq!(a.verdict, Verdict::CongestionWindow, "{}", a.explanation);
+    assert!(
+        a.explanation
+            .contains("0 out-of-order arrivals, the last 4.0 s ago"),
+        "{}",
+        a.explanation
+    );
+    assert!((a.evidence.receive.burst_rate_bps - 104.0e6).abs() < 0.1e6);
+    assert!((a.evidence.receive.path_use - 42.0 / 104.0).abs() < 0.01);
+    // The same shape with no loss for longer than the memory: the sender.
+    let b = judge(
+        42.0e6,
+        R {
+            ooo_age_s: Some(30.0),
+            ..r
+        },
+    );
+    assert_eq!(b.verdict, Verdict::Sender, "{}", b.explanation);
+    // Out-of-order arrivals in the interval itself.
+    let c = judge(
+        42.0e6,
+        R {
+            ooo: 12,
+            ooo_age_s: Some(0.1),
+            ..r
+        },
+    );
+    assert_eq!(c.verdict, Verdict::CongestionWindow, "{}", c.explanation);
+    assert!(
+        c.explanation.contains("12 out-of-order arrivals;"),
+        "{}",
+        c.explanation
+    );
+}
+
+#[test]
+fn pauses_with_the_window_open_are_the_sender() {
+    // iperf3 -R -b 3M: 128 KB bursts with long pauses.
+    let a = judge(
+        3.0e6,
+        R {
+            gap_ms: 1_500,
+            ..R::default()
+        },
+    );
+    assert_eq!(a.verdict, Verdict::Sender, "{}", a.explanation);
+    assert!(
+        a.explanation
+            .contains("the sender paused 75% of the time, without loss"),
+        "{}",
+        a.explanation
+    );
+    assert!(a.what_if.is_none());
+}
+
+#[test]
+fn even_arrivals_with_the_window_open_are_the_path() {
+    // bbr at a 20 Mbit/s bottleneck: no bursts, no pauses, no queue.
+    let a = judge(19.0e6, R::default());
+    assert_eq!(a.verdict, Verdict::Path, "{}", a.explanation);
+    assert!(!a.explanation.contains("a queue builds"));
+    // cubic filling a deep queue: the receiver RTT far above its base.
+    let b = judge(
+        9.5e6,
+        R {
+            rtt_us: 900_000,
+            min_rtt_us: 50_000,
+            ..R::default()
+        },
+    );
+    assert_eq!(b.verdict, Verdict::Path, "{}", b.explanation);
+    assert!(
+        b.explanation
+            .contains("and a queue builds; rcv_rtt 900.0 ms vs base 50.0 ms"),
+        "{}",
+        b.explanation
+    );
+    assert_eq!(b.evidence.receive.queue_delay_us, 850_000);
+}
+
+#[test]
+fn too_little_data_is_unknown() {
+    let a = judge(50_000.0, R::default());
+    assert_eq!(a.verdict, Verdict::Unknown, "{}", a.explanation);
+}
