@@ -340,6 +340,9 @@ unsafe fn carry_forward(s: *mut FlowSample, sk: Sk, seg: &Segment) {
         let rcv_nxt: u32 = sk.get(off!(rcv_nxt));
         if consumed != 0 && consumed < (1 << 30) && seq == rcv_nxt {
             (*s).bytes_received += u64::from(consumed);
+            // In order, it waits for the reader too (FIN included, as in
+            // rcv_nxt - copied_seq).
+            (*s).unread = (*s).unread.saturating_add(consumed);
         }
     }
 }

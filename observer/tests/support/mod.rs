@@ -135,6 +135,19 @@ pub struct TcpInfo {
     pub sndbuf_limited_us: u64,
     pub bytes_sent: u64,
     pub snd_wnd: u32,
+    /// `tcpi_options`: TCPI_OPT_TIMESTAMPS 1, SACK 2, WSCALE 4.
+    pub options: u8,
+    pub snd_wscale: u8,
+    pub rcv_wscale: u8,
+    pub rcv_mss: u32,
+    pub rcv_ssthresh: u32,
+    pub rcv_rtt_us: u32,
+    pub rcv_space: u32,
+    pub segs_in: u32,
+    pub data_segs_in: u32,
+    pub rcv_ooopack: u32,
+    /// `tcpi_rcv_wnd` (Linux 6.2 and later; None before).
+    pub rcv_wnd: Option<u32>,
 }
 
 fn u32_at(b: &[u8], at: usize) -> u32 {
@@ -175,7 +188,28 @@ pub fn tcp_info(fd: &impl AsRawFd) -> TcpInfo {
         sndbuf_limited_us: u64_at(&buf, 184),
         bytes_sent: u64_at(&buf, 200),
         snd_wnd: u32_at(&buf, 228),
+        options: buf[5],
+        snd_wscale: buf[6] & 0x0f,
+        rcv_wscale: buf[6] >> 4,
+        rcv_mss: u32_at(&buf, 20),
+        rcv_ssthresh: u32_at(&buf, 64),
+        rcv_rtt_us: u32_at(&buf, 92),
+        rcv_space: u32_at(&buf, 96),
+        segs_in: u32_at(&buf, 140),
+        data_segs_in: u32_at(&buf, 152),
+        rcv_ooopack: u32_at(&buf, 224),
+        rcv_wnd: (len >= 236).then(|| u32_at(&buf, 232)),
     }
+}
+
+/// Bytes received and not yet read (`ioctl(FIONREAD)`, which is
+/// `rcv_nxt - copied_seq` less a received FIN).
+pub fn unread(fd: &impl AsRawFd) -> u32 {
+    let mut n: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one int.
+    let rc = unsafe { libc::ioctl(fd.as_raw_fd(), libc::FIONREAD, &mut n) };
+    assert_eq!(rc, 0, "FIONREAD: {}", std::io::Error::last_os_error());
+    u32::try_from(n).unwrap()
 }
 
 /// `getsockopt(SO_COOKIE)`: the key observer reports the socket under.

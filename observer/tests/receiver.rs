@@ -1,0 +1,144 @@
+//! Root integration tests of the receiving end's figures: what observer
+//! reports for a socket that received data, against the kernel's own
+//! TCP_INFO and FIONREAD for the same socket.
+
+#![allow(
+    clippy::unwrap_used,
+    reason = "integration tests: a failure should panic the test"
+)]
+
+mod support;
+
+use std::{
+    io::{Read, Write},
+    net::{TcpListener, TcpStream},
+    time::Duration,
+};
+
+use support::{NetNs, Observer, cookie, root_or_skip, setsockopt_int, tcp_info, unread};
+
+/// Connects a sender to a listener on loopback in the current namespace;
+/// `rcvbuf` sets SO_RCVBUF on the listener first (the accepted socket
+/// inherits it). Returns (sender, receiver).
+fn pair(rcvbuf: Option<i32>) -> (TcpStream, TcpStream) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    if let Some(b) = rcvbuf {
+        setsockopt_int(&listener, libc::SOL_SOCKET, libc::SO_RCVBUF, b);
+    }
+    let sender = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    let (receiver, _) = listener.accept().unwrap();
+    (sender, receiver)
+}
+
+/// A bulk transfer read to the end, then quiet: the read that drains the
+/// socket is sampled after the kernel updated its receive state, so every
+/// receive-side figure must equal TCP_INFO exactly.
+#[test]
+fn drained_receiver_matches_tcp_info() {
+    if !root_or_skip("drained_receiver_matches_tcp_info") {
+        return;
+    }
+    let mut obs = Observer::start();
+    let ns = NetNs::new();
+    const N: usize = 16 * 1024 * 1024;
+    let (flow, info, pending) = ns.run(|| {
+        let (mut tx, mut rx) = pair(None);
+        let writer = std::thread::spawn(move || {
+            tx.write_all(&vec![7u8; N]).unwrap();
+            tx
+        });
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut got = 0;
+        while got < N {
+            got += rx.read(&mut buf).unwrap();
+        }
+        let tx = writer.join().unwrap();
+        let info = tcp_info(&rx);
+        let flow = obs.wait_for_flow(
+            cookie(&rx),
+            Duration::from_secs(3),
+            &format!("bytes_received {}", info.bytes_received),
+            |f| f.bytes_received == info.bytes_received && f.segs_in == info.segs_in,
+        );
+        let pending = unread(&rx);
+        drop(tx);
+        (flow, info, pending)
+    });
+    assert_eq!(info.bytes_received, N as u64);
+    assert_eq!(pending, 0);
+    assert_eq!(flow.unread_bytes, pending);
+    assert_eq!(flow.segs_in, info.segs_in);
+    assert_eq!(flow.data_segs_in, info.data_segs_in);
+    assert!(info.data_segs_in > 100, "{}", info.data_segs_in);
+    assert_eq!(flow.rcv_ssthresh, info.rcv_ssthresh);
+    assert_eq!(flow.rcv_space, info.rcv_space);
+    assert_eq!(flow.rcv_ooopack, info.rcv_ooopack);
+    assert_eq!(flow.rcv_rtt_us, info.rcv_rtt_us);
+    assert_eq!(flow.rcv_mss, info.rcv_mss);
+    assert_eq!(flow.rcv_wscale, info.rcv_wscale);
+    assert_eq!(flow.snd_wscale, info.snd_wscale);
+    assert_eq!(flow.tstamp_ok, info.options & 1 != 0);
+    assert_eq!(flow.sack_ok, info.options & 2 != 0);
+    assert_eq!(flow.wscale_ok, info.options & 4 != 0);
+    assert!(flow.wscale_ok && flow.tstamp_ok && flow.sack_ok);
+    if let Some(w) = info.rcv_wnd {
+        assert_eq!(flow.rcv_wnd_internal, w);
+    }
+    assert!(flow.rcv_wnd > 0 && flow.rcv_wnd <= flow.rcv_wnd_internal);
+    assert!(!flow.rcvbuf_locked);
+    // The namespace's own net.ipv4.tcp_rmem maximum.
+    let rmem = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_rmem").unwrap();
+    let max: u32 = rmem.split_whitespace().nth(2).unwrap().parse().unwrap();
+    assert_eq!(flow.tcp_rmem_max, max);
+    assert!(flow.window_clamp >= flow.rcv_ssthresh);
+}
+
+/// A reader that stops with data left unread, and a fixed SO_RCVBUF: the
+/// unread bytes must equal FIONREAD (the sample of the last segment
+/// carries its bytes forward), the lock must show, and the time with the
+/// window closed must be counted.
+#[test]
+fn unread_bytes_and_a_closed_window_are_reported() {
+    if !root_or_skip("unread_bytes_and_a_closed_window_are_reported") {
+        return;
+    }
+    let mut obs = Observer::start();
+    let ns = NetNs::new();
+    let (flow, pending) = ns.run(|| {
+        let (mut tx, rx) = pair(Some(64 * 1024));
+        // Fill the receive buffer: the window closes, the sender blocks.
+        tx.set_nonblocking(true).unwrap();
+        let chunk = vec![7u8; 64 * 1024];
+        let mut sent = 0;
+        let deadline = std::time::Instant::now() + Duration::from_secs(2);
+        while std::time::Instant::now() < deadline {
+            match tx.write(&chunk) {
+                Ok(n) => sent += n,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(e) => panic!("write: {e}"),
+            }
+        }
+        assert!(sent > 64 * 1024, "sent only {sent}");
+        let pending = unread(&rx);
+        let flow = obs.wait_for_flow(
+            cookie(&rx),
+            Duration::from_secs(3),
+            &format!("unread_bytes {pending}"),
+            |f| f.unread_bytes == pending,
+        );
+        drop((tx, rx));
+        (flow, pending)
+    });
+    assert!(pending > 32 * 1024, "FIONREAD {pending}");
+    assert_eq!(flow.unread_bytes, pending);
+    assert!(flow.rcvbuf_locked);
+    // Closed for most of the 2 s the sender spent blocked.
+    assert!(
+        flow.rwnd_closed_us > 1_000_000,
+        "rwnd_closed_us {}",
+        flow.rwnd_closed_us
+    );
+    assert!(flow.rcv_wnd < 2 * flow.rcv_mss, "rcv_wnd {}", flow.rcv_wnd);
+}
