@@ -15,7 +15,7 @@ use super::{
     state::{App, Mode, Row, SortKey},
 };
 use crate::{
-    attribution::{Verdict, fmt_rate},
+    attribution::{Side, Verdict, fmt_rate},
     output,
 };
 
@@ -54,11 +54,12 @@ const fn col(key: SortKey, title: &'static str, width: u16, priority: u8, right:
 }
 
 /// Columns in display order. At 80 columns the priority-0 ones, SRTT and
-/// RWND% fit exactly.
+/// RWND% fit exactly (REMOTE at its narrowest, 18, keeps an IPv4 port;
+/// VERDICT holds `receiver_application`).
 const COLUMNS: [Column; 13] = [
     col(SortKey::Process, "PROCESS", 13, 0, false),
     col(SortKey::Local, "LOCAL", 21, 3, false),
-    col(SortKey::Remote, "REMOTE", 21, 0, false),
+    col(SortKey::Remote, "REMOTE", 18, 0, false),
     col(SortKey::Rate, "RATE", 11, 0, true),
     col(SortKey::Srtt, "SRTT", 8, 1, true),
     col(SortKey::MinRtt, "MINRTT", 8, 8, true),
@@ -68,7 +69,7 @@ const COLUMNS: [Column; 13] = [
     col(SortKey::Retrans, "RETR", 6, 5, true),
     col(SortKey::RwndLimited, "RWND%", 5, 2, true),
     col(SortKey::CwndLimited, "CWND%", 5, 4, true),
-    col(SortKey::Verdict, "VERDICT", 17, 0, false),
+    col(SortKey::Verdict, "VERDICT", 20, 0, false),
 ];
 
 /// Widest an address column grows to (a full IPv6 address and port).
@@ -161,7 +162,11 @@ fn cell_text(key: SortKey, r: &Row, w: usize) -> String {
         SortKey::Process => fit_process(r, w),
         SortKey::Local => keep_tail(&f.local.to_string(), w),
         SortKey::Remote => keep_tail(&f.remote.to_string(), w),
-        SortKey::Rate => compact_rate(r.rate_bps()),
+        // A download (judged from the receiving end) is marked with ↓.
+        SortKey::Rate => match r.current.side {
+            Side::Receiver => format!("↓{}", compact_rate(r.rate_bps())),
+            Side::Sender => compact_rate(r.rate_bps()),
+        },
         SortKey::Srtt => ms(f.srtt_us),
         SortKey::MinRtt => ms(f.min_rtt_us),
         SortKey::Cwnd => format!(

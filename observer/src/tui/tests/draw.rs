@@ -12,11 +12,11 @@ fn table_at_80x24_keeps_the_essential_columns() {
         "flows 3 open, 1 closed   send 16.1 Mbit/s   recv 0 bit/s   every 1s",
         "verdicts receive_window 1  application 1  path 1",
         "ringbuf drops 2  lru evictions 1  sort rate ▼",
-        "PROCESS       REMOTE                       RATE     SRTT RWND% VERDICT",
-        "curl/777      [2001:db8::2]:443      10.0Mbit/s   60.0ms    0% path",
-        "iperf3/4242   10.0.0.2:5201           6.1Mbit/s  105.0ms   56% receive_window",
-        "iperf3/4242   10.0.0.2:5201           6.1Mbit/s  105.0ms   56% receive_window",
-        "sshd/99       192.168.1.20:60000         0bit/s   30.0ms     - application",
+        "PROCESS       REMOTE                    RATE     SRTT RWND% VERDICT",
+        "curl/777      [2001:db8::2]:443   10.0Mbit/s   60.0ms    0% path",
+        "iperf3/4242   10.0.0.2:5201        6.1Mbit/s  105.0ms   56% receive_window",
+        "iperf3/4242   10.0.0.2:5201        6.1Mbit/s  105.0ms   56% receive_window",
+        "sshd/99       192.168.1.20:60000      0bit/s   30.0ms     - application",
         "",
         "",
         "",
@@ -45,11 +45,11 @@ fn table_at_160x30_shows_every_column() {
         "flows 3 open, 1 closed   send 16.1 Mbit/s   recv 0 bit/s   every 1s",
         "verdicts receive_window 1  application 1  path 1",
         "ringbuf drops 2  lru evictions 1  sort rate ▼",
-        "PROCESS       LOCAL                     REMOTE                           RATE     SRTT   MINRTT         CWND  SNDWND  INFLT   RETR RWND% CWND% VERDICT",
-        "curl/777      [2001:db8::1]:51000       [2001:db8::2]:443          10.0Mbit/s   60.0ms   20.0ms     50/70.7K    2.9M     50     10    0%   80% path",
-        "iperf3/4242   10.0.0.1:40001            10.0.0.2:5201               6.1Mbit/s  105.0ms  104.0ms   500/707.0K   78.6K     55      0   56%    0% receive_window",
-        "iperf3/4242   10.0.0.1:40004            10.0.0.2:5201               6.1Mbit/s  105.0ms  104.0ms   500/707.0K   78.6K     55      0   56%    0% receive_window",
-        "sshd/99       192.168.1.10:22           192.168.1.20:60000             0bit/s   30.0ms   29.0ms     10/14.1K   62.5K      0      0     -     - application",
+        "PROCESS       LOCAL                     REMOTE                        RATE     SRTT   MINRTT         CWND  SNDWND  INFLT   RETR RWND% CWND% VERDICT",
+        "curl/777      [2001:db8::1]:51000       [2001:db8::2]:443       10.0Mbit/s   60.0ms   20.0ms     50/70.7K    2.9M     50     10    0%   80% path",
+        "iperf3/4242   10.0.0.1:40001            10.0.0.2:5201            6.1Mbit/s  105.0ms  104.0ms   500/707.0K   78.6K     55      0   56%    0% receive_window",
+        "iperf3/4242   10.0.0.1:40004            10.0.0.2:5201            6.1Mbit/s  105.0ms  104.0ms   500/707.0K   78.6K     55      0   56%    0% receive_window",
+        "sshd/99       192.168.1.10:22           192.168.1.20:60000          0bit/s   30.0ms   29.0ms     10/14.1K   62.5K      0      0     -     - application",
         "",
         "",
         "",
@@ -119,12 +119,12 @@ fn rows_are_styled_by_selection_closure_and_verdict() {
     assert!(!b[(0, 5)].modifier.contains(Modifier::REVERSED));
     assert!(b[(0, 6)].modifier.contains(Modifier::DIM));
     assert!(!b[(0, 5)].modifier.contains(Modifier::DIM));
-    // VERDICT starts at column 63.
-    assert_eq!(b[(63, 4)].fg, verdict_color(Verdict::Path));
-    assert_eq!(b[(63, 5)].fg, verdict_color(Verdict::ReceiveWindow));
-    assert_eq!(b[(63, 7)].fg, verdict_color(Verdict::Application));
+    // VERDICT starts at column 60.
+    assert_eq!(b[(60, 4)].fg, verdict_color(Verdict::Path));
+    assert_eq!(b[(60, 5)].fg, verdict_color(Verdict::ReceiveWindow));
+    assert_eq!(b[(60, 7)].fg, verdict_color(Verdict::Application));
     // The sort column's title is underlined.
-    assert!(b[(46, 3)].modifier.contains(Modifier::UNDERLINED));
+    assert!(b[(43, 3)].modifier.contains(Modifier::UNDERLINED));
     assert!(!b[(0, 3)].modifier.contains(Modifier::UNDERLINED));
 }
 
@@ -287,6 +287,23 @@ fn long_addresses_and_names_keep_their_ends() {
     let l = lines(&render(&mut a, 80, 24));
     assert_eq!(
         l[4],
-        "a-very-l…/777 …:dddd:eeee:ffff]:443  10.0Mbit/s   60.0ms    0% path"
+        "a-very-l…/777 …dd:eeee:ffff]:443  10.0Mbit/s   60.0ms    0% path"
     );
+}
+
+#[test]
+fn downloads_are_marked_and_receiver_verdicts_fit_at_80_columns() {
+    let mut rows = snapshot().rows;
+    let r = rows.iter_mut().find(|r| r.cookie() == 2).unwrap();
+    r.current.side = crate::attribution::Side::Receiver;
+    r.current.verdict = Verdict::ReceiverApplication;
+    let mut a = App::new(Options::default());
+    a.update(Snapshot::from_rows(rows, &COUNTERS));
+    let b = render(&mut a, 80, 24);
+    let l = lines(&b);
+    assert_eq!(
+        l[4],
+        "curl/777      [2001:db8::2]:443  ↓10.0Mbit/s   60.0ms    0% receiver_application"
+    );
+    assert_eq!(b[(60, 4)].fg, verdict_color(Verdict::ReceiverApplication));
 }
