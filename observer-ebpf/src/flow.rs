@@ -149,6 +149,10 @@ pub fn on_owner(sk: *const u8, receive: bool) {
     unsafe {
         set_owner(s);
         refresh(s, sk);
+        // The process may have switched it with setsockopt(TCP_CONGESTION)
+        // since connect; read here, in process context and behind the
+        // gate, rather than on every sampled segment.
+        (*s).cc = deref(sk.raw(), off!(ca_ops), off!(ca_name));
     }
 }
 

@@ -404,3 +404,53 @@ fn idle_flow_older_than_observer_closes_with_its_port_and_no_rate() {
     assert_eq!(a.verdict, observer::attribution::Verdict::Unknown);
     assert_eq!(a.evidence.rate_bps, 0.0);
 }
+
+/// A socket switched to another congestion control after connect
+/// (`setsockopt(TCP_CONGESTION)`) is reported under the new name, as `ss`
+/// shows it.
+#[test]
+fn congestion_control_switched_after_connect_is_reported() {
+    if !root_or_skip("congestion_control_switched_after_connect_is_reported") {
+        return;
+    }
+    let mut obs = Observer::start();
+    let ns = NetNs::new();
+    let (before, after) = ns.run(|| {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (mut server, _) = listener.accept().unwrap();
+        client.write_all(&[1u8; 4096]).unwrap();
+        let mut buf = [0u8; 4096];
+        server.read_exact(&mut buf).unwrap();
+        let key = cookie(&client);
+        let before = obs.wait_for_flow(key, Duration::from_secs(3), "a cc name", |f| {
+            !f.cc.is_empty()
+        });
+        // Whatever the namespace default is, switch to the other of the
+        // two every kernel here allows.
+        let other = if before.cc == "reno" { "bbr" } else { "reno" };
+        // SAFETY: a pointer to the name's bytes, with their length.
+        let rc = unsafe {
+            libc::setsockopt(
+                std::os::fd::AsRawFd::as_raw_fd(&client),
+                libc::IPPROTO_TCP,
+                libc::TCP_CONGESTION,
+                other.as_ptr().cast(),
+                other.len() as libc::socklen_t,
+            )
+        };
+        assert_eq!(
+            rc,
+            0,
+            "TCP_CONGESTION {other}: {}",
+            std::io::Error::last_os_error()
+        );
+        // Past the sample gate's jiffy for this process and CPU.
+        std::thread::sleep(Duration::from_millis(30));
+        client.write_all(&[2u8; 4096]).unwrap();
+        server.read_exact(&mut buf).unwrap();
+        let after = obs.wait_for_flow(key, Duration::from_secs(3), other, |f| f.cc == other);
+        (before, after)
+    });
+    assert_ne!(before.cc, after.cc);
+}
