@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use observer::attribution::Verdict;
-use pathemu::{Link, PathConfig};
+use pathemu::{Link, PathConfig, Side};
 
 /// Which end's flows the scenario judges.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -61,9 +61,18 @@ pub struct Scenario {
     pub about: &'static str,
     /// The emulated path.
     pub path: PathConfig,
-    /// `net.ipv4.tcp_rmem` maximum in the receiving namespace (bytes), if set.
+    /// `net.ipv4.tcp_rmem` maximum in the receiving namespace (B), bytes, if set.
     pub rcv_rmem_max: Option<u64>,
-    /// Congestion control of the sender (None: the system default).
+    /// `net.ipv4.tcp_window_scaling` in the receiving namespace (B), if set.
+    pub rcv_window_scaling: Option<bool>,
+    /// `net.ipv4.tcp_congestion_control` in the sending namespace (A): the
+    /// congestion control of sockets that do not pick one (HTTP servers).
+    pub snd_cc_default: Option<&'static str>,
+    /// `net.ipv4.tcp_wmem` maximum in the sending namespace (A), bytes, if set.
+    pub snd_wmem_max: Option<u64>,
+    /// Congestion control the sending program picks (iperf3 `-C`,
+    /// TCP_CONGESTION on observer's own sender; None: A's default). HTTP
+    /// servers cannot pick one: use `snd_cc_default`.
     pub cc: Option<&'static str>,
     /// Lock the sender's cwnd to this many segments with a route metric.
     pub cwnd_lock: Option<u32>,
@@ -81,6 +90,45 @@ pub struct Scenario {
     pub reference_bps: Option<f64>,
     /// The emulator must reproduce this total throughput (bits/s) within 15%.
     pub emulator_check_bps: Option<f64>,
+}
+
+/// The verdicts that make sense from the receiving end: what this host
+/// (its window, its reader) or the far side (the sender, its congestion
+/// window, the path) does. `send_buffer` and `application` name the
+/// local sender, which a receiver is not.
+pub const RECEIVER_VERDICTS: [Verdict; 6] = [
+    Verdict::ReceiveWindow,
+    Verdict::ReceiverApplication,
+    Verdict::Sender,
+    Verdict::CongestionWindow,
+    Verdict::Path,
+    Verdict::Unknown,
+];
+
+impl Scenario {
+    /// The namespace sysctls the scenario sets before its traffic, as
+    /// `(namespace, "key=value")` for `sysctl -w`.
+    pub fn sysctls(&self) -> Vec<(Side, String)> {
+        let mut v = Vec::new();
+        if let Some(max) = self.rcv_rmem_max {
+            let default = max.min(131_072);
+            v.push((Side::B, format!("net.ipv4.tcp_rmem=4096 {default} {max}")));
+        }
+        if let Some(on) = self.rcv_window_scaling {
+            v.push((
+                Side::B,
+                format!("net.ipv4.tcp_window_scaling={}", u8::from(on)),
+            ));
+        }
+        if let Some(cc) = self.snd_cc_default {
+            v.push((Side::A, format!("net.ipv4.tcp_congestion_control={cc}")));
+        }
+        if let Some(max) = self.snd_wmem_max {
+            let default = max.min(16_384);
+            v.push((Side::A, format!("net.ipv4.tcp_wmem=4096 {default} {max}")));
+        }
+        v
+    }
 }
 
 const MS: fn(u64) -> Duration = Duration::from_millis;
@@ -130,6 +178,9 @@ pub fn all() -> Vec<Scenario> {
         about,
         path,
         rcv_rmem_max: None,
+        rcv_window_scaling: None,
+        snd_cc_default: None,
+        snd_wmem_max: None,
         cc: None,
         cwnd_lock: None,
         traffic,
@@ -366,6 +417,59 @@ mod tests {
         sorted.sort();
         sorted.dedup();
         assert_eq!(sorted.len(), names.len(), "duplicate names");
+    }
+
+    #[test]
+    fn rx_scenarios_are_judged_from_the_receiver() {
+        let rx: Vec<Scenario> = all()
+            .into_iter()
+            .filter(|s| s.name.starts_with("rx-"))
+            .collect();
+        assert!(!rx.is_empty());
+        for s in &rx {
+            assert_eq!(s.view, View::Receiver, "{} is not judged from B", s.name);
+            assert!(!s.expect.is_empty(), "{} expects nothing", s.name);
+            for e in &s.expect {
+                assert!(
+                    RECEIVER_VERDICTS.contains(&e.verdict) && e.verdict != Verdict::Unknown,
+                    "{} expects {}, not a receiver verdict",
+                    s.name,
+                    e.verdict
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn namespace_settings() {
+        let base = all().into_iter().find(|s| s.name == "sndbuf").unwrap();
+        assert!(base.sysctls().is_empty());
+        let s = Scenario {
+            rcv_rmem_max: Some(128 * 1024),
+            rcv_window_scaling: Some(false),
+            snd_cc_default: Some("cubic"),
+            ..base.clone()
+        };
+        assert_eq!(
+            s.sysctls(),
+            vec![
+                (Side::B, "net.ipv4.tcp_rmem=4096 131072 131072".to_string()),
+                (Side::B, "net.ipv4.tcp_window_scaling=0".to_string()),
+                (Side::A, "net.ipv4.tcp_congestion_control=cubic".to_string())
+            ]
+        );
+        let s = Scenario {
+            rcv_rmem_max: Some(8 << 20),
+            snd_wmem_max: Some(65_536),
+            ..base
+        };
+        assert_eq!(
+            s.sysctls(),
+            vec![
+                (Side::B, "net.ipv4.tcp_rmem=4096 131072 8388608".to_string()),
+                (Side::A, "net.ipv4.tcp_wmem=4096 16384 65536".to_string())
+            ]
+        );
     }
 
     #[test]

@@ -19,8 +19,14 @@ use crate::{
 const POLL: Duration = Duration::from_millis(500);
 /// Flows that moved less than this are control connections, not data.
 const MIN_DATA_BYTES: u64 = 200_000;
-/// Share of samples in a span that must carry the expected verdict.
+/// Sender-side scenarios: share of samples in a span that must carry the
+/// expected verdict (as the majority).
 pub const MIN_SHARE: f64 = 0.6;
+/// Receiver-side scenarios: share of the samples in a span (from 3 s into
+/// the flow) that must be the expected verdict.
+pub const RX_MIN_ACCURACY: f64 = 0.8;
+/// Receiver-side scenarios: a span must hold at least this many samples.
+pub const RX_MIN_SAMPLES: usize = 4;
 /// A verdict must settle within this long after the span starts.
 pub const SETTLE_S: f64 = 3.0;
 /// Tolerance of the emulator's throughput against its reference.
@@ -68,15 +74,79 @@ pub fn judge(
     (majority, share, settled)
 }
 
+/// Samples in `[from, to)` and how many of them are `expected`.
+pub fn tally(samples: &[(f64, Verdict)], from: f64, to: f64, expected: Verdict) -> (usize, usize) {
+    samples
+        .iter()
+        .filter(|(t, _)| *t >= from && *t < to)
+        .fold((0, 0), |(ok, n), (_, v)| {
+            (ok + usize::from(*v == expected), n + 1)
+        })
+}
+
+/// Whether a span passes. Sender side: the expected verdict is the
+/// majority with at least [`MIN_SHARE`] and settled within [`SETTLE_S`].
+/// Receiver side: at least [`RX_MIN_ACCURACY`] of at least
+/// [`RX_MIN_SAMPLES`] samples are the expected verdict.
+pub fn span_passes(
+    view: View,
+    expected: Verdict,
+    (majority, share, settled): (Verdict, f64, Option<f64>),
+    (right, samples): (usize, usize),
+) -> bool {
+    match view {
+        View::Sender => {
+            majority == expected && share >= MIN_SHARE && settled.is_some_and(|s| s <= SETTLE_S)
+        }
+        View::Receiver => {
+            samples >= RX_MIN_SAMPLES && right as f64 >= RX_MIN_ACCURACY * samples as f64
+        }
+    }
+}
+
+/// Widens the kernel's (global) list of congestion controls that a
+/// namespace may make its default to every one available, as a namespace
+/// cannot pick one outside that list (EPERM).
+fn allow_every_cc() -> anyhow::Result<()> {
+    let read = |k: &str| {
+        std::fs::read_to_string(format!("/proc/sys/net/ipv4/{k}"))
+            .map(|s| s.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+            .with_context(|| format!("reading net.ipv4.{k}"))
+    };
+    let available = read("tcp_available_congestion_control")?;
+    let allowed = read("tcp_allowed_congestion_control")?;
+    if available.iter().all(|c| allowed.contains(c)) {
+        return Ok(());
+    }
+    let ok = std::process::Command::new("sysctl")
+        .args([
+            "-qw",
+            &format!(
+                "net.ipv4.tcp_allowed_congestion_control={}",
+                available.join(" ")
+            ),
+        ])
+        .status()
+        .context("running sysctl")?;
+    anyhow::ensure!(
+        ok.success(),
+        "sysctl net.ipv4.tcp_allowed_congestion_control failed"
+    );
+    Ok(())
+}
+
 /// Applies the scenario's namespace settings.
 fn prepare(path: &Path, sc: &Scenario) -> anyhow::Result<()> {
-    if let Some(max) = sc.rcv_rmem_max {
+    if sc.snd_cc_default.is_some() {
+        allow_every_cc()?;
+    }
+    for (side, setting) in sc.sysctls() {
         let ok = path
-            .command(Side::B, "sysctl")
-            .args(["-qw", &format!("net.ipv4.tcp_rmem=4096 131072 {max}")])
+            .command(side, "sysctl")
+            .args(["-qw", &setting])
             .status()
-            .context("running sysctl in B")?;
-        anyhow::ensure!(ok.success(), "sysctl net.ipv4.tcp_rmem in B failed");
+            .with_context(|| format!("running sysctl in {side:?}"))?;
+        anyhow::ensure!(ok.success(), "sysctl -w {setting} in {side:?} failed");
     }
     Ok(())
 }
@@ -229,7 +299,9 @@ fn report(
             .expect
             .iter()
             .map(|e| {
-                let (verdict, share, settled) = judge(samples, e.from_s, e.to_s, e.verdict);
+                let judged = judge(samples, e.from_s, e.to_s, e.verdict);
+                let (right, n) = tally(samples, e.from_s, e.to_s, e.verdict);
+                let (verdict, share, settled) = judged;
                 crate::report::Span {
                     from_s: e.from_s,
                     to_s: if e.to_s.is_finite() {
@@ -241,9 +313,9 @@ fn report(
                     verdict,
                     share,
                     settled_after_s: settled,
-                    pass: verdict == e.verdict
-                        && share >= MIN_SHARE
-                        && settled.is_some_and(|s| s <= SETTLE_S),
+                    right,
+                    samples: n,
+                    pass: span_passes(sc.view, e.verdict, judged, (right, n)),
                 }
             })
             .collect();
@@ -291,5 +363,28 @@ mod tests {
         assert_eq!(v, Path);
         assert_eq!(settled, Some(2.0));
         assert_eq!(judge(&s, 9.0, 10.0, Path), (Unknown, 0.0, None));
+    }
+
+    #[test]
+    fn receiver_rule_counts_right_verdicts() {
+        let mut s: Vec<(f64, Verdict)> = vec![(1.0, Unknown), (2.0, Unknown)];
+        s.extend((6..20).map(|i| (f64::from(i) * 0.5, ReceiveWindow)));
+        s[5].1 = Sender;
+        s[9].1 = Sender;
+        s[12].1 = Sender;
+        let (right, n) = tally(&s, 3.0, f64::INFINITY, ReceiveWindow);
+        assert_eq!((right, n), (11, 14));
+        let judged = judge(&s, 3.0, f64::INFINITY, ReceiveWindow);
+        // 11/14 = 79%: short of 80%, though the majority and settled.
+        assert!(!span_passes(
+            View::Receiver,
+            ReceiveWindow,
+            judged,
+            (right, n)
+        ));
+        assert!(span_passes(View::Sender, ReceiveWindow, judged, (right, n)));
+        assert!(span_passes(View::Receiver, ReceiveWindow, judged, (12, 15)));
+        // Too few samples to judge.
+        assert!(!span_passes(View::Receiver, ReceiveWindow, judged, (3, 3)));
     }
 }
