@@ -39,6 +39,53 @@ pub enum Traffic {
         /// Length of that phase.
         app_secs: u64,
     },
+    /// A download with iperf3 the other way round: the server in A sends,
+    /// the client in B runs with `-R` (and `-C` where the scenario sets `cc`,
+    /// which the server applies to its data sockets).
+    IperfReverse {
+        /// Extra client arguments (`-w 64K`, `-b 3M`...).
+        args: Vec<String>,
+    },
+    /// An HTTP download: a server in A serves a generated file, a client in
+    /// B fetches it. The server's congestion control is A's namespace
+    /// default (`Scenario::snd_cc_default`).
+    Http {
+        /// The server in A.
+        server: HttpServer,
+        /// The client in B.
+        client: HttpClient,
+    },
+}
+
+/// An HTTP server in A.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HttpServer {
+    /// nginx (`nginx-light`), in the foreground, with its configuration,
+    /// pid, logs and temp paths in a temporary directory.
+    Nginx {
+        /// `limit_rate` for every response (nginx's syntax: `375k` is
+        /// 375 KiB/s), if set.
+        limit_rate: Option<&'static str>,
+        /// `sndbuf=` on the `listen` directive (SO_SNDBUF of the accepted
+        /// sockets; the kernel doubles it), if set.
+        sndbuf: Option<&'static str>,
+    },
+    /// `python3 -m http.server`.
+    Python,
+}
+
+/// An HTTP client in B.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HttpClient {
+    /// curl, stopped after the transfer length (`--max-time`); the file is
+    /// larger than the path can carry in that time.
+    Curl {
+        /// `--limit-rate` (curl's syntax: `250k` is 250 KiB/s), if set.
+        limit_rate: Option<&'static str>,
+    },
+    /// wget, fetching a file sized for the transfer length at the path's
+    /// bottleneck rate (wget has no total time limit).
+    Wget,
 }
 
 /// An expected verdict over part of a flow's life (seconds from its start).
@@ -436,6 +483,16 @@ mod tests {
                     s.name,
                     e.verdict
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn http_servers_take_the_namespace_congestion_control() {
+        // An HTTP server cannot be given `-C`: a `cc` there would be ignored.
+        for s in all() {
+            if matches!(s.traffic, Traffic::Http { .. }) {
+                assert!(s.cc.is_none(), "{}: use snd_cc_default", s.name);
             }
         }
     }

@@ -11,6 +11,7 @@ use pathemu::{Path, Side};
 
 use crate::{
     catalog::{Scenario, Traffic, View},
+    http::{self, Download, TempDir},
     report::{FlowReport, ScenarioReport},
     traffic::{self, Iperf, OwnFlow},
 };
@@ -185,10 +186,34 @@ fn clamp_cwnd(path: &Path, segments: u32) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// What the traffic measured: throughput per data flow, keyed by the A-side port.
-enum Measured {
-    Iperf(traffic::IperfResult),
-    Own { a_port: u16, bps: f64 },
+/// What the traffic measured, from the traffic generator's own figures.
+struct Measured {
+    /// Throughput per data flow (bits/s), keyed by the port of the flow's
+    /// end in `key_side` (None: the only data flow).
+    streams: Vec<(Option<u16>, f64)>,
+    /// Where the ports in `streams` are.
+    key_side: Side,
+    /// Total (bits/s).
+    total_bps: f64,
+    /// The generator's own error.
+    error: Option<String>,
+}
+
+impl Measured {
+    fn iperf(r: traffic::IperfResult, client: Side) -> Measured {
+        // The client's JSON names its own ports; a -R client (in B) measured
+        // what it received.
+        let (streams, total_bps) = match client {
+            Side::A => (r.streams, r.sum_bps),
+            Side::B => (r.received, r.sum_received_bps),
+        };
+        Measured {
+            streams: streams.into_iter().map(|(p, b)| (Some(p), b)).collect(),
+            key_side: client,
+            total_bps,
+            error: r.error,
+        }
+    }
 }
 
 /// Runs `sc` with `monitor` attached; `secs` overrides its length.
@@ -220,17 +245,45 @@ pub fn run(monitor: &mut Monitor, sc: &Scenario, secs: u64) -> anyhow::Result<Sc
     poll(monitor, &mut lines)?;
     let measured = std::thread::scope(|scope| -> anyhow::Result<Measured> {
         match &sc.traffic {
-            Traffic::Iperf { args } => {
-                let server = Iperf::server(&path)?;
+            Traffic::Iperf { args } | Traffic::IperfReverse { args } => {
+                // -R: the server in A sends, the client in B receives.
+                let reverse = matches!(sc.traffic, Traffic::IperfReverse { .. });
+                let (server_side, client_side) = if reverse {
+                    (Side::A, Side::B)
+                } else {
+                    (Side::B, Side::A)
+                };
+                let server = Iperf::server(&path, server_side)?;
                 if let Some(n) = sc.cwnd_lock {
                     clamp_cwnd(&path, n)?;
                 }
-                let mut client = Iperf::start(&path, server, secs, sc.cc, args)?;
+                let mut args = args.clone();
+                if reverse {
+                    args.push("-R".to_string());
+                }
+                let mut client = Iperf::start(&path, server, client_side, secs, sc.cc, &args)?;
                 while !client.done() {
                     std::thread::sleep(POLL);
                     poll(monitor, &mut lines)?;
                 }
-                Ok(Measured::Iperf(client.finish()?))
+                Ok(Measured::iperf(client.finish()?, client_side))
+            }
+            Traffic::Http { server, client } => {
+                let dir = TempDir::new(sc.name)?;
+                let size = http::file_size(client, sc.path.forward.rate_bps, secs);
+                let _server = http::serve(&path, server, &dir, size)?;
+                let mut download = Download::start(&path, client, secs)?;
+                while !download.done() {
+                    std::thread::sleep(POLL);
+                    poll(monitor, &mut lines)?;
+                }
+                let r = download.finish()?;
+                Ok(Measured {
+                    streams: vec![(r.local_port, r.bps)],
+                    key_side: Side::B,
+                    total_bps: r.bps,
+                    error: r.error,
+                })
             }
             Traffic::SmallSndbuf { .. } | Traffic::Phases { .. } => {
                 let (sndbuf, rate, paced) = match &sc.traffic {
@@ -239,7 +292,7 @@ pub fn run(monitor: &mut Monitor, sc: &Scenario, secs: u64) -> anyhow::Result<Sc
                         app_rate_bps,
                         app_secs,
                     } => (None, *app_rate_bps, *app_secs),
-                    Traffic::Iperf { .. } => (None, 0, 0),
+                    _ => (None, 0, 0),
                 };
                 let flow = OwnFlow::connect(&path, sndbuf, sc.cc)?;
                 let a_port = flow.sender.local_addr()?.port();
@@ -252,9 +305,12 @@ pub fn run(monitor: &mut Monitor, sc: &Scenario, secs: u64) -> anyhow::Result<Sc
                 let (bytes, span) = rx
                     .join()
                     .map_err(|_| anyhow::anyhow!("receiver thread panicked"))?;
-                Ok(Measured::Own {
-                    a_port,
-                    bps: bytes as f64 * 8.0 / span.max(1e-3),
+                let bps = bytes as f64 * 8.0 / span.max(1e-3);
+                Ok(Measured {
+                    streams: vec![(Some(a_port), bps)],
+                    key_side: Side::A,
+                    total_bps: bps,
+                    error: None,
                 })
             }
         }
@@ -280,19 +336,18 @@ fn report(
         .filter(|t| t.flow.bytes_acked.max(t.flow.bytes_received) >= MIN_DATA_BYTES)
         .collect();
     data.sort_by_key(|t| t.latest.first_seen_ns);
+    let single = data.len() == 1;
     for t in data {
-        let a_port = match sc.view {
-            View::Sender => t.flow.local.port(),
-            View::Receiver => t.flow.remote.port(),
+        // The flow's port in the namespace the generator's figures name.
+        let port = match (sc.view, measured.key_side) {
+            (View::Sender, Side::A) | (View::Receiver, Side::B) => t.flow.local.port(),
+            _ => t.flow.remote.port(),
         };
-        let throughput = match measured {
-            Measured::Iperf(r) => r
-                .streams
-                .iter()
-                .find(|(p, _)| *p == a_port)
-                .map(|(_, b)| *b),
-            Measured::Own { a_port: p, bps } => (*p == a_port).then_some(*bps),
-        };
+        let throughput = measured
+            .streams
+            .iter()
+            .find(|(p, _)| p.map_or(single, |p| p == port))
+            .map(|(_, b)| *b);
         let line = lines.get(&t.latest.cookie);
         let samples = line.map(|l| l.samples.as_slice()).unwrap_or(&[]);
         let spans = sc
@@ -325,15 +380,7 @@ fn report(
         }
         flows.push(f);
     }
-    let total: f64 = match measured {
-        Measured::Iperf(r) => r.sum_bps,
-        Measured::Own { bps, .. } => *bps,
-    };
-    let error = match measured {
-        Measured::Iperf(r) => r.error.clone(),
-        Measured::Own { .. } => None,
-    };
-    ScenarioReport::new(sc, flows, total, error)
+    ScenarioReport::new(sc, flows, measured.total_bps, measured.error.clone())
 }
 
 #[cfg(test)]
