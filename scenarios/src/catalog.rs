@@ -194,6 +194,24 @@ fn iperf(args: &[&str]) -> Traffic {
     }
 }
 
+/// iperf3 `-R`: server in A, client in B.
+fn iperf_r(args: &[&str]) -> Traffic {
+    Traffic::IperfReverse {
+        args: args.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+fn nginx(limit_rate: Option<&'static str>, sndbuf: Option<&'static str>) -> HttpServer {
+    HttpServer::Nginx { limit_rate, sndbuf }
+}
+
+fn curl(server: HttpServer, limit_rate: Option<&'static str>) -> Traffic {
+    Traffic::Http {
+        server,
+        client: HttpClient::Curl { limit_rate },
+    }
+}
+
 /// Reference A: 35 Mbit/s, queue about one BDP of the 104 ms path, with a
 /// one-way delay of `one_way_us` (52 ms: 104 ms RTT; 1.8 ms: the 3.6 ms lab).
 fn ref_a(one_way_us: u64) -> PathConfig {
@@ -426,6 +444,115 @@ pub fn all() -> Vec<Scenario> {
                 steady(CongestionWindow),
             )
         },
+        // Downloads seen from the receiver (B), with real clients in B
+        // fetching from servers in A.
+        Scenario {
+            view: View::Receiver,
+            cc: Some("cubic"),
+            rcv_rmem_max: Some(128 * 1024),
+            ..base(
+                "rx-rmem-cap",
+                "iperf3 -R, B's tcp_rmem capped at 128 KB on reference A's path: its window binds",
+                ref_a(52_000),
+                iperf_r(&[]),
+                steady(ReceiveWindow),
+            )
+        },
+        Scenario {
+            view: View::Receiver,
+            ..base(
+                "rx-sorcvbuf",
+                "iperf3 -R -w 64K: the client's 64 KB SO_RCVBUF binds on reference A's path",
+                ref_a(52_000),
+                iperf_r(&["-w", "64K"]),
+                steady(ReceiveWindow),
+            )
+        },
+        Scenario {
+            view: View::Receiver,
+            rcv_window_scaling: Some(false),
+            snd_cc_default: Some("cubic"),
+            ..base(
+                "rx-no-wscale",
+                "curl from python http.server, window scaling off in B: 64 KB / 60 ms on 100 Mbit/s",
+                PathConfig::bottleneck(100_000_000, MS(30), 750_000),
+                curl(HttpServer::Python, None),
+                steady(ReceiveWindow),
+            )
+        },
+        Scenario {
+            view: View::Receiver,
+            ..base(
+                "rx-slow-reader",
+                "curl --limit-rate 250k from nginx on a 50 Mbit/s, 30 ms path: B's reader is slow",
+                PathConfig::bottleneck(50_000_000, MS(15), 190_000),
+                curl(nginx(None, None), Some("250k")),
+                steady(ReceiverApplication),
+            )
+        },
+        Scenario {
+            view: View::Receiver,
+            snd_cc_default: Some("cubic"),
+            ..base(
+                "rx-loss",
+                "curl from nginx (cubic), 50 Mbit/s, 30 ms, 1% loss towards B: cubic's window",
+                PathConfig::new(
+                    Link::unlimited()
+                        .rate(50_000_000)
+                        .delay(MS(15))
+                        .queue(190_000)
+                        .loss(0.01),
+                    Link::with_delay_only(MS(15)),
+                ),
+                curl(nginx(None, None), None),
+                steady(CongestionWindow),
+            )
+        },
+        Scenario {
+            view: View::Receiver,
+            cc: Some("cubic"),
+            ..base(
+                "rx-bufferbloat",
+                "iperf3 -R -C cubic into 10 Mbit/s with a 1 s (1.25 MB) queue: the path",
+                PathConfig::bottleneck(10_000_000, MS(10), 1_250_000),
+                iperf_r(&[]),
+                steady(Path),
+            )
+        },
+        Scenario {
+            view: View::Receiver,
+            snd_cc_default: Some("bbr"),
+            ..base(
+                "rx-bbr-path",
+                "wget from python http.server (bbr), 20 Mbit/s, 50 ms, large windows: the path",
+                PathConfig::bottleneck(20_000_000, MS(25), 125_000),
+                Traffic::Http {
+                    server: HttpServer::Python,
+                    client: HttpClient::Wget,
+                },
+                steady(Path),
+            )
+        },
+        Scenario {
+            view: View::Receiver,
+            ..base(
+                "rx-server-paced",
+                "curl from nginx with limit_rate 375k (3 Mbit/s) on a 50 Mbit/s, 40 ms path",
+                PathConfig::bottleneck(50_000_000, MS(20), 250_000),
+                curl(nginx(Some("375k"), None), None),
+                steady(Sender),
+            )
+        },
+        Scenario {
+            view: View::Receiver,
+            ..base(
+                "rx-server-sndbuf",
+                "curl from nginx with a 64 KB SO_SNDBUF (listen sndbuf=64k), 100 Mbit/s, 50 ms",
+                PathConfig::bottleneck(100_000_000, MS(25), 625_000),
+                curl(nginx(None, Some("64k")), None),
+                steady(Sender),
+            )
+        },
     ];
     for s in &mut v {
         s.path.seed = 7;
@@ -457,6 +584,15 @@ mod tests {
             "phase-change",
             "rx-ref-a-w64k",
             "rx-ref-b-cubic",
+            "rx-rmem-cap",
+            "rx-sorcvbuf",
+            "rx-no-wscale",
+            "rx-slow-reader",
+            "rx-loss",
+            "rx-bufferbloat",
+            "rx-bbr-path",
+            "rx-server-paced",
+            "rx-server-sndbuf",
         ] {
             assert!(names.contains(&n), "missing {n}");
         }
@@ -472,7 +608,7 @@ mod tests {
             .into_iter()
             .filter(|s| s.name.starts_with("rx-"))
             .collect();
-        assert!(!rx.is_empty());
+        assert!(rx.len() >= 11, "only {} rx scenarios", rx.len());
         for s in &rx {
             assert_eq!(s.view, View::Receiver, "{} is not judged from B", s.name);
             assert!(!s.expect.is_empty(), "{} expects nothing", s.name);
