@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use observer::attribution::Verdict;
-use pathemu::{Link, PathConfig};
+use pathemu::{Link, PathConfig, Side};
 
 /// Which end's flows the scenario judges.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -39,6 +39,53 @@ pub enum Traffic {
         /// Length of that phase.
         app_secs: u64,
     },
+    /// A download with iperf3 the other way round: the server in A sends,
+    /// the client in B runs with `-R` (and `-C` where the scenario sets `cc`,
+    /// which the server applies to its data sockets).
+    IperfReverse {
+        /// Extra client arguments (`-w 64K`, `-b 3M`...).
+        args: Vec<String>,
+    },
+    /// An HTTP download: a server in A serves a generated file, a client in
+    /// B fetches it. The server's congestion control is A's namespace
+    /// default (`Scenario::snd_cc_default`).
+    Http {
+        /// The server in A.
+        server: HttpServer,
+        /// The client in B.
+        client: HttpClient,
+    },
+}
+
+/// An HTTP server in A.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HttpServer {
+    /// nginx (`nginx-light`), in the foreground, with its configuration,
+    /// pid, logs and temp paths in a temporary directory.
+    Nginx {
+        /// `limit_rate` for every response (nginx's syntax: `375k` is
+        /// 375 KiB/s), if set.
+        limit_rate: Option<&'static str>,
+        /// `sndbuf=` on the `listen` directive (SO_SNDBUF of the accepted
+        /// sockets; the kernel doubles it), if set.
+        sndbuf: Option<&'static str>,
+    },
+    /// `python3 -m http.server`.
+    Python,
+}
+
+/// An HTTP client in B.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HttpClient {
+    /// curl, stopped after the transfer length (`--max-time`); the file is
+    /// larger than the path can carry in that time.
+    Curl {
+        /// `--limit-rate` (curl's syntax: `250k` is 250 KiB/s), if set.
+        limit_rate: Option<&'static str>,
+    },
+    /// wget, fetching a file sized for the transfer length at the path's
+    /// bottleneck rate (wget has no total time limit).
+    Wget,
 }
 
 /// An expected verdict over part of a flow's life (seconds from its start).
@@ -61,9 +108,18 @@ pub struct Scenario {
     pub about: &'static str,
     /// The emulated path.
     pub path: PathConfig,
-    /// `net.ipv4.tcp_rmem` maximum in the receiving namespace (bytes), if set.
+    /// `net.ipv4.tcp_rmem` maximum in the receiving namespace (B), bytes, if set.
     pub rcv_rmem_max: Option<u64>,
-    /// Congestion control of the sender (None: the system default).
+    /// `net.ipv4.tcp_window_scaling` in the receiving namespace (B), if set.
+    pub rcv_window_scaling: Option<bool>,
+    /// `net.ipv4.tcp_congestion_control` in the sending namespace (A): the
+    /// congestion control of sockets that do not pick one (HTTP servers).
+    pub snd_cc_default: Option<&'static str>,
+    /// `net.ipv4.tcp_wmem` maximum in the sending namespace (A), bytes, if set.
+    pub snd_wmem_max: Option<u64>,
+    /// Congestion control the sending program picks (iperf3 `-C`,
+    /// TCP_CONGESTION on observer's own sender; None: A's default). HTTP
+    /// servers cannot pick one: use `snd_cc_default`.
     pub cc: Option<&'static str>,
     /// Lock the sender's cwnd to this many segments with a route metric.
     pub cwnd_lock: Option<u32>,
@@ -83,6 +139,45 @@ pub struct Scenario {
     pub emulator_check_bps: Option<f64>,
 }
 
+/// The verdicts that make sense from the receiving end: what this host
+/// (its window, its reader) or the far side (the sender, its congestion
+/// window, the path) does. `send_buffer` and `application` name the
+/// local sender, which a receiver is not.
+pub const RECEIVER_VERDICTS: [Verdict; 6] = [
+    Verdict::ReceiveWindow,
+    Verdict::ReceiverApplication,
+    Verdict::Sender,
+    Verdict::CongestionWindow,
+    Verdict::Path,
+    Verdict::Unknown,
+];
+
+impl Scenario {
+    /// The namespace sysctls the scenario sets before its traffic, as
+    /// `(namespace, "key=value")` for `sysctl -w`.
+    pub fn sysctls(&self) -> Vec<(Side, String)> {
+        let mut v = Vec::new();
+        if let Some(max) = self.rcv_rmem_max {
+            let default = max.min(131_072);
+            v.push((Side::B, format!("net.ipv4.tcp_rmem=4096 {default} {max}")));
+        }
+        if let Some(on) = self.rcv_window_scaling {
+            v.push((
+                Side::B,
+                format!("net.ipv4.tcp_window_scaling={}", u8::from(on)),
+            ));
+        }
+        if let Some(cc) = self.snd_cc_default {
+            v.push((Side::A, format!("net.ipv4.tcp_congestion_control={cc}")));
+        }
+        if let Some(max) = self.snd_wmem_max {
+            let default = max.min(16_384);
+            v.push((Side::A, format!("net.ipv4.tcp_wmem=4096 {default} {max}")));
+        }
+        v
+    }
+}
+
 const MS: fn(u64) -> Duration = Duration::from_millis;
 
 fn steady(v: Verdict) -> Vec<Expect> {
@@ -96,6 +191,24 @@ fn steady(v: Verdict) -> Vec<Expect> {
 fn iperf(args: &[&str]) -> Traffic {
     Traffic::Iperf {
         args: args.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+/// iperf3 `-R`: server in A, client in B.
+fn iperf_r(args: &[&str]) -> Traffic {
+    Traffic::IperfReverse {
+        args: args.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+fn nginx(limit_rate: Option<&'static str>, sndbuf: Option<&'static str>) -> HttpServer {
+    HttpServer::Nginx { limit_rate, sndbuf }
+}
+
+fn curl(server: HttpServer, limit_rate: Option<&'static str>) -> Traffic {
+    Traffic::Http {
+        server,
+        client: HttpClient::Curl { limit_rate },
     }
 }
 
@@ -130,6 +243,9 @@ pub fn all() -> Vec<Scenario> {
         about,
         path,
         rcv_rmem_max: None,
+        rcv_window_scaling: None,
+        snd_cc_default: None,
+        snd_wmem_max: None,
         cc: None,
         cwnd_lock: None,
         traffic,
@@ -328,6 +444,115 @@ pub fn all() -> Vec<Scenario> {
                 steady(CongestionWindow),
             )
         },
+        // Downloads seen from the receiver (B), with real clients in B
+        // fetching from servers in A.
+        Scenario {
+            view: View::Receiver,
+            cc: Some("cubic"),
+            rcv_rmem_max: Some(128 * 1024),
+            ..base(
+                "rx-rmem-cap",
+                "iperf3 -R, B's tcp_rmem capped at 128 KB on reference A's path: its window binds",
+                ref_a(52_000),
+                iperf_r(&[]),
+                steady(ReceiveWindow),
+            )
+        },
+        Scenario {
+            view: View::Receiver,
+            ..base(
+                "rx-sorcvbuf",
+                "iperf3 -R -w 64K: the client's 64 KB SO_RCVBUF binds on reference A's path",
+                ref_a(52_000),
+                iperf_r(&["-w", "64K"]),
+                steady(ReceiveWindow),
+            )
+        },
+        Scenario {
+            view: View::Receiver,
+            rcv_window_scaling: Some(false),
+            snd_cc_default: Some("cubic"),
+            ..base(
+                "rx-no-wscale",
+                "curl from python http.server, window scaling off in B: 64 KB / 60 ms on 100 Mbit/s",
+                PathConfig::bottleneck(100_000_000, MS(30), 750_000),
+                curl(HttpServer::Python, None),
+                steady(ReceiveWindow),
+            )
+        },
+        Scenario {
+            view: View::Receiver,
+            ..base(
+                "rx-slow-reader",
+                "curl --limit-rate 250k from nginx on a 50 Mbit/s, 30 ms path: B's reader is slow",
+                PathConfig::bottleneck(50_000_000, MS(15), 190_000),
+                curl(nginx(None, None), Some("250k")),
+                steady(ReceiverApplication),
+            )
+        },
+        Scenario {
+            view: View::Receiver,
+            snd_cc_default: Some("cubic"),
+            ..base(
+                "rx-loss",
+                "curl from nginx (cubic), 50 Mbit/s, 30 ms, 1% loss towards B: cubic's window",
+                PathConfig::new(
+                    Link::unlimited()
+                        .rate(50_000_000)
+                        .delay(MS(15))
+                        .queue(190_000)
+                        .loss(0.01),
+                    Link::with_delay_only(MS(15)),
+                ),
+                curl(nginx(None, None), None),
+                steady(CongestionWindow),
+            )
+        },
+        Scenario {
+            view: View::Receiver,
+            cc: Some("cubic"),
+            ..base(
+                "rx-bufferbloat",
+                "iperf3 -R -C cubic into 10 Mbit/s with a 1 s (1.25 MB) queue: the path",
+                PathConfig::bottleneck(10_000_000, MS(10), 1_250_000),
+                iperf_r(&[]),
+                steady(Path),
+            )
+        },
+        Scenario {
+            view: View::Receiver,
+            snd_cc_default: Some("bbr"),
+            ..base(
+                "rx-bbr-path",
+                "wget from python http.server (bbr), 20 Mbit/s, 50 ms, large windows: the path",
+                PathConfig::bottleneck(20_000_000, MS(25), 125_000),
+                Traffic::Http {
+                    server: HttpServer::Python,
+                    client: HttpClient::Wget,
+                },
+                steady(Path),
+            )
+        },
+        Scenario {
+            view: View::Receiver,
+            ..base(
+                "rx-server-paced",
+                "curl from nginx with limit_rate 375k (3 Mbit/s) on a 50 Mbit/s, 40 ms path",
+                PathConfig::bottleneck(50_000_000, MS(20), 250_000),
+                curl(nginx(Some("375k"), None), None),
+                steady(Sender),
+            )
+        },
+        Scenario {
+            view: View::Receiver,
+            ..base(
+                "rx-server-sndbuf",
+                "curl from nginx with a 64 KB SO_SNDBUF (listen sndbuf=64k), 100 Mbit/s, 50 ms",
+                PathConfig::bottleneck(100_000_000, MS(25), 625_000),
+                curl(nginx(None, Some("64k")), None),
+                steady(Sender),
+            )
+        },
     ];
     for s in &mut v {
         s.path.seed = 7;
@@ -359,6 +584,15 @@ mod tests {
             "phase-change",
             "rx-ref-a-w64k",
             "rx-ref-b-cubic",
+            "rx-rmem-cap",
+            "rx-sorcvbuf",
+            "rx-no-wscale",
+            "rx-slow-reader",
+            "rx-loss",
+            "rx-bufferbloat",
+            "rx-bbr-path",
+            "rx-server-paced",
+            "rx-server-sndbuf",
         ] {
             assert!(names.contains(&n), "missing {n}");
         }
@@ -366,6 +600,69 @@ mod tests {
         sorted.sort();
         sorted.dedup();
         assert_eq!(sorted.len(), names.len(), "duplicate names");
+    }
+
+    #[test]
+    fn rx_scenarios_are_judged_from_the_receiver() {
+        let rx: Vec<Scenario> = all()
+            .into_iter()
+            .filter(|s| s.name.starts_with("rx-"))
+            .collect();
+        assert!(rx.len() >= 11, "only {} rx scenarios", rx.len());
+        for s in &rx {
+            assert_eq!(s.view, View::Receiver, "{} is not judged from B", s.name);
+            assert!(!s.expect.is_empty(), "{} expects nothing", s.name);
+            for e in &s.expect {
+                assert!(
+                    RECEIVER_VERDICTS.contains(&e.verdict) && e.verdict != Verdict::Unknown,
+                    "{} expects {}, not a receiver verdict",
+                    s.name,
+                    e.verdict
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn http_servers_take_the_namespace_congestion_control() {
+        // An HTTP server cannot be given `-C`: a `cc` there would be ignored.
+        for s in all() {
+            if matches!(s.traffic, Traffic::Http { .. }) {
+                assert!(s.cc.is_none(), "{}: use snd_cc_default", s.name);
+            }
+        }
+    }
+
+    #[test]
+    fn namespace_settings() {
+        let base = all().into_iter().find(|s| s.name == "sndbuf").unwrap();
+        assert!(base.sysctls().is_empty());
+        let s = Scenario {
+            rcv_rmem_max: Some(128 * 1024),
+            rcv_window_scaling: Some(false),
+            snd_cc_default: Some("cubic"),
+            ..base.clone()
+        };
+        assert_eq!(
+            s.sysctls(),
+            vec![
+                (Side::B, "net.ipv4.tcp_rmem=4096 131072 131072".to_string()),
+                (Side::B, "net.ipv4.tcp_window_scaling=0".to_string()),
+                (Side::A, "net.ipv4.tcp_congestion_control=cubic".to_string())
+            ]
+        );
+        let s = Scenario {
+            rcv_rmem_max: Some(8 << 20),
+            snd_wmem_max: Some(65_536),
+            ..base
+        };
+        assert_eq!(
+            s.sysctls(),
+            vec![
+                (Side::B, "net.ipv4.tcp_rmem=4096 131072 8388608".to_string()),
+                (Side::A, "net.ipv4.tcp_wmem=4096 16384 65536".to_string())
+            ]
+        );
     }
 
     #[test]

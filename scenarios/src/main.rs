@@ -81,7 +81,27 @@ fn suite(cli: &Cli) -> anyhow::Result<bool> {
             for f in &report.flows {
                 let mut v = serde_json::to_value(f)?;
                 v["emulator_ok"] = report.emulator_ok.into();
+                v["accuracy"] = report.accuracy.into();
+                v["error"] = report.error.clone().into();
                 println!("{v}");
+            }
+            if report.flows.is_empty() {
+                // No data flow seen: still one line, so the run is visible.
+                println!(
+                    "{}",
+                    serde_json::json!({
+                        "scenario": report.scenario,
+                        "flow": null,
+                        "side": sc.view,
+                        "throughput_bps": report.throughput_bps,
+                        "expected": sc.expect.last().map(|e| e.verdict),
+                        "verdict": null,
+                        "accuracy": report.accuracy,
+                        "emulator_ok": report.emulator_ok,
+                        "error": report.error,
+                        "pass": false,
+                    })
+                );
             }
         } else {
             print!("{}", report.text());

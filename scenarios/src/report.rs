@@ -27,8 +27,21 @@ pub struct Span {
     pub share: f64,
     /// When the expected verdict settled (s after `from_s`).
     pub settled_after_s: Option<f64>,
-    /// Expected verdict, held by most samples, settled within 3 s.
+    /// Samples in the span that were the expected verdict.
+    pub right: usize,
+    /// Samples in the span.
+    pub samples: usize,
+    /// Sender side: expected verdict, held by most samples, settled within
+    /// 3 s. Receiver side: at least 80% of the samples are the expected one.
     pub pass: bool,
+}
+
+/// Share of right verdicts over `spans` (0 without samples).
+fn accuracy<'a>(spans: impl IntoIterator<Item = &'a Span>) -> f64 {
+    let (right, n) = spans
+        .into_iter()
+        .fold((0, 0), |(r, n), s| (r + s.right, n + s.samples));
+    if n == 0 { 0.0 } else { right as f64 / n as f64 }
 }
 
 /// Local and remote endpoints.
@@ -59,6 +72,8 @@ pub struct FlowReport {
     pub verdict: Verdict,
     /// Every judged span.
     pub spans: Vec<Span>,
+    /// Share of right verdicts over the judged spans (from 3 s into the flow).
+    pub flow_accuracy: f64,
     /// observer's explanation at the end of the flow (current window).
     pub explanation: String,
     /// Smoothed and minimum RTT (µs), windows (bytes), cwnd (segments).
@@ -97,6 +112,7 @@ impl FlowReport {
             expected: last.map_or(Verdict::Unknown, |s| s.expected),
             verdict: last.map_or(Verdict::Unknown, |s| s.verdict),
             pass: !spans.is_empty() && spans.iter().all(|s| s.pass),
+            flow_accuracy: accuracy(&spans),
             spans,
             explanation: t.current.explanation.clone(),
             srtt_us: t.flow.srtt_us,
@@ -123,6 +139,8 @@ pub struct ScenarioReport {
     pub emulator_ok: bool,
     /// Data flows found.
     pub flows: Vec<FlowReport>,
+    /// Share of right verdicts over every flow's judged spans.
+    pub accuracy: f64,
     /// Found the expected number of flows and every flow passed.
     pub verdicts_ok: bool,
     /// The traffic generator's own error, if any.
@@ -148,6 +166,7 @@ impl ScenarioReport {
             throughput_bps,
             emulator_reference_bps: sc.emulator_check_bps,
             emulator_ok,
+            accuracy: accuracy(flows.iter().flat_map(|f| &f.spans)),
             flows,
             verdicts_ok,
             error,
@@ -162,10 +181,11 @@ impl ScenarioReport {
     /// A human summary: one line for the scenario, one per flow.
     pub fn text(&self) -> String {
         let mut s = format!(
-            "{} {:<16} {} total{}{}\n",
+            "{} {:<16} {} total, accuracy {:.0}%{}{}\n",
             if self.ok() { "PASS" } else { "FAIL" },
             self.scenario,
             fmt_rate(self.throughput_bps),
+            self.accuracy * 100.0,
             self.emulator_reference_bps
                 .map(|r| format!(
                     " (emulator reference {}{})",
@@ -179,7 +199,7 @@ impl ScenarioReport {
                 .unwrap_or_default(),
             self.error
                 .as_ref()
-                .map(|e| format!(" iperf3 error: {e}"))
+                .map(|e| format!(" traffic error: {e}"))
                 .unwrap_or_default()
         );
         for f in &self.flows {
@@ -188,12 +208,14 @@ impl ScenarioReport {
                 .iter()
                 .map(|sp| {
                     format!(
-                        "{}s..{}: expected {} got {} ({:.0}%{})",
+                        "{}s..{}: expected {} got {} ({:.0}%; right {}/{}{})",
                         sp.from_s,
                         sp.to_s.map_or("end".to_string(), |t| format!("{t}s")),
                         sp.expected,
                         sp.verdict,
                         sp.share * 100.0,
+                        sp.right,
+                        sp.samples,
                         sp.settled_after_s
                             .map(|t| format!(", settled +{t:.1}s"))
                             .unwrap_or_default()

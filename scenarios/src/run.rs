@@ -11,6 +11,7 @@ use pathemu::{Path, Side};
 
 use crate::{
     catalog::{Scenario, Traffic, View},
+    http::{self, Download, TempDir},
     report::{FlowReport, ScenarioReport},
     traffic::{self, Iperf, OwnFlow},
 };
@@ -19,8 +20,14 @@ use crate::{
 const POLL: Duration = Duration::from_millis(500);
 /// Flows that moved less than this are control connections, not data.
 const MIN_DATA_BYTES: u64 = 200_000;
-/// Share of samples in a span that must carry the expected verdict.
+/// Sender-side scenarios: share of samples in a span that must carry the
+/// expected verdict (as the majority).
 pub const MIN_SHARE: f64 = 0.6;
+/// Receiver-side scenarios: share of the samples in a span (from 3 s into
+/// the flow) that must be the expected verdict.
+pub const RX_MIN_ACCURACY: f64 = 0.8;
+/// Receiver-side scenarios: a span must hold at least this many samples.
+pub const RX_MIN_SAMPLES: usize = 4;
 /// A verdict must settle within this long after the span starts.
 pub const SETTLE_S: f64 = 3.0;
 /// Tolerance of the emulator's throughput against its reference.
@@ -68,15 +75,79 @@ pub fn judge(
     (majority, share, settled)
 }
 
+/// Samples in `[from, to)` and how many of them are `expected`.
+pub fn tally(samples: &[(f64, Verdict)], from: f64, to: f64, expected: Verdict) -> (usize, usize) {
+    samples
+        .iter()
+        .filter(|(t, _)| *t >= from && *t < to)
+        .fold((0, 0), |(ok, n), (_, v)| {
+            (ok + usize::from(*v == expected), n + 1)
+        })
+}
+
+/// Whether a span passes. Sender side: the expected verdict is the
+/// majority with at least [`MIN_SHARE`] and settled within [`SETTLE_S`].
+/// Receiver side: at least [`RX_MIN_ACCURACY`] of at least
+/// [`RX_MIN_SAMPLES`] samples are the expected verdict.
+pub fn span_passes(
+    view: View,
+    expected: Verdict,
+    (majority, share, settled): (Verdict, f64, Option<f64>),
+    (right, samples): (usize, usize),
+) -> bool {
+    match view {
+        View::Sender => {
+            majority == expected && share >= MIN_SHARE && settled.is_some_and(|s| s <= SETTLE_S)
+        }
+        View::Receiver => {
+            samples >= RX_MIN_SAMPLES && right as f64 >= RX_MIN_ACCURACY * samples as f64
+        }
+    }
+}
+
+/// Widens the kernel's (global) list of congestion controls that a
+/// namespace may make its default to every one available, as a namespace
+/// cannot pick one outside that list (EPERM).
+fn allow_every_cc() -> anyhow::Result<()> {
+    let read = |k: &str| {
+        std::fs::read_to_string(format!("/proc/sys/net/ipv4/{k}"))
+            .map(|s| s.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+            .with_context(|| format!("reading net.ipv4.{k}"))
+    };
+    let available = read("tcp_available_congestion_control")?;
+    let allowed = read("tcp_allowed_congestion_control")?;
+    if available.iter().all(|c| allowed.contains(c)) {
+        return Ok(());
+    }
+    let ok = std::process::Command::new("sysctl")
+        .args([
+            "-qw",
+            &format!(
+                "net.ipv4.tcp_allowed_congestion_control={}",
+                available.join(" ")
+            ),
+        ])
+        .status()
+        .context("running sysctl")?;
+    anyhow::ensure!(
+        ok.success(),
+        "sysctl net.ipv4.tcp_allowed_congestion_control failed"
+    );
+    Ok(())
+}
+
 /// Applies the scenario's namespace settings.
 fn prepare(path: &Path, sc: &Scenario) -> anyhow::Result<()> {
-    if let Some(max) = sc.rcv_rmem_max {
+    if sc.snd_cc_default.is_some() {
+        allow_every_cc()?;
+    }
+    for (side, setting) in sc.sysctls() {
         let ok = path
-            .command(Side::B, "sysctl")
-            .args(["-qw", &format!("net.ipv4.tcp_rmem=4096 131072 {max}")])
+            .command(side, "sysctl")
+            .args(["-qw", &setting])
             .status()
-            .context("running sysctl in B")?;
-        anyhow::ensure!(ok.success(), "sysctl net.ipv4.tcp_rmem in B failed");
+            .with_context(|| format!("running sysctl in {side:?}"))?;
+        anyhow::ensure!(ok.success(), "sysctl -w {setting} in {side:?} failed");
     }
     Ok(())
 }
@@ -115,10 +186,34 @@ fn clamp_cwnd(path: &Path, segments: u32) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// What the traffic measured: throughput per data flow, keyed by the A-side port.
-enum Measured {
-    Iperf(traffic::IperfResult),
-    Own { a_port: u16, bps: f64 },
+/// What the traffic measured, from the traffic generator's own figures.
+struct Measured {
+    /// Throughput per data flow (bits/s), keyed by the port of the flow's
+    /// end in `key_side` (None: the only data flow).
+    streams: Vec<(Option<u16>, f64)>,
+    /// Where the ports in `streams` are.
+    key_side: Side,
+    /// Total (bits/s).
+    total_bps: f64,
+    /// The generator's own error.
+    error: Option<String>,
+}
+
+impl Measured {
+    fn iperf(r: traffic::IperfResult, client: Side) -> Measured {
+        // The client's JSON names its own ports; a -R client (in B) measured
+        // what it received.
+        let (streams, total_bps) = match client {
+            Side::A => (r.streams, r.sum_bps),
+            Side::B => (r.received, r.sum_received_bps),
+        };
+        Measured {
+            streams: streams.into_iter().map(|(p, b)| (Some(p), b)).collect(),
+            key_side: client,
+            total_bps,
+            error: r.error,
+        }
+    }
 }
 
 /// Runs `sc` with `monitor` attached; `secs` overrides its length.
@@ -150,17 +245,45 @@ pub fn run(monitor: &mut Monitor, sc: &Scenario, secs: u64) -> anyhow::Result<Sc
     poll(monitor, &mut lines)?;
     let measured = std::thread::scope(|scope| -> anyhow::Result<Measured> {
         match &sc.traffic {
-            Traffic::Iperf { args } => {
-                let server = Iperf::server(&path)?;
+            Traffic::Iperf { args } | Traffic::IperfReverse { args } => {
+                // -R: the server in A sends, the client in B receives.
+                let reverse = matches!(sc.traffic, Traffic::IperfReverse { .. });
+                let (server_side, client_side) = if reverse {
+                    (Side::A, Side::B)
+                } else {
+                    (Side::B, Side::A)
+                };
+                let server = Iperf::server(&path, server_side)?;
                 if let Some(n) = sc.cwnd_lock {
                     clamp_cwnd(&path, n)?;
                 }
-                let mut client = Iperf::start(&path, server, secs, sc.cc, args)?;
+                let mut args = args.clone();
+                if reverse {
+                    args.push("-R".to_string());
+                }
+                let mut client = Iperf::start(&path, server, client_side, secs, sc.cc, &args)?;
                 while !client.done() {
                     std::thread::sleep(POLL);
                     poll(monitor, &mut lines)?;
                 }
-                Ok(Measured::Iperf(client.finish()?))
+                Ok(Measured::iperf(client.finish()?, client_side))
+            }
+            Traffic::Http { server, client } => {
+                let dir = TempDir::new(sc.name)?;
+                let size = http::file_size(client, sc.path.forward.rate_bps, secs);
+                let _server = http::serve(&path, server, &dir, size)?;
+                let mut download = Download::start(&path, client, secs)?;
+                while !download.done() {
+                    std::thread::sleep(POLL);
+                    poll(monitor, &mut lines)?;
+                }
+                let r = download.finish()?;
+                Ok(Measured {
+                    streams: vec![(r.local_port, r.bps)],
+                    key_side: Side::B,
+                    total_bps: r.bps,
+                    error: r.error,
+                })
             }
             Traffic::SmallSndbuf { .. } | Traffic::Phases { .. } => {
                 let (sndbuf, rate, paced) = match &sc.traffic {
@@ -169,7 +292,7 @@ pub fn run(monitor: &mut Monitor, sc: &Scenario, secs: u64) -> anyhow::Result<Sc
                         app_rate_bps,
                         app_secs,
                     } => (None, *app_rate_bps, *app_secs),
-                    Traffic::Iperf { .. } => (None, 0, 0),
+                    _ => (None, 0, 0),
                 };
                 let flow = OwnFlow::connect(&path, sndbuf, sc.cc)?;
                 let a_port = flow.sender.local_addr()?.port();
@@ -182,9 +305,12 @@ pub fn run(monitor: &mut Monitor, sc: &Scenario, secs: u64) -> anyhow::Result<Sc
                 let (bytes, span) = rx
                     .join()
                     .map_err(|_| anyhow::anyhow!("receiver thread panicked"))?;
-                Ok(Measured::Own {
-                    a_port,
-                    bps: bytes as f64 * 8.0 / span.max(1e-3),
+                let bps = bytes as f64 * 8.0 / span.max(1e-3);
+                Ok(Measured {
+                    streams: vec![(Some(a_port), bps)],
+                    key_side: Side::A,
+                    total_bps: bps,
+                    error: None,
                 })
             }
         }
@@ -210,26 +336,27 @@ fn report(
         .filter(|t| t.flow.bytes_acked.max(t.flow.bytes_received) >= MIN_DATA_BYTES)
         .collect();
     data.sort_by_key(|t| t.latest.first_seen_ns);
+    let single = data.len() == 1;
     for t in data {
-        let a_port = match sc.view {
-            View::Sender => t.flow.local.port(),
-            View::Receiver => t.flow.remote.port(),
+        // The flow's port in the namespace the generator's figures name.
+        let port = match (sc.view, measured.key_side) {
+            (View::Sender, Side::A) | (View::Receiver, Side::B) => t.flow.local.port(),
+            _ => t.flow.remote.port(),
         };
-        let throughput = match measured {
-            Measured::Iperf(r) => r
-                .streams
-                .iter()
-                .find(|(p, _)| *p == a_port)
-                .map(|(_, b)| *b),
-            Measured::Own { a_port: p, bps } => (*p == a_port).then_some(*bps),
-        };
+        let throughput = measured
+            .streams
+            .iter()
+            .find(|(p, _)| p.map_or(single, |p| p == port))
+            .map(|(_, b)| *b);
         let line = lines.get(&t.latest.cookie);
         let samples = line.map(|l| l.samples.as_slice()).unwrap_or(&[]);
         let spans = sc
             .expect
             .iter()
             .map(|e| {
-                let (verdict, share, settled) = judge(samples, e.from_s, e.to_s, e.verdict);
+                let judged = judge(samples, e.from_s, e.to_s, e.verdict);
+                let (right, n) = tally(samples, e.from_s, e.to_s, e.verdict);
+                let (verdict, share, settled) = judged;
                 crate::report::Span {
                     from_s: e.from_s,
                     to_s: if e.to_s.is_finite() {
@@ -241,9 +368,9 @@ fn report(
                     verdict,
                     share,
                     settled_after_s: settled,
-                    pass: verdict == e.verdict
-                        && share >= MIN_SHARE
-                        && settled.is_some_and(|s| s <= SETTLE_S),
+                    right,
+                    samples: n,
+                    pass: span_passes(sc.view, e.verdict, judged, (right, n)),
                 }
             })
             .collect();
@@ -253,15 +380,7 @@ fn report(
         }
         flows.push(f);
     }
-    let total: f64 = match measured {
-        Measured::Iperf(r) => r.sum_bps,
-        Measured::Own { bps, .. } => *bps,
-    };
-    let error = match measured {
-        Measured::Iperf(r) => r.error.clone(),
-        Measured::Own { .. } => None,
-    };
-    ScenarioReport::new(sc, flows, total, error)
+    ScenarioReport::new(sc, flows, measured.total_bps, measured.error.clone())
 }
 
 #[cfg(test)]
@@ -291,5 +410,28 @@ mod tests {
         assert_eq!(v, Path);
         assert_eq!(settled, Some(2.0));
         assert_eq!(judge(&s, 9.0, 10.0, Path), (Unknown, 0.0, None));
+    }
+
+    #[test]
+    fn receiver_rule_counts_right_verdicts() {
+        let mut s: Vec<(f64, Verdict)> = vec![(1.0, Unknown), (2.0, Unknown)];
+        s.extend((6..20).map(|i| (f64::from(i) * 0.5, ReceiveWindow)));
+        s[5].1 = Sender;
+        s[9].1 = Sender;
+        s[12].1 = Sender;
+        let (right, n) = tally(&s, 3.0, f64::INFINITY, ReceiveWindow);
+        assert_eq!((right, n), (11, 14));
+        let judged = judge(&s, 3.0, f64::INFINITY, ReceiveWindow);
+        // 11/14 = 79%: short of 80%, though the majority and settled.
+        assert!(!span_passes(
+            View::Receiver,
+            ReceiveWindow,
+            judged,
+            (right, n)
+        ));
+        assert!(span_passes(View::Sender, ReceiveWindow, judged, (right, n)));
+        assert!(span_passes(View::Receiver, ReceiveWindow, judged, (12, 15)));
+        // Too few samples to judge.
+        assert!(!span_passes(View::Receiver, ReceiveWindow, judged, (3, 3)));
     }
 }

@@ -1,6 +1,7 @@
-//! Traffic the scenarios make: iperf3 runs, and observer's own senders where
-//! iperf3 cannot impose the constraint (a small send buffer only at the
-//! sender, a rate that changes mid-flow).
+//! Traffic the scenarios make: iperf3 runs (either way round), and
+//! observer's own senders where iperf3 cannot impose the constraint (a small
+//! send buffer only at the sender, a rate that changes mid-flow). HTTP
+//! downloads are in [`crate::http`].
 
 use std::{
     io::{Read as _, Write as _},
@@ -50,7 +51,9 @@ pub fn set_cc(fd: &impl AsRawFd, cc: &str) -> std::io::Result<()> {
     }
 }
 
-/// An iperf3 run: server in B, client in A; results from the client's JSON.
+/// An iperf3 run; results from the client's JSON. A sends either way: the
+/// server in B and the client in A, or (`-R`) the server in A and the
+/// client in B.
 pub struct Iperf {
     _server: ChildGuard,
     client: ChildGuard,
@@ -63,6 +66,11 @@ pub struct IperfResult {
     pub streams: Vec<(u16, f64)>,
     /// Total sender throughput (bits/s).
     pub sum_bps: f64,
+    /// (client-side local port, receiver throughput in bits/s) per stream:
+    /// what a `-R` client measured itself.
+    pub received: Vec<(u16, f64)>,
+    /// Total receiver throughput (bits/s).
+    pub sum_received_bps: f64,
     /// The client's own error message, if it reported one.
     pub error: Option<String>,
 }
@@ -89,21 +97,27 @@ pub fn parse_iperf(json: &str) -> anyhow::Result<IperfResult> {
                 .collect()
         })
         .unwrap_or_default();
-    let streams = v["end"]["streams"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .filter_map(|s| {
-                    let sock = s["sender"]["socket"].as_i64()?;
-                    let port = ports.iter().find(|(k, _)| *k == sock)?.1;
-                    Some((port, s["sender"]["bits_per_second"].as_f64()?))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    let per_stream = |end: &str| -> Vec<(u16, f64)> {
+        v["end"]["streams"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| {
+                        let sock = s[end]["socket"].as_i64()?;
+                        let port = ports.iter().find(|(k, _)| *k == sock)?.1;
+                        Some((port, s[end]["bits_per_second"].as_f64()?))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
     Ok(IperfResult {
-        streams,
+        streams: per_stream("sender"),
         sum_bps: v["end"]["sum_sent"]["bits_per_second"]
+            .as_f64()
+            .unwrap_or(0.0),
+        received: per_stream("receiver"),
+        sum_received_bps: v["end"]["sum_received"]["bits_per_second"]
             .as_f64()
             .unwrap_or(0.0),
         error: None,
@@ -111,29 +125,32 @@ pub fn parse_iperf(json: &str) -> anyhow::Result<IperfResult> {
 }
 
 impl Iperf {
-    /// Starts the server in B.
-    pub fn server(path: &Path) -> anyhow::Result<ChildGuard> {
-        let mut cmd = path.command(Side::B, "iperf3");
+    /// Starts the server in `side`.
+    pub fn server(path: &Path, side: Side) -> anyhow::Result<ChildGuard> {
+        let mut cmd = path.command(side, "iperf3");
         cmd.args(["-s", "-p", "5201"])
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null());
-        let server = ChildGuard::spawn(&mut cmd).context("starting iperf3 -s in B")?;
-        wait_listening(path, 5201)?;
+        let server = ChildGuard::spawn(&mut cmd)
+            .with_context(|| format!("starting iperf3 -s in {side:?}"))?;
+        wait_listening(path, side, 5201)?;
         Ok(server)
     }
 
-    /// Starts a client in A for `secs` with `args`, against a running server.
+    /// Starts a client in `side` for `secs` with `args` (`-R` among them
+    /// when the client is in B), against a server running in the other.
     pub fn start(
         path: &Path,
         server: ChildGuard,
+        side: Side,
         secs: u64,
         cc: Option<&str>,
         args: &[String],
     ) -> anyhow::Result<Iperf> {
-        let mut cmd = path.command(Side::A, "iperf3");
+        let mut cmd = path.command(side, "iperf3");
         cmd.args([
             "-c",
-            &path.addr(Side::B).to_string(),
+            &path.addr(side.peer()).to_string(),
             "-p",
             "5201",
             "-J",
@@ -146,7 +163,8 @@ impl Iperf {
         cmd.args(args)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null());
-        let client = ChildGuard::spawn(&mut cmd).context("starting the iperf3 client in A")?;
+        let client = ChildGuard::spawn(&mut cmd)
+            .with_context(|| format!("starting the iperf3 client in {side:?}"))?;
         Ok(Iperf {
             _server: server,
             client,
@@ -170,20 +188,24 @@ impl Iperf {
     }
 }
 
-/// Waits until something accepts connections on B's `port`.
-fn wait_listening(path: &Path, port: u16) -> anyhow::Result<()> {
-    let addr = SocketAddr::new(path.ip(Side::B), port);
+/// Waits until something accepts connections on `side`'s `port` (tried
+/// from inside that namespace, so without crossing the path).
+pub(crate) fn wait_listening(path: &Path, side: Side, port: u16) -> anyhow::Result<()> {
+    let addr = SocketAddr::new(path.ip(side), port);
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
         let up = path
-            .run_in(Side::B, move || {
+            .run_in(side, move || {
                 TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok()
             })
             .unwrap_or(false);
         if up {
             return Ok(());
         }
-        anyhow::ensure!(Instant::now() < deadline, "nothing listens on {addr} in B");
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "nothing listens on {addr} in {side:?}"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -318,11 +340,14 @@ mod tests {
     #[test]
     fn parses_iperf_json() {
         let json = r#"{"start":{"connected":[{"socket":5,"local_port":40000},{"socket":7,"local_port":40002}]},
-            "end":{"streams":[{"sender":{"socket":5,"bits_per_second":5.0e6}},{"sender":{"socket":7,"bits_per_second":6.0e6}}],
-                   "sum_sent":{"bits_per_second":11.0e6}}}"#;
+            "end":{"streams":[{"sender":{"socket":5,"bits_per_second":5.0e6},"receiver":{"socket":5,"bits_per_second":4.9e6}},
+                              {"sender":{"socket":7,"bits_per_second":6.0e6}}],
+                   "sum_sent":{"bits_per_second":11.0e6},"sum_received":{"bits_per_second":10.8e6}}}"#;
         let r = parse_iperf(json).unwrap();
         assert_eq!(r.streams, vec![(40000, 5.0e6), (40002, 6.0e6)]);
         assert_eq!(r.sum_bps, 11.0e6);
+        assert_eq!(r.received, vec![(40000, 4.9e6)]);
+        assert_eq!(r.sum_received_bps, 10.8e6);
         let e = parse_iperf(r#"{"error":"unable to connect"}"#).unwrap();
         assert_eq!(e.error.as_deref(), Some("unable to connect"));
         assert!(parse_iperf("nope").is_err());

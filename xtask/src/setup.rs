@@ -11,7 +11,9 @@ use crate::util::{is_root, run, which};
 
 /// Debian packages: the eBPF compiler set (see ../shared/docs/toolchain.md in
 /// the development docs), and the tools the tests drive (iperf3, ip, promtool
-/// and a Prometheus server, tmux for the terminal view, curl).
+/// and a Prometheus server, tmux for the terminal view, and the HTTP servers
+/// and clients of the receiver-side scenarios: nginx-light, python3, curl,
+/// wget).
 const PACKAGES: &[&str] = &[
     "rustc-web",
     "cargo-web",
@@ -26,6 +28,9 @@ const PACKAGES: &[&str] = &[
     "prometheus",
     "tmux",
     "curl",
+    "wget",
+    "nginx-light",
+    "python3",
     // The kernel matrix (`vm-test`): an emulator and the VM's userland.
     "qemu-system-x86",
     "busybox-static",
