@@ -128,6 +128,9 @@ pub struct Config {
     /// the loss holding the sender's congestion window down (cubic takes
     /// seconds to grow back to its window before the loss).
     pub loss_memory_s: f64,
+    /// Receiver side: the same for a sender that pauses most of the time
+    /// (s); see `receiver::recent_loss`.
+    pub loss_memory_paused_s: f64,
 }
 
 impl Default for Config {
@@ -142,6 +145,7 @@ impl Default for Config {
             target_bps: 0,
             sender_gap_share: 0.2,
             loss_memory_s: 10.0,
+            loss_memory_paused_s: 2.0,
         }
     }
 }

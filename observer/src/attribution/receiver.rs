@@ -64,9 +64,19 @@ pub fn window_cause(flow: &Flow) -> String {
 }
 
 /// Whether out-of-order arrivals (loss upstream) are recent enough to
-/// still hold the sender's congestion window down.
-fn recent_loss(rx: &Receive, cfg: &Config) -> bool {
-    rx.ooo_packets > 0 || rx.since_ooo_s.is_some_and(|s| s <= cfg.loss_memory_s)
+/// still hold the sender's congestion window down. A sender that pauses
+/// most of the time has a window far below the path's; without frequent
+/// loss it would regrow within a few round trips, so only loss in the last
+/// `loss_memory_paused_s` counts for it. A window cut by loss and spread
+/// over the round trip (bursts, few pauses) regrows for seconds (cubic):
+/// loss in the last `loss_memory_s` counts.
+fn recent_loss(rx: &Receive, paused: bool, cfg: &Config) -> bool {
+    let memory = if paused {
+        cfg.loss_memory_paused_s
+    } else {
+        cfg.loss_memory_s
+    };
+    rx.ooo_packets > 0 || rx.since_ooo_s.is_some_and(|s| s <= memory)
 }
 
 fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
@@ -104,24 +114,28 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
         fmt_rate(rate)
     );
     let closed = rx.closed_share >= cfg.significant_share;
-    let bound = rx.window_fill >= cfg.at_ceiling || closed;
-    if bound {
-        // The reader is the limit when unread data, not the buffer size,
-        // keeps the window small: the buffer holds at least as much unread
-        // data as the window offers, or the window sits closed.
-        if closed || rx.unread_mean >= rx.rcv_wnd_mean {
-            return (
-                Verdict::ReceiverApplication,
-                rx.closed_share
-                    .max(if closed { 0.0 } else { 0.7 })
-                    .clamp(0.5, 1.0),
-                format!(
-                    "receiver application: this host's reader leaves {} unread on average and the window was closed {} of the time ({window_line})",
-                    fmt_bytes(rx.unread_mean),
-                    pct(rx.closed_share)
-                ),
-            );
-        }
+    // The reader is the limit when unread data, not the buffer size, keep
+    // the window small: the buffer holds at least as much unread data as
+    // the window offers, or the window sits closed. Judged before the
+    // window fill: a reader that reads in bursts leaves the window open
+    // between them, yet holds the sender back all the same.
+    let reader = closed
+        || (rx.unread_mean >= rx.rcv_wnd_mean
+            && rx.unread_mean >= 2.0 * f64::from(flow.rcv_mss.max(536)));
+    if reader {
+        return (
+            Verdict::ReceiverApplication,
+            rx.closed_share
+                .max(if closed { 0.0 } else { 0.7 })
+                .clamp(0.5, 1.0),
+            format!(
+                "receiver application: this host's reader leaves {} unread on average and the window was closed {} of the time ({window_line})",
+                fmt_bytes(rx.unread_mean),
+                pct(rx.closed_share)
+            ),
+        );
+    }
+    if rx.window_fill >= cfg.at_ceiling {
         return (
             Verdict::ReceiveWindow,
             rx.window_fill.clamp(0.5, 1.0),
@@ -153,7 +167,7 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
             pct(rx.path_use)
         )
     };
-    if (paused || bursty) && recent_loss(rx, cfg) {
+    if (paused || bursty) && recent_loss(rx, paused, cfg) {
         let when = match rx.since_ooo_s {
             Some(s) if rx.ooo_packets == 0 => format!(", the last {s:.1} s ago"),
             _ => String::new(),
