@@ -167,7 +167,13 @@ pub fn serve(
             .map(|s| format!(" (the server exited: {s})"))
             .unwrap_or_default();
         let log = fs::read_to_string(dir.path().join("error.log")).unwrap_or_default();
-        anyhow::bail!("{e}{exited} {}", log.trim());
+        let log = log.trim();
+        let log = if log.is_empty() {
+            String::new()
+        } else {
+            format!(": {log}")
+        };
+        anyhow::bail!("{e}{exited}{log}");
     }
     Ok(child)
 }
