@@ -145,7 +145,7 @@ impl Default for Config {
             target_bps: 0,
             sender_gap_share: 0.2,
             loss_memory_s: 10.0,
-            loss_memory_paused_s: 2.0,
+            loss_memory_paused_s: 1.0,
         }
     }
 }

@@ -67,16 +67,18 @@ pub fn window_cause(flow: &Flow) -> String {
 /// still hold the sender's congestion window down. A sender that pauses
 /// most of the time has a window far below the path's; without frequent
 /// loss it would regrow within a few round trips, so only loss in the last
-/// `loss_memory_paused_s` counts for it. A window cut by loss and spread
+/// `loss_memory_paused_s` counts for it, even within the interval. A window cut by loss and spread
 /// over the round trip (bursts, few pauses) regrows for seconds (cubic):
 /// loss in the last `loss_memory_s` counts.
 fn recent_loss(rx: &Receive, paused: bool, cfg: &Config) -> bool {
-    let memory = if paused {
-        cfg.loss_memory_paused_s
-    } else {
-        cfg.loss_memory_s
-    };
-    rx.ooo_packets > 0 || rx.since_ooo_s.is_some_and(|s| s <= memory)
+    if paused {
+        // Not "any loss in the interval": a startup overshoot a second
+        // before an application-paced stretch does not hold it back.
+        return rx
+            .since_ooo_s
+            .is_some_and(|s| s <= cfg.loss_memory_paused_s);
+    }
+    rx.ooo_packets > 0 || rx.since_ooo_s.is_some_and(|s| s <= cfg.loss_memory_s)
 }
 
 fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {

@@ -319,3 +319,34 @@ fn too_little_data_is_unknown() {
     let a = judge(50_000.0, R::default());
     assert_eq!(a.verdict, Verdict::Unknown, "{}", a.explanation);
 }
+
+#[test]
+fn a_pausing_sender_is_held_by_loss_only_if_it_is_fresh() {
+    // rx-server-paced: 12 segments lost in bbr's startup overshoot, then
+    // nginx paces at 3 Mbit/s; rx-loss: 1% loss keeps cutting cubic.
+    let paused = |age: f64, ooo: u32| {
+        judge(
+            3.0e6,
+            R {
+                gap_ms: 1_800,
+                ooo,
+                ooo_age_s: Some(age),
+                ..R::default()
+            },
+        )
+    };
+    assert_eq!(paused(1.5, 5).verdict, Verdict::Sender);
+    let held = paused(0.4, 5);
+    assert_eq!(
+        held.verdict,
+        Verdict::CongestionWindow,
+        "{}",
+        held.explanation
+    );
+    assert!(
+        held.explanation
+            .contains("5 out-of-order arrivals; the sender paused 90% of the time"),
+        "{}",
+        held.explanation
+    );
+}
