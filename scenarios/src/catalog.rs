@@ -553,6 +553,54 @@ pub fn all() -> Vec<Scenario> {
                 steady(Sender),
             )
         },
+        // The other congestion control where both apply.
+        Scenario {
+            view: View::Receiver,
+            cc: Some("bbr"),
+            ..base(
+                "rx-bufferbloat-bbr",
+                "iperf3 -R -C bbr into the same 10 Mbit/s, 1 s queue: bbr keeps it short, still the path",
+                PathConfig::bottleneck(10_000_000, MS(10), 1_250_000),
+                iperf_r(&[]),
+                steady(Path),
+            )
+        },
+        Scenario {
+            view: View::Receiver,
+            snd_cc_default: Some("cubic"),
+            ..base(
+                "rx-cubic-path",
+                "wget from python http.server (cubic), 20 Mbit/s, 50 ms, large windows: the path",
+                PathConfig::bottleneck(20_000_000, MS(25), 125_000),
+                Traffic::Http {
+                    server: HttpServer::Python,
+                    client: HttpClient::Wget,
+                },
+                steady(Path),
+            )
+        },
+        Scenario {
+            view: View::Receiver,
+            snd_cc_default: Some("cubic"),
+            ..base(
+                "rx-server-sndbuf-cubic",
+                "curl from nginx (cubic) with a 64 KB SO_SNDBUF, 100 Mbit/s, 50 ms",
+                PathConfig::bottleneck(100_000_000, MS(25), 625_000),
+                curl(nginx(None, Some("64k")), None),
+                steady(Sender),
+            )
+        },
+        Scenario {
+            view: View::Receiver,
+            snd_cc_default: Some("cubic"),
+            ..base(
+                "rx-slow-reader-cubic",
+                "curl --limit-rate 250k from nginx (cubic), 50 Mbit/s, 30 ms",
+                PathConfig::bottleneck(50_000_000, MS(15), 190_000),
+                curl(nginx(None, None), Some("250k")),
+                steady(ReceiverApplication),
+            )
+        },
     ];
     for s in &mut v {
         s.path.seed = 7;
@@ -593,6 +641,10 @@ mod tests {
             "rx-bbr-path",
             "rx-server-paced",
             "rx-server-sndbuf",
+            "rx-bufferbloat-bbr",
+            "rx-cubic-path",
+            "rx-server-sndbuf-cubic",
+            "rx-slow-reader-cubic",
         ] {
             assert!(names.contains(&n), "missing {n}");
         }
