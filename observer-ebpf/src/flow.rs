@@ -58,7 +58,8 @@ pub fn on_packet(sk: *const u8, skb: *const u8) {
     if seg.len > BARE_MAX {
         arrivals::note(key, seg.len);
     }
-    if !seg.settles(sk) && gate::held(key, Kind::Packet, 0) {
+    let settles = seg.settles(sk);
+    if !settles && gate::held(key, Kind::Packet, 0) {
         return;
     }
     if stages == packet_stages::GATE {
@@ -76,6 +77,12 @@ pub fn on_packet(sk: *const u8, skb: *const u8) {
             }
             carry_forward(s, sk, &seg);
             arrivals::collect(s);
+            if settles {
+                // The end of a burst: where a kernel lacks the owner hooks
+                // (before 6.3), the congestion control name is refreshed
+                // here (see `cc_name`).
+                cc_name(s, sk);
+            }
         }
     }
 }
@@ -149,10 +156,7 @@ pub fn on_owner(sk: *const u8, receive: bool) {
     unsafe {
         set_owner(s);
         refresh(s, sk);
-        // The process may have switched it with setsockopt(TCP_CONGESTION)
-        // since connect; read here, in process context and behind the
-        // gate, rather than on every sampled segment.
-        (*s).cc = deref(sk.raw(), off!(ca_ops), off!(ca_name));
+        cc_name(s, sk);
     }
 }
 
@@ -183,6 +187,19 @@ pub fn on_read(sk: *const u8) {
 #[inline(always)]
 fn drained(sk: Sk) -> bool {
     sk.get::<u32>(off!(rcv_nxt)) == sk.get::<u32>(off!(copied_seq))
+}
+
+/// Re-reads the congestion control name: a process may switch it with
+/// `setsockopt(TCP_CONGESTION)` after connect. Read from the owner hook
+/// (process context, behind the gate) and at the end of each burst, not on
+/// every sampled segment: two pointer-chasing reads.
+///
+/// # Safety
+/// `s` must be valid for writes.
+#[inline(always)]
+unsafe fn cc_name(s: *mut FlowSample, sk: Sk) {
+    // SAFETY: caller guarantees `s`.
+    unsafe { (*s).cc = deref(sk.raw(), off!(ca_ops), off!(ca_name)) };
 }
 
 /// Records the current process as the flow's owner, if it changed.

@@ -24,6 +24,7 @@
 
 #[cfg(target_arch = "bpf")]
 mod arrivals;
+#[cfg(target_arch = "bpf")]
 mod flow;
 #[cfg(target_arch = "bpf")]
 mod gate;

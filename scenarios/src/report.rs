@@ -2,7 +2,7 @@
 //! figures and verdicts, and the constraint the scenario imposed.
 
 use observer::{
-    attribution::{Verdict, fmt_rate},
+    attribution::{Verdict, ends_agree, fmt_rate},
     book::Tracked,
 };
 use serde::Serialize;
@@ -88,6 +88,12 @@ pub struct FlowReport {
     pub retransmits: u32,
     /// Every span passed.
     pub pass: bool,
+    /// The other end of the same flow (judged from the other namespace):
+    /// its majority verdict over the last span, when observer saw it.
+    pub other_end: Option<Verdict>,
+    /// Whether the two ends name the same limit
+    /// (`observer::attribution::ends_agree`); None without the other end.
+    pub ends_agree: Option<bool>,
 }
 
 impl FlowReport {
@@ -120,7 +126,19 @@ impl FlowReport {
             snd_wnd: t.flow.snd_wnd,
             snd_cwnd: t.flow.snd_cwnd,
             retransmits: t.flow.retransmits,
+            other_end: None,
+            ends_agree: None,
         }
+    }
+
+    /// Records the other end's majority verdict `v`.
+    pub fn with_other_end(mut self, v: Option<Verdict>) -> FlowReport {
+        self.other_end = v;
+        self.ends_agree = v.map(|o| match self.side {
+            View::Sender => ends_agree(self.verdict, o),
+            View::Receiver => ends_agree(o, self.verdict),
+        });
+        self
     }
 }
 
@@ -223,7 +241,7 @@ impl ScenarioReport {
                 })
                 .collect();
             s.push_str(&format!(
-                "     {} -> {} [{:?}] {} srtt {:.1} ms min_rtt {:.1} ms cwnd {} snd_wnd {} retrans {}: {}\n       {}\n",
+                "     {} -> {} [{:?}] {} srtt {:.1} ms min_rtt {:.1} ms cwnd {} snd_wnd {} retrans {}: {}{}\n       {}\n",
                 f.flow.local,
                 f.flow.remote,
                 f.side,
@@ -234,6 +252,11 @@ impl ScenarioReport {
                 f.snd_wnd,
                 f.retransmits,
                 spans.join("; "),
+                match (f.other_end, f.ends_agree) {
+                    (Some(o), Some(true)) => format!("; other end {o} (agrees)"),
+                    (Some(o), _) => format!("; other end {o} (CONTRADICTS)"),
+                    _ => String::new(),
+                },
                 f.explanation
             ));
         }

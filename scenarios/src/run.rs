@@ -221,19 +221,21 @@ pub fn run(monitor: &mut Monitor, sc: &Scenario, secs: u64) -> anyhow::Result<Sc
     let path =
         Path::new(sc.path.clone()).with_context(|| format!("building the path of {}", sc.name))?;
     prepare(&path, sc)?;
-    let netns = path.netns_inode(match sc.view {
-        View::Sender => Side::A,
-        View::Receiver => Side::B,
-    }) as u32;
+    let (side, other) = match sc.view {
+        View::Sender => (Side::A, Side::B),
+        View::Receiver => (Side::B, Side::A),
+    };
+    let netns = path.netns_inode(side) as u32;
+    // The other end of each flow is followed too, to compare the two
+    // judgements of one flow.
+    let other_netns = path.netns_inode(other) as u32;
     let mut lines: HashMap<u64, Timeline> = HashMap::new();
     let poll = |monitor: &mut Monitor, lines: &mut HashMap<u64, Timeline>| -> anyhow::Result<()> {
         monitor.poll().context("polling observer")?;
         let now = Instant::now();
-        for t in monitor
-            .book()
-            .flows()
-            .filter(|t| t.latest.netns == netns && !t.is_closed())
-        {
+        for t in monitor.book().flows().filter(|t| {
+            (t.latest.netns == netns || t.latest.netns == other_netns) && !t.is_closed()
+        }) {
             let line = lines.entry(t.latest.cookie).or_default();
             let born = *line.born.get_or_insert(now);
             line.samples
@@ -318,13 +320,22 @@ pub fn run(monitor: &mut Monitor, sc: &Scenario, secs: u64) -> anyhow::Result<Sc
     // Let the close records arrive.
     std::thread::sleep(POLL);
     poll(monitor, &mut lines)?;
-    Ok(report(monitor, sc, netns, &lines, &measured))
+    Ok(report(monitor, sc, (netns, other_netns), &lines, &measured))
+}
+
+/// The majority verdict of `samples` in `[from, to)`, if any.
+fn majority(samples: &[(f64, Verdict)], from: f64, to: f64) -> Option<Verdict> {
+    let mut counts: HashMap<Verdict, usize> = HashMap::new();
+    for (_, v) in samples.iter().filter(|(t, _)| *t >= from && *t < to) {
+        *counts.entry(*v).or_default() += 1;
+    }
+    counts.into_iter().max_by_key(|(_, n)| *n).map(|(v, _)| v)
 }
 
 fn report(
     monitor: &Monitor,
     sc: &Scenario,
-    netns: u32,
+    (netns, other_netns): (u32, u32),
     lines: &HashMap<u64, Timeline>,
     measured: &Measured,
 ) -> ScenarioReport {
@@ -374,7 +385,18 @@ fn report(
                 }
             })
             .collect();
-        let mut f = FlowReport::new(sc, t, throughput, spans);
+        let other_end = monitor
+            .book()
+            .flows()
+            .find(|o| {
+                o.latest.netns == other_netns
+                    && o.flow.local == t.flow.remote
+                    && o.flow.remote == t.flow.local
+            })
+            .and_then(|o| lines.get(&o.latest.cookie))
+            .zip(sc.expect.last())
+            .and_then(|(l, e)| majority(&l.samples, e.from_s, e.to_s));
+        let mut f = FlowReport::new(sc, t, throughput, spans).with_other_end(other_end);
         if let Some(l) = line.filter(|l| !l.explanation.is_empty()) {
             f.explanation.clone_from(&l.explanation);
         }

@@ -93,6 +93,22 @@ impl std::fmt::Display for Verdict {
     }
 }
 
+/// Whether a verdict made at the sending end and one made at the
+/// receiving end of the same flow name the same limit (the table in
+/// docs/attribution.md). `unknown` at either end contradicts nothing.
+pub fn ends_agree(sender: Verdict, receiver: Verdict) -> bool {
+    use Verdict::*;
+    matches!(
+        (sender, receiver),
+        (Unknown, _)
+            | (_, Unknown)
+            | (ReceiveWindow, ReceiveWindow | ReceiverApplication)
+            | (SendBuffer | Application, Sender)
+            | (CongestionWindow, CongestionWindow | Sender)
+            | (Path, Path)
+    )
+}
+
 /// Which end of the flow the verdict was made from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]

@@ -350,3 +350,24 @@ fn a_pausing_sender_is_held_by_loss_only_if_it_is_fresh() {
         held.explanation
     );
 }
+
+#[test]
+fn the_two_ends_agree_only_on_the_same_limit() {
+    use Verdict::*;
+    assert!(ends_agree(ReceiveWindow, ReceiverApplication));
+    assert!(ends_agree(Application, Sender));
+    assert!(ends_agree(SendBuffer, Sender));
+    assert!(ends_agree(Path, Path));
+    assert!(ends_agree(Unknown, Path));
+    assert!(!ends_agree(Path, Sender));
+    assert!(!ends_agree(ReceiveWindow, Path));
+    assert!(!ends_agree(Application, ReceiverApplication));
+    // Every pair is decided without panicking, and the table is not
+    // trivially true.
+    let agreeing = Verdict::ALL
+        .iter()
+        .flat_map(|s| Verdict::ALL.iter().map(move |r| ends_agree(*s, *r)))
+        .filter(|x| *x)
+        .count();
+    assert_eq!(agreeing, 8 + 8 - 1 + 2 + 2 + 2 + 1);
+}

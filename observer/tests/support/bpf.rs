@@ -71,7 +71,7 @@ pub fn flow_maps() -> BTreeSet<u32> {
 pub fn map_fill(id: u32) -> (usize, u32) {
     let data = aya::maps::MapData::from_id(id).unwrap();
     let max = data.info().unwrap().max_entries();
-    let map: aya::maps::HashMap<_, u64, [u8; 272]> =
+    let map: aya::maps::HashMap<_, u64, [u8; observer_common::sample::FLOW_SAMPLE_SIZE]> =
         aya::maps::HashMap::try_from(aya::maps::Map::LruHashMap(data)).unwrap();
     (map.keys().filter(Result::is_ok).count(), max)
 }

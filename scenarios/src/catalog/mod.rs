@@ -1,0 +1,283 @@
+//! The scenarios: each one imposes a known constraint on real kernel TCP
+//! across an emulated path, so observer's verdict has a ground truth.
+//! Names are stable: scripts and dashboards use them. The sender-side
+//! scenarios are in [`sender`], the downloads judged from the receiver in
+//! [`receiver`].
+
+use std::time::Duration;
+
+use observer::attribution::Verdict;
+use pathemu::{Link, PathConfig, Side};
+
+/// Which end's flows the scenario judges.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum View {
+    /// The sending namespace (A).
+    Sender,
+    /// The receiving namespace (B): a download as a laptop sees it.
+    Receiver,
+}
+
+/// What makes the traffic.
+#[derive(Clone, Debug)]
+pub enum Traffic {
+    /// iperf3 client in A (sender) to a server in B, with extra arguments.
+    Iperf {
+        /// Extra client arguments (`-w 64K`, `-P 4`, `-b 2M`, `-C bbr`...).
+        args: Vec<String>,
+    },
+    /// observer's own sender in A with SO_SNDBUF set (bytes), to a plain
+    /// receiver in B.
+    SmallSndbuf {
+        /// SO_SNDBUF for the sender (the kernel doubles it).
+        sndbuf: i32,
+    },
+    /// observer's own sender: `app_rate_bps` for `app_secs`, then as fast as
+    /// it can.
+    Phases {
+        /// Rate of the application-limited phase (bits/s).
+        app_rate_bps: u64,
+        /// Length of that phase.
+        app_secs: u64,
+    },
+    /// A download with iperf3 the other way round: the server in A sends,
+    /// the client in B runs with `-R` (and `-C` where the scenario sets `cc`,
+    /// which the server applies to its data sockets).
+    IperfReverse {
+        /// Extra client arguments (`-w 64K`, `-b 3M`...).
+        args: Vec<String>,
+    },
+    /// An HTTP download: a server in A serves a generated file, a client in
+    /// B fetches it. The server's congestion control is A's namespace
+    /// default (`Scenario::snd_cc_default`).
+    Http {
+        /// The server in A.
+        server: HttpServer,
+        /// The client in B.
+        client: HttpClient,
+    },
+}
+
+/// An HTTP server in A.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HttpServer {
+    /// nginx (`nginx-light`), in the foreground, with its configuration,
+    /// pid, logs and temp paths in a temporary directory.
+    Nginx {
+        /// `limit_rate` for every response (nginx's syntax: `375k` is
+        /// 375 KiB/s), if set.
+        limit_rate: Option<&'static str>,
+        /// `sndbuf=` on the `listen` directive (SO_SNDBUF of the accepted
+        /// sockets; the kernel doubles it), if set.
+        sndbuf: Option<&'static str>,
+    },
+    /// `python3 -m http.server`.
+    Python,
+}
+
+/// An HTTP client in B.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HttpClient {
+    /// curl, stopped after the transfer length (`--max-time`); the file is
+    /// larger than the path can carry in that time.
+    Curl {
+        /// `--limit-rate` (curl's syntax: `250k` is 250 KiB/s), if set.
+        limit_rate: Option<&'static str>,
+    },
+    /// wget, fetching a file sized for the transfer length at the path's
+    /// bottleneck rate (wget has no total time limit).
+    Wget,
+}
+
+/// An expected verdict over part of a flow's life (seconds from its start).
+#[derive(Clone, Copy, Debug)]
+pub struct Expect {
+    /// Start of the span judged (s).
+    pub from_s: f64,
+    /// End of the span (s); `f64::INFINITY` for the flow's end.
+    pub to_s: f64,
+    /// What observer must say there.
+    pub verdict: Verdict,
+}
+
+/// One scenario.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    /// Stable name.
+    pub name: &'static str,
+    /// What it shows, in a few words.
+    pub about: &'static str,
+    /// The emulated path.
+    pub path: PathConfig,
+    /// `net.ipv4.tcp_rmem` maximum in the receiving namespace (B), bytes, if set.
+    pub rcv_rmem_max: Option<u64>,
+    /// `net.ipv4.tcp_window_scaling` in the receiving namespace (B), if set.
+    pub rcv_window_scaling: Option<bool>,
+    /// `net.ipv4.tcp_congestion_control` in the sending namespace (A): the
+    /// congestion control of sockets that do not pick one (HTTP servers).
+    pub snd_cc_default: Option<&'static str>,
+    /// `net.ipv4.tcp_wmem` maximum in the sending namespace (A), bytes, if set.
+    pub snd_wmem_max: Option<u64>,
+    /// Congestion control the sending program picks (iperf3 `-C`,
+    /// TCP_CONGESTION on observer's own sender; None: A's default). HTTP
+    /// servers cannot pick one: use `snd_cc_default`.
+    pub cc: Option<&'static str>,
+    /// Lock the sender's cwnd to this many segments with a route metric.
+    pub cwnd_lock: Option<u32>,
+    /// The traffic.
+    pub traffic: Traffic,
+    /// Transfer length.
+    pub secs: u64,
+    /// Number of data flows expected.
+    pub flows: usize,
+    /// Which end is judged.
+    pub view: View,
+    /// The imposed constraint (verdict vocabulary), per span.
+    pub expect: Vec<Expect>,
+    /// The published figure for the whole transfer (bits/s), where one exists.
+    pub reference_bps: Option<f64>,
+    /// The emulator must reproduce this total throughput (bits/s) within 15%.
+    pub emulator_check_bps: Option<f64>,
+}
+
+/// The verdicts that make sense from the receiving end: what this host
+/// (its window, its reader) or the far side (the sender, its congestion
+/// window, the path) does. `send_buffer` and `application` name the
+/// local sender, which a receiver is not.
+pub const RECEIVER_VERDICTS: [Verdict; 6] = [
+    Verdict::ReceiveWindow,
+    Verdict::ReceiverApplication,
+    Verdict::Sender,
+    Verdict::CongestionWindow,
+    Verdict::Path,
+    Verdict::Unknown,
+];
+
+impl Scenario {
+    /// The namespace sysctls the scenario sets before its traffic, as
+    /// `(namespace, "key=value")` for `sysctl -w`.
+    pub fn sysctls(&self) -> Vec<(Side, String)> {
+        let mut v = Vec::new();
+        if let Some(max) = self.rcv_rmem_max {
+            let default = max.min(131_072);
+            v.push((Side::B, format!("net.ipv4.tcp_rmem=4096 {default} {max}")));
+        }
+        if let Some(on) = self.rcv_window_scaling {
+            v.push((
+                Side::B,
+                format!("net.ipv4.tcp_window_scaling={}", u8::from(on)),
+            ));
+        }
+        if let Some(cc) = self.snd_cc_default {
+            v.push((Side::A, format!("net.ipv4.tcp_congestion_control={cc}")));
+        }
+        if let Some(max) = self.snd_wmem_max {
+            let default = max.min(16_384);
+            v.push((Side::A, format!("net.ipv4.tcp_wmem=4096 {default} {max}")));
+        }
+        v
+    }
+}
+
+pub(crate) const MS: fn(u64) -> Duration = Duration::from_millis;
+
+pub(crate) fn steady(v: Verdict) -> Vec<Expect> {
+    vec![Expect {
+        from_s: 3.0,
+        to_s: f64::INFINITY,
+        verdict: v,
+    }]
+}
+
+pub(crate) fn iperf(args: &[&str]) -> Traffic {
+    Traffic::Iperf {
+        args: args.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+/// iperf3 `-R`: server in A, client in B.
+pub(crate) fn iperf_r(args: &[&str]) -> Traffic {
+    Traffic::IperfReverse {
+        args: args.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+pub(crate) fn nginx(limit_rate: Option<&'static str>, sndbuf: Option<&'static str>) -> HttpServer {
+    HttpServer::Nginx { limit_rate, sndbuf }
+}
+
+pub(crate) fn curl(server: HttpServer, limit_rate: Option<&'static str>) -> Traffic {
+    Traffic::Http {
+        server,
+        client: HttpClient::Curl { limit_rate },
+    }
+}
+
+/// Reference A: 35 Mbit/s, queue about one BDP of the 104 ms path, with a
+/// one-way delay of `one_way_us` (52 ms: 104 ms RTT; 1.8 ms: the 3.6 ms lab).
+pub(crate) fn ref_a(one_way_us: u64) -> PathConfig {
+    PathConfig::bottleneck(35_000_000, Duration::from_micros(one_way_us), 460_000)
+}
+
+/// Reference B's shape: 110 ms RTT, a little random loss, a bottleneck
+/// scaled from the article's ~300 Mbit/s to 100 Mbit/s so that the relay and
+/// both iperf3 ends fit on two cores with exact timing.
+pub(crate) fn ref_b() -> PathConfig {
+    let fwd = Link::unlimited()
+        .rate(100_000_000)
+        .delay(MS(55))
+        .queue(1_000_000)
+        .loss(0.0001);
+    PathConfig::new(fwd, Link::with_delay_only(MS(55))).seed(7)
+}
+
+/// `net.ipv4.tcp_rmem` maximum that gives about a 4 MB advertised window
+/// (Linux advertises about half the buffer).
+pub(crate) const RMEM_4MB_WINDOW: u64 = 8 << 20;
+pub(crate) const RMEM_32MB_WINDOW: u64 = 64 << 20;
+
+mod receiver;
+mod sender;
+
+/// A scenario judged from the sender with every optional setting off: the
+/// lists start from it.
+pub(crate) fn base(
+    name: &'static str,
+    about: &'static str,
+    path: PathConfig,
+    traffic: Traffic,
+    expect: Vec<Expect>,
+) -> Scenario {
+    Scenario {
+        name,
+        about,
+        path,
+        rcv_rmem_max: None,
+        rcv_window_scaling: None,
+        snd_cc_default: None,
+        snd_wmem_max: None,
+        cc: None,
+        cwnd_lock: None,
+        traffic,
+        secs: 10,
+        flows: 1,
+        view: View::Sender,
+        expect,
+        reference_bps: None,
+        emulator_check_bps: None,
+    }
+}
+
+/// Every scenario, in running order: the sender side, then the receiver.
+pub fn all() -> Vec<Scenario> {
+    let mut v = sender::all();
+    v.extend(receiver::all());
+    for s in &mut v {
+        s.path.seed = 7;
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests;

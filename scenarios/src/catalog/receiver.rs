@@ -1,0 +1,198 @@
+//! The scenarios judged from the receiving end (namespace B): the
+//! reference experiments seen from their receiver, and downloads by real
+//! clients in B from servers in A.
+
+use observer::attribution::Verdict;
+use pathemu::{Link, PathConfig};
+
+use super::{
+    HttpClient, HttpServer, MS, RMEM_4MB_WINDOW, Scenario, Traffic, View, base, curl, iperf,
+    iperf_r, nginx, ref_a, ref_b, steady,
+};
+
+/// The receiver-side scenarios, in running order.
+pub fn all() -> Vec<Scenario> {
+    use Verdict::*;
+    vec![
+        Scenario {
+            view: View::Receiver,
+            reference_bps: Some(5.71e6),
+            ..base(
+                "rx-ref-a-w64k",
+                "reference A -w 64K seen from the receiver: its own window binds",
+                ref_a(52_000),
+                iperf(&["-w", "64K"]),
+                steady(ReceiveWindow),
+            )
+        },
+        Scenario {
+            view: View::Receiver,
+            cc: Some("cubic"),
+            rcv_rmem_max: Some(RMEM_4MB_WINDOW),
+            ..base(
+                "rx-ref-b-cubic",
+                "reference B cubic seen from the receiver: 0.01% loss holds cubic's window",
+                ref_b(),
+                iperf(&[]),
+                steady(CongestionWindow),
+            )
+        },
+        // Downloads seen from the receiver (B), with real clients in B
+        // fetching from servers in A.
+        Scenario {
+            view: View::Receiver,
+            cc: Some("cubic"),
+            rcv_rmem_max: Some(128 * 1024),
+            ..base(
+                "rx-rmem-cap",
+                "iperf3 -R, B's tcp_rmem capped at 128 KB on reference A's path: its window binds",
+                ref_a(52_000),
+                iperf_r(&[]),
+                steady(ReceiveWindow),
+            )
+        },
+        Scenario {
+            view: View::Receiver,
+            ..base(
+                "rx-sorcvbuf",
+                "iperf3 -R -w 64K: the client's 64 KB SO_RCVBUF binds on reference A's path",
+                ref_a(52_000),
+                iperf_r(&["-w", "64K"]),
+                steady(ReceiveWindow),
+            )
+        },
+        Scenario {
+            view: View::Receiver,
+            rcv_window_scaling: Some(false),
+            snd_cc_default: Some("cubic"),
+            ..base(
+                "rx-no-wscale",
+                "curl from python http.server, window scaling off in B: 64 KB / 60 ms on 100 Mbit/s",
+                PathConfig::bottleneck(100_000_000, MS(30), 750_000),
+                curl(HttpServer::Python, None),
+                steady(ReceiveWindow),
+            )
+        },
+        Scenario {
+            view: View::Receiver,
+            ..base(
+                "rx-slow-reader",
+                "curl --limit-rate 250k from nginx on a 50 Mbit/s, 30 ms path: B's reader is slow",
+                PathConfig::bottleneck(50_000_000, MS(15), 190_000),
+                curl(nginx(None, None), Some("250k")),
+                steady(ReceiverApplication),
+            )
+        },
+        Scenario {
+            view: View::Receiver,
+            snd_cc_default: Some("cubic"),
+            ..base(
+                "rx-loss",
+                "curl from nginx (cubic), 50 Mbit/s, 30 ms, 1% loss towards B: cubic's window",
+                PathConfig::new(
+                    Link::unlimited()
+                        .rate(50_000_000)
+                        .delay(MS(15))
+                        .queue(190_000)
+                        .loss(0.01),
+                    Link::with_delay_only(MS(15)),
+                ),
+                curl(nginx(None, None), None),
+                steady(CongestionWindow),
+            )
+        },
+        Scenario {
+            view: View::Receiver,
+            cc: Some("cubic"),
+            ..base(
+                "rx-bufferbloat",
+                "iperf3 -R -C cubic into 10 Mbit/s with a 1 s (1.25 MB) queue: the path",
+                PathConfig::bottleneck(10_000_000, MS(10), 1_250_000),
+                iperf_r(&[]),
+                steady(Path),
+            )
+        },
+        Scenario {
+            view: View::Receiver,
+            snd_cc_default: Some("bbr"),
+            ..base(
+                "rx-bbr-path",
+                "wget from python http.server (bbr), 20 Mbit/s, 50 ms, large windows: the path",
+                PathConfig::bottleneck(20_000_000, MS(25), 125_000),
+                Traffic::Http {
+                    server: HttpServer::Python,
+                    client: HttpClient::Wget,
+                },
+                steady(Path),
+            )
+        },
+        Scenario {
+            view: View::Receiver,
+            ..base(
+                "rx-server-paced",
+                "curl from nginx with limit_rate 375k (3 Mbit/s) on a 50 Mbit/s, 40 ms path",
+                PathConfig::bottleneck(50_000_000, MS(20), 250_000),
+                curl(nginx(Some("375k"), None), None),
+                steady(Sender),
+            )
+        },
+        Scenario {
+            view: View::Receiver,
+            ..base(
+                "rx-server-sndbuf",
+                "curl from nginx with a 64 KB SO_SNDBUF (listen sndbuf=64k), 100 Mbit/s, 50 ms",
+                PathConfig::bottleneck(100_000_000, MS(25), 625_000),
+                curl(nginx(None, Some("64k")), None),
+                steady(Sender),
+            )
+        },
+        // The other congestion control where both apply.
+        Scenario {
+            view: View::Receiver,
+            cc: Some("bbr"),
+            ..base(
+                "rx-bufferbloat-bbr",
+                "iperf3 -R -C bbr into the same 10 Mbit/s, 1 s queue: bbr keeps it short, still the path",
+                PathConfig::bottleneck(10_000_000, MS(10), 1_250_000),
+                iperf_r(&[]),
+                steady(Path),
+            )
+        },
+        Scenario {
+            view: View::Receiver,
+            snd_cc_default: Some("cubic"),
+            ..base(
+                "rx-cubic-path",
+                "wget from python http.server (cubic), 20 Mbit/s, 50 ms, large windows: the path",
+                PathConfig::bottleneck(20_000_000, MS(25), 125_000),
+                Traffic::Http {
+                    server: HttpServer::Python,
+                    client: HttpClient::Wget,
+                },
+                steady(Path),
+            )
+        },
+        Scenario {
+            view: View::Receiver,
+            snd_cc_default: Some("cubic"),
+            ..base(
+                "rx-server-sndbuf-cubic",
+                "curl from nginx (cubic) with a 64 KB SO_SNDBUF, 100 Mbit/s, 50 ms",
+                PathConfig::bottleneck(100_000_000, MS(25), 625_000),
+                curl(nginx(None, Some("64k")), None),
+                steady(Sender),
+            )
+        },
+        Scenario {
+            view: View::Receiver,
+            snd_cc_default: Some("cubic"),
+            ..base(
+                "rx-slow-reader-cubic",
+                "curl --limit-rate 250k from nginx (cubic), 50 Mbit/s, 30 ms",
+                PathConfig::bottleneck(50_000_000, MS(15), 190_000),
+                curl(nginx(None, None), Some("250k")),
+                steady(ReceiverApplication),
+            )
+        },
+    ]
+}

@@ -1,0 +1,180 @@
+//! The scenarios judged from the sending end (namespace A).
+
+use observer::attribution::Verdict;
+use pathemu::PathConfig;
+
+use super::{
+    Expect, MS, RMEM_4MB_WINDOW, RMEM_32MB_WINDOW, Scenario, Traffic, base, iperf, ref_a, ref_b,
+    steady,
+};
+
+/// The sender-side scenarios, in running order.
+pub fn all() -> Vec<Scenario> {
+    use Verdict::*;
+    vec![
+        Scenario {
+            cc: Some("cubic"),
+            reference_bps: Some(34.6e6),
+            emulator_check_bps: Some(34.6e6),
+            ..base(
+                "ref-a-lowlat",
+                "reference A at low latency: the 35 Mbit/s link is the limit",
+                ref_a(1_800),
+                iperf(&[]),
+                steady(Path),
+            )
+        },
+        Scenario {
+            cc: Some("cubic"),
+            reference_bps: Some(26.3e6),
+            // The published 26.3 Mbit/s came from a lab path with a smaller
+            // queue; with a one-BDP queue cubic fills the link (33.8 Mbit/s
+            // measured on this emulator, ../shared/docs/seed-experiments.md).
+            emulator_check_bps: Some(33.8e6),
+            ..base(
+                "ref-a-default",
+                "reference A, 104 ms, default window: cubic fills the link and its queue",
+                ref_a(52_000),
+                iperf(&[]),
+                steady(Path),
+            )
+        },
+        Scenario {
+            reference_bps: Some(5.77e6),
+            emulator_check_bps: Some(5.77e6),
+            ..base(
+                "ref-a-w64k",
+                "reference A with -w 64K: 64 KB / 104 ms is about 5 Mbit/s",
+                ref_a(52_000),
+                iperf(&["-w", "64K"]),
+                steady(ReceiveWindow),
+            )
+        },
+        Scenario {
+            flows: 4,
+            reference_bps: Some(21.2e6),
+            emulator_check_bps: Some(21.2e6),
+            ..base(
+                "ref-a-w64k-p4",
+                "four 64 KB windows in flight: each stream window-bound",
+                ref_a(52_000),
+                iperf(&["-w", "64K", "-P", "4"]),
+                steady(ReceiveWindow),
+            )
+        },
+        Scenario {
+            cc: Some("cubic"),
+            rcv_rmem_max: Some(RMEM_4MB_WINDOW),
+            ..base(
+                "ref-b-cubic",
+                "110 ms, 4 MB window, random loss: cubic's cwnd binds, not the window",
+                ref_b(),
+                iperf(&[]),
+                steady(CongestionWindow),
+            )
+        },
+        Scenario {
+            cc: Some("bbr"),
+            rcv_rmem_max: Some(RMEM_4MB_WINDOW),
+            ..base(
+                "ref-b-bbr",
+                "110 ms, 4 MB window: bbr runs at the bottleneck rate",
+                ref_b(),
+                iperf(&[]),
+                steady(Path),
+            )
+        },
+        Scenario {
+            cc: Some("bbr"),
+            flows: 4,
+            rcv_rmem_max: Some(RMEM_4MB_WINDOW),
+            ..base(
+                "ref-b-bbr-p4",
+                "four bbr streams share the bottleneck",
+                ref_b(),
+                iperf(&["-P", "4"]),
+                steady(Path),
+            )
+        },
+        Scenario {
+            cc: Some("cubic"),
+            rcv_rmem_max: Some(RMEM_32MB_WINDOW),
+            ..base(
+                "ref-b-cubic-32m",
+                "a 32 MB window does not help cubic: still cwnd-bound",
+                ref_b(),
+                iperf(&[]),
+                steady(CongestionWindow),
+            )
+        },
+        Scenario {
+            cwnd_lock: Some(10),
+            ..base(
+                "cwnd-clamp",
+                "cwnd locked at 10 segments on a 100 Mbit/s, 50 ms path: 2.3 Mbit/s",
+                PathConfig::bottleneck(100_000_000, MS(25), 625_000),
+                iperf(&[]),
+                steady(CongestionWindow),
+            )
+        },
+        base(
+            "sndbuf",
+            "a 64 KB SO_SNDBUF at the sender, a large receive window",
+            PathConfig::bottleneck(100_000_000, MS(25), 625_000),
+            Traffic::SmallSndbuf { sndbuf: 64 * 1024 },
+            steady(SendBuffer),
+        ),
+        base(
+            "app-limited",
+            "the sender writes 2 Mbit/s on a 100 Mbit/s path",
+            PathConfig::bottleneck(100_000_000, MS(25), 625_000),
+            iperf(&["-b", "2M"]),
+            steady(Application),
+        ),
+        Scenario {
+            cc: Some("cubic"),
+            ..base(
+                "path-cubic",
+                "20 Mbit/s bottleneck, large windows, cubic",
+                PathConfig::bottleneck(20_000_000, MS(25), 125_000),
+                iperf(&[]),
+                steady(Path),
+            )
+        },
+        Scenario {
+            cc: Some("bbr"),
+            ..base(
+                "path-bbr",
+                "20 Mbit/s bottleneck, large windows, bbr",
+                PathConfig::bottleneck(20_000_000, MS(25), 125_000),
+                iperf(&[]),
+                steady(Path),
+            )
+        },
+        Scenario {
+            cc: Some("cubic"),
+            secs: 11,
+            ..base(
+                "phase-change",
+                "application-limited for 5 s, then bulk into a 20 Mbit/s bottleneck",
+                PathConfig::bottleneck(20_000_000, MS(25), 125_000),
+                Traffic::Phases {
+                    app_rate_bps: 2_000_000,
+                    app_secs: 5,
+                },
+                vec![
+                    Expect {
+                        from_s: 2.5,
+                        to_s: 5.0,
+                        verdict: Application,
+                    },
+                    Expect {
+                        from_s: 8.5,
+                        to_s: f64::INFINITY,
+                        verdict: Path,
+                    },
+                ],
+            )
+        },
+    ]
+}
