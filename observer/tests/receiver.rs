@@ -142,3 +142,53 @@ fn unread_bytes_and_a_closed_window_are_reported() {
     );
     assert!(flow.rcv_wnd < 2 * flow.rcv_mss, "rcv_wnd {}", flow.rcv_wnd);
 }
+
+/// Window scaling off: the kernel keeps an unclamped `rcv_wnd` that grows
+/// past 64 KB, but the wire carries at most 65,535 bytes. observer's
+/// `rcv_wnd` must be what was advertised: the sender's snd_wnd.
+#[test]
+fn without_window_scaling_rcv_wnd_is_what_the_sender_was_told() {
+    if !root_or_skip("without_window_scaling_rcv_wnd_is_what_the_sender_was_told") {
+        return;
+    }
+    let mut obs = Observer::start();
+    let ns = NetNs::new();
+    const N: usize = 8 * 1024 * 1024;
+    let (flow, told) = ns.run(|| {
+        // This thread is in the namespace: the sysctl is the namespace's.
+        std::fs::write("/proc/sys/net/ipv4/tcp_window_scaling", "0").unwrap();
+        let (mut tx, mut rx) = pair(None);
+        let writer = std::thread::spawn(move || {
+            tx.write_all(&vec![7u8; N]).unwrap();
+            tx
+        });
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut got = 0;
+        while got < N {
+            got += rx.read(&mut buf).unwrap();
+        }
+        let tx = writer.join().unwrap();
+        // Let the window update after the last read reach the sender.
+        std::thread::sleep(Duration::from_millis(50));
+        let told = tcp_info(&tx).snd_wnd;
+        let flow = obs.wait_for_flow(
+            cookie(&rx),
+            Duration::from_secs(3),
+            &format!("rcv_wnd {told}"),
+            |f| f.bytes_received == N as u64 && f.rcv_wnd == told,
+        );
+        drop(tx);
+        (flow, told)
+    });
+    assert!(!flow.wscale_ok);
+    assert_eq!(flow.rcv_wscale, 0);
+    assert_eq!(flow.rcv_wnd, told);
+    assert!(flow.rcv_wnd <= 65_535, "rcv_wnd {}", flow.rcv_wnd);
+    // The kernel's own value is past what can be advertised: without the
+    // clamp observer would report it.
+    assert!(
+        flow.rcv_wnd_internal > 65_535,
+        "rcv_wnd_internal {}",
+        flow.rcv_wnd_internal
+    );
+}
