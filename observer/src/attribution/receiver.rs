@@ -67,9 +67,9 @@ pub fn window_cause(flow: &Flow) -> String {
 /// still hold the sender's congestion window down. A sender that pauses
 /// most of the time has a window far below the path's; without frequent
 /// loss it would regrow within a few round trips, so only loss in the last
-/// `loss_memory_paused_s` counts for it, even within the interval. A window cut by loss and spread
-/// over the round trip (bursts, few pauses) regrows for seconds (cubic):
-/// loss in the last `loss_memory_s` counts.
+/// `loss_memory_paused_s` counts for it, even within the interval. A
+/// window cut by loss and spread over the round trip (bursts, few pauses)
+/// regrows for seconds (cubic): loss in the last `loss_memory_s` counts.
 fn recent_loss(rx: &Receive, paused: bool, cfg: &Config) -> bool {
     if paused {
         // Not "any loss in the interval": a startup overshoot a second
@@ -185,11 +185,16 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
         );
     }
     if paused || bursty {
+        // Loss too old to hold the window (see `recent_loss`) is still named.
+        let loss = match (rx.ooo_packets, rx.since_ooo_s) {
+            (0, _) | (_, None) => "without loss".to_string(),
+            (n, Some(ago)) => format!("{n} out-of-order arrivals but none in the last {ago:.1} s"),
+        };
         return (
             Verdict::Sender,
             (0.5 + rx.gap_share.max(1.0 - rx.path_use) / 2.0).min(1.0),
             format!(
-                "sender: {held}, without loss, while {open_line}; receiving {} (its application, send buffer or a rate limit)",
+                "sender: {held}, {loss}, while {open_line}; receiving {} (its application, send buffer or a rate limit)",
                 fmt_rate(rate)
             ),
         );

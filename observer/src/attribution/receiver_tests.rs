@@ -335,7 +335,14 @@ fn a_pausing_sender_is_held_by_loss_only_if_it_is_fresh() {
             },
         )
     };
-    assert_eq!(paused(1.5, 5).verdict, Verdict::Sender);
+    let old = paused(1.5, 5);
+    assert_eq!(old.verdict, Verdict::Sender);
+    assert!(
+        old.explanation
+            .contains("5 out-of-order arrivals but none in the last 1.5 s"),
+        "{}",
+        old.explanation
+    );
     let held = paused(0.4, 5);
     assert_eq!(
         held.verdict,
