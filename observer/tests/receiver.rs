@@ -30,6 +30,23 @@ fn pair(rcvbuf: Option<i32>) -> (TcpStream, TcpStream) {
     (sender, receiver)
 }
 
+/// Sends `n` bytes from `tx` while `rx` reads all of them; returns `tx`,
+/// still open, once both are done.
+fn bulk(mut tx: TcpStream, rx: &mut TcpStream, n: usize) -> TcpStream {
+    let writer = std::thread::spawn(move || {
+        tx.write_all(&vec![7u8; n]).unwrap();
+        tx
+    });
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut got = 0;
+    while got < n {
+        let r = rx.read(&mut buf).unwrap();
+        assert!(r > 0, "sender closed early");
+        got += r;
+    }
+    writer.join().unwrap()
+}
+
 /// A bulk transfer read to the end, then quiet: the read that drains the
 /// socket is sampled after the kernel updated its receive state, so every
 /// receive-side figure must equal TCP_INFO exactly.
@@ -42,17 +59,8 @@ fn drained_receiver_matches_tcp_info() {
     let ns = NetNs::new();
     const N: usize = 16 * 1024 * 1024;
     let (flow, info, pending) = ns.run(|| {
-        let (mut tx, mut rx) = pair(None);
-        let writer = std::thread::spawn(move || {
-            tx.write_all(&vec![7u8; N]).unwrap();
-            tx
-        });
-        let mut buf = vec![0u8; 64 * 1024];
-        let mut got = 0;
-        while got < N {
-            got += rx.read(&mut buf).unwrap();
-        }
-        let tx = writer.join().unwrap();
+        let (tx, mut rx) = pair(None);
+        let tx = bulk(tx, &mut rx, N);
         let info = tcp_info(&rx);
         let flow = obs.wait_for_flow(
             cookie(&rx),
@@ -157,17 +165,8 @@ fn without_window_scaling_rcv_wnd_is_what_the_sender_was_told() {
     let (flow, told) = ns.run(|| {
         // This thread is in the namespace: the sysctl is the namespace's.
         std::fs::write("/proc/sys/net/ipv4/tcp_window_scaling", "0").unwrap();
-        let (mut tx, mut rx) = pair(None);
-        let writer = std::thread::spawn(move || {
-            tx.write_all(&vec![7u8; N]).unwrap();
-            tx
-        });
-        let mut buf = vec![0u8; 64 * 1024];
-        let mut got = 0;
-        while got < N {
-            got += rx.read(&mut buf).unwrap();
-        }
-        let tx = writer.join().unwrap();
+        let (tx, mut rx) = pair(None);
+        let tx = bulk(tx, &mut rx, N);
         // Let the window update after the last read reach the sender.
         std::thread::sleep(Duration::from_millis(50));
         let told = tcp_info(&tx).snd_wnd;

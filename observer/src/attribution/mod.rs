@@ -215,6 +215,33 @@ pub struct Attribution {
     pub what_if: Option<WhatIf>,
 }
 
+/// `unknown` when fewer than `cfg.min_bytes` moved (`moved`: "acked" or
+/// "received") or the interval spans fewer than `cfg.min_rtts` round trips
+/// of `rtt_us`; None when there is enough to judge.
+fn too_little(
+    bytes: u64,
+    moved: &str,
+    interval_us: u64,
+    rtt_us: f64,
+    cfg: &Config,
+) -> Option<(Verdict, f64, String)> {
+    let rtts = if rtt_us > 0.0 {
+        interval_us as f64 / rtt_us
+    } else {
+        0.0
+    };
+    (bytes < cfg.min_bytes || rtts < cfg.min_rtts).then(|| {
+        (
+            Verdict::Unknown,
+            0.0,
+            format!(
+                "unknown: {} {moved} over {rtts:.1} round trips; too little to say",
+                fmt_bytes(bytes as f64)
+            ),
+        )
+    })
+}
+
 /// Assembles an attribution: window arithmetic for window verdicts, folded
 /// into the explanation, and the confidence rounded to two places.
 fn assemble(

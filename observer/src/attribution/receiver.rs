@@ -92,21 +92,10 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
     } else {
         rtt
     };
-    let rtts = if path_rtt > 0.0 {
-        ev.interval_us as f64 / path_rtt
-    } else {
-        0.0
-    };
-    if ev.bytes_received < cfg.min_bytes || rtts < cfg.min_rtts {
-        return (
-            Verdict::Unknown,
-            0.0,
-            format!(
-                "unknown: {} received over {:.1} round trips; too little to say",
-                fmt_bytes(ev.bytes_received as f64),
-                rtts
-            ),
-        );
+    if let Some(unknown) =
+        super::too_little(ev.bytes_received, "received", ev.interval_us, path_rtt, cfg)
+    {
+        return unknown;
     }
     let window_line = format!(
         "rcv_wnd {} / rcv_rtt {} = {} ceiling, receiving {}",

@@ -46,21 +46,14 @@ fn decide(ev: &Evidence, cfg: &Config) -> (Verdict, f64, String) {
             ),
         );
     }
-    let rtts = if ev.srtt_us > 0 {
-        ev.interval_us as f64 / f64::from(ev.srtt_us)
-    } else {
-        0.0
-    };
-    if ev.bytes_acked < cfg.min_bytes || rtts < cfg.min_rtts {
-        return (
-            Verdict::Unknown,
-            0.0,
-            format!(
-                "unknown: {} acked over {:.1} round trips; too little to say",
-                fmt_bytes(ev.bytes_acked as f64),
-                rtts
-            ),
-        );
+    if let Some(unknown) = super::too_little(
+        ev.bytes_acked,
+        "acked",
+        ev.interval_us,
+        f64::from(ev.srtt_us),
+        cfg,
+    ) {
+        return unknown;
     }
     if s.idle >= 0.5 {
         return (
