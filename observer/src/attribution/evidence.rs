@@ -90,13 +90,14 @@ pub struct Evidence {
     pub recv_rate_bps: f64,
     /// Time shares.
     pub shares: Shares,
-    /// Window ceilings at the end of the interval.
+    /// Window ceilings over the interval (from the means below).
     pub ceilings: Ceilings,
-    /// Smoothed RTT at the end (µs).
+    /// Smoothed RTT, time-weighted over the interval (µs); the last
+    /// reading where the interval covers no sampled time.
     pub srtt_us: u32,
     /// Minimum RTT (µs).
     pub min_rtt_us: u32,
-    /// Standing queue: srtt - min_rtt (µs).
+    /// Standing queue: mean srtt - min_rtt (µs).
     pub queue_delay_us: u32,
     /// Segments retransmitted in the interval.
     pub retransmits: u32,
@@ -104,9 +105,9 @@ pub struct Evidence {
     pub delivery_rate_bps: u64,
     /// The last delivery-rate sample was application-limited.
     pub app_limited: bool,
-    /// Peer's advertised window at the end (bytes).
+    /// Peer's advertised window, time-weighted over the interval (bytes).
     pub snd_wnd: u32,
-    /// Congestion window at the end (segments) and MSS (bytes).
+    /// Congestion window, time-weighted over the interval (segments).
     pub snd_cwnd: u32,
     /// Sender MSS (bytes).
     pub mss: u32,
@@ -241,7 +242,13 @@ impl Evidence {
         let share = |x: u64| if dt == 0 { 0.0 } else { x as f64 / dt as f64 };
         let acked = b.bytes_acked.saturating_sub(a.bytes_acked);
         let received = b.bytes_received.saturating_sub(a.bytes_received);
-        let srtt = f64::from(b.srtt_us);
+        // Time-weighted means: a window or RTT read at the interval's last
+        // instant (a BBR ProbeRTT, a window closing as a reader stops) must
+        // not describe the whole interval.
+        let (ia, ib) = (&a.integrals, &b.integrals);
+        let srtt = mean(ia.srtt, ib.srtt, ia.us, ib.us, f64::from(b.srtt_us));
+        let snd_wnd = mean(ia.snd_wnd, ib.snd_wnd, ia.us, ib.us, f64::from(b.snd_wnd));
+        let cwnd_mean = mean(ia.cwnd, ib.cwnd, ia.us, ib.us, f64::from(b.snd_cwnd));
         let per_rtt = |bytes: f64, rtt: f64| if rtt > 0.0 { bytes * 8e6 / rtt } else { 0.0 };
         let rx = receive(a, b, dt, to.at_ns, bps(received, dt));
         let rcv_rtt = rx.rtt_mean_us.round() as u32;
@@ -259,18 +266,18 @@ impl Evidence {
                 idle: share(dt - busy),
             },
             ceilings: Ceilings {
-                rwnd_bps: per_rtt(f64::from(b.snd_wnd), srtt),
-                cwnd_bps: per_rtt(f64::from(b.snd_cwnd) * f64::from(b.mss), srtt),
+                rwnd_bps: per_rtt(snd_wnd, srtt),
+                cwnd_bps: per_rtt(cwnd_mean * f64::from(b.mss), srtt),
                 rcv_wnd_bps: per_rtt(rx.rcv_wnd_mean, rx.rtt_mean_us),
             },
-            srtt_us: b.srtt_us,
+            srtt_us: srtt.round() as u32,
             min_rtt_us: b.min_rtt_us,
-            queue_delay_us: b.srtt_us.saturating_sub(b.min_rtt_us),
+            queue_delay_us: (srtt.round() as u32).saturating_sub(b.min_rtt_us),
             retransmits: b.retransmits.saturating_sub(a.retransmits),
             delivery_rate_bps: b.delivery_rate_bps,
             app_limited: b.app_limited,
-            snd_wnd: b.snd_wnd,
-            snd_cwnd: b.snd_cwnd,
+            snd_wnd: snd_wnd.round() as u32,
+            snd_cwnd: cwnd_mean.round() as u32,
             mss: b.mss,
             rcv_wnd: b.rcv_wnd,
             receiver_rtt_us: rcv_rtt,

@@ -433,3 +433,40 @@ fn flow_first_seen_at_close_gets_no_rate() {
     assert_eq!(a.evidence.interval_us, 0);
     assert!(a.explanation.contains("first seen at its close"));
 }
+
+#[test]
+fn evidence_describes_the_interval_not_its_last_reading() {
+    // A reverse transfer whose reader stopped at the end: snd_wnd read
+    // 18.3 KB at the last sample after 2 s at 79,488 B.
+    let a = point(P {
+        t: 0.0,
+        srtt_us: 45_400,
+        ..P::default()
+    });
+    let mut b = point(P {
+        t: 2.0,
+        acked: 3_375_000,
+        busy_ms: 2000,
+        rwnd_ms: 1500,
+        srtt_us: 45_400,
+        snd_wnd: 18_300,
+        ..P::default()
+    });
+    b.flow.integrals = crate::flow::Integrals {
+        us: 2_000_000,
+        snd_wnd: 79_488 * 2_000_000,
+        srtt: 45_400 * 2_000_000,
+        cwnd: 1000 * 2_000_000,
+        ..Default::default()
+    };
+    let r = attribute(Some(&a), &b, &Config::default());
+    assert_eq!(r.evidence.snd_wnd, 79_488);
+    assert_eq!(r.verdict, Verdict::ReceiveWindow, "{}", r.explanation);
+    assert!(
+        r.explanation.contains(
+            "snd_wnd 79.5 KB / srtt 45.4 ms = 14.0 Mbit/s ceiling, delivering 13.5 Mbit/s"
+        ),
+        "{}",
+        r.explanation
+    );
+}
