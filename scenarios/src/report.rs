@@ -94,6 +94,9 @@ pub struct FlowReport {
     /// Whether the two ends name the same limit
     /// (`observer::attribution::ends_agree`); None without the other end.
     pub ends_agree: Option<bool>,
+    /// Every verdict sampled, as (seconds since the flow was first seen,
+    /// verdict): what the spans were judged on.
+    pub timeline: Vec<(f64, Verdict)>,
 }
 
 impl FlowReport {
@@ -128,6 +131,7 @@ impl FlowReport {
             retransmits: t.flow.retransmits,
             other_end: None,
             ends_agree: None,
+            timeline: Vec::new(),
         }
     }
 

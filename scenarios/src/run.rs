@@ -397,6 +397,7 @@ fn report(
             .zip(sc.expect.last())
             .and_then(|(l, e)| majority(&l.samples, e.from_s, e.to_s));
         let mut f = FlowReport::new(sc, t, throughput, spans).with_other_end(other_end);
+        f.timeline = samples.to_vec();
         if let Some(l) = line.filter(|l| !l.explanation.is_empty()) {
             f.explanation.clone_from(&l.explanation);
         }

@@ -158,6 +158,22 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
             pct(rx.path_use)
         )
     };
+    let queued = f64::from(rx.queue_delay_us)
+        > (cfg.queue_fraction * f64::from(rx.base_rtt_us)).max(cfg.queue_floor_us as f64);
+    if bursty && !paused && queued {
+        // Bursts at the link rate with a standing queue and no pauses: the
+        // flow's segments are interleaved with other traffic at a full
+        // bottleneck, not held back at their sender.
+        return (
+            Verdict::Path,
+            (0.5 + f64::from(rx.queue_delay_us) / rtt.max(1.0)).min(1.0),
+            format!(
+                "path: the bottleneck is full and shared: a queue stands ({queue_line}) while {held}; receiving {}, {} out-of-order arrivals",
+                fmt_rate(rate),
+                rx.ooo_packets
+            ),
+        );
+    }
     if (paused || bursty) && recent_loss(rx, paused, cfg) {
         let when = match rx.since_ooo_s {
             Some(s) if rx.ooo_packets == 0 => format!(", the last {s:.1} s ago"),
@@ -188,8 +204,6 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
             ),
         );
     }
-    let queued = f64::from(rx.queue_delay_us)
-        > (cfg.queue_fraction * f64::from(rx.base_rtt_us)).max(cfg.queue_floor_us as f64);
     (
         Verdict::Path,
         if queued { 0.8 } else { 0.6 },
