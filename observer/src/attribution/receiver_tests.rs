@@ -378,3 +378,36 @@ fn the_two_ends_agree_only_on_the_same_limit() {
         .count();
     assert_eq!(agreeing, 8 + 8 - 1 + 2 + 2 + 2 + 1);
 }
+
+#[test]
+fn bursts_over_a_standing_queue_are_a_shared_full_path() {
+    // ref-b-bbr-p4 from a receiver: a quarter of a 100 Mbit/s link, its
+    // segments interleaved with three other flows', a 28 ms queue.
+    let r = R {
+        rtt_us: 138_000,
+        min_rtt_us: 110_000,
+        ooo: 40,
+        ooo_age_s: Some(0.2),
+        burst_bytes: 3_000_000,
+        burst_ns: 240_000_000,
+        ..R::default()
+    };
+    let a = judge(25.0e6, r);
+    assert_eq!(a.verdict, Verdict::Path, "{}", a.explanation);
+    assert!(
+        a.explanation.contains(
+            "the bottleneck is full and shared: a queue stands (rcv_rtt 138.0 ms vs base 110.0 ms)"
+        ),
+        "{}",
+        a.explanation
+    );
+    // The same bursts without the queue: loss holds the sender's window.
+    let b = judge(
+        25.0e6,
+        R {
+            rtt_us: 110_000,
+            ..r
+        },
+    );
+    assert_eq!(b.verdict, Verdict::CongestionWindow, "{}", b.explanation);
+}
