@@ -118,10 +118,27 @@ pub mod tcp_state {
 pub const AF_INET: u16 = 2;
 
 /// A gap between data segments arriving longer than this (ns) counts as
-/// time the sender sent nothing ([`FlowSample::rx_gap_ns`]): more than two
-/// jiffies at HZ=250 (the sample gate passes at least one data segment per
-/// jiffy while data flows), and more than a segment's time at 1.2 Mbit/s.
+/// time the sender sent nothing ([`FlowSample::rx_gap_ns`]), on kernels
+/// with HZ of 250 or more: more than two jiffies there, and more than a
+/// segment's time at 1.2 Mbit/s. See [`rx_gap_ns`] for other HZ.
 pub const RX_GAP_NS: u64 = 10_000_000;
+
+/// The pause threshold for a kernel ticking `hz` times a second (ns): at
+/// least [`RX_GAP_NS`] and two and a half jiffies, because the sample gate
+/// lets through at least one data segment per jiffy while data flows, and
+/// pauses are measured between those.
+pub const fn rx_gap_ns(hz: u32) -> u64 {
+    let hz = if hz == 0 { 100 } else { hz as u64 };
+    let jiffies = 2_500_000_000 / hz;
+    if jiffies > RX_GAP_NS {
+        jiffies
+    } else {
+        RX_GAP_NS
+    }
+}
+
+/// Name of the load-time global holding the pause threshold (ns, u64).
+pub const GLOBAL_RX_GAP_NS: &str = "RX_GAP";
 
 /// The window a receiver puts on the wire for the `rcv_wnd` it keeps:
 /// at most `65535 << rcv_wscale`, in units of `1 << rcv_wscale` (bytes), as
@@ -150,6 +167,14 @@ extern crate std;
 #[cfg(test)]
 mod tests {
     use super::advertised_window;
+
+    #[test]
+    fn pause_threshold_covers_two_and_a_half_jiffies() {
+        assert_eq!(super::rx_gap_ns(100), 25_000_000);
+        assert_eq!(super::rx_gap_ns(250), 10_000_000);
+        assert_eq!(super::rx_gap_ns(1000), 10_000_000);
+        assert_eq!(super::rx_gap_ns(0), 25_000_000);
+    }
 
     #[test]
     fn advertised_window_is_clamped_and_scaled_like_tcp_select_window() {

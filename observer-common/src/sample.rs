@@ -61,15 +61,19 @@ pub struct FlowSample {
     /// Integral of `snd_cwnd` over time (segment·µs).
     pub cwnd_integral: u64,
     /// Time during which the advertised window was closed or nearly so
-    /// (less than two of the peer's segments, `2 x rcv_mss`), summed
-    /// between samples like `cwnd_limited_ns` (ns).
+    /// (less than two of the peer's segments, `2 x rcv_mss`, left of it)
+    /// while unread data held the rest: the reader kept it shut. Summed
+    /// between samples like `cwnd_limited_ns`; a data segment that closes
+    /// the window is always sampled (ns).
     pub rwnd_closed_ns: u64,
-    /// Time spent in gaps of more than [`crate::RX_GAP_NS`] between data
-    /// segments arriving (ns): the sender sent nothing for that long. Gaps
-    /// are measured between the data segments the sample gate lets
-    /// through (at least one per jiffy while data flows).
+    /// Time spent in gaps longer than the pause threshold
+    /// ([`crate::rx_gap_ns`]) between data segments arriving (ns): the
+    /// sender sent nothing for that long. Measured between the data
+    /// segments the sample gate lets through, on the flow's entry (so a
+    /// flow whose segments move between CPUs is measured whole), and
+    /// counted when the gap ends.
     pub rx_gap_ns: u64,
-    /// When a data segment last arrived (monotonic ns, sampled segments only).
+    /// When a sampled data segment last arrived (monotonic ns).
     pub last_rx_ns: u64,
     /// When `rcv_ooopack` was last seen to grow (monotonic ns; 0: never).
     pub last_ooo_ns: u64,
@@ -203,8 +207,12 @@ pub struct FlowSample {
     pub tstamp_ok: u8,
     /// `tcp_sock.rx_opt.sack_ok`: SACK in use (nonzero; bit flags).
     pub sack_ok: u8,
+    /// 1 when observer saw the connection being set up (SYN_SENT or
+    /// ESTABLISHED): its counters start at this flow's birth. 0 for a flow
+    /// first seen mid-life, whose counters include what it moved before.
+    pub seen_from_start: u8,
     /// Explicit padding; always 0.
-    pub _pad1: [u8; 2],
+    pub _pad1: [u8; 1],
 }
 
 impl FlowSample {
@@ -289,7 +297,8 @@ impl FlowSample {
         snd_wscale: 0,
         tstamp_ok: 0,
         sack_ok: 0,
-        _pad1: [0; 2],
+        seen_from_start: 0,
+        _pad1: [0; 1],
     };
 }
 
@@ -328,7 +337,8 @@ mod tests {
         assert_eq!(offset_of!(FlowSample, born_at_close), 423);
         assert_eq!(offset_of!(FlowSample, userlocks), 424);
         assert_eq!(offset_of!(FlowSample, sack_ok), 429);
-        assert_eq!(offset_of!(FlowSample, _pad1), 430);
+        assert_eq!(offset_of!(FlowSample, seen_from_start), 430);
+        assert_eq!(offset_of!(FlowSample, _pad1), 431);
     }
 
     #[test]

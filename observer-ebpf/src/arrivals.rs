@@ -82,8 +82,8 @@ pub fn note(cookie: u64, len: u32) {
         }
         let gap = now.saturating_sub((*a).last_ns);
         (*a).last_ns = now;
-        // A pause is the sender's (counted as an arrival gap elsewhere),
-        // not spacing within an active period.
+        // A pause (the sender's, counted on the flow's entry; or time the
+        // flow spent on another CPU) is not spacing within an active period.
         if gap > RX_GAP_NS || len == 0 {
             return;
         }

@@ -8,8 +8,8 @@ use aya_ebpf::{
     },
 };
 use observer_common::{
-    AF_INET, AF_INET6, Counter, FlowSample, OFFSET_NONE, RX_GAP_NS, advertised_window,
-    packet_stages, tcp_state,
+    AF_INET, AF_INET6, Counter, FlowSample, OFFSET_NONE, advertised_window, packet_stages,
+    tcp_state,
 };
 
 use crate::{
@@ -98,7 +98,10 @@ pub fn on_state(sk: *const u8, old: u8, new: u8) {
         // connect(): process context, so the owner is the caller.
         if let Some(s) = entry(sk, key_of(sk), true) {
             // SAFETY: as in on_packet.
-            unsafe { set_owner(s) };
+            unsafe {
+                set_owner(s);
+                (*s).seen_from_start = 1;
+            }
         }
     } else if new == tcp_state::ESTABLISHED {
         if let Some(s) = entry(sk, key_of(sk), true) {
@@ -107,6 +110,7 @@ pub fn on_state(sk: *const u8, old: u8, new: u8) {
             unsafe {
                 endpoints(s, sk);
                 refresh(s, sk);
+                (*s).seen_from_start = 1;
             }
         }
     } else if new == tcp_state::CLOSE {
@@ -281,13 +285,34 @@ impl Segment {
     /// nothing new (the receiving end of a bulk flow) settles nothing.
     #[inline(always)]
     fn settles(&self, sk: Sk) -> bool {
-        if self.flags & (TH_SYN | TH_FIN | TH_RST) != 0 {
+        if self.flags & (TH_SYN | TH_FIN | TH_RST) != 0 || self.closes_window(sk) {
             return true;
         }
         if self.flags & TH_ACK == 0 || self.ack != sk.get::<u32>(off!(snd_nxt)) {
             return false;
         }
         self.len <= BARE_MAX || self.ack != sk.get::<u32>(off!(snd_una))
+    }
+
+    /// Whether this data segment leaves less than two of the peer's
+    /// segments of the advertised window (`rcv_wup + rcv_wnd - rcv_nxt`
+    /// less its payload, the payload taken as `len` less a 20-byte
+    /// header): the sender must now wait, for the reader or for the window
+    /// to grow. Sampled, so the time the window stays closed is counted
+    /// from here, not from a later sample after the reader reopened it.
+    #[inline(always)]
+    fn closes_window(&self, sk: Sk) -> bool {
+        if self.len <= BARE_MAX {
+            return false;
+        }
+        let edge = sk
+            .get::<u32>(off!(rcv_wup))
+            .wrapping_add(sk.get::<u32>(off!(rcv_wnd)));
+        let left = edge
+            .wrapping_sub(sk.get::<u32>(off!(rcv_nxt)))
+            .wrapping_sub(self.len - 20) as i32;
+        let mss = u32::from(sk.get::<u16>(off!(rcv_mss)));
+        left < (2 * mss) as i32
     }
 
     /// `seq` and `end_seq`, read only for the segments the gate lets through.
@@ -353,7 +378,9 @@ unsafe fn carry_forward(s: *mut FlowSample, sk: Sk, seg: &Segment) {
             // A data segment arrives now (refresh just stamped the time).
             let now = (*s).last_seen_ns;
             let last = (*s).last_rx_ns;
-            if last != 0 && now > last && now - last > RX_GAP_NS {
+            // SAFETY: reading a static (see `read::volatile`).
+            let threshold = core::ptr::read_volatile(&raw const crate::maps::RX_GAP);
+            if last != 0 && now > last && now - last > threshold {
                 (*s).rx_gap_ns += now - last;
             }
             (*s).last_rx_ns = now;
@@ -362,8 +389,9 @@ unsafe fn carry_forward(s: *mut FlowSample, sk: Sk, seg: &Segment) {
         if consumed != 0 && consumed < (1 << 30) && seq == rcv_nxt {
             (*s).bytes_received += u64::from(consumed);
             // In order, it waits for the reader too (FIN included, as in
-            // rcv_nxt - copied_seq).
+            // rcv_nxt - copied_seq), and takes its room in the window.
             (*s).unread = (*s).unread.saturating_add(consumed);
+            (*s).rcv_wnd_left = (*s).rcv_wnd_left.saturating_sub(consumed);
         }
     }
 }
@@ -561,7 +589,9 @@ unsafe fn integrate(s: *mut FlowSample, dt_ns: u64) {
         (*s).cwnd_integral = (*s)
             .cwnd_integral
             .wrapping_add(u64::from((*s).snd_cwnd).wrapping_mul(dt));
-        if (*s).rcv_mss != 0 && adv < 2 * (*s).rcv_mss {
+        // Closed by the reader: little room left and unread data taking
+        // the rest (a buffer that is simply small, read at once, is not).
+        if (*s).rcv_mss != 0 && (*s).rcv_wnd_left < 2 * (*s).rcv_mss && (*s).unread > 0 {
             (*s).rwnd_closed_ns += dt_ns;
         }
     }

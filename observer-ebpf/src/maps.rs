@@ -41,6 +41,11 @@ pub static DIRECT: u8 = 0;
 #[unsafe(no_mangle)]
 pub static PACKET_STAGES: u32 = 0;
 
+/// The pause threshold (ns; `observer_common::rx_gap_ns` for the kernel's
+/// HZ), written by user space before load.
+#[unsafe(no_mangle)]
+pub static RX_GAP: u64 = observer_common::RX_GAP_NS;
+
 /// max_entries of FLOWS, written by user space before load.
 #[unsafe(no_mangle)]
 pub static MAX_FLOWS: u32 = DEFAULT_MAX_FLOWS;

@@ -313,9 +313,9 @@ impl Book {
 
     fn track(&self, read: Read) -> Tracked {
         let to = Point::new(&read.sample, &self.clock, read.at_ns);
-        let born_here = read.sample.first_seen_ns >= self.start_ns;
-        // A flow older than the book has no span yet: its first read is its
-        // start (an empty interval, so `unknown`).
+        let born_here = crate::flow::born_since(&read.sample, self.start_ns);
+        // A flow older than the book (or first seen mid-life) has no span
+        // yet: its first read is its start (an empty interval, so `unknown`).
         let from = (!born_here).then(|| to.clone());
         let life = attribution::attribute(from.as_ref(), &to, &self.cfg.attribution);
         Tracked {

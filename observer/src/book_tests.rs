@@ -10,6 +10,7 @@ fn sample(t_s: u64, closed: bool) -> FlowSample {
     s.state = 1;
     s.mss = 1448;
     s.first_seen_ns = 100 * SEC;
+    s.seen_from_start = 1;
     s.last_seen_ns = (100 + t_s) * SEC;
     s.bytes_acked = t_s * 766_476;
     s.srtt_us = 105_000;

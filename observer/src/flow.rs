@@ -71,6 +71,16 @@ pub fn delivery_rate_bps(s: &FlowSample) -> u64 {
     u64::try_from(bps).unwrap_or(u64::MAX)
 }
 
+/// Whether observer can judge the flow from its birth: it was set up at or
+/// after `start_ns` (monotonic ns) and observer saw the setup
+/// ([`FlowSample::seen_from_start`]), so its counters started at zero
+/// then, or it was first seen at its close (judged `unknown` then). A flow
+/// first seen mid-life, even after `start_ns`, is older: its counters
+/// include what it moved before, so its span starts at its first read.
+pub fn born_since(s: &FlowSample, start_ns: u64) -> bool {
+    s.born_at_close != 0 || (s.seen_from_start != 0 && s.first_seen_ns >= start_ns)
+}
+
 /// One flow as observer reports it. Units are in the field names or docs;
 /// `README.md` documents each JSON key.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -162,7 +172,8 @@ pub struct Flow {
     /// Time the advertised window was closed or nearly so, under two of the
     /// peer's segments (µs).
     pub rwnd_closed_us: u64,
-    /// Time in gaps of more than 10 ms between arriving data segments (µs):
+    /// Time in gaps of more than 10 ms (`observer_common::rx_gap_ns`: 25 ms
+    /// at HZ=100) between arriving data segments (µs):
     /// the sender sent nothing for that long.
     pub rx_gap_us: u64,
     /// Packets in flight (segments).

@@ -95,6 +95,10 @@ pub struct ProbeConfig {
     /// (`observer_common::packet_stages`): `ALL` but in the benchmark's
     /// cost breakdown, where the flows' figures are then incomplete.
     pub packet_stages: u32,
+    /// The pause threshold between arriving data segments (ns):
+    /// `observer_common::rx_gap_ns(hz)` for the running kernel's HZ. The
+    /// default suits HZ 250 and up.
+    pub rx_gap_ns: u64,
 }
 
 impl Default for ProbeConfig {
@@ -104,6 +108,7 @@ impl Default for ProbeConfig {
             ringbuf_bytes: DEFAULT_RINGBUF_BYTES,
             helper_reads: false,
             packet_stages: observer_common::packet_stages::ALL,
+            rx_gap_ns: observer_common::RX_GAP_NS,
         }
     }
 }
@@ -224,6 +229,7 @@ impl Probes {
             .override_global(GLOBAL_MAX_FLOWS, &config.max_flows, true)
             .override_global(GLOBAL_DIRECT, &u8::from(direct), true)
             .override_global(GLOBAL_PACKET_STAGES, &config.packet_stages, true)
+            .override_global(observer_common::GLOBAL_RX_GAP_NS, &config.rx_gap_ns, true)
             .map_max_entries(MAP_FLOWS, config.max_flows)
             .map_max_entries(MAP_CLOSED, config.ringbuf_bytes)
             .load(OBJECT)

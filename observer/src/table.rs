@@ -89,8 +89,9 @@ impl FlowTable {
     }
 
     /// Reports for every flow as of monotonic `now_ns`. The verdict covers
-    /// the flow's life when it began after `run_start_ns`, else the span
-    /// from its first read in this run.
+    /// the flow's life when observer saw it set up after `run_start_ns`
+    /// ([`crate::flow::born_since`]), else the span from its first read in
+    /// this run.
     pub fn reports(
         &self,
         clock: &Clock,
@@ -102,7 +103,7 @@ impl FlowTable {
             .into_iter()
             .map(|e| {
                 let to = Point::new(&e.latest, clock, now_ns);
-                let from = (e.latest.first_seen_ns < run_start_ns)
+                let from = (!crate::flow::born_since(&e.latest, run_start_ns))
                     .then(|| Point::new(&e.first, clock, e.first_read_ns));
                 let attribution = attribution::attribute(from.as_ref(), &to, cfg);
                 Report {
@@ -135,6 +136,7 @@ mod tests {
         s.last_seen_ns = seen;
         s.closed_ns = closed;
         s.bytes_acked = seen;
+        s.seen_from_start = 1;
         s
     }
 
@@ -166,11 +168,20 @@ mod tests {
         t.update(s(1, 10, 0), 11);
         t.update(s(1, 20, 0), 21);
         t.update(s(7, 9, 0), 9);
+        // Flow 8 was first seen after the run started, but mid-life (no
+        // setup seen): its counters are older than the run, so its span
+        // starts at its first read too.
+        let mut old = s(8, 50, 0);
+        old.seen_from_start = 0;
+        t.update(old, 12);
+        old.bytes_acked = 58;
+        t.update(old, 30);
         let cfg = attribution::Config::default();
         let r = t.reports(&clock, 100, 5, &cfg);
-        assert_eq!(r.len(), 2);
+        assert_eq!(r.len(), 3);
         assert_eq!(r[0].attribution.evidence.interval_us, 0); // (100 - 11) ns rounds to 0 µs
         assert_eq!(r[0].attribution.evidence.bytes_acked, 10);
         assert_eq!(r[1].attribution.evidence.bytes_acked, 9);
+        assert_eq!(r[2].attribution.evidence.bytes_acked, 8);
     }
 }

@@ -60,7 +60,7 @@ fn full_ring_buffer_counts_drops_and_forgets_no_flow_twice() {
     }
     let _serial = serial();
     let page = observer::args::page_size();
-    // One page holds 9 closed-flow records (432 bytes + 8 of header each):
+    // One page holds 9 closed-flow records (424 bytes + 8 of header each):
     // far fewer than the closes below make in one 50 ms drain period.
     let probes = Probes::load(ProbeConfig {
         ringbuf_bytes: page,
@@ -253,7 +253,7 @@ fn slow_polls_do_not_fill_the_ring_buffer() {
     let _serial = serial();
     let before = observer_programs();
     let port = free_port();
-    // Four pages hold ~37 closed-flow records (432 bytes + 8 of header
+    // Four pages hold ~37 closed-flow records (424 bytes + 8 of header
     // each), and the polls are 10 s apart: only the thread draining the
     // ring every 50 ms keeps it from filling.
     let ring = (4 * observer::args::page_size()).to_string();

@@ -44,7 +44,10 @@ enum Cmd {
 fn start_monitor() -> anyhow::Result<Monitor> {
     preflight::check()?;
     let hz = kernel_hz()?;
-    let cfg = ProbeConfig::default();
+    let cfg = ProbeConfig {
+        rx_gap_ns: observer_common::rx_gap_ns(hz),
+        ..ProbeConfig::default()
+    };
     let probes = Probes::load(cfg).context("cannot start the kernel probes")?;
     let book = BookConfig {
         history: 1,

@@ -287,7 +287,7 @@ pub fn run(monitor: &mut Monitor, sc: &Scenario, secs: u64) -> anyhow::Result<Sc
                     error: r.error,
                 })
             }
-            Traffic::SmallSndbuf { .. } | Traffic::Phases { .. } => {
+            Traffic::SmallSndbuf { .. } | Traffic::Phases { .. } | Traffic::ChunkReader { .. } => {
                 let (sndbuf, rate, paced) = match &sc.traffic {
                     Traffic::SmallSndbuf { sndbuf } => (Some(*sndbuf), 0, 0),
                     Traffic::Phases {
@@ -296,9 +296,13 @@ pub fn run(monitor: &mut Monitor, sc: &Scenario, secs: u64) -> anyhow::Result<Sc
                     } => (None, *app_rate_bps, *app_secs),
                     _ => (None, 0, 0),
                 };
+                let period = match &sc.traffic {
+                    Traffic::ChunkReader { period_ms } => Some(Duration::from_millis(*period_ms)),
+                    _ => None,
+                };
                 let flow = OwnFlow::connect(&path, sndbuf, sc.cc)?;
                 let a_port = flow.sender.local_addr()?.port();
-                let rx = scope.spawn(move || traffic::drain(flow.receiver));
+                let rx = scope.spawn(move || traffic::drain(flow.receiver, period));
                 let tx = scope.spawn(move || traffic::send(flow.sender, secs, rate, paced));
                 while !tx.is_finished() {
                     std::thread::sleep(POLL);

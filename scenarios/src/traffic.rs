@@ -285,24 +285,48 @@ fn connect(fd: std::os::fd::OwnedFd, dst: SocketAddr) -> std::io::Result<TcpStre
     Ok(TcpStream::from(fd))
 }
 
-/// Reads everything until EOF; returns (bytes, seconds from first to last byte).
-pub fn drain(mut s: TcpStream) -> (u64, f64) {
+/// Reads everything until EOF; returns (bytes, seconds from first to last
+/// byte). With `period`, the reader sleeps that long, then reads all that
+/// waits, and again: it leaves the data unread in between.
+pub fn drain(mut s: TcpStream, period: Option<Duration>) -> (u64, f64) {
     let mut buf = vec![0u8; 256 * 1024];
     let mut total = 0u64;
     let mut first: Option<Instant> = None;
     let mut last = Instant::now();
-    while let Ok(n) = s.read(&mut buf) {
-        if n == 0 {
-            break;
-        }
-        first.get_or_insert_with(Instant::now);
-        last = Instant::now();
-        total += n as u64;
+    if period.is_some() && s.set_nonblocking(true).is_err() {
+        return (0, 0.0);
     }
-    (
-        total,
-        first.map_or(0.0, |f| last.duration_since(f).as_secs_f64()),
-    )
+    loop {
+        if let Some(p) = period {
+            std::thread::sleep(p);
+        }
+        // One visit: everything waiting (blocking mode: one read at a time).
+        loop {
+            match s.read(&mut buf) {
+                Ok(0) => {
+                    return (
+                        total,
+                        first.map_or(0.0, |f| last.duration_since(f).as_secs_f64()),
+                    );
+                }
+                Ok(n) => {
+                    first.get_or_insert_with(Instant::now);
+                    last = Instant::now();
+                    total += n as u64;
+                    if period.is_none() {
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(_) => {
+                    return (
+                        total,
+                        first.map_or(0.0, |f| last.duration_since(f).as_secs_f64()),
+                    );
+                }
+            }
+        }
+    }
 }
 
 /// Writes for `secs`: at `rate_bps` for the first `paced_secs`, then as fast

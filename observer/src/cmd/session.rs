@@ -24,6 +24,10 @@ pub struct Session {
 pub fn start(config: ProbeConfig) -> anyhow::Result<Session> {
     preflight::check()?;
     let hz = kernel_hz()?;
+    let config = ProbeConfig {
+        rx_gap_ns: observer_common::rx_gap_ns(hz),
+        ..config
+    };
     let probes = Probes::load(config).context("cannot start the kernel probes")?;
     for line in &probes.degraded {
         log::warn!("{line}");

@@ -41,6 +41,13 @@ pub enum Traffic {
         /// Length of that phase.
         app_secs: u64,
     },
+    /// observer's own bulk sender in A; the reader in B sleeps `period_ms`,
+    /// then reads everything waiting, over and over: a reader that keeps
+    /// the window shut between its reads.
+    ChunkReader {
+        /// Time between the reader's visits (ms).
+        period_ms: u64,
+    },
     /// A download with iperf3 the other way round: the server in A sends,
     /// the client in B runs with `-R` (and `-C` where the scenario sets `cc`,
     /// which the server applies to its data sockets).

@@ -146,6 +146,41 @@ pub fn all() -> Vec<Scenario> {
                 steady(Sender),
             )
         },
+        Scenario {
+            view: View::Receiver,
+            cc: Some("cubic"),
+            ..base(
+                "rx-chunk-reader",
+                "a reader that takes everything waiting every 150 ms, 20 Mbit/s, 50 ms: it keeps the window shut between visits",
+                PathConfig::bottleneck(20_000_000, MS(25), 125_000),
+                Traffic::ChunkReader { period_ms: 150 },
+                steady(ReceiverApplication),
+            )
+        },
+        Scenario {
+            view: View::Receiver,
+            cc: Some("cubic"),
+            flows: 2,
+            ..base(
+                "rx-shared-cubic",
+                "two cubic downloads (iperf3 -R -P 2) share a 20 Mbit/s, 50 ms bottleneck: the path",
+                PathConfig::bottleneck(20_000_000, MS(25), 125_000),
+                iperf_r(&["-P", "2"]),
+                steady(Path),
+            )
+        },
+        Scenario {
+            view: View::Receiver,
+            cc: Some("bbr"),
+            flows: 4,
+            ..base(
+                "rx-shared-bbr",
+                "four bbr downloads (iperf3 -R -P 4) share a 20 Mbit/s, 50 ms bottleneck: the path",
+                PathConfig::bottleneck(20_000_000, MS(25), 125_000),
+                iperf_r(&["-P", "4"]),
+                steady(Path),
+            )
+        },
         // The other congestion control where both apply.
         Scenario {
             view: View::Receiver,
