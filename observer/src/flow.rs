@@ -311,7 +311,12 @@ impl Flow {
             bytes_received: s.bytes_received,
             bytes_sent: s.bytes_sent,
             srtt_us: s.srtt_us,
-            min_rtt_us: s.min_rtt_us,
+            // The kernel's "no sample yet" (~0U in tcp_sock.rtt_min) is 0 here.
+            min_rtt_us: if s.min_rtt_us == u32::MAX {
+                0
+            } else {
+                s.min_rtt_us
+            },
             snd_cwnd: s.snd_cwnd,
             snd_ssthresh: s.snd_ssthresh,
             mss: s.mss,
@@ -398,6 +403,14 @@ mod tests {
         let s = sample();
         assert_eq!(endpoint(s.saddr, s.sport).to_string(), "10.0.0.1:40000");
         assert_eq!(endpoint(s.daddr, s.dport).to_string(), "[2001:db8::1]:5201");
+    }
+
+    #[test]
+    fn no_rtt_sample_yet_reads_as_zero_not_the_kernels_sentinel() {
+        let mut s = sample();
+        s.min_rtt_us = u32::MAX;
+        let f = Flow::from_sample(&s, &Clock::fixed(0, 250), 0);
+        assert_eq!(f.min_rtt_us, 0);
     }
 
     #[test]

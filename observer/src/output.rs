@@ -88,7 +88,11 @@ fn row(r: &Report) -> [String; COLUMNS] {
         state,
         bytes(f.bytes_acked),
         bytes(f.bytes_received),
-        fmt_rate(rate).replace(' ', ""),
+        // ↓ marks a flow judged from its receiving end (a download), as in `top`.
+        match r.attribution.side {
+            crate::attribution::Side::Receiver => format!("↓{}", fmt_rate(rate).replace(' ', "")),
+            crate::attribution::Side::Sender => fmt_rate(rate).replace(' ', ""),
+        },
         ms(u64::from(f.srtt_us)),
         ms(u64::from(f.min_rtt_us)),
         f.snd_cwnd.to_string(),

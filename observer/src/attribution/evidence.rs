@@ -58,6 +58,8 @@ pub struct Receive {
     pub gap_share: f64,
     /// Out-of-order arrivals in the interval (segments).
     pub ooo_packets: u32,
+    /// Segments with payload received in the interval.
+    pub data_segments: u32,
     /// Seconds since out-of-order arrivals last grew, at the interval's end
     /// (None: never seen).
     pub since_ooo_s: Option<f64>,
@@ -196,6 +198,7 @@ fn receive(a: &Flow, b: &Flow, dt: u64, end_ns: u64, rate: f64) -> Receive {
         closed_share: share(b.rwnd_closed_us.saturating_sub(a.rwnd_closed_us)),
         gap_share: share(b.rx_gap_us.saturating_sub(a.rx_gap_us)),
         ooo_packets: b.rcv_ooopack.saturating_sub(a.rcv_ooopack),
+        data_segments: b.data_segs_in.wrapping_sub(a.data_segs_in),
         since_ooo_s: (b.last_ooo_ns != 0)
             .then(|| end_ns.saturating_sub(b.last_ooo_ns) as f64 / 1e9),
         queue_delay_us: (rtt_mean_us - f64::from(base_rtt_us)).max(0.0).round() as u32,

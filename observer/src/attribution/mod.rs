@@ -147,6 +147,13 @@ pub struct Config {
     /// Receiver side: the same for a sender that pauses most of the time
     /// (s); see `receiver::recent_loss`.
     pub loss_memory_paused_s: f64,
+    /// Receiver side: for a pausing sender, out-of-order arrivals must also
+    /// be at least this share of the interval's data segments (and two).
+    pub loss_share_paused: f64,
+    /// Receiver side: a window fill (in flight / window) above this is a
+    /// measurement that cannot hold (the RTT is overstated); no window
+    /// verdict is made from it.
+    pub max_fill: f64,
 }
 
 impl Default for Config {
@@ -162,6 +169,8 @@ impl Default for Config {
             sender_gap_share: 0.2,
             loss_memory_s: 10.0,
             loss_memory_paused_s: 1.0,
+            loss_share_paused: 0.001,
+            max_fill: 1.25,
         }
     }
 }
@@ -260,7 +269,10 @@ fn assemble(
         ),
         Side::Receiver => verdict == Verdict::ReceiveWindow,
     };
-    let what_if = window_verdict.then(|| what_if(ev, flow, verdict, cfg));
+    // No arithmetic for a window that moved nothing (a shut window): it
+    // would ask what window 0 bit/s needs.
+    let moved = ev.rate_bps.max(ev.recv_rate_bps) > 0.0;
+    let what_if = (window_verdict && moved).then(|| what_if(ev, flow, verdict, cfg));
     let explanation = match &what_if {
         Some(w) => format!("{explanation}; {}", w.summary),
         None => explanation,
@@ -297,7 +309,15 @@ pub fn attribute(from: Option<&Point>, to: &Point, cfg: &Config) -> Attribution 
         );
     }
     let ev = Evidence::between(from, to);
-    if ev.bytes_received > ev.bytes_acked {
+    // The end that moved more data in the interval judges it; an interval
+    // in which nothing moved (a window shut by a stalled reader) goes to
+    // the end that has moved more over the flow's life.
+    let receiving = if ev.bytes_received == 0 && ev.bytes_acked == 0 {
+        to.flow.bytes_received > to.flow.bytes_acked
+    } else {
+        ev.bytes_received > ev.bytes_acked
+    };
+    if receiving {
         receiver::attribute(&ev, &to.flow, cfg)
     } else {
         sender::attribute(&ev, &to.flow, cfg)

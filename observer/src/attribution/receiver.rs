@@ -34,6 +34,15 @@ fn pct(x: f64) -> String {
     format!("{:.0}%", x * 100.0)
 }
 
+/// "1 out-of-order arrival", "3 out-of-order arrivals".
+fn arrivals(n: u32) -> String {
+    if n == 1 {
+        "1 out-of-order arrival".to_string()
+    } else {
+        format!("{n} out-of-order arrivals")
+    }
+}
+
 /// What keeps this host's advertised window where it is, in words with its
 /// number, for a `receive_window` verdict.
 pub fn window_cause(flow: &Flow) -> String {
@@ -73,10 +82,15 @@ pub fn window_cause(flow: &Flow) -> String {
 fn recent_loss(rx: &Receive, paused: bool, cfg: &Config) -> bool {
     if paused {
         // Not "any loss in the interval": a startup overshoot a second
-        // before an application-paced stretch does not hold it back.
-        return rx
-            .since_ooo_s
-            .is_some_and(|s| s <= cfg.loss_memory_paused_s);
+        // before an application-paced stretch does not hold it back, nor
+        // does one reordered segment in tens of thousands. Loss that keeps
+        // a window small is fresh and repeated.
+        let repeated = rx.ooo_packets >= 2
+            && f64::from(rx.ooo_packets) >= cfg.loss_share_paused * f64::from(rx.data_segments);
+        return repeated
+            && rx
+                .since_ooo_s
+                .is_some_and(|s| s <= cfg.loss_memory_paused_s);
     }
     rx.ooo_packets > 0 || rx.since_ooo_s.is_some_and(|s| s <= cfg.loss_memory_s)
 }
@@ -92,11 +106,6 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
     } else {
         rtt
     };
-    if let Some(unknown) =
-        super::too_little(ev.bytes_received, "received", ev.interval_us, path_rtt, cfg)
-    {
-        return unknown;
-    }
     let window_line = format!(
         "rcv_wnd {} / rcv_rtt {} = {} ceiling, receiving {}",
         fmt_bytes(rx.rcv_wnd_mean),
@@ -110,7 +119,9 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
     // the window offers, or the window sits closed. Judged before the
     // window fill: a reader that reads in bursts leaves the window open
     // between them, yet holds the sender back all the same.
-    let reader = closed
+    // Judged even when too little arrived: a reader that keeps the window
+    // shut is why nothing did.
+    let reader = (closed && rx.unread_mean > 0.0)
         || (rx.unread_mean >= rx.rcv_wnd_mean
             && rx.unread_mean >= 2.0 * f64::from(flow.rcv_mss.max(536)));
     if reader {
@@ -126,7 +137,14 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
             ),
         );
     }
-    if rx.window_fill >= cfg.at_ceiling {
+    if let Some(unknown) =
+        super::too_little(ev.bytes_received, "received", ev.interval_us, path_rtt, cfg)
+    {
+        return unknown;
+    }
+    // More in flight than the window (by over 25%) cannot be: the RTT it
+    // rests on is overstated, so no window verdict rests on that ceiling.
+    if rx.window_fill >= cfg.at_ceiling && rx.window_fill <= cfg.max_fill {
         return (
             Verdict::ReceiveWindow,
             rx.window_fill.clamp(0.5, 1.0),
@@ -160,6 +178,18 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
     };
     let queued = f64::from(rx.queue_delay_us)
         > (cfg.queue_fraction * f64::from(rx.base_rtt_us)).max(cfg.queue_floor_us as f64);
+    // How the data arrives when the path is the limit: evenly, or in bursts
+    // at a rate the flow uses nearly all of.
+    let how = if rx.burst_share >= cfg.sender_gap_share {
+        format!(
+            "data arrives at {}, {} of the rate of its bursts ({})",
+            fmt_rate(rate),
+            pct(rx.path_use),
+            fmt_rate(rx.burst_rate_bps)
+        )
+    } else {
+        format!("data arrives evenly at {}", fmt_rate(rate))
+    };
     if bursty && !paused && queued {
         // Bursts at the link rate with a standing queue and no pauses: the
         // flow's segments are interleaved with other traffic at a full
@@ -168,9 +198,9 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
             Verdict::Path,
             (0.5 + f64::from(rx.queue_delay_us) / rtt.max(1.0)).min(1.0),
             format!(
-                "path: the bottleneck is full and shared: a queue stands ({queue_line}) while {held}; receiving {}, {} out-of-order arrivals",
+                "path: the bottleneck is full and shared: a queue stands ({queue_line}) while {held}; receiving {}, {}",
                 fmt_rate(rate),
-                rx.ooo_packets
+                arrivals(rx.ooo_packets)
             ),
         );
     }
@@ -183,8 +213,8 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
             Verdict::CongestionWindow,
             (0.5 + rx.gap_share.max(1.0 - rx.path_use) / 2.0).min(1.0),
             format!(
-                "congestion window (the sender's, held down by loss): {} out-of-order arrivals{when}; {held} while {open_line}, receiving {}",
-                rx.ooo_packets,
+                "congestion window (the sender's, held down by loss): {}{when}; {held} while {open_line}, receiving {}",
+                arrivals(rx.ooo_packets),
                 fmt_rate(rate)
             ),
         );
@@ -193,7 +223,7 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
         // Loss too old to hold the window (see `recent_loss`) is still named.
         let loss = match (rx.ooo_packets, rx.since_ooo_s) {
             (0, _) | (_, None) => "without loss".to_string(),
-            (n, Some(ago)) => format!("{n} out-of-order arrivals but none in the last {ago:.1} s"),
+            (n, Some(ago)) => format!("{} but none in the last {ago:.1} s", arrivals(n)),
         };
         return (
             Verdict::Sender,
@@ -208,11 +238,9 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
         Verdict::Path,
         if queued { 0.8 } else { 0.6 },
         format!(
-            "path: data arrives evenly at {} ({} in bursts) while {open_line}{}; {queue_line}, {} out-of-order arrivals",
-            fmt_rate(rate),
-            pct(rx.burst_share),
+            "path: {how} while {open_line}{}; {queue_line}, {}",
             if queued { ", and a queue builds" } else { "" },
-            rx.ooo_packets
+            arrivals(rx.ooo_packets)
         ),
     )
 }

@@ -24,6 +24,7 @@ struct R {
     ooo_age_s: Option<f64>,
     burst_bytes: u64,
     burst_ns: u64,
+    data_segs: u32,
     wscale_ok: bool,
     rcvbuf_locked: bool,
     rcvbuf: u32,
@@ -45,6 +46,7 @@ impl Default for R {
             ooo_age_s: None,
             burst_bytes: 0,
             burst_ns: 0,
+            data_segs: 0,
             wscale_ok: true,
             rcvbuf_locked: false,
             rcvbuf: 6_291_456,
@@ -72,6 +74,7 @@ fn point(r: R) -> Point {
     f.rwnd_closed_us = r.closed_ms * 1000;
     f.rx_gap_us = r.gap_ms * 1000;
     f.rcv_ooopack = r.ooo;
+    f.data_segs_in = r.data_segs;
     f.last_ooo_ns = r.ooo_age_s.map_or(0, |a| at_ns - (a * SEC as f64) as u64);
     f.wscale_ok = r.wscale_ok;
     f.rcvbuf_locked = r.rcvbuf_locked;
@@ -106,6 +109,7 @@ fn judge(rate_bps: f64, end: R) -> Attribution {
         ooo: 0,
         burst_bytes: 0,
         burst_ns: 0,
+        data_segs: 0,
         ..end
     };
     let to = R {
@@ -410,4 +414,95 @@ fn bursts_over_a_standing_queue_are_a_shared_full_path() {
         },
     );
     assert_eq!(b.verdict, Verdict::CongestionWindow, "{}", b.explanation);
+}
+
+#[test]
+fn one_reordered_segment_does_not_hold_a_pausing_sender() {
+    // apt from the package mirror: one out-of-order arrival in 80,000
+    // segments while the client waited for its next response.
+    let a = judge(
+        900.0e6,
+        R {
+            rcv_wnd: 2_670_000,
+            rtt_us: 1_163,
+            min_rtt_us: 136,
+            gap_ms: 460,
+            ooo: 1,
+            ooo_age_s: Some(0.3),
+            data_segs: 80_000,
+            ..R::default()
+        },
+    );
+    assert_eq!(a.verdict, Verdict::Sender, "{}", a.explanation);
+    assert!(
+        a.explanation
+            .contains("1 out-of-order arrival but none in the last 0.3 s")
+            || a.explanation.contains("1 out-of-order arrival"),
+        "{}",
+        a.explanation
+    );
+}
+
+#[test]
+fn a_shut_window_with_nothing_arriving_is_the_reader() {
+    // curl --limit-rate between its visits: nothing arrives for the whole
+    // interval, the window shut, unread data waiting.
+    let at = |t: f64, received: u64, closed_ms: u64| R {
+        t,
+        received,
+        rcv_wnd: 0,
+        unread: 1_200_000,
+        closed_ms,
+        ..R::default()
+    };
+    let from = point(at(0.0, 10_000_000, 0));
+    let to = point(at(1.0, 10_000_000, 1_000));
+    let a = attribute(Some(&from), &to, &Config::default());
+    assert_eq!(a.side, Side::Receiver);
+    assert_eq!(a.verdict, Verdict::ReceiverApplication, "{}", a.explanation);
+    assert!(a.what_if.is_none());
+}
+
+#[test]
+fn path_wording_matches_how_the_data_arrives() {
+    // Loopback iperf3 -R: 92% of the data in bursts, the flow using 95%
+    // of their rate: not "evenly".
+    let a = judge(
+        15.0e9,
+        R {
+            rtt_us: 60,
+            min_rtt_us: 40,
+            burst_bytes: 3_450_000_000,
+            burst_ns: 1_750_000_000,
+            ..R::default()
+        },
+    );
+    assert_eq!(a.verdict, Verdict::Path, "{}", a.explanation);
+    assert!(
+        a.explanation.contains("of the rate of its bursts"),
+        "{}",
+        a.explanation
+    );
+    assert!(!a.explanation.contains("evenly"), "{}", a.explanation);
+    assert!(
+        a.explanation.contains("rcv_rtt 60 µs vs base 40 µs"),
+        "{}",
+        a.explanation
+    );
+}
+
+#[test]
+fn a_rate_past_the_window_ceiling_is_not_a_window_limit() {
+    // In flight 1.4 times the window: the receiver RTT is overstated (a
+    // sender's pauses inflate the timestamp RTT), so the window cannot be
+    // shown to bind.
+    let a = judge(
+        900.0e6,
+        R {
+            gap_ms: 1_000,
+            ..R::default()
+        },
+    );
+    assert!(a.evidence.receive.window_fill > 1.25);
+    assert_eq!(a.verdict, Verdict::Sender, "{}", a.explanation);
 }

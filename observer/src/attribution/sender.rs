@@ -36,6 +36,22 @@ fn decide(ev: &Evidence, cfg: &Config) -> (Verdict, f64, String) {
             "unknown: not observed over any time yet".to_string(),
         );
     }
+    if ev.bytes_acked == 0
+        && ev.bytes_received == 0
+        && ev.of_busy(s.rwnd_limited) >= cfg.significant_share
+    {
+        // Busy but nothing delivered: the peer's window is shut.
+        return (
+            Verdict::ReceiveWindow,
+            ev.of_busy(s.rwnd_limited).clamp(0.5, 1.0),
+            format!(
+                "receive window: the peer's window is shut, nothing delivered for {} (rwnd-limited {} of busy, busy {} of the time); its reader, not its buffer size, is the limit while it stays shut",
+                fmt_ms(ev.interval_us as f64),
+                pct(ev.of_busy(s.rwnd_limited)),
+                pct(ev.busy())
+            ),
+        );
+    }
     if ev.bytes_acked == 0 && ev.bytes_received == 0 {
         return (
             Verdict::Application,

@@ -470,3 +470,34 @@ fn evidence_describes_the_interval_not_its_last_reading() {
         r.explanation
     );
 }
+
+#[test]
+fn a_shut_peer_window_with_nothing_delivered_is_receive_window() {
+    // The python3 end of `curl --limit-rate`: busy, rwnd-limited all of
+    // the interval, nothing acknowledged.
+    let a = verdict_between(
+        P {
+            t: 0.0,
+            acked: 10_000_000,
+            busy_ms: 5_000,
+            rwnd_ms: 4_000,
+            snd_wnd: 0,
+            ..P::default()
+        },
+        P {
+            t: 1.0,
+            acked: 10_000_000,
+            busy_ms: 6_000,
+            rwnd_ms: 5_000,
+            snd_wnd: 0,
+            ..P::default()
+        },
+    );
+    assert_eq!(a.verdict, Verdict::ReceiveWindow, "{}", a.explanation);
+    assert!(
+        a.explanation.contains("the peer's window is shut"),
+        "{}",
+        a.explanation
+    );
+    assert!(a.what_if.is_none(), "no arithmetic for 0 bit/s");
+}

@@ -27,9 +27,14 @@ pub fn fmt_rate(bps: f64) -> String {
     }
 }
 
-/// Microseconds as milliseconds: `104.5 ms`.
+/// Microseconds as milliseconds, `104.5 ms`; below a millisecond as
+/// microseconds, `41 µs` (loopback and LAN RTTs).
 pub fn fmt_ms(us: f64) -> String {
-    format!("{:.1} ms", us / 1000.0)
+    if us > 0.0 && us < 1000.0 {
+        format!("{us:.0} µs")
+    } else {
+        format!("{:.1} ms", us / 1000.0)
+    }
 }
 
 #[cfg(test)]
@@ -44,5 +49,7 @@ mod tests {
         assert_eq!(fmt_rate(6_130_000.0), "6.1 Mbit/s");
         assert_eq!(fmt_rate(1_500_000_000.0), "1.50 Gbit/s");
         assert_eq!(fmt_ms(104_500.0), "104.5 ms");
+        assert_eq!(fmt_ms(41.0), "41 µs");
+        assert_eq!(fmt_ms(0.0), "0.0 ms");
     }
 }
