@@ -8,8 +8,7 @@ use aya_ebpf::{
     },
 };
 use observer_common::{
-    AF_INET, AF_INET6, Counter, FlowSample, OFFSET_NONE, advertised_window, packet_stages,
-    tcp_state,
+    AF_INET, AF_INET6, Counter, FlowSample, OFFSET_NONE, packet_stages, tcp_state,
 };
 
 use crate::{
@@ -17,6 +16,7 @@ use crate::{
     gate::{self, Kind},
     maps::{CLOSED, FLOWS, SCRATCH, count, live, live_add, max_flows},
     read::{Sk, at, deref, load, off, u32_in_bytes},
+    receive,
 };
 
 /// The socket cookie of `sk` (`bpf_get_socket_cookie`).
@@ -511,9 +511,9 @@ unsafe fn refresh(s: *mut FlowSample, sk: Sk) {
             (*s).cwnd_limited_ns += now - prev;
         }
         if prev != 0 && now > prev {
-            integrate(s, now - prev);
+            receive::integrate(s, now - prev);
         }
-        receiver(s, sk, now);
+        receive::receiver(s, sk, now);
         (*s).cwnd_limited = limited as u8;
         (*s).last_seen_ns = now;
         (*s).jiffies = bpf_jiffies64();
@@ -553,93 +553,6 @@ unsafe fn refresh(s: *mut FlowSample, sk: Sk) {
         (*s).sk_sndbuf = sndbuf.max(0) as u32;
         (*s).sk_wmem_queued = wmem.max(0) as u32;
         (*s).sk_rcvbuf = rcvbuf.max(0) as u32;
-    }
-}
-
-/// Adds the interval of `dt_ns` since the previous sample to the
-/// time integrals, charged to the figures of that sample.
-///
-/// # Safety
-/// `s` must be valid for reads and writes.
-#[inline(always)]
-unsafe fn integrate(s: *mut FlowSample, dt_ns: u64) {
-    let dt = dt_ns / 1000;
-    // SAFETY: caller guarantees `s`.
-    unsafe {
-        let adv = advertised_window((*s).rcv_wnd, (*s).rcv_wscale);
-        (*s).integral_us = (*s).integral_us.wrapping_add(dt);
-        (*s).rcv_wnd_integral = (*s)
-            .rcv_wnd_integral
-            .wrapping_add(u64::from(adv).wrapping_mul(dt));
-        (*s).unread_integral = (*s)
-            .unread_integral
-            .wrapping_add(u64::from((*s).unread).wrapping_mul(dt));
-        if (*s).rcv_rtt_us != 0 {
-            (*s).rcv_rtt_integral = (*s)
-                .rcv_rtt_integral
-                .wrapping_add(u64::from((*s).rcv_rtt_us).wrapping_mul(dt));
-            (*s).rcv_rtt_integral_us = (*s).rcv_rtt_integral_us.wrapping_add(dt);
-        }
-        (*s).snd_wnd_integral = (*s)
-            .snd_wnd_integral
-            .wrapping_add(u64::from((*s).snd_wnd).wrapping_mul(dt));
-        (*s).srtt_integral = (*s)
-            .srtt_integral
-            .wrapping_add(u64::from((*s).srtt_us).wrapping_mul(dt));
-        (*s).cwnd_integral = (*s)
-            .cwnd_integral
-            .wrapping_add(u64::from((*s).snd_cwnd).wrapping_mul(dt));
-        // Closed by the reader: little room left and unread data taking
-        // the rest (a buffer that is simply small, read at once, is not).
-        if (*s).rcv_mss != 0 && (*s).rcv_wnd_left < 2 * (*s).rcv_mss && (*s).unread > 0 {
-            (*s).rwnd_closed_ns += dt_ns;
-        }
-    }
-}
-
-/// Copies the receive side of `sk` into `s`: unread bytes, the window and
-/// what caps it, out-of-order arrivals (stamping `last_ooo_ns` when they
-/// grow), the receiver RTT and its minimum.
-///
-/// # Safety
-/// `s` must be valid for reads and writes.
-#[inline(always)]
-unsafe fn receiver(s: *mut FlowSample, sk: Sk, now: u64) {
-    let rcv_nxt: u32 = sk.get(off!(rcv_nxt));
-    let copied: u32 = sk.get(off!(copied_seq));
-    let wup: u32 = sk.get(off!(rcv_wup));
-    let wnd: u32 = sk.get(off!(rcv_wnd));
-    let unread = rcv_nxt.wrapping_sub(copied);
-    let left = wup.wrapping_add(wnd).wrapping_sub(rcv_nxt);
-    let ooo: u32 = sk.get(off!(rcv_ooopack));
-    let rcv_rtt: u32 = sk.get::<u32>(off!(rcv_rtt)) >> 3;
-    let rcv_mss: u16 = sk.get(off!(rcv_mss));
-    // SAFETY: caller guarantees `s`.
-    unsafe {
-        if (*s).samples != 0 && ooo != (*s).rcv_ooopack {
-            (*s).last_ooo_ns = now;
-        }
-        (*s).rcv_ooopack = ooo;
-        (*s).rcv_wnd = wnd;
-        // Sequence arithmetic: a negative difference is a race, not data.
-        (*s).unread = if unread < (1 << 30) { unread } else { 0 };
-        (*s).rcv_wnd_left = if left < (1 << 30) { left } else { 0 };
-        (*s).rcv_rtt_us = rcv_rtt;
-        if rcv_rtt != 0 && ((*s).rcv_rtt_min_us == 0 || rcv_rtt < (*s).rcv_rtt_min_us) {
-            (*s).rcv_rtt_min_us = rcv_rtt;
-        }
-        (*s).rcv_mss = u32::from(rcv_mss);
-        (*s).window_clamp = sk.get(off!(window_clamp));
-        (*s).rcv_ssthresh = sk.get(off!(rcv_ssthresh));
-        (*s).rcv_space = sk.get(off!(rcvq_space));
-        (*s).segs_in = sk.get(off!(segs_in));
-        (*s).data_segs_in = sk.get(off!(data_segs_in));
-        (*s).userlocks = sk.bits(off!(userlocks_bit), off!(userlocks_width)) as u8;
-        (*s).wscale_ok = sk.bits(off!(wscale_ok_bit), off!(wscale_ok_width)) as u8;
-        (*s).rcv_wscale = sk.bits(off!(rcv_wscale_bit), off!(rcv_wscale_width)) as u8;
-        (*s).snd_wscale = sk.bits(off!(snd_wscale_bit), off!(snd_wscale_width)) as u8;
-        (*s).tstamp_ok = sk.bits(off!(tstamp_ok_bit), off!(tstamp_ok_width)) as u8;
-        (*s).sack_ok = sk.bits(off!(sack_ok_bit), off!(sack_ok_width)) as u8;
     }
 }
 

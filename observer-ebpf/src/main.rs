@@ -32,6 +32,8 @@ mod gate;
 mod maps;
 #[cfg(target_arch = "bpf")]
 mod read;
+#[cfg(target_arch = "bpf")]
+mod receive;
 
 #[cfg(target_arch = "bpf")]
 mod programs {
