@@ -1,6 +1,6 @@
 //! The kernel's BTF as observer's own reader parses it
-//! (`observer::btf::Btf::parse`), then every lookup observer makes on it:
-//! the offsets the probes need (`layout::resolve`), and struct/member
+//! (`observer::kernel::btf::Btf::parse`), then every lookup observer makes on it:
+//! the offsets the probes need (`offsets::resolve`), and struct/member
 //! lookups by names taken from the input itself, so nested, anonymous,
 //! array and bitfield members are reached. Malformed input must give an
 //! error: never a panic, an overflow, or a hang (cycles in typedefs,
@@ -8,7 +8,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use observer::{btf::Btf, layout};
+use observer::{kernel::btf::Btf, kernel::offsets};
 
 /// Printable runs of the input (the string section's names, mostly).
 fn names(data: &[u8]) -> Vec<String> {
@@ -27,7 +27,7 @@ fuzz_target!(|data: &[u8]| {
     let Ok(btf) = Btf::parse(data) else {
         return;
     };
-    let _ = layout::resolve(&btf);
+    let _ = offsets::resolve(&btf);
     let names = names(data);
     for ty in &names {
         if !btf.has_struct(ty) {

@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use observer::{args, tui::sort::SortKey};
+use observer::{args, sink::tui::sort::SortKey};
 
 fuzz_target!(|data: &[u8]| {
     let s = String::from_utf8_lossy(data);

@@ -17,16 +17,16 @@ use std::collections::HashMap;
 use libfuzzer_sys::fuzz_target;
 use observer::{
     attribution,
-    book::{Book, BookConfig},
-    clock::Clock,
-    exporter::{Catalogue, encode, labels::Aggregation},
-    monitor::PollStats,
-    output,
-    table::FlowTable,
-    tui::{
+    model::clock::Clock,
+    sink::metrics::{Catalogue, encode, labels::Aggregation},
+    sink::records,
+    sink::tui::{
         draw::draw,
         state::{App, Options, Snapshot},
     },
+    track::live::{Book, BookConfig},
+    track::poller::PollStats,
+    track::snapshot::FlowTable,
 };
 use observer_common::{Counter, FlowSample, sample::FLOW_SAMPLE_SIZE};
 use ratatui::{Terminal, backend::TestBackend};
@@ -131,8 +131,8 @@ fuzz_target!(|data: &[u8]| {
     }
     let reports = table.reports(&clock, now, start, &attribution::Config::default());
     let mut out = Vec::new();
-    output::write_json(&mut out, &reports).expect("JSON to a Vec");
-    output::write_table(&mut out, &reports).expect("table to a Vec");
+    records::write_json(&mut out, &reports).expect("JSON to a Vec");
+    records::write_table(&mut out, &reports).expect("table to a Vec");
     let mut app = App::new(Options::default());
     app.update(Snapshot::from_book(&book, &counters));
     {

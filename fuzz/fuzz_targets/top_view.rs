@@ -10,13 +10,13 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use libfuzzer_sys::fuzz_target;
 use observer::{
-    book::{Book, BookConfig},
-    clock::Clock,
-    tui::{
+    model::clock::Clock,
+    sink::tui::{
         draw::draw,
         keys::handle,
         state::{App, Options, Snapshot, SortKey},
     },
+    track::live::{Book, BookConfig},
 };
 use observer_common::{Counter, FlowSample};
 use ratatui::{Terminal, backend::TestBackend};

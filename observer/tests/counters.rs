@@ -10,10 +10,10 @@
 use std::collections::HashMap;
 
 use observer::{
-    book::{Book, BookConfig},
-    clock::Clock,
-    exporter::{Catalogue, encode, labels::Aggregation},
-    monitor::PollStats,
+    model::clock::Clock,
+    sink::metrics::{Catalogue, encode, labels::Aggregation},
+    track::live::{Book, BookConfig},
+    track::poller::PollStats,
 };
 use observer_common::{Counter, FlowSample};
 

@@ -19,11 +19,11 @@ use std::{
 };
 
 use observer::{
-    book::BookConfig,
-    clock::{Clock, kernel_hz},
-    exporter::{Catalogue, encode, labels::Aggregation},
-    monitor::{Monitor, PollStats},
-    probes::{ProbeConfig, Probes},
+    kernel::probes::{ProbeConfig, Probes},
+    model::clock::{Clock, kernel_hz},
+    sink::metrics::{Catalogue, encode, labels::Aggregation},
+    track::live::BookConfig,
+    track::poller::{Monitor, PollStats},
 };
 use observer_common::Counter;
 use pathemu::sockets::connect_from;
@@ -107,7 +107,7 @@ fn full_ring_buffer_counts_drops_and_forgets_no_flow_twice() {
     let drops = m.counters[Counter::RingbufDrops as usize] - drops_before;
     let closed_now = events
         .iter()
-        .filter(|e| matches!(e, observer::book::Event::Closed { flow, .. } if flow.netns == netns))
+        .filter(|e| matches!(e, observer::track::live::Event::Closed { flow, .. } if flow.netns == netns))
         .count();
     // The drain thread empties the page every 50 ms, so some closes get
     // through; the rest are counted as drops (host-wide, so at least).
@@ -149,7 +149,7 @@ fn full_ring_buffer_counts_drops_and_forgets_no_flow_twice() {
         while c.iter().any(|c| !seen.contains_key(c)) && Instant::now() < deadline {
             let (events, _) = m.poll().unwrap();
             for e in events {
-                if let observer::book::Event::Closed { flow, .. } = e {
+                if let observer::track::live::Event::Closed { flow, .. } = e {
                     *seen.entry(flow.cookie).or_default() += 1;
                 }
             }

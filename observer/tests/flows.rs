@@ -186,7 +186,7 @@ fn helper_reads_fallback_matches_tcp_info_too() {
     if !root_or_skip("helper_reads_fallback_matches_tcp_info_too") {
         return;
     }
-    let probes = observer::probes::Probes::load(observer::probes::ProbeConfig {
+    let probes = observer::kernel::probes::Probes::load(observer::kernel::probes::ProbeConfig {
         helper_reads: true,
         ..Default::default()
     })
@@ -330,11 +330,12 @@ fn full_flow_map_counts_evictions() {
     if !root_or_skip("full_flow_map_counts_evictions") {
         return;
     }
-    let mut probes = observer::probes::Probes::load(observer::probes::ProbeConfig {
-        max_flows: 16,
-        ..Default::default()
-    })
-    .unwrap();
+    let mut probes =
+        observer::kernel::probes::Probes::load(observer::kernel::probes::ProbeConfig {
+            max_flows: 16,
+            ..Default::default()
+        })
+        .unwrap();
     let ns = NetNs::new();
     ns.run(|| {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -399,7 +400,7 @@ fn idle_flow_older_than_observer_closes_with_its_port_and_no_rate() {
         .find(|s| s.cookie == key)
         .unwrap();
     assert_eq!(s.born_at_close, 1);
-    let to = observer::attribution::Point::new(&s, &clock, observer::clock::monotonic_ns());
+    let to = observer::attribution::Point::new(&s, &clock, observer::model::clock::monotonic_ns());
     let a = observer::attribution::attribute(None, &to, &Default::default());
     assert_eq!(a.verdict, observer::attribution::Verdict::Unknown);
     assert_eq!(a.evidence.rate_bps, 0.0);

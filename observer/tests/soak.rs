@@ -58,7 +58,7 @@ const MAX_FLOWS: u32 = 16_384;
 /// Entries of the flow map `id` whose remote is in 127.77.0.0/16 (the
 /// churn), as `state sport->dport samples born_at_close age`.
 fn churn_entries(id: u32) -> Vec<String> {
-    let now = observer::clock::monotonic_ns();
+    let now = observer::model::clock::monotonic_ns();
     map_samples(id)
         .into_iter()
         .filter(|s| s.daddr[10..14] == [0xff, 0xff, 127, 77])

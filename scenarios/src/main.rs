@@ -7,11 +7,11 @@ use std::{io::IsTerminal as _, process::ExitCode, time::Duration};
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use observer::{
-    book::BookConfig,
-    clock::{Clock, kernel_hz},
-    monitor::Monitor,
-    preflight,
-    probes::{ProbeConfig, Probes},
+    kernel::preflight,
+    kernel::probes::{ProbeConfig, Probes},
+    model::clock::{Clock, kernel_hz},
+    track::live::BookConfig,
+    track::poller::Monitor,
 };
 use pathemu::{ChildGuard, Path, Side};
 use scenarios::{catalog, run};

@@ -3,7 +3,7 @@
 
 use observer::{
     attribution::{Verdict, ends_agree, fmt_rate},
-    book::Tracked,
+    track::live::Tracked,
 };
 use serde::Serialize;
 

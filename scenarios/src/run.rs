@@ -6,7 +6,7 @@ use std::{
 };
 
 use anyhow::Context as _;
-use observer::{attribution::Verdict, monitor::Monitor};
+use observer::{attribution::Verdict, track::poller::Monitor};
 use pathemu::{Path, Side};
 
 use crate::{

@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use super::Point;
-use crate::flow::Flow;
+use crate::model::flow::Flow;
 
 /// Shares of the interval's wall time (each 0 to 1; they sum to 1).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
@@ -32,7 +32,7 @@ pub struct Ceilings {
 }
 
 /// What the receiving end measured over an interval: the time-weighted
-/// means of the kernel's integrals (see [`crate::flow::Integrals`]) and
+/// means of the kernel's integrals (see [`crate::model::flow::Integrals`]) and
 /// the shares of time the window was closed or the sender paused.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct Receive {

@@ -27,7 +27,7 @@ use serde::Serialize;
 
 use observer_common::FlowSample;
 
-use crate::{clock::Clock, flow::Flow};
+use crate::{model::clock::Clock, model::flow::Flow};
 
 /// What limits a flow's throughput.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]

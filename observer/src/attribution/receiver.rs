@@ -13,7 +13,7 @@ use super::{
     evidence::{Evidence, Receive},
     units::{fmt_bytes, fmt_ms, fmt_rate},
 };
-use crate::flow::Flow;
+use crate::model::flow::Flow;
 
 /// The receiver-side verdict for `ev`; `flow` is the flow at the end of
 /// the interval (its buffer settings name the cause of a window limit).

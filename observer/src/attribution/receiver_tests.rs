@@ -4,7 +4,7 @@
 use observer_common::FlowSample;
 
 use super::*;
-use crate::clock::Clock;
+use crate::model::clock::Clock;
 
 const SEC: u64 = 1_000_000_000;
 
@@ -80,7 +80,7 @@ fn point(r: R) -> Point {
     f.rcvbuf_locked = r.rcvbuf_locked;
     f.rcvbuf = r.rcvbuf;
     f.tcp_rmem_max = r.tcp_rmem_max;
-    f.integrals = crate::flow::Integrals {
+    f.integrals = crate::model::flow::Integrals {
         us,
         rcv_wnd: u64::from(r.rcv_wnd) * us,
         unread: u64::from(r.unread) * us,

@@ -5,7 +5,7 @@ use super::{
     evidence::Evidence,
     units::{fmt_bytes, fmt_ms, fmt_rate},
 };
-use crate::flow::Flow;
+use crate::model::flow::Flow;
 
 /// The sender-side verdict for `ev`.
 pub fn attribute(ev: &Evidence, flow: &Flow, cfg: &Config) -> Attribution {

@@ -1,7 +1,7 @@
 use observer_common::FlowSample;
 
 use super::*;
-use crate::clock::Clock;
+use crate::model::clock::Clock;
 
 const SEC: u64 = 1_000_000_000;
 
@@ -452,7 +452,7 @@ fn evidence_describes_the_interval_not_its_last_reading() {
         snd_wnd: 18_300,
         ..P::default()
     });
-    b.flow.integrals = crate::flow::Integrals {
+    b.flow.integrals = crate::model::flow::Integrals {
         us: 2_000_000,
         snd_wnd: 79_488 * 2_000_000,
         srtt: 45_400 * 2_000_000,

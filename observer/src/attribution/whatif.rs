@@ -9,7 +9,7 @@ use super::{
     evidence::Evidence,
     units::{fmt_bytes, fmt_ms, fmt_rate},
 };
-use crate::flow::Flow;
+use crate::model::flow::Flow;
 
 /// RTTs (ms) at which the current window's ceiling is also given.
 pub const OTHER_RTTS_MS: [u32; 4] = [10, 50, 100, 250];

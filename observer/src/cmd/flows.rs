@@ -3,7 +3,14 @@
 use std::{io::Write as _, time::Duration};
 
 use anyhow::Context as _;
-use observer::{attribution, clock::monotonic_ns, output, probes::ProbeConfig, table::FlowTable};
+use observer::{
+    attribution,
+    kernel::probes::{ProbeConfig, Probes},
+    model::clock::monotonic_ns,
+    sink::records,
+    track::snapshot::FlowTable,
+};
+use observer_common::FlowSample;
 
 pub use observer::args::{parse_positive, parse_rate};
 
@@ -56,7 +63,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let mut s = session::start(config)?;
     let run_start = monotonic_ns();
     let mut table = FlowTable::new();
-    let mut buf = Vec::new();
+    let mut buf = Buffers::default();
     rt.block_on(async {
         let deadline = tokio::time::Instant::now() + args.duration;
         loop {
@@ -81,33 +88,23 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let flows = table.reports(&s.clock, monotonic_ns(), run_start, &cfg);
     let mut out = std::io::stdout().lock();
     if args.json {
-        output::write_json(&mut out, &flows)
+        records::write_json(&mut out, &flows)
     } else {
-        output::write_table(&mut out, &flows)
+        records::write_table(&mut out, &flows)
     }
     .and_then(|()| out.flush())
     .context("cannot write to stdout")
 }
 
-/// Reads closed records and the flow map into `table`.
-pub fn poll(
-    probes: &mut observer::probes::Probes,
-    table: &mut FlowTable,
-    buf: &mut Vec<observer_common::FlowSample>,
-) {
-    let now = monotonic_ns();
-    buf.clear();
-    probes.drain_closed(buf);
-    for s in buf.drain(..) {
-        table.close(s, now);
-    }
-    probes.active(buf);
-    for s in buf.drain(..) {
-        table.update(s, now);
-    }
-    // Records that closed while the map was walked.
-    probes.drain_closed(buf);
-    for s in buf.drain(..) {
-        table.close(s, now);
-    }
+/// One poll into `table`, in the read order every view shares.
+fn poll(probes: &mut Probes, table: &mut FlowTable, buf: &mut Buffers) {
+    probes.read(&mut buf.active, &mut buf.closed);
+    table.ingest(&buf.active, &buf.closed, monotonic_ns());
+}
+
+/// The read buffers, kept between polls.
+#[derive(Default)]
+struct Buffers {
+    active: Vec<FlowSample>,
+    closed: Vec<FlowSample>,
 }

@@ -6,10 +6,10 @@ use std::{net::SocketAddr, time::Duration};
 use anyhow::Context as _;
 use observer::{
     args::{parse_prefixes, parse_ringbuf_bytes},
-    book::BookConfig,
-    exporter::{Catalogue, http, labels::Aggregation},
-    monitor::Monitor,
-    probes::ProbeConfig,
+    kernel::probes::ProbeConfig,
+    sink::metrics::{Catalogue, http, labels::Aggregation},
+    track::live::BookConfig,
+    track::poller::Monitor,
 };
 
 use super::{flows::parse_positive, session};
@@ -128,7 +128,7 @@ async fn agent(args: &Args) -> anyhow::Result<()> {
 }
 
 /// One line per interval: flows by verdict, closes, poll cost, probe health.
-fn summary(m: &Monitor, stats: &observer::monitor::PollStats) -> String {
+fn summary(m: &Monitor, stats: &observer::track::poller::PollStats) -> String {
     use observer::attribution::Verdict;
     use observer_common::Counter;
     let mut by: Vec<(Verdict, usize)> = Verdict::ALL.iter().map(|v| (*v, 0)).collect();

@@ -3,9 +3,9 @@
 
 use anyhow::Context as _;
 use observer::{
-    clock::{Clock, kernel_hz},
-    preflight,
-    probes::{ProbeConfig, Probes},
+    kernel::preflight,
+    kernel::probes::{ProbeConfig, Probes},
+    model::clock::{Clock, kernel_hz},
 };
 
 /// Attached probes and the clock to read their samples with.
@@ -33,7 +33,7 @@ pub fn start(config: ProbeConfig) -> anyhow::Result<Session> {
         log::warn!("{line}");
     }
     // Everything privileged is done: the maps are read through open fds.
-    observer::privilege::drop_all()?;
+    observer::kernel::privilege::drop_all()?;
     log::info!("programs attached; dropped all capabilities");
     Ok(Session {
         probes,

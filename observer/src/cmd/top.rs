@@ -5,13 +5,13 @@ use std::{io::IsTerminal as _, time::Duration};
 use anyhow::Context as _;
 use clap::builder::{PossibleValuesParser, TypedValueParser as _};
 use observer::{
-    book::BookConfig,
-    monitor::Monitor,
-    probes::ProbeConfig,
-    tui::{
+    kernel::probes::ProbeConfig,
+    sink::tui::{
         self,
         state::{Options, SortKey},
     },
+    track::live::BookConfig,
+    track::poller::Monitor,
 };
 
 use super::{flows::parse_positive, session};

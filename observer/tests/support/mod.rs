@@ -19,10 +19,10 @@ use std::{
 };
 
 use observer::{
-    clock::{Clock, kernel_hz, monotonic_ns},
-    flow::Flow,
-    probes::{ProbeConfig, Probes},
-    table::FlowTable,
+    kernel::probes::{ProbeConfig, Probes},
+    model::clock::{Clock, kernel_hz, monotonic_ns},
+    model::flow::Flow,
+    track::snapshot::FlowTable,
 };
 use observer_common::FlowSample;
 

@@ -39,11 +39,11 @@ pub fn steps(rates: &[u64], secs: u64) -> anyhow::Result<Vec<ChurnStep>> {
     use std::collections::HashMap;
 
     use observer::{
-        book::BookConfig,
-        book::Event,
-        clock::{Clock, kernel_hz},
-        monitor::Monitor,
-        probes::{ProbeConfig, Probes},
+        kernel::probes::{ProbeConfig, Probes},
+        model::clock::{Clock, kernel_hz},
+        track::live::BookConfig,
+        track::live::Event,
+        track::poller::Monitor,
     };
 
     let ns = Netns::new("churn")?;

@@ -7,6 +7,7 @@ pub mod breakdown;
 pub mod churn;
 pub mod churn_load;
 pub mod env;
+pub mod floor;
 pub mod report;
 pub mod throughput;
 

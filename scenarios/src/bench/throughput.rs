@@ -185,8 +185,8 @@ pub fn overhead(streams: u32, rounds: usize, secs: u64) -> anyhow::Result<Overhe
         aa.push(if wo > 0.0 { wo2 / wo } else { 0.0 });
     }
     let floor = {
-        let _floor = observer::floor::Floor::attach().context("attaching the empty program")?;
-        cost_during(&ns, secs, streams, observer::floor::FLOOR_PROGRAM)?
+        let _floor = super::floor::Floor::attach().context("attaching the empty program")?;
+        cost_during(&ns, secs, streams, super::floor::FLOOR_PROGRAM)?
     };
     let secs_total = secs_sum.max(1e-9);
     let programs = totals

@@ -6,7 +6,7 @@
 
 use aya::{Ebpf, EbpfLoader};
 
-use crate::probes::{OBJECT, ProbeError, attach_tp};
+use observer::kernel::probes::{OBJECT, ProbeError, attach_tp};
 
 /// The attached empty program; dropping it detaches and unloads it.
 pub struct Floor {
@@ -23,7 +23,7 @@ impl Floor {
     /// No kernel BTF, or the load or attach failed.
     pub fn attach() -> Result<Floor, ProbeError> {
         let btf = aya::Btf::from_sys_fs().map_err(|e| ProbeError::BadBtf {
-            path: crate::probes::VMLINUX_BTF.to_string(),
+            path: observer::kernel::env::VMLINUX_BTF.to_string(),
             error: e.to_string(),
         })?;
         let mut ebpf = EbpfLoader::new()

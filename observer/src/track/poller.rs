@@ -3,9 +3,9 @@
 use observer_common::{Counter, FlowSample};
 
 use crate::{
-    book::{Book, BookConfig, Event},
-    clock::{Clock, monotonic_ns},
-    probes::{ProbeError, Probes},
+    kernel::probes::{ProbeError, Probes},
+    model::clock::{Clock, monotonic_ns},
+    track::live::{Book, BookConfig, Event},
 };
 
 /// What one poll did, for logs and self-metrics.
@@ -18,7 +18,7 @@ pub struct PollStats {
     /// Time the poll took (µs).
     pub took_us: u64,
     /// Program runs the kernel skipped since load (see
-    /// [`crate::probes::Probes::recursion_misses`]).
+    /// [`crate::kernel::probes::Probes::recursion_misses`]).
     pub recursion_misses: u64,
 }
 
@@ -72,11 +72,7 @@ impl Monitor {
     /// A failed read of the counter map.
     pub fn poll(&mut self) -> Result<(Vec<Event>, PollStats), ProbeError> {
         let start = monotonic_ns();
-        self.active.clear();
-        self.closed.clear();
-        self.probes.drain_closed(&mut self.closed);
-        self.probes.active(&mut self.active);
-        self.probes.drain_closed(&mut self.closed);
+        self.probes.read(&mut self.active, &mut self.closed);
         let now = monotonic_ns();
         let events = self.book.ingest(&self.active, &self.closed, now);
         self.counters = self.probes.counters()?;

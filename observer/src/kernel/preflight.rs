@@ -1,19 +1,10 @@
 //! Checks, before anything is loaded, that this host can run observer, so a
 //! missing privilege or kernel feature is one clear line, not a verifier dump.
-//!
-//! Test-only overrides let the root tests exercise each failure on a kernel
-//! that has everything. Only builds with debug assertions (the test
-//! profile) read them; a release build ignores them. See docs/security.md.
-//!
-//! | variable | effect |
-//! | --- | --- |
-//! | `OBSERVER_BTF_PATH=FILE` | read FILE instead of `/sys/kernel/btf/vmlinux` |
-//! | `OBSERVER_FAKE_KERNEL=4.19` | take this as the running kernel's release |
-//! | `OBSERVER_MISSING_HOOK=tcp_probe` | act as if this tracepoint were absent |
+//! The test-only overrides each check reads live in [`super::env`].
 
 use std::path::Path;
 
-use crate::probes::VMLINUX_BTF;
+use super::env::{btf_path, kernel_release};
 
 /// Capability numbers from include/uapi/linux/capability.h.
 const CAP_SYS_ADMIN: u32 = 21;
@@ -41,32 +32,6 @@ pub enum PreflightError {
     /// The kernel is older than [`MIN_KERNEL`].
     #[error("kernel {0} is too old: observer needs Linux 5.8 or later; upgrade the kernel")]
     OldKernel(String),
-}
-
-/// A test-only override (see the module documentation): the variable's
-/// value when set and non-empty, in builds with debug assertions only.
-pub fn test_override(name: &str) -> Option<String> {
-    if !cfg!(debug_assertions) {
-        return None;
-    }
-    std::env::var(name).ok().filter(|v| !v.is_empty())
-}
-
-/// Where the kernel's BTF is read from: [`VMLINUX_BTF`], or the test
-/// override `OBSERVER_BTF_PATH`.
-pub fn btf_path() -> String {
-    test_override("OBSERVER_BTF_PATH").unwrap_or_else(|| VMLINUX_BTF.to_string())
-}
-
-/// The running kernel's release (`uname -r`), or the test override
-/// `OBSERVER_FAKE_KERNEL`.
-pub fn kernel_release() -> String {
-    test_override("OBSERVER_FAKE_KERNEL").unwrap_or_else(|| {
-        std::fs::read_to_string("/proc/sys/kernel/osrelease")
-            .unwrap_or_default()
-            .trim()
-            .to_string()
-    })
 }
 
 /// Effective capability bits from `/proc/self/status` (`CapEff:` line).
@@ -132,6 +97,7 @@ fn raise_memlock() {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kernel::env::VMLINUX_BTF;
 
     #[test]
     fn capabilities() {

@@ -19,7 +19,7 @@ use super::{
 };
 use crate::{
     attribution::{Side, fmt_bytes, fmt_rate},
-    output,
+    sink::records,
 };
 
 fn share(x: f64) -> String {
@@ -176,7 +176,7 @@ fn draw_sparklines(frame: &mut Frame, r: &Row, interval: Duration, area: Rect) {
     let h = &r.history;
     let cwnd = |segs: u64| format!("{segs} seg");
     let rate = |bps: u64| compact_rate(bps as f64);
-    let bytes = output::bytes;
+    let bytes = records::bytes;
     let rtt = |us: u64| ms(u32::try_from(us).unwrap_or(u32::MAX));
     type Series<'a> = (&'a str, Vec<u64>, &'a dyn Fn(u64) -> String);
     let series: [Series; 4] = [

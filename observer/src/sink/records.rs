@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use crate::{attribution::fmt_rate, table::Report};
+use crate::{attribution::fmt_rate, track::snapshot::Report};
 
 /// Bytes as a short human figure (`1.5M`, `80.5K`, `512`), base 1024 as `ss` does.
 pub fn bytes(n: u64) -> String {
@@ -141,7 +141,7 @@ pub fn write_table(out: &mut impl Write, flows: &[Report]) -> std::io::Result<()
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{attribution, clock::Clock, table::FlowTable};
+    use crate::{attribution, model::clock::Clock, track::snapshot::FlowTable};
     use observer_common::FlowSample;
 
     fn flow() -> Report {

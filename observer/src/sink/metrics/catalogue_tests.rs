@@ -4,9 +4,9 @@ use observer_common::FlowSample;
 
 use super::*;
 use crate::{
-    book::BookConfig,
-    clock::Clock,
-    exporter::{encode, labels::Aggregation},
+    model::clock::Clock,
+    sink::metrics::{encode, labels::Aggregation},
+    track::live::BookConfig,
 };
 
 const SEC: u64 = 1_000_000_000;

@@ -16,7 +16,7 @@ use super::{
 };
 use crate::{
     attribution::{Side, Verdict, fmt_rate},
-    output,
+    sink::records,
 };
 
 /// The colour of a verdict.
@@ -140,11 +140,11 @@ fn fit_process(r: &Row, w: usize) -> String {
 }
 
 pub(super) fn ms(us: u32) -> String {
-    format!("{}ms", output::ms(u64::from(us)))
+    format!("{}ms", records::ms(u64::from(us)))
 }
 
 pub(super) fn ms_long(us: u32) -> String {
-    format!("{} ms", output::ms(u64::from(us)))
+    format!("{} ms", records::ms(u64::from(us)))
 }
 
 fn pct(x: Option<f64>) -> String {
@@ -172,9 +172,9 @@ fn cell_text(key: SortKey, r: &Row, w: usize) -> String {
         SortKey::Cwnd => format!(
             "{}/{}",
             f.snd_cwnd,
-            output::bytes(u64::from(f.snd_cwnd) * u64::from(f.mss))
+            records::bytes(u64::from(f.snd_cwnd) * u64::from(f.mss))
         ),
-        SortKey::SndWnd => output::bytes(u64::from(f.snd_wnd)),
+        SortKey::SndWnd => records::bytes(u64::from(f.snd_wnd)),
         SortKey::Inflight => f.inflight.to_string(),
         SortKey::Retrans => f.retransmits.to_string(),
         SortKey::RwndLimited => pct(r.rwnd_limited()),

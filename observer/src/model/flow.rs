@@ -8,7 +8,7 @@ use observer_common::{
 };
 use serde::Serialize;
 
-use crate::clock::Clock;
+use crate::model::clock::Clock;
 
 /// Chrono figures as `tcp_get_info_chrono_stats()` (net/ipv4/tcp.c) reports
 /// them, in µs.

@@ -18,8 +18,8 @@ use super::{
 };
 use crate::{
     attribution::Verdict,
-    book::{Book, BookConfig},
-    clock::Clock,
+    model::clock::Clock,
+    track::live::{Book, BookConfig},
 };
 
 const SEC: u64 = 1_000_000_000;

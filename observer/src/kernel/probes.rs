@@ -12,14 +12,14 @@ use observer_common::{
     GLOBAL_OFFSETS, GLOBAL_PACKET_STAGES, MAP_CLOSED, MAP_COUNTERS, MAP_FLOWS,
 };
 
-use crate::{btf, layout, preflight};
+use super::{
+    btf,
+    env::{self, VMLINUX_BTF},
+    offsets,
+};
 
 /// The compiled kernel programs, built by `build.rs` with aya-build.
-pub(crate) static OBJECT: &[u8] =
-    aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/observer"));
-
-/// Path of the running kernel's BTF.
-pub const VMLINUX_BTF: &str = "/sys/kernel/btf/vmlinux";
+pub static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/observer"));
 
 /// Errors loading, attaching or reading the kernel programs.
 ///
@@ -117,8 +117,8 @@ impl Default for ProbeConfig {
 pub struct Probes {
     // Field order matters for drop: maps first, then the programs.
     flows: HashMap<MapData, u64, FlowSample>,
-    batch: crate::batch::BatchReader,
-    closed: crate::closed::ClosedDrain,
+    batch: crate::kernel::flow_map::BatchReader,
+    closed: crate::kernel::closed_ring::ClosedDrain,
     counters: PerCpuArray<MapData, u64>,
     _ebpf: Ebpf,
     /// Figures this kernel cannot provide, one line each.
@@ -141,7 +141,14 @@ where
     T::try_from(map).map_err(|error| ProbeError::Map { name, error })
 }
 
-pub(crate) fn attach_tp(
+/// Loads program `prog` of `ebpf` against `btf` and attaches it to the
+/// BTF tracepoint `tp` (a `btf_trace_<tp>` type must exist).
+///
+/// # Errors
+/// [`ProbeError::NoProgram`] when the object lacks `prog`,
+/// [`ProbeError::MissingHook`] when the kernel lacks `tp`, and
+/// [`ProbeError::Attach`] for any other load or attach failure.
+pub fn attach_tp(
     ebpf: &mut Ebpf,
     prog: &'static str,
     tp: &'static str,
@@ -152,9 +159,8 @@ pub(crate) fn attach_tp(
         .ok_or(ProbeError::NoProgram(prog))?
         .try_into()
         .map_err(|error| ProbeError::Attach { hook: tp, error })?;
-    // Test-only: act as if the kernel lacked this tracepoint (preflight docs).
-    let absent = preflight::test_override("OBSERVER_MISSING_HOOK")
-        .is_some_and(|h| h.split(',').any(|h| h.trim() == tp));
+    // Test-only: act as if the kernel lacked this tracepoint (see [`env`]).
+    let absent = env::hook_hidden(tp);
     let name = if absent {
         format!("{tp}_absent_for_test")
     } else {
@@ -200,7 +206,7 @@ impl Probes {
     }
 
     fn load_with(config: ProbeConfig, direct: bool) -> Result<Probes, ProbeError> {
-        let path = preflight::btf_path();
+        let path = env::btf_path();
         let bad = |error: String| ProbeError::BadBtf {
             path: path.clone(),
             error,
@@ -210,7 +216,7 @@ impl Probes {
             Err(e @ btf::BtfError::Io { .. }) => return Err(ProbeError::Btf(e)),
             Err(e) => return Err(bad(e.to_string())),
         };
-        let resolved = layout::resolve(&ours).map_err(ProbeError::Layout)?;
+        let resolved = offsets::resolve(&ours).map_err(ProbeError::Layout)?;
         let kernel_btf = if path == VMLINUX_BTF {
             aya::Btf::from_sys_fs()
         } else {
@@ -289,13 +295,26 @@ impl Probes {
 
         Ok(Probes {
             flows: take(&mut ebpf, MAP_FLOWS)?,
-            batch: crate::batch::BatchReader::default(),
-            closed: crate::closed::ClosedDrain::new(take(&mut ebpf, MAP_CLOSED)?),
+            batch: crate::kernel::flow_map::BatchReader::default(),
+            closed: crate::kernel::closed_ring::ClosedDrain::new(take(&mut ebpf, MAP_CLOSED)?),
             counters: take(&mut ebpf, MAP_COUNTERS)?,
             _ebpf: ebpf,
             degraded,
             direct,
         })
+    }
+
+    /// One poll's read, in the one order every view uses: `closed` gets
+    /// the close records queued so far, `active` the flow map, then
+    /// `closed` the records that arrived while the map was walked (so a
+    /// flow that closed mid-walk is never missed: its entry is either in
+    /// the map or its record in the ring). Both vectors are cleared first.
+    pub fn read(&mut self, active: &mut Vec<FlowSample>, closed: &mut Vec<FlowSample>) {
+        active.clear();
+        closed.clear();
+        self.drain_closed(closed);
+        self.active(active);
+        self.drain_closed(closed);
     }
 
     /// Appends the current sample of every flow in the kernel map to `out`:
@@ -337,19 +356,21 @@ impl Probes {
         self._ebpf
             .programs()
             .filter_map(|(_, p)| p.fd().ok())
-            .filter_map(|fd| crate::proginfo::read(fd.as_fd()).ok())
+            .filter_map(|fd| crate::kernel::program_info::read(fd.as_fd()).ok())
             .map(|i| i.recursion_misses)
             .fold(0, u64::wrapping_add)
     }
 
     /// The kernel's statistics of each loaded program, by program name
     /// (those it cannot read are left out).
-    pub fn program_stats(&self) -> Vec<(String, crate::proginfo::ProgInfoHead)> {
+    pub fn program_stats(&self) -> Vec<(String, crate::kernel::program_info::ProgInfoHead)> {
         use std::os::fd::AsFd as _;
         self._ebpf
             .programs()
             .filter_map(|(name, p)| Some((name.to_string(), p.fd().ok()?)))
-            .filter_map(|(name, fd)| Some((name, crate::proginfo::read(fd.as_fd()).ok()?)))
+            .filter_map(|(name, fd)| {
+                Some((name, crate::kernel::program_info::read(fd.as_fd()).ok()?))
+            })
             .collect()
     }
 

@@ -10,8 +10,8 @@ use observer_common::Counter;
 pub use super::sort::SortKey;
 use crate::{
     attribution::{Attribution, Verdict},
-    book::{Book, HistoryPoint, Tracked},
-    flow::Flow,
+    model::flow::Flow,
+    track::live::{Book, HistoryPoint, Tracked},
 };
 
 /// One flow as the view shows it, copied out of the book at a poll.

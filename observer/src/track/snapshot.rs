@@ -7,8 +7,8 @@ use observer_common::FlowSample;
 
 use crate::{
     attribution::{self, Attribution, Point},
-    clock::Clock,
-    flow::Flow,
+    model::clock::Clock,
+    model::flow::Flow,
 };
 
 /// What the table keeps of one flow.
@@ -76,6 +76,18 @@ impl FlowTable {
         }
     }
 
+    /// Takes one poll's read ([`crate::kernel::probes::Probes::read`]) at
+    /// monotonic `read_ns`: the map's samples, then the close records, as
+    /// [`crate::track::live::Book::ingest`] does.
+    pub fn ingest(&mut self, active: &[FlowSample], closed: &[FlowSample], read_ns: u64) {
+        for s in active {
+            self.update(*s, read_ns);
+        }
+        for s in closed {
+            self.close(*s, read_ns);
+        }
+    }
+
     /// Every flow, ordered by first-seen time then cookie.
     pub fn entries(&self) -> Vec<&Entry> {
         let mut v: Vec<&Entry> = self.flows.values().collect();
@@ -90,7 +102,7 @@ impl FlowTable {
 
     /// Reports for every flow as of monotonic `now_ns`. The verdict covers
     /// the flow's life when observer saw it set up after `run_start_ns`
-    /// ([`crate::flow::born_since`]), else the span from its first read in
+    /// ([`crate::model::flow::born_since`]), else the span from its first read in
     /// this run.
     pub fn reports(
         &self,
@@ -103,7 +115,7 @@ impl FlowTable {
             .into_iter()
             .map(|e| {
                 let to = Point::new(&e.latest, clock, now_ns);
-                let from = (!crate::flow::born_since(&e.latest, run_start_ns))
+                let from = (!crate::model::flow::born_since(&e.latest, run_start_ns))
                     .then(|| Point::new(&e.first, clock, e.first_read_ns));
                 let attribution = attribution::attribute(from.as_ref(), &to, cfg);
                 Report {

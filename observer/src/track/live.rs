@@ -12,8 +12,8 @@ use observer_common::FlowSample;
 
 use crate::{
     attribution::{self, Attribution, Point},
-    clock::Clock,
-    flow::Flow,
+    model::clock::Clock,
+    model::flow::Flow,
 };
 
 /// Settings of a [`Book`].
@@ -313,7 +313,7 @@ impl Book {
 
     fn track(&self, read: Read) -> Tracked {
         let to = Point::new(&read.sample, &self.clock, read.at_ns);
-        let born_here = crate::flow::born_since(&read.sample, self.start_ns);
+        let born_here = crate::model::flow::born_since(&read.sample, self.start_ns);
         // A flow older than the book (or first seen mid-life) has no span
         // yet: its first read is its start (an empty interval, so `unknown`).
         let from = (!born_here).then(|| to.clone());
@@ -369,5 +369,5 @@ fn limited_us(ev: &attribution::Evidence) -> [u64; 5] {
 }
 
 #[cfg(test)]
-#[path = "book_tests.rs"]
+#[path = "live_tests.rs"]
 mod tests;

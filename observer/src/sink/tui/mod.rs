@@ -31,7 +31,7 @@ use futures_core::Stream as _;
 use ratatui::{Terminal, backend::CrosstermBackend};
 use tokio::signal::unix::{SignalKind, signal};
 
-use crate::{monitor::Monitor, probes::ProbeError};
+use crate::{kernel::probes::ProbeError, track::poller::Monitor};
 use state::{App, Options, Snapshot};
 
 /// Why the view stopped early.

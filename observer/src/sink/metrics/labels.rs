@@ -5,7 +5,7 @@
 use std::collections::HashSet;
 use std::net::IpAddr;
 
-use crate::flow::Flow;
+use crate::model::flow::Flow;
 
 /// Which aggregation labels are on; all off by default.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -10,8 +10,8 @@ use prometheus::{
 use super::labels::{Aggregation, Limiter};
 use crate::{
     attribution::Verdict,
-    book::{Book, Event},
-    monitor::PollStats,
+    track::live::{Book, Event},
+    track::poller::PollStats,
 };
 use observer_common::Counter;
 
@@ -255,7 +255,7 @@ impl Catalogue {
     }
 
     /// Label values: `first` then the admitted aggregation values for `flow`.
-    fn labels(&mut self, first: &[&str], flow: Option<&crate::flow::Flow>) -> Vec<String> {
+    fn labels(&mut self, first: &[&str], flow: Option<&crate::model::flow::Flow>) -> Vec<String> {
         let agg = match flow {
             Some(f) => self.limiter.admit(self.agg.values(f)),
             None => self

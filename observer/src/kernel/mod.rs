@@ -1,0 +1,27 @@
+//! Stage 1 of the pipeline: the kernel side, seen from user space.
+//!
+//! In: the running kernel (its BTF, its tracepoints, `/proc`). Out: raw
+//! [`observer_common::FlowSample`] records (open flows from the flow map,
+//! closed ones from the ring buffer), the kernel self-counters and the
+//! programs' run statistics. Nothing here interprets a sample; that is
+//! [`crate::model`]'s job.
+//!
+//! - [`preflight`]: can this host run observer at all (privilege, BTF, release);
+//! - [`btf`] and [`offsets`]: the kernel's type information, and the
+//!   `tcp_sock` member offsets the programs are loaded with;
+//! - [`probes`]: load, attach and detach the programs; the one read order
+//!   ([`probes::Probes::read`]) every view polls with;
+//! - [`flow_map`], [`closed_ring`], [`program_info`]: reading the maps and
+//!   the programs' statistics;
+//! - [`privilege`]: drop every capability once attached;
+//! - [`env`]: the test-only environment overrides, all in one place.
+
+pub mod btf;
+pub mod closed_ring;
+pub mod env;
+pub mod flow_map;
+pub mod offsets;
+pub mod preflight;
+pub mod privilege;
+pub mod probes;
+pub mod program_info;

@@ -1,0 +1,10 @@
+//! Stage 2: the flow model.
+//!
+//! In: raw [`observer_common::FlowSample`]s from [`crate::kernel`]. Out:
+//! [`flow::Flow`], a flow's figures in the units `tcp_info` uses, the
+//! chrono arithmetic between two samples, and [`clock::Clock`], the
+//! kernel's time bases (HZ for the chrono jiffies, monotonic to wall time).
+//! Pure code: no I/O except reading HZ once at start-up.
+
+pub mod clock;
+pub mod flow;

@@ -1,0 +1,16 @@
+//! Stage 3: tracking flows across polls.
+//!
+//! In: the samples [`crate::kernel::probes::Probes::read`] returns per poll
+//! (open flows from the map, closed ones from the ring). Out: per flow the
+//! samples an interval is judged between, handed to [`crate::attribution`].
+//!
+//! - [`snapshot`]: `observer flows`: per flow the first sample of the run
+//!   and the latest; judged once at the end.
+//! - [`live`]: `observer run` and `observer top`: every flow's latest
+//!   sample, a sliding verdict window, history and events (started, closed).
+//! - [`poller`]: the long-running loop's state: the probes feeding a
+//!   [`live::Book`], and the sweep that forgets flows whose close was lost.
+
+pub mod live;
+pub mod poller;
+pub mod snapshot;
