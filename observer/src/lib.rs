@@ -28,3 +28,4 @@ pub mod kernel;
 pub mod model;
 pub mod sink;
 pub mod track;
+pub mod units;

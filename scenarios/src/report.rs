@@ -2,8 +2,9 @@
 //! figures and verdicts, and the constraint the scenario imposed.
 
 use observer::{
-    attribution::{Verdict, ends_agree, fmt_rate},
+    attribution::{Verdict, ends_agree},
     track::live::Tracked,
+    units,
 };
 use serde::Serialize;
 
@@ -206,12 +207,12 @@ impl ScenarioReport {
             "{} {:<16} {} total, accuracy {:.0}%{}{}\n",
             if self.ok() { "PASS" } else { "FAIL" },
             self.scenario,
-            fmt_rate(self.throughput_bps),
+            units::rate(self.throughput_bps),
             self.accuracy * 100.0,
             self.emulator_reference_bps
                 .map(|r| format!(
                     " (emulator reference {}{})",
-                    fmt_rate(r),
+                    units::rate(r),
                     if self.emulator_ok {
                         ""
                     } else {
@@ -249,7 +250,7 @@ impl ScenarioReport {
                 f.flow.local,
                 f.flow.remote,
                 f.side,
-                f.throughput_bps.map(fmt_rate).unwrap_or_else(|| "-".into()),
+                f.throughput_bps.map(units::rate).unwrap_or_else(|| "-".into()),
                 f64::from(f.srtt_us) / 1000.0,
                 f64::from(f.min_rtt_us) / 1000.0,
                 f.snd_cwnd,

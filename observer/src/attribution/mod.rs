@@ -16,18 +16,19 @@
 mod evidence;
 mod receiver;
 mod sender;
-mod units;
 mod whatif;
 
 pub use evidence::{Ceilings, Evidence, Receive, Shares};
-pub use units::{fmt_bytes, fmt_rate};
 pub use whatif::{WhatIf, what_if};
 
 use serde::Serialize;
 
 use observer_common::FlowSample;
 
-use crate::{model::clock::Clock, model::flow::Flow};
+use crate::{
+    model::{clock::Clock, flow::Flow},
+    units,
+};
 
 /// What limits a flow's throughput.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -245,7 +246,7 @@ fn too_little(
             0.0,
             format!(
                 "unknown: {} {moved} over {rtts:.1} round trips; too little to say",
-                fmt_bytes(bytes as f64)
+                units::bytes(bytes as f64)
             ),
         )
     })

@@ -11,9 +11,8 @@
 use super::{
     Attribution, Config, Side, Verdict,
     evidence::{Evidence, Receive},
-    units::{fmt_bytes, fmt_ms, fmt_rate},
 };
-use crate::model::flow::Flow;
+use crate::{model::flow::Flow, units};
 
 /// The receiver-side verdict for `ev`; `flow` is the flow at the end of
 /// the interval (its buffer settings name the cause of a window limit).
@@ -49,26 +48,26 @@ pub fn window_cause(flow: &Flow) -> String {
     if !flow.wscale_ok {
         return format!(
             "no window scaling on this connection: at most {} can be advertised",
-            fmt_bytes(65_535.0)
+            units::bytes(65_535.0)
         );
     }
     if flow.rcvbuf_locked {
         return format!(
             "SO_RCVBUF set by the application: a {} buffer (autotuning off)",
-            fmt_bytes(f64::from(flow.rcvbuf))
+            units::bytes(f64::from(flow.rcvbuf))
         );
     }
     if flow.tcp_rmem_max > 0 && u64::from(flow.rcvbuf) * 100 >= u64::from(flow.tcp_rmem_max) * 95 {
         return format!(
             "tcp_rmem max reached: the buffer is at net.ipv4.tcp_rmem's {}",
-            fmt_bytes(f64::from(flow.tcp_rmem_max))
+            units::bytes(f64::from(flow.tcp_rmem_max))
         );
     }
     format!(
         "autotuning still growing: buffer {} of tcp_rmem max {}, rcv_ssthresh {}",
-        fmt_bytes(f64::from(flow.rcvbuf)),
-        fmt_bytes(f64::from(flow.tcp_rmem_max)),
-        fmt_bytes(f64::from(flow.rcv_ssthresh))
+        units::bytes(f64::from(flow.rcvbuf)),
+        units::bytes(f64::from(flow.tcp_rmem_max)),
+        units::bytes(f64::from(flow.rcv_ssthresh))
     )
 }
 
@@ -108,10 +107,10 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
     };
     let window_line = format!(
         "rcv_wnd {} / rcv_rtt {} = {} ceiling, receiving {}",
-        fmt_bytes(rx.rcv_wnd_mean),
-        fmt_ms(rtt),
-        fmt_rate(ev.ceilings.rcv_wnd_bps),
-        fmt_rate(rate)
+        units::bytes(rx.rcv_wnd_mean),
+        units::time_us(rtt),
+        units::rate(ev.ceilings.rcv_wnd_bps),
+        units::rate(rate)
     );
     let closed = rx.closed_share >= cfg.significant_share;
     // The reader is the limit when unread data, not the buffer size, keep
@@ -132,7 +131,7 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
                 .clamp(0.5, 1.0),
             format!(
                 "receiver application: this host's reader leaves {} unread on average and the window was closed {} of the time ({window_line})",
-                fmt_bytes(rx.unread_mean),
+                units::bytes(rx.unread_mean),
                 pct(rx.closed_share)
             ),
         );
@@ -156,13 +155,13 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
     }
     let queue_line = format!(
         "rcv_rtt {} vs base {}",
-        fmt_ms(rtt),
-        fmt_ms(f64::from(rx.base_rtt_us))
+        units::time_us(rtt),
+        units::time_us(f64::from(rx.base_rtt_us))
     );
     let open_line = format!(
         "the window is open (in flight {} of rcv_wnd {})",
-        fmt_bytes(rx.in_flight_bytes),
-        fmt_bytes(rx.rcv_wnd_mean)
+        units::bytes(rx.in_flight_bytes),
+        units::bytes(rx.rcv_wnd_mean)
     );
     let paused = rx.gap_share >= cfg.sender_gap_share;
     let bursty = rx.burst_share >= cfg.sender_gap_share && rx.path_use < cfg.at_ceiling;
@@ -172,7 +171,7 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
         format!(
             "{} of the data came in bursts at {} and the flow used {} of that",
             pct(rx.burst_share),
-            fmt_rate(rx.burst_rate_bps),
+            units::rate(rx.burst_rate_bps),
             pct(rx.path_use)
         )
     };
@@ -183,12 +182,12 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
     let how = if rx.burst_share >= cfg.sender_gap_share {
         format!(
             "data arrives at {}, {} of the rate of its bursts ({})",
-            fmt_rate(rate),
+            units::rate(rate),
             pct(rx.path_use),
-            fmt_rate(rx.burst_rate_bps)
+            units::rate(rx.burst_rate_bps)
         )
     } else {
-        format!("data arrives evenly at {}", fmt_rate(rate))
+        format!("data arrives evenly at {}", units::rate(rate))
     };
     if bursty && !paused && queued {
         // Bursts at the link rate with a standing queue and no pauses: the
@@ -199,7 +198,7 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
             (0.5 + f64::from(rx.queue_delay_us) / rtt.max(1.0)).min(1.0),
             format!(
                 "path: the bottleneck is full and shared: a queue stands ({queue_line}) while {held}; receiving {}, {}",
-                fmt_rate(rate),
+                units::rate(rate),
                 arrivals(rx.ooo_packets)
             ),
         );
@@ -215,7 +214,7 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
             format!(
                 "congestion window (the sender's, held down by loss): {}{when}; {held} while {open_line}, receiving {}",
                 arrivals(rx.ooo_packets),
-                fmt_rate(rate)
+                units::rate(rate)
             ),
         );
     }
@@ -230,7 +229,7 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
             (0.5 + rx.gap_share.max(1.0 - rx.path_use) / 2.0).min(1.0),
             format!(
                 "sender: {held}, {loss}, while {open_line}; receiving {} (its application, send buffer or a rate limit)",
-                fmt_rate(rate)
+                units::rate(rate)
             ),
         );
     }

@@ -1,11 +1,7 @@
 //! Verdicts made from the sending end.
 
-use super::{
-    Attribution, Config, Side, Verdict,
-    evidence::Evidence,
-    units::{fmt_bytes, fmt_ms, fmt_rate},
-};
-use crate::model::flow::Flow;
+use super::{Attribution, Config, Side, Verdict, evidence::Evidence};
+use crate::{model::flow::Flow, units};
 
 /// The sender-side verdict for `ev`.
 pub fn attribute(ev: &Evidence, flow: &Flow, cfg: &Config) -> Attribution {
@@ -46,7 +42,7 @@ fn decide(ev: &Evidence, cfg: &Config) -> (Verdict, f64, String) {
             ev.of_busy(s.rwnd_limited).clamp(0.5, 1.0),
             format!(
                 "receive window: the peer's window is shut, nothing delivered for {} (rwnd-limited {} of busy, busy {} of the time); its reader, not its buffer size, is the limit while it stays shut",
-                fmt_ms(ev.interval_us as f64),
+                units::time_us(ev.interval_us as f64),
                 pct(ev.of_busy(s.rwnd_limited)),
                 pct(ev.busy())
             ),
@@ -58,7 +54,7 @@ fn decide(ev: &Evidence, cfg: &Config) -> (Verdict, f64, String) {
             s.idle.max(0.5),
             format!(
                 "application: idle, nothing sent for {}",
-                fmt_ms(ev.interval_us as f64)
+                units::time_us(ev.interval_us as f64)
             ),
         );
     }
@@ -78,7 +74,7 @@ fn decide(ev: &Evidence, cfg: &Config) -> (Verdict, f64, String) {
             format!(
                 "application: idle {} of the time (no data outstanding), sending {}",
                 pct(s.idle),
-                fmt_rate(rate)
+                units::rate(rate)
             ),
         );
     }
@@ -89,9 +85,9 @@ fn decide(ev: &Evidence, cfg: &Config) -> (Verdict, f64, String) {
     let ceiling_line = |name: &str, window: String, ceiling: f64| {
         format!(
             "{name} {window} / srtt {} = {} ceiling, delivering {}",
-            fmt_ms(f64::from(ev.srtt_us)),
-            fmt_rate(ceiling),
-            fmt_rate(rate)
+            units::time_us(f64::from(ev.srtt_us)),
+            units::rate(ceiling),
+            units::rate(rate)
         )
     };
     if sndbuf >= cfg.significant_share && sndbuf >= rwnd && sndbuf >= cwnd {
@@ -101,7 +97,7 @@ fn decide(ev: &Evidence, cfg: &Config) -> (Verdict, f64, String) {
             format!(
                 "send buffer: sndbuf-limited {} of busy time, delivering {}",
                 pct(sndbuf),
-                fmt_rate(rate)
+                units::rate(rate)
             ),
         );
     }
@@ -113,7 +109,7 @@ fn decide(ev: &Evidence, cfg: &Config) -> (Verdict, f64, String) {
             conf,
             format!(
                 "receive window: {} (rwnd-limited {} of busy)",
-                ceiling_line("snd_wnd", fmt_bytes(f64::from(ev.snd_wnd)), c.rwnd_bps),
+                ceiling_line("snd_wnd", units::bytes(f64::from(ev.snd_wnd)), c.rwnd_bps),
                 pct(rwnd)
             ),
         );
@@ -122,9 +118,9 @@ fn decide(ev: &Evidence, cfg: &Config) -> (Verdict, f64, String) {
         > (cfg.queue_fraction * f64::from(ev.min_rtt_us)).max(cfg.queue_floor_us as f64);
     let queue_line = format!(
         "srtt {} vs min_rtt {}: {} standing queue",
-        fmt_ms(f64::from(ev.srtt_us)),
-        fmt_ms(f64::from(ev.min_rtt_us)),
-        fmt_ms(f64::from(ev.queue_delay_us))
+        units::time_us(f64::from(ev.srtt_us)),
+        units::time_us(f64::from(ev.min_rtt_us)),
+        units::time_us(f64::from(ev.queue_delay_us))
     );
     // The cwnd binds when the flow delivers at its ceiling, or spends most
     // of its busy time at it. A pacing sender (BBR) touches its cwnd now and
@@ -137,7 +133,7 @@ fn decide(ev: &Evidence, cfg: &Config) -> (Verdict, f64, String) {
                 (0.5 + f64::from(ev.queue_delay_us) / f64::from(ev.srtt_us.max(1))).min(1.0),
                 format!(
                     "path: the bottleneck is full, {queue_line}; delivering {} with cwnd {} x {} B (cwnd-limited {} of busy), {} retransmits",
-                    fmt_rate(rate),
+                    units::rate(rate),
                     ev.snd_cwnd,
                     ev.mss,
                     pct(cwnd),
@@ -169,8 +165,8 @@ fn decide(ev: &Evidence, cfg: &Config) -> (Verdict, f64, String) {
             0.6,
             format!(
                 "application: sending {} with the windows allowing {} (not window-limited{})",
-                fmt_rate(rate),
-                fmt_rate(lowest),
+                units::rate(rate),
+                units::rate(lowest),
                 if ev.app_limited {
                     ", app-limited delivery samples"
                 } else {
@@ -185,7 +181,7 @@ fn decide(ev: &Evidence, cfg: &Config) -> (Verdict, f64, String) {
         format!(
             "path: busy {} of the time without window limits, pacing at {} as the congestion control estimates the path; {queue_line}; {} retransmits",
             pct(ev.busy()),
-            fmt_rate(rate),
+            units::rate(rate),
             ev.retransmits
         ),
     )

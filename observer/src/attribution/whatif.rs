@@ -4,12 +4,8 @@
 
 use serde::Serialize;
 
-use super::{
-    Config, Verdict,
-    evidence::Evidence,
-    units::{fmt_bytes, fmt_ms, fmt_rate},
-};
-use crate::model::flow::Flow;
+use super::{Config, Verdict, evidence::Evidence};
+use crate::{model::flow::Flow, units};
 
 /// RTTs (ms) at which the current window's ceiling is also given.
 pub const OTHER_RTTS_MS: [u32; 4] = [10, 50, 100, 250];
@@ -87,14 +83,14 @@ pub fn what_if(ev: &Evidence, flow: &Flow, verdict: Verdict, cfg: &Config) -> Wh
     let others: Vec<String> = at_other_rtts
         .iter()
         .filter(|c| c.rtt_ms == 50 || c.rtt_ms == 250)
-        .map(|c| format!("{} at {} ms", fmt_rate(c.ceiling_bps), c.rtt_ms))
+        .map(|c| format!("{} at {} ms", units::rate(c.ceiling_bps), c.rtt_ms))
         .collect();
     let summary = format!(
         "{} would need {} at {}; {} allows {}",
-        fmt_rate(target),
-        fmt_bytes(needed),
-        fmt_ms(rtt_f),
-        fmt_bytes(window as f64),
+        units::rate(target),
+        units::bytes(needed),
+        units::time_us(rtt_f),
+        units::bytes(window as f64),
         others.join(", ")
     );
     WhatIf {

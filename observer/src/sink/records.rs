@@ -2,28 +2,7 @@
 
 use std::io::Write;
 
-use crate::{attribution::fmt_rate, track::snapshot::Report};
-
-/// Bytes as a short human figure (`1.5M`, `80.5K`, `512`), base 1024 as `ss` does.
-pub fn bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["", "K", "M", "G", "T"];
-    let mut v = n as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u < UNITS.len() - 1 {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{n}")
-    } else {
-        format!("{v:.1}{}", UNITS[u])
-    }
-}
-
-/// Microseconds as milliseconds with one decimal.
-pub fn ms(us: u64) -> String {
-    format!("{:.1}", us as f64 / 1000.0)
-}
+use crate::{track::snapshot::Report, units};
 
 /// Writes one JSON object per flow, one per line.
 ///
@@ -47,8 +26,8 @@ const HEADERS: [&str; COLUMNS] = [
     "ACKED",
     "RECEIVED",
     "RATE",
-    "SRTT_MS",
-    "MINRTT_MS",
+    "SRTT",
+    "MIN_RTT",
     "CWND",
     "SND_WND",
     "INFLIGHT",
@@ -86,17 +65,19 @@ fn row(r: &Report) -> [String; COLUMNS] {
             f.comm.clone()
         },
         state,
-        bytes(f.bytes_acked),
-        bytes(f.bytes_received),
+        units::compact(&units::bytes(f.bytes_acked as f64)),
+        units::compact(&units::bytes(f.bytes_received as f64)),
         // ↓ marks a flow judged from its receiving end (a download), as in `top`.
         match r.attribution.side {
-            crate::attribution::Side::Receiver => format!("↓{}", fmt_rate(rate).replace(' ', "")),
-            crate::attribution::Side::Sender => fmt_rate(rate).replace(' ', ""),
+            crate::attribution::Side::Receiver => {
+                format!("↓{}", units::compact(&units::rate(rate)))
+            }
+            crate::attribution::Side::Sender => units::compact(&units::rate(rate)),
         },
-        ms(u64::from(f.srtt_us)),
-        ms(u64::from(f.min_rtt_us)),
+        units::compact(&units::time_us(f64::from(f.srtt_us))),
+        units::compact(&units::time_us(f64::from(f.min_rtt_us))),
         f.snd_cwnd.to_string(),
-        bytes(u64::from(f.snd_wnd)),
+        units::compact(&units::bytes(f64::from(f.snd_wnd))),
         f.inflight.to_string(),
         f.retransmits.to_string(),
         rwnd_pct,
@@ -164,14 +145,6 @@ mod tests {
     }
 
     #[test]
-    fn human_units() {
-        assert_eq!(bytes(512), "512");
-        assert_eq!(bytes(80_480), "78.6K");
-        assert_eq!(bytes(10 * 1024 * 1024), "10.0M");
-        assert_eq!(ms(104_500), "104.5");
-    }
-
-    #[test]
     fn table_has_header_and_aligned_row() {
         let mut out = Vec::new();
         write_table(&mut out, &[flow()]).unwrap();
@@ -180,8 +153,10 @@ mod tests {
         assert_eq!(lines.len(), 2);
         assert!(lines[0].starts_with("LOCAL"));
         assert!(lines[1].starts_with("127.0.0.1:40000"));
-        assert!(lines[1].contains("10.0M"));
-        assert!(lines[1].contains("104.5"));
+        // 10 MiB acked, the window and srtt in the units of every view.
+        assert!(lines[1].contains("10.49MB"), "{}", lines[1]);
+        assert!(lines[1].contains("80.5KB"), "{}", lines[1]);
+        assert!(lines[1].contains("104.5ms"), "{}", lines[1]);
         // rwnd-limited 30 of 40 busy jiffies.
         let cells: Vec<&str> = lines[1].split_whitespace().collect();
         assert_eq!(cells.len(), 17, "{cells:?}");

@@ -14,13 +14,10 @@ use ratatui::{
 };
 
 use super::{
-    draw::{compact_rate, label, ms, ms_long, verdict_color},
+    draw::{label, verdict_color},
     state::Row,
 };
-use crate::{
-    attribution::{Side, fmt_bytes, fmt_rate},
-    sink::records,
-};
+use crate::{attribution::Side, units};
 
 fn share(x: f64) -> String {
     format!("{:.0}%", x * 100.0)
@@ -31,7 +28,7 @@ fn against(name: &str, ceiling: f64, rate: f64) -> String {
     if ceiling > 0.0 {
         format!(
             "{name} {} ({:.0}%)",
-            fmt_rate(ceiling),
+            units::rate(ceiling),
             rate * 100.0 / ceiling
         )
     } else {
@@ -53,7 +50,7 @@ fn detail_text(r: &Row) -> Text<'static> {
             "sender",
             format!(
                 "sent {}{}; ceilings {}, {}",
-                fmt_rate(ev.rate_bps),
+                units::rate(ev.rate_bps),
                 if ev.app_limited { " (app-limited)" } else { "" },
                 against("rwnd", ev.ceilings.rwnd_bps, ev.rate_bps),
                 against("cwnd", ev.ceilings.cwnd_bps, ev.rate_bps),
@@ -63,7 +60,7 @@ fn detail_text(r: &Row) -> Text<'static> {
             "receiver",
             format!(
                 "received {}; ceiling {}",
-                fmt_rate(ev.recv_rate_bps),
+                units::rate(ev.recv_rate_bps),
                 against("rcv_wnd", ev.ceilings.rcv_wnd_bps, ev.recv_rate_bps),
             ),
         ),
@@ -107,9 +104,9 @@ fn detail_text(r: &Row) -> Text<'static> {
             head("rtt"),
             Span::raw(format!(
                 "srtt {}, min {}, queue {}; retrans {} ({} total)",
-                ms_long(ev.srtt_us),
-                ms_long(ev.min_rtt_us),
-                ms_long(ev.queue_delay_us),
+                units::time_us(f64::from(ev.srtt_us)),
+                units::time_us(f64::from(ev.min_rtt_us)),
+                units::time_us(f64::from(ev.queue_delay_us)),
                 ev.retransmits,
                 f.retransmits,
             )),
@@ -120,15 +117,21 @@ fn detail_text(r: &Row) -> Text<'static> {
             let others: Vec<String> = w
                 .at_other_rtts
                 .iter()
-                .map(|c| format!("{} at {} ms", compact_rate(c.ceiling_bps), c.rtt_ms))
+                .map(|c| {
+                    format!(
+                        "{} at {} ms",
+                        units::rate(c.ceiling_bps),
+                        c.rtt_ms
+                    )
+                })
                 .collect();
             format!(
                 "{} / {} = {}; {} needs {}; the window allows {}",
-                fmt_bytes(w.window_bytes as f64),
-                ms_long(w.rtt_us),
-                fmt_rate(w.ceiling_bps),
-                fmt_rate(w.target_bps),
-                fmt_bytes(w.needed_bytes),
+                units::bytes(w.window_bytes as f64),
+                units::time_us(f64::from(w.rtt_us)),
+                units::rate(w.ceiling_bps),
+                units::rate(w.target_bps),
+                units::bytes(w.needed_bytes),
                 others.join(", "),
             )
         }
@@ -175,9 +178,9 @@ fn draw_sparklines(frame: &mut Frame, r: &Row, interval: Duration, area: Rect) {
     }
     let h = &r.history;
     let cwnd = |segs: u64| format!("{segs} seg");
-    let rate = |bps: u64| compact_rate(bps as f64);
-    let bytes = records::bytes;
-    let rtt = |us: u64| ms(u32::try_from(us).unwrap_or(u32::MAX));
+    let rate = |bps: u64| units::compact(&units::rate(bps as f64));
+    let bytes = |b: u64| units::compact(&units::bytes(b as f64));
+    let rtt = |us: u64| units::compact(&units::time_us(us as f64));
     type Series<'a> = (&'a str, Vec<u64>, &'a dyn Fn(u64) -> String);
     let series: [Series; 4] = [
         (

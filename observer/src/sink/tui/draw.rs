@@ -15,8 +15,8 @@ use super::{
     state::{App, Mode, Row, SortKey},
 };
 use crate::{
-    attribution::{Side, Verdict, fmt_rate},
-    sink::records,
+    attribution::{Side, Verdict},
+    units,
 };
 
 /// The colour of a verdict.
@@ -139,20 +139,8 @@ fn fit_process(r: &Row, w: usize) -> String {
     format!("{head}…{pid}")
 }
 
-pub(super) fn ms(us: u32) -> String {
-    format!("{}ms", records::ms(u64::from(us)))
-}
-
-pub(super) fn ms_long(us: u32) -> String {
-    format!("{} ms", records::ms(u64::from(us)))
-}
-
 fn pct(x: Option<f64>) -> String {
     x.map_or_else(|| "-".to_string(), |x| format!("{:.0}%", x * 100.0))
-}
-
-pub(super) fn compact_rate(bps: f64) -> String {
-    fmt_rate(bps).replace(' ', "")
 }
 
 /// The text of column `key` for row `r`, fitted to `w`.
@@ -164,17 +152,17 @@ fn cell_text(key: SortKey, r: &Row, w: usize) -> String {
         SortKey::Remote => keep_tail(&f.remote.to_string(), w),
         // A download (judged from the receiving end) is marked with ↓.
         SortKey::Rate => match r.current.side {
-            Side::Receiver => format!("↓{}", compact_rate(r.rate_bps())),
-            Side::Sender => compact_rate(r.rate_bps()),
+            Side::Receiver => format!("↓{}", units::compact(&units::rate(r.rate_bps()))),
+            Side::Sender => units::compact(&units::rate(r.rate_bps())),
         },
-        SortKey::Srtt => ms(f.srtt_us),
-        SortKey::MinRtt => ms(f.min_rtt_us),
+        SortKey::Srtt => units::compact(&units::time_us(f64::from(f.srtt_us))),
+        SortKey::MinRtt => units::compact(&units::time_us(f64::from(f.min_rtt_us))),
         SortKey::Cwnd => format!(
             "{}/{}",
             f.snd_cwnd,
-            records::bytes(u64::from(f.snd_cwnd) * u64::from(f.mss))
+            units::compact(&units::bytes(f64::from(f.snd_cwnd) * f64::from(f.mss)))
         ),
-        SortKey::SndWnd => records::bytes(u64::from(f.snd_wnd)),
+        SortKey::SndWnd => units::compact(&units::bytes(f64::from(f.snd_wnd))),
         SortKey::Inflight => f.inflight.to_string(),
         SortKey::Retrans => f.retransmits.to_string(),
         SortKey::RwndLimited => pct(r.rwnd_limited()),
@@ -214,9 +202,9 @@ fn draw_header(frame: &mut Frame, app: &App, area: Rect) {
         label("flows "),
         Span::raw(format!("{} open, {} closed   ", t.open, t.closed)),
         label("send "),
-        Span::raw(format!("{}   ", fmt_rate(t.send_bps))),
+        Span::raw(format!("{}   ", units::rate(t.send_bps))),
         label("recv "),
-        Span::raw(format!("{}   ", fmt_rate(t.recv_bps))),
+        Span::raw(format!("{}   ", units::rate(t.recv_bps))),
         label("every "),
         Span::raw(interval),
     ]);
