@@ -8,15 +8,11 @@ use std::time::Duration;
 use ratatui::{
     Frame,
     layout::{Constraint, Layout, Rect},
-    style::{Modifier, Style},
     text::{Line, Span, Text},
     widgets::{Block, Paragraph, Sparkline, Wrap},
 };
 
-use super::{
-    draw::{label, verdict_color},
-    state::Row,
-};
+use super::{row::Row, theme};
 use crate::{attribution::Side, units};
 
 fn share(x: f64) -> String {
@@ -42,9 +38,7 @@ fn detail_text(r: &Row) -> Text<'static> {
     let ev = &a.evidence;
     let f = &r.flow;
     let s = &ev.shares;
-    let head = |s: &'static str| {
-        Span::styled(format!("{s:<9}"), Style::new().add_modifier(Modifier::BOLD))
-    };
+    let head = |s: &'static str| Span::styled(format!("{s:<9}"), theme::bold());
     let (side, rate) = match a.side {
         Side::Sender => (
             "sender",
@@ -69,9 +63,7 @@ fn detail_text(r: &Row) -> Text<'static> {
         Line::from(vec![
             Span::styled(
                 a.verdict.name(),
-                Style::new()
-                    .fg(verdict_color(a.verdict))
-                    .add_modifier(Modifier::BOLD),
+                theme::verdict(a.verdict).patch(theme::bold()),
             ),
             Span::raw(format!(
                 "  confidence {:.2}, {side} side, over the last {:.1} s{}",
@@ -117,13 +109,7 @@ fn detail_text(r: &Row) -> Text<'static> {
             let others: Vec<String> = w
                 .at_other_rtts
                 .iter()
-                .map(|c| {
-                    format!(
-                        "{} at {} ms",
-                        units::rate(c.ceiling_bps),
-                        c.rtt_ms
-                    )
-                })
+                .map(|c| format!("{} at {} ms", units::rate(c.ceiling_bps), c.rtt_ms))
                 .collect();
             format!(
                 "{} / {} = {}; {} needs {}; the window allows {}",
@@ -207,10 +193,7 @@ fn draw_sparklines(frame: &mut Frame, r: &Row, interval: Duration, area: Rect) {
     let span = interval.as_secs_f64() * h.len() as f64;
     let title = format!("history: last {span:.0} s ({} polls), oldest left", h.len());
     frame.render_widget(
-        Paragraph::new(Line::styled(
-            title,
-            Style::new().add_modifier(Modifier::DIM),
-        )),
+        Paragraph::new(Line::styled(title, theme::dim())),
         Rect { height: 1, ..area },
     );
     for (n, (name, data, fmt)) in series.iter().enumerate() {
@@ -229,13 +212,13 @@ fn draw_sparklines(frame: &mut Frame, r: &Row, interval: Duration, area: Rect) {
             Constraint::Length(24),
         ])
         .areas(line);
-        frame.render_widget(Paragraph::new(label(name)), l);
+        frame.render_widget(Paragraph::new(theme::label(name)), l);
         let width = usize::from(spark.width);
         let tail = &data[data.len().saturating_sub(width)..];
         frame.render_widget(
             Sparkline::default()
                 .data(tail)
-                .style(Style::new().fg(verdict_color(r.verdict()))),
+                .style(theme::verdict(r.verdict())),
             spark,
         );
         let now = tail.last().copied().unwrap_or(0);

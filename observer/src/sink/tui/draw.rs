@@ -5,33 +5,21 @@
 use ratatui::{
     Frame,
     layout::{Alignment, Constraint, Layout, Rect},
-    style::{Color, Modifier, Style},
+    style::Style,
     text::{Line, Span, Text},
     widgets::{Block, Cell, Clear, Paragraph, Row as TableRow, Table},
 };
 
 use super::{
     detail,
-    state::{App, Mode, Row, SortKey},
+    row::Row,
+    state::{App, Mode, SortKey},
+    theme,
 };
 use crate::{
     attribution::{Side, Verdict},
     units,
 };
-
-/// The colour of a verdict.
-pub fn verdict_color(v: Verdict) -> Color {
-    match v {
-        Verdict::ReceiveWindow => Color::Yellow,
-        Verdict::SendBuffer => Color::Magenta,
-        Verdict::Application => Color::Blue,
-        Verdict::CongestionWindow => Color::Cyan,
-        Verdict::Path => Color::Red,
-        Verdict::ReceiverApplication => Color::LightMagenta,
-        Verdict::Sender => Color::Green,
-        Verdict::Unknown => Color::Gray,
-    }
-}
 
 /// One table column: its sort key, title, width, and when it is dropped.
 struct Column {
@@ -191,50 +179,39 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
     }
 }
 
-pub(super) fn label(s: &str) -> Span<'_> {
-    Span::styled(s, Style::new().add_modifier(Modifier::BOLD))
-}
-
 fn draw_header(frame: &mut Frame, app: &App, area: Rect) {
     let t = &app.snapshot().totals;
     let interval = humantime::format_duration(app.interval()).to_string();
     let l1 = Line::from(vec![
-        label("flows "),
+        theme::label("flows "),
         Span::raw(format!("{} open, {} closed   ", t.open, t.closed)),
-        label("send "),
+        theme::label("send "),
         Span::raw(format!("{}   ", units::rate(t.send_bps))),
-        label("recv "),
+        theme::label("recv "),
         Span::raw(format!("{}   ", units::rate(t.recv_bps))),
-        label("every "),
+        theme::label("every "),
         Span::raw(interval),
     ]);
-    let mut l2 = vec![label("verdicts ")];
+    let mut l2 = vec![theme::label("verdicts ")];
     for (v, n) in Verdict::ALL.iter().zip(t.verdicts) {
         if n > 0 {
-            l2.push(Span::styled(v.name(), Style::new().fg(verdict_color(*v))));
+            l2.push(Span::styled(v.name(), theme::verdict(*v)));
             l2.push(Span::raw(format!(" {n}  ")));
         }
     }
     if l2.len() == 1 {
         l2.push(Span::raw("-"));
     }
-    let warn = |n: u64| {
-        if n > 0 {
-            Style::new().fg(Color::Red).add_modifier(Modifier::BOLD)
-        } else {
-            Style::new()
-        }
-    };
     let mut l3 = vec![
-        label("ringbuf drops "),
-        Span::styled(t.ringbuf_drops.to_string(), warn(t.ringbuf_drops)),
-        label("  lru evictions "),
-        Span::styled(t.lru_evictions.to_string(), warn(t.lru_evictions)),
+        theme::label("ringbuf drops "),
+        Span::styled(t.ringbuf_drops.to_string(), theme::count(t.ringbuf_drops)),
+        theme::label("  lru evictions "),
+        Span::styled(t.lru_evictions.to_string(), theme::count(t.lru_evictions)),
     ];
     for (name, n) in [("read errors", t.read_errors), ("map errors", t.map_errors)] {
         if n > 0 {
-            l3.push(label(name));
-            l3.push(Span::styled(format!(" {n}"), warn(n)));
+            l3.push(theme::label(name));
+            l3.push(Span::styled(format!(" {n}"), theme::count(n)));
         }
     }
     let (key, reverse) = app.sort();
@@ -243,18 +220,15 @@ fn draw_header(frame: &mut Frame, app: &App, area: Rect) {
     } else {
         "▲"
     };
-    l3.push(label("  sort "));
+    l3.push(theme::label("  sort "));
     l3.push(Span::raw(format!("{} {arrow}", key.name())));
     if !app.filter().is_empty() {
-        l3.push(label("  filter "));
+        l3.push(theme::label("  filter "));
         l3.push(Span::raw(app.filter().to_string()));
     }
     if app.paused() {
         l3.push(Span::raw("  "));
-        l3.push(Span::styled(
-            "PAUSED",
-            Style::new().fg(Color::Black).bg(Color::Yellow),
-        ));
+        l3.push(Span::styled("PAUSED", theme::paused()));
     }
     let text = Text::from(vec![l1, Line::from(l2), Line::from(l3)]);
     frame.render_widget(Paragraph::new(text), area);
@@ -284,9 +258,9 @@ fn draw_table(frame: &mut Frame, app: &mut App, area: Rect) {
     let (sort, _) = app.sort();
     let header = TableRow::new(cols.iter().map(|(i, _)| {
         let c = &COLUMNS[*i];
-        let mut style = Style::new().add_modifier(Modifier::BOLD);
+        let mut style = theme::bold();
         if c.key == sort {
-            style = style.add_modifier(Modifier::UNDERLINED);
+            style = style.add_modifier(theme::SORTED);
         }
         let line = Line::styled(c.title, style);
         Cell::from(if c.right { line.right_aligned() } else { line })
@@ -301,7 +275,7 @@ fn draw_table(frame: &mut Frame, app: &mut App, area: Rect) {
                 let c = &COLUMNS[*i];
                 let text = cell_text(c.key, r, usize::from(*w));
                 let line = if c.key == SortKey::Verdict {
-                    Line::styled(text, Style::new().fg(verdict_color(r.verdict())))
+                    Line::styled(text, theme::verdict(r.verdict()))
                 } else {
                     Line::raw(text)
                 };
@@ -309,10 +283,10 @@ fn draw_table(frame: &mut Frame, app: &mut App, area: Rect) {
             });
             let mut style = Style::new();
             if r.closed {
-                style = style.add_modifier(Modifier::DIM);
+                style = style.patch(theme::dim());
             }
             if n == cursor {
-                style = style.add_modifier(Modifier::REVERSED);
+                style = style.add_modifier(theme::SELECTED);
             }
             TableRow::new(cells).style(style)
         });
@@ -322,14 +296,14 @@ fn draw_table(frame: &mut Frame, app: &mut App, area: Rect) {
 }
 
 fn draw_footer(frame: &mut Frame, app: &App, area: Rect) {
-    let dim = Style::new().add_modifier(Modifier::DIM);
+    let dim = theme::dim();
     let line = match app.mode() {
         Mode::Filter(text) => {
             let prompt = "filter: ";
             let x = area.x + (prompt.len() + text.chars().count()) as u16;
             frame.set_cursor_position((x.min(area.right().saturating_sub(1)), area.y));
             Line::from(vec![
-                label(prompt),
+                theme::label(prompt),
                 Span::raw(text.clone()),
                 Span::styled("   Enter apply, Esc cancel", dim),
             ])
@@ -376,10 +350,7 @@ fn draw_help(frame: &mut Frame, area: Rect) {
         .iter()
         .map(|(k, v)| {
             Line::from(vec![
-                Span::styled(
-                    format!(" {k:<13}"),
-                    Style::new().add_modifier(Modifier::BOLD),
-                ),
+                Span::styled(format!(" {k:<13}"), theme::bold()),
                 Span::raw(*v),
             ])
         })

@@ -1,8 +1,9 @@
 //! `observer top`: a live terminal view of flows and their bottlenecks.
 //!
 //! Split as ratatui's examples and bottom do: [`state`] is the pure view
-//! state, [`draw`] renders it (the detail pane in [`detail`], sort
-//! columns in [`sort`]), [`keys`] maps a key to a state change, and
+//! state, made of [`row::Row`]s (one flow each, sorted by [`sort`]);
+//! [`draw`] renders it (the detail pane in [`detail`]) in the colours and
+//! styles of [`theme`]; [`keys`] maps a key to a state change; and
 //! [`run`] is the loop: `tokio::select!` over the poll tick, terminal
 //! events and signals. The terminal is restored on every way out: return,
 //! error, signal, and panic (a hook restores it before the message prints).
@@ -10,8 +11,10 @@
 pub mod detail;
 pub mod draw;
 pub mod keys;
+pub mod row;
 pub mod sort;
 pub mod state;
+pub mod theme;
 
 #[cfg(test)]
 mod tests;

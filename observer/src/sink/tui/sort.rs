@@ -3,7 +3,7 @@
 
 use std::cmp::Ordering;
 
-use super::state::Row;
+use super::row::Row;
 
 /// A sortable column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -12,9 +12,10 @@ use observer_common::FlowSample;
 use ratatui::{Terminal, backend::TestBackend, buffer::Buffer, style::Modifier};
 
 use super::{
-    draw::{draw, verdict_color},
+    draw::draw,
     keys::handle,
     state::{App, Mode, Options, Snapshot, SortKey},
+    theme::verdict_color,
 };
 use crate::{
     attribution::Verdict,

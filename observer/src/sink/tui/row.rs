@@ -1,0 +1,105 @@
+//! One flow as `observer top` shows it: the figures and verdict copied
+//! out of the live book at a poll, and what the columns and the detail
+//! pane derive from them.
+
+use crate::{
+    attribution::{Attribution, Verdict},
+    model::flow::Flow,
+    track::live::{HistoryPoint, Tracked},
+};
+
+/// One flow as the view shows it, copied out of the book at a poll.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    /// The flow's latest figures.
+    pub flow: Flow,
+    /// Its verdict over the current window, with the evidence.
+    pub current: Attribution,
+    /// Its recent history, oldest first, for sparklines.
+    pub history: Vec<HistoryPoint>,
+    /// Whether the flow has closed (it lingers in the book for a while).
+    pub closed: bool,
+}
+
+impl Row {
+    /// The row of a tracked flow.
+    pub fn from_tracked(t: &Tracked) -> Row {
+        Row {
+            flow: t.flow.clone(),
+            current: t.current.clone(),
+            history: t.history.iter().copied().collect(),
+            closed: t.is_closed(),
+        }
+    }
+
+    /// The flow's key.
+    pub fn cookie(&self) -> u64 {
+        self.flow.cookie
+    }
+
+    /// The current verdict.
+    pub fn verdict(&self) -> Verdict {
+        self.current.verdict
+    }
+
+    /// Send rate over the verdict window (bits/s, from bytes acked).
+    pub fn send_bps(&self) -> f64 {
+        self.current.evidence.rate_bps
+    }
+
+    /// Receive rate over the verdict window (bits/s).
+    pub fn recv_bps(&self) -> f64 {
+        self.current.evidence.recv_rate_bps
+    }
+
+    /// The rate of the flow's data direction: the larger of the two.
+    pub fn rate_bps(&self) -> f64 {
+        self.send_bps().max(self.recv_bps())
+    }
+
+    /// Share of busy time rwnd-limited over the verdict window (0 to 1),
+    /// `None` when the flow was never busy in it.
+    pub fn rwnd_limited(&self) -> Option<f64> {
+        self.of_busy(self.current.evidence.shares.rwnd_limited)
+    }
+
+    /// Share of busy time cwnd-limited over the verdict window (0 to 1).
+    pub fn cwnd_limited(&self) -> Option<f64> {
+        self.of_busy(self.current.evidence.shares.cwnd_limited)
+    }
+
+    fn of_busy(&self, share: f64) -> Option<f64> {
+        let ev = &self.current.evidence;
+        (ev.interval_us > 0 && ev.busy() > 0.0).then(|| ev.of_busy(share))
+    }
+
+    /// `comm/pid`, or what of it is known.
+    pub fn process(&self) -> String {
+        let f = &self.flow;
+        match (f.comm.is_empty(), f.pid) {
+            (true, 0) => "-".to_string(),
+            (false, 0) => f.comm.clone(),
+            (true, pid) => pid.to_string(),
+            (false, pid) => format!("{}/{pid}", f.comm),
+        }
+    }
+
+    /// Whether every (lower-case) term occurs in the row's process, pid,
+    /// addresses or verdict.
+    pub(super) fn matches(&self, terms: &[String]) -> bool {
+        if terms.is_empty() {
+            return true;
+        }
+        let f = &self.flow;
+        let hay = format!(
+            "{} {} {} {} {}",
+            f.comm,
+            f.pid,
+            f.local,
+            f.remote,
+            self.verdict().name()
+        )
+        .to_lowercase();
+        terms.iter().all(|t| hay.contains(t.as_str()))
+    }
+}
