@@ -61,6 +61,21 @@ pub mod packet_stages {
 /// Name of the read-only global that carries the flow map's max_entries.
 pub const GLOBAL_MAX_FLOWS: &str = "MAX_FLOWS";
 
+/// The kernel's chrono types, `enum tcp_chrono` in include/linux/tcp.h:
+/// which clock of `tcp_sock.chrono_stat[]` runs (net/ipv4/tcp_output.c
+/// `tcp_chrono_start()`). `chrono_stat[t - 1]` accumulates type `t`.
+pub mod chrono {
+    /// `TCP_CHRONO_UNSPEC`: no clock runs (the sender is idle).
+    pub const UNSPEC: u8 = 0;
+    /// `TCP_CHRONO_BUSY`: busy sending, limited by none of the below
+    /// (the congestion window, pacing, or the path).
+    pub const BUSY: u8 = 1;
+    /// `TCP_CHRONO_RWND_LIMITED`: stalled on the peer's receive window.
+    pub const RWND_LIMITED: u8 = 2;
+    /// `TCP_CHRONO_SNDBUF_LIMITED`: stalled on the send buffer.
+    pub const SNDBUF_LIMITED: u8 = 3;
+}
+
 /// TCP states as `include/net/tcp_states.h` numbers them.
 pub mod tcp_state {
     /// `TCP_ESTABLISHED`

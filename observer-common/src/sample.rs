@@ -183,7 +183,7 @@ pub struct FlowSample {
     pub state: u8,
     /// `icsk_ca_state` (TCP_CA_Open = 0 ... TCP_CA_Loss = 4).
     pub ca_state: u8,
-    /// `tcp_sock.chrono_type`: 0 none, 1 busy, 2 rwnd-limited, 3 sndbuf-limited.
+    /// `tcp_sock.chrono_type`: the clock that runs, a [`crate::chrono`] constant.
     pub chrono_type: u8,
     /// `tcp_sock.rate_app_limited` of the last delivery-rate sample (0/1).
     pub rate_app_limited: u8,

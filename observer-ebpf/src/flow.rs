@@ -8,7 +8,7 @@ use aya_ebpf::{
     },
 };
 use observer_common::{
-    AF_INET, AF_INET6, Counter, FlowSample, OFFSET_NONE, packet_stages, tcp_state,
+    AF_INET, AF_INET6, Counter, FlowSample, OFFSET_NONE, chrono, packet_stages, tcp_state,
 };
 
 use crate::{
@@ -356,12 +356,16 @@ unsafe fn carry_forward(s: *mut FlowSample, sk: Sk, seg: &Segment) {
                     let ran = now.wrapping_sub((*s).chrono_start);
                     // Constant indices: the verifier cannot bound a computed one.
                     match (*s).chrono_type {
-                        1 => (*s).chrono_stat[0] = (*s).chrono_stat[0].wrapping_add(ran),
-                        2 => (*s).chrono_stat[1] = (*s).chrono_stat[1].wrapping_add(ran),
-                        3 => (*s).chrono_stat[2] = (*s).chrono_stat[2].wrapping_add(ran),
+                        chrono::BUSY => (*s).chrono_stat[0] = (*s).chrono_stat[0].wrapping_add(ran),
+                        chrono::RWND_LIMITED => {
+                            (*s).chrono_stat[1] = (*s).chrono_stat[1].wrapping_add(ran)
+                        }
+                        chrono::SNDBUF_LIMITED => {
+                            (*s).chrono_stat[2] = (*s).chrono_stat[2].wrapping_add(ran)
+                        }
                         _ => {}
                     }
-                    (*s).chrono_type = 0;
+                    (*s).chrono_type = chrono::UNSPEC;
                     (*s).chrono_start = now;
                     (*s).packets_out = 0;
                     (*s).inflight = 0;

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 use observer::{
     model::clock::Clock,
-    sink::metrics::{Catalogue, encode, labels::Aggregation},
+    sink::metrics::{Catalogue, CatalogueConfig, encode, labels::Aggregation},
     track::live::{Book, BookConfig},
     track::poller::PollStats,
 };
@@ -64,7 +64,13 @@ fn exported_counters_never_go_backwards_when_samples_do() {
             local_port: true,
             ..Aggregation::default()
         };
-        let mut cat = Catalogue::new(agg, 8, 3, 4).unwrap();
+        let mut cat = Catalogue::new(CatalogueConfig {
+            aggregation: agg,
+            max_label_sets: 8,
+            top_flows: 3,
+            programs_attached: 4,
+        })
+        .unwrap();
         let mut flows: Vec<FlowSample> = Vec::new();
         let mut counters = [0u64; Counter::COUNT as usize];
         let mut last: HashMap<String, f64> = HashMap::new();

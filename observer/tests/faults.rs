@@ -21,7 +21,7 @@ use std::{
 use observer::{
     kernel::probes::{ProbeConfig, Probes},
     model::clock::{Clock, kernel_hz},
-    sink::metrics::{Catalogue, encode, labels::Aggregation},
+    sink::metrics::{Catalogue, CatalogueConfig, encode, labels::Aggregation},
     track::live::BookConfig,
     track::poller::{Monitor, PollStats},
 };
@@ -118,7 +118,13 @@ fn full_ring_buffer_counts_drops_and_forgets_no_flow_twice() {
         2 * HELD
     );
     // The exporter says so.
-    let mut cat = Catalogue::new(Aggregation::default(), 100, 0, 4).unwrap();
+    let mut cat = Catalogue::new(CatalogueConfig {
+        aggregation: Aggregation::default(),
+        max_label_sets: 100,
+        top_flows: 0,
+        programs_attached: 4,
+    })
+    .unwrap();
     cat.update(&[], m.book(), &m.counters, &PollStats::default(), max_flows);
     let text = encode(&cat.registry).unwrap();
     let exported = metric(

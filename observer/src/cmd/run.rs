@@ -7,7 +7,7 @@ use anyhow::Context as _;
 use observer::{
     args::{parse_prefixes, parse_ringbuf_bytes},
     kernel::probes::ProbeConfig,
-    sink::metrics::{Catalogue, http, labels::Aggregation},
+    sink::metrics::{Catalogue, CatalogueConfig, http, labels::Aggregation},
     track::live::BookConfig,
     track::poller::Monitor,
 };
@@ -90,8 +90,13 @@ async fn agent(args: &Args) -> anyhow::Result<()> {
         local_port: args.label_local_port,
         remote_prefix: args.label_remote_subnet,
     };
-    let mut catalogue = Catalogue::new(agg, args.max_label_sets as usize, args.top_flows, 4)
-        .context("cannot define the metrics")?;
+    let mut catalogue = Catalogue::new(CatalogueConfig {
+        aggregation: agg,
+        max_label_sets: args.max_label_sets as usize,
+        top_flows: args.top_flows,
+        programs_attached: 4,
+    })
+    .context("cannot define the metrics")?;
     let cfg = BookConfig {
         window: args.window,
         history: 1,

@@ -8,7 +8,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
 
-use observer_common::FlowSample;
+use observer_common::{FlowSample, chrono};
 
 use crate::{
     attribution::{self, Attribution, Point},
@@ -111,8 +111,8 @@ pub enum Event {
         bytes_received: u64,
         /// Segments retransmitted since the previous poll.
         retransmits: u64,
-        /// µs rwnd-limited, sndbuf-limited, cwnd-limited, other busy, idle.
-        limited_us: [u64; 5],
+        /// Where the time since the previous poll went.
+        limited: LimitedTime,
     },
     /// A flow closed; its life verdict and totals.
     Closed {
@@ -235,21 +235,20 @@ impl Book {
             // skip the arithmetic, unless the window moved on and the verdict
             // may change (an idle flow's verdict settles and then holds).
             let dt_us = now_ns.saturating_sub(t.prev.at_ns) / 1000;
-            let mut limited_us = [0u64; 5];
-            let slot = match s.chrono_type {
-                2 => 0,
-                3 => 1,
-                1 => 3,
-                _ => 4,
-            };
-            limited_us[slot] = dt_us;
+            let mut limited = LimitedTime::default();
+            *match s.chrono_type {
+                chrono::RWND_LIMITED => &mut limited.rwnd_us,
+                chrono::SNDBUF_LIMITED => &mut limited.sndbuf_us,
+                chrono::BUSY => &mut limited.other_busy_us,
+                _ => &mut limited.idle_us,
+            } = dt_us;
             events.push(Event::Progress {
                 cookie: s.cookie,
                 verdict: t.current.verdict,
                 bytes_acked: 0,
                 bytes_received: 0,
                 retransmits: 0,
-                limited_us,
+                limited,
             });
             push_history(
                 t,
@@ -289,7 +288,7 @@ impl Book {
                 bytes_acked: step.bytes_acked,
                 bytes_received: step.bytes_received,
                 retransmits: u64::from(step.retransmits),
-                limited_us: limited_us(&step),
+                limited: LimitedTime::of(&step),
             });
             push_history(
                 t,
@@ -355,17 +354,46 @@ fn push_history(t: &mut Tracked, keep: usize, p: HistoryPoint) {
     t.history.push_back(p);
 }
 
-/// The interval's limited time in µs: rwnd, sndbuf, cwnd, other busy, idle.
-fn limited_us(ev: &attribution::Evidence) -> [u64; 5] {
-    let us = |share: f64| (share * ev.interval_us as f64).round() as u64;
-    let s = &ev.shares;
-    [
-        us(s.rwnd_limited),
-        us(s.sndbuf_limited),
-        us(s.cwnd_limited),
-        us(s.other_busy),
-        us(s.idle),
-    ]
+/// Where a flow's time went over an interval (µs), as the sender's
+/// figures split it: the kernel's rwnd- and sndbuf-limited clocks,
+/// cwnd-limited time, the rest of busy time, and idle time. The five sum
+/// to the interval.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LimitedTime {
+    /// Stalled on the peer's receive window (`tcpi_rwnd_limited`).
+    pub rwnd_us: u64,
+    /// Stalled on the send buffer (`tcpi_sndbuf_limited`).
+    pub sndbuf_us: u64,
+    /// Busy with in-flight at the congestion window.
+    pub cwnd_us: u64,
+    /// Busy otherwise (pacing, a full bottleneck).
+    pub other_busy_us: u64,
+    /// Idle: nothing to send.
+    pub idle_us: u64,
+}
+
+impl LimitedTime {
+    /// The interval of `ev` split by its shares.
+    pub fn of(ev: &attribution::Evidence) -> LimitedTime {
+        let us = |share: f64| (share * ev.interval_us as f64).round() as u64;
+        let s = &ev.shares;
+        LimitedTime {
+            rwnd_us: us(s.rwnd_limited),
+            sndbuf_us: us(s.sndbuf_limited),
+            cwnd_us: us(s.cwnd_limited),
+            other_busy_us: us(s.other_busy),
+            idle_us: us(s.idle),
+        }
+    }
+
+    /// Adds `other`, saturating.
+    pub fn add(&mut self, other: &LimitedTime) {
+        self.rwnd_us = self.rwnd_us.saturating_add(other.rwnd_us);
+        self.sndbuf_us = self.sndbuf_us.saturating_add(other.sndbuf_us);
+        self.cwnd_us = self.cwnd_us.saturating_add(other.cwnd_us);
+        self.other_busy_us = self.other_busy_us.saturating_add(other.other_busy_us);
+        self.idle_us = self.idle_us.saturating_add(other.idle_us);
+    }
 }
 
 #[cfg(test)]

@@ -51,15 +51,15 @@ fn tracks_current_and_life_verdicts_and_emits_events() {
                 Event::Progress {
                     verdict,
                     bytes_acked,
-                    limited_us,
+                    limited,
                     ..
                 },
             ] => {
                 assert_eq!(*verdict, Verdict::ReceiveWindow);
                 assert_eq!(*bytes_acked, 766_476);
                 // 56% of one second rwnd-limited.
-                assert_eq!(limited_us[0], 560_000);
-                assert_eq!(limited_us[4], 0);
+                assert_eq!(limited.rwnd_us, 560_000);
+                assert_eq!(limited.idle_us, 0);
             }
             other => panic!("{other:?}"),
         }

@@ -73,7 +73,13 @@ fn book() -> Book {
 #[test]
 fn counts_flows_bytes_and_limited_time() {
     let mut b = book();
-    let mut c = Catalogue::new(Aggregation::default(), 100, 2, 4).unwrap();
+    let mut c = Catalogue::new(CatalogueConfig {
+        aggregation: Aggregation::default(),
+        max_label_sets: 100,
+        top_flows: 2,
+        programs_attached: 4,
+    })
+    .unwrap();
     let mut stats = PollStats {
         active: 1,
         closed: 0,
@@ -140,7 +146,13 @@ fn counts_flows_bytes_and_limited_time() {
 #[test]
 fn top_flows_are_capped_and_stale_series_go() {
     let mut b = book();
-    let mut c = Catalogue::new(Aggregation::default(), 100, 2, 4).unwrap();
+    let mut c = Catalogue::new(CatalogueConfig {
+        aggregation: Aggregation::default(),
+        max_label_sets: 100,
+        top_flows: 2,
+        programs_attached: 4,
+    })
+    .unwrap();
     let stats = PollStats::default();
     let counters = [0u64; Counter::COUNT as usize];
     let flows: Vec<FlowSample> = (1..=5).map(|k| sample(k, 1, false)).collect();
@@ -173,7 +185,13 @@ fn series_stay_bounded_while_5000_flows_come_and_go() {
         local_port: true,
         ..Aggregation::default()
     };
-    let mut c = Catalogue::new(agg, 50, 10, 4).unwrap();
+    let mut c = Catalogue::new(CatalogueConfig {
+        aggregation: agg,
+        max_label_sets: 50,
+        top_flows: 10,
+        programs_attached: 4,
+    })
+    .unwrap();
     let stats = PollStats::default();
     let counters = [0u64; Counter::COUNT as usize];
     for round in 0..50u64 {
@@ -215,7 +233,13 @@ fn promtool_accepts_the_exposition() {
         remote_prefix: Some((24, 64)),
         ..Aggregation::default()
     };
-    let mut c = Catalogue::new(agg, 100, 3, 4).unwrap();
+    let mut c = Catalogue::new(CatalogueConfig {
+        aggregation: agg,
+        max_label_sets: 100,
+        top_flows: 3,
+        programs_attached: 4,
+    })
+    .unwrap();
     let counters = [5u64; Counter::COUNT as usize];
     for t in 1..=3 {
         let ev = b.ingest(

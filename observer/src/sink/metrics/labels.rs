@@ -131,6 +131,49 @@ impl Limiter {
     }
 }
 
+/// The aggregation labels of per-flow metrics: which are on, and the cap
+/// on the distinct sets they take.
+#[derive(Debug)]
+pub struct Labeller {
+    agg: Aggregation,
+    limiter: Limiter,
+}
+
+impl Labeller {
+    /// Labels `agg`, at most `cap` distinct sets.
+    pub fn new(agg: Aggregation, cap: usize) -> Labeller {
+        Labeller {
+            agg,
+            limiter: Limiter::new(cap),
+        }
+    }
+
+    /// Names of the enabled labels ([`Aggregation::names`]).
+    pub fn names(&self) -> Vec<&'static str> {
+        self.agg.names()
+    }
+
+    /// Label values: `first`, then the admitted aggregation values for
+    /// `flow` (`unknown` for each when the flow is not known).
+    pub fn values(&mut self, first: &[&str], flow: Option<&Flow>) -> Vec<String> {
+        let agg = match flow {
+            Some(f) => self.limiter.admit(self.agg.values(f)),
+            None => self
+                .agg
+                .names()
+                .iter()
+                .map(|_| "unknown".to_string())
+                .collect(),
+        };
+        first.iter().map(|s| s.to_string()).chain(agg).collect()
+    }
+
+    /// Label sets folded into `other` so far.
+    pub fn overflowed(&self) -> u64 {
+        self.limiter.overflowed
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

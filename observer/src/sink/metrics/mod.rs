@@ -1,11 +1,16 @@
-//! The Prometheus exporter: the metric catalogue, aggregation labels with a
-//! cap, and the HTTP endpoint.
+//! The Prometheus exporter: the metric catalogue (metrics grouped by
+//! concept: [`flows`], [`top`], [`agent`]), aggregation labels with a cap,
+//! and the HTTP endpoint.
 
+mod agent;
 pub mod catalogue;
+mod flows;
 pub mod http;
 pub mod labels;
+mod registrar;
+mod top;
 
-pub use catalogue::Catalogue;
+pub use catalogue::{Catalogue, CatalogueConfig};
 
 /// The registry in the Prometheus text exposition format.
 ///

@@ -1,0 +1,194 @@
+//! Metrics about the observed flows: how many start and close, the bytes
+//! they move and the time they spend limited, by verdict, and the
+//! distributions of their RTTs, rates, durations and sizes.
+
+use prometheus::{CounterVec, Histogram, HistogramVec, IntCounter, IntCounterVec, IntGaugeVec};
+
+use super::{
+    labels::Labeller,
+    registrar::{Registrar, exp_buckets},
+};
+use crate::{
+    attribution::{Attribution, Verdict},
+    model::flow::Flow,
+    track::live::{Book, LimitedTime},
+};
+
+/// The per-flow metrics; each aggregated by the opt-in labels after its own.
+pub(super) struct FlowMetrics {
+    started: IntCounterVec,
+    closed: IntCounterVec,
+    bytes_acked: IntCounterVec,
+    bytes_received: IntCounterVec,
+    limited_seconds: CounterVec,
+    retransmits: IntCounter,
+    active: IntGaugeVec,
+    srtt: Histogram,
+    min_rtt: Histogram,
+    queue_delay: Histogram,
+    delivery_rate: Histogram,
+    duration: HistogramVec,
+    size: HistogramVec,
+}
+
+impl FlowMetrics {
+    /// Defines and registers the flow metrics.
+    pub fn new(r: &Registrar) -> Result<FlowMetrics, prometheus::Error> {
+        let rtt = exp_buckets(0.0001, 2.0, 16)?; // 100 µs .. 3.3 s
+        Ok(FlowMetrics {
+            started: r.counter_vec(
+                "observer_flows_started_total",
+                "TCP flows seen starting (or first seen, for flows older than the agent).",
+                &r.with(&[]),
+            )?,
+            closed: r.counter_vec(
+                "observer_flows_closed_total",
+                "TCP flows closed, by the verdict over their observed life.",
+                &r.with(&["verdict"]),
+            )?,
+            bytes_acked: r.counter_vec(
+                "observer_bytes_acked_total",
+                "Bytes acknowledged by peers (sent by this host), by the flow's current verdict.",
+                &r.with(&["verdict"]),
+            )?,
+            bytes_received: r.counter_vec(
+                "observer_bytes_received_total",
+                "Bytes received by this host, by the flow's current verdict.",
+                &r.with(&["verdict"]),
+            )?,
+            limited_seconds: r.seconds_vec(
+                "observer_limited_seconds_total",
+                "Flow-seconds by what held the sender: rwnd (peer's window), sndbuf (send buffer), \
+                 cwnd (in-flight >= cwnd), path (busy otherwise: pacing, a full bottleneck), \
+                 app (idle: nothing to send).",
+                &["reason"],
+            )?,
+            retransmits: r.counter(
+                "observer_retransmitted_segments_total",
+                "TCP segments retransmitted by observed flows.",
+            )?,
+            active: r.int_gauge_vec(
+                "observer_active_flows",
+                "Open TCP flows, by current verdict.",
+                &r.with(&["verdict"]),
+            )?,
+            srtt: r.histogram(
+                "observer_flow_srtt_seconds",
+                "Smoothed RTT of flows that moved data, sampled once per poll per flow.",
+                rtt.clone(),
+            )?,
+            min_rtt: r.histogram(
+                "observer_flow_min_rtt_seconds",
+                "Minimum RTT of flows that moved data, sampled once per poll per flow.",
+                rtt.clone(),
+            )?,
+            queue_delay: r.histogram(
+                "observer_flow_queue_delay_seconds",
+                "Standing queue (srtt - min_rtt) of flows that moved data, once per poll per flow.",
+                rtt,
+            )?,
+            delivery_rate: r.histogram(
+                "observer_flow_delivery_rate_bytes_per_second",
+                "Throughput of flows that moved data over the last poll interval, once per poll per flow.",
+                exp_buckets(1_000.0, 4.0, 12)?, // 1 kB/s .. 4 GB/s
+            )?,
+            duration: r.histogram_vec(
+                "observer_flow_duration_seconds",
+                "Observed life of closed flows.",
+                exp_buckets(0.001, 4.0, 12)?,
+                &["verdict"],
+            )?,
+            size: r.histogram_vec(
+                "observer_flow_size_bytes",
+                "Bytes moved (acked plus received) by closed flows.",
+                exp_buckets(1_024.0, 4.0, 14)?,
+                &["verdict"],
+            )?,
+        })
+    }
+
+    /// A flow was first seen.
+    pub fn started(&self, labels: &mut Labeller, flow: Option<&Flow>) {
+        let l = labels.values(&[], flow);
+        self.started.with_label_values(&l).inc();
+    }
+
+    /// A flow moved data since the previous poll, under `verdict`.
+    pub fn moved(
+        &self,
+        labels: &mut Labeller,
+        verdict: Verdict,
+        (bytes_acked, bytes_received): (u64, u64),
+        tracked: Option<&crate::track::live::Tracked>,
+    ) {
+        let l = labels.values(&[verdict.name()], tracked.map(|t| &t.flow));
+        self.bytes_acked.with_label_values(&l).inc_by(bytes_acked);
+        self.bytes_received
+            .with_label_values(&l)
+            .inc_by(bytes_received);
+        if let Some(t) = tracked {
+            let f = &t.flow;
+            self.srtt.observe(f64::from(f.srtt_us) / 1e6);
+            self.min_rtt.observe(f64::from(f.min_rtt_us) / 1e6);
+            self.queue_delay
+                .observe(f64::from(f.srtt_us.saturating_sub(f.min_rtt_us)) / 1e6);
+            if let Some(h) = t.history.back() {
+                self.delivery_rate.observe(h.rate_bps / 8.0);
+            }
+        }
+    }
+
+    /// Segments retransmitted since the previous poll.
+    pub fn retransmitted(&self, segments: u64) {
+        self.retransmits.inc_by(segments);
+    }
+
+    /// A flow closed with life verdict `life`.
+    pub fn closed(&self, labels: &mut Labeller, life: &Attribution, flow: &Flow, duration_s: f64) {
+        let l = labels.values(&[life.verdict.name()], Some(flow));
+        self.closed.with_label_values(&l).inc();
+        let v = [life.verdict.name()];
+        self.duration.with_label_values(&v).observe(duration_s);
+        self.size
+            .with_label_values(&v)
+            .observe(flow.bytes_acked as f64 + flow.bytes_received as f64);
+    }
+
+    /// Adds one poll's limited time (summed over flows), once per reason.
+    pub fn limited(&self, t: &LimitedTime) {
+        for (reason, us) in [
+            ("rwnd", t.rwnd_us),
+            ("sndbuf", t.sndbuf_us),
+            ("cwnd", t.cwnd_us),
+            ("path", t.other_busy_us),
+            ("app", t.idle_us),
+        ] {
+            self.limited_seconds
+                .with_label_values(&[reason])
+                .inc_by(us as f64 / 1e6);
+        }
+    }
+
+    /// Sets the open-flow gauge from the book.
+    pub fn active(&self, labels: &mut Labeller, book: &Book) {
+        self.active.reset();
+        if labels.names().is_empty() {
+            // Count per verdict without building label sets per flow; every
+            // verdict present, even at zero, so dashboards see the series.
+            let mut n = [0i64; Verdict::ALL.len()];
+            for t in book.flows().filter(|t| !t.is_closed()) {
+                if let Some(i) = Verdict::ALL.iter().position(|v| *v == t.current.verdict) {
+                    n[i] += 1;
+                }
+            }
+            for (v, n) in Verdict::ALL.iter().zip(n) {
+                self.active.with_label_values(&[v.name()]).set(n);
+            }
+            return;
+        }
+        for t in book.flows().filter(|t| !t.is_closed()) {
+            let l = labels.values(&[t.current.verdict.name()], Some(&t.flow));
+            self.active.with_label_values(&l).inc();
+        }
+    }
+}

@@ -1,0 +1,68 @@
+//! The opt-in per-flow gauges of the `--top-flows` fastest flows: the only
+//! metrics whose labels carry endpoints, so their series count is capped
+//! at N.
+
+use prometheus::{GaugeVec, IntGaugeVec};
+
+use super::registrar::Registrar;
+use crate::track::live::Book;
+
+/// Rate, srtt and verdict of the N fastest open flows.
+pub(super) struct TopFlows {
+    n: usize,
+    rate: GaugeVec,
+    srtt: GaugeVec,
+    info: IntGaugeVec,
+}
+
+impl TopFlows {
+    /// Defines and registers the gauges for the `n` fastest flows (none
+    /// are set when `n` is 0).
+    pub fn new(r: &Registrar, n: usize) -> Result<TopFlows, prometheus::Error> {
+        Ok(TopFlows {
+            n,
+            rate: r.gauge_vec(
+                "observer_top_flow_rate_bytes_per_second",
+                "Throughput of the --top-flows fastest flows over the last poll.",
+                &["local", "remote"],
+            )?,
+            srtt: r.gauge_vec(
+                "observer_top_flow_srtt_seconds",
+                "Smoothed RTT of the --top-flows fastest flows.",
+                &["local", "remote"],
+            )?,
+            info: r.int_gauge_vec(
+                "observer_top_flow_info",
+                "Verdict and process of the --top-flows fastest flows (value 1).",
+                &["local", "remote", "verdict", "comm"],
+            )?,
+        })
+    }
+
+    /// Replaces the series with the fastest open flows of `book`.
+    pub fn update(&self, book: &Book) {
+        self.rate.reset();
+        self.srtt.reset();
+        self.info.reset();
+        if self.n == 0 {
+            return;
+        }
+        let mut open: Vec<_> = book
+            .flows()
+            .filter(|t| !t.is_closed())
+            .map(|t| (t.history.back().map_or(0.0, |h| h.rate_bps), t))
+            .collect();
+        open.sort_by(|a, b| b.0.total_cmp(&a.0));
+        for (rate, t) in open.into_iter().take(self.n) {
+            let (local, remote) = (t.flow.local.to_string(), t.flow.remote.to_string());
+            let lr = [local.as_str(), remote.as_str()];
+            self.rate.with_label_values(&lr).set(rate / 8.0);
+            self.srtt
+                .with_label_values(&lr)
+                .set(f64::from(t.flow.srtt_us) / 1e6);
+            self.info
+                .with_label_values(&[&local, &remote, t.current.verdict.name(), &t.flow.comm])
+                .set(1);
+        }
+    }
+}
