@@ -84,6 +84,91 @@ pub struct Tracked {
 }
 
 impl Tracked {
+    /// Starts a new verdict window at `read` once the newest anchor is
+    /// `window_ns` old: the window then spans one to two windows. Says
+    /// whether it did.
+    fn rotate(&mut self, read: Read, window_ns: u64) -> bool {
+        let rotate = read.at_ns.saturating_sub(self.anchor_new.at_ns) >= window_ns;
+        if rotate {
+            self.anchor_old = self.anchor_new;
+            self.anchor_new = read;
+        }
+        rotate
+    }
+
+    /// A poll that found the flow unchanged: the time since the previous
+    /// poll goes to the chrono state the flow is in, with nothing moved.
+    fn idle_poll(&mut self, read: Read, history: usize) -> Event {
+        let s = &read.sample;
+        let dt_us = read.at_ns.saturating_sub(self.prev.at_ns) / 1000;
+        let mut limited = LimitedTime::default();
+        *match s.chrono_type {
+            chrono::RWND_LIMITED => &mut limited.rwnd_us,
+            chrono::SNDBUF_LIMITED => &mut limited.sndbuf_us,
+            chrono::BUSY => &mut limited.other_busy_us,
+            _ => &mut limited.idle_us,
+        } = dt_us;
+        push_history(self, history, point(read, 0.0));
+        self.prev = read;
+        Event::Progress {
+            cookie: s.cookie,
+            verdict: self.current.verdict,
+            bytes_acked: 0,
+            bytes_received: 0,
+            retransmits: 0,
+            limited,
+        }
+    }
+
+    /// Whether the current verdict is an idle flow's, settled: `application`
+    /// over a window in which nothing moved.
+    fn settled_idle(&self) -> bool {
+        self.current.verdict == attribution::Verdict::Application
+            && self.current.evidence.bytes_acked == 0
+            && self.current.evidence.bytes_received == 0
+    }
+
+    /// Takes `read` as the latest sample and judges the flow again: the
+    /// current verdict over the window (kept at a close), the life verdict.
+    /// When the flow `moved`, the step since the previous poll as an event,
+    /// and its rate (bits/s, the larger direction).
+    fn judge(
+        &mut self,
+        read: Read,
+        is_close: bool,
+        moved: bool,
+        clock: &Clock,
+        cfg: &attribution::Config,
+    ) -> Option<(Event, f64)> {
+        let prev = Point::new(&self.prev.sample, clock, self.prev.at_ns);
+        self.latest = read.sample;
+        let to = Point::new(&read.sample, clock, read.at_ns);
+        // A closing flow keeps the current verdict of its last open sample:
+        // the span up to the close is mostly the wind-down after the
+        // transfer, not what limited it. Its life verdict covers it all.
+        if !is_close {
+            let from = Point::new(&self.anchor_old.sample, clock, self.anchor_old.at_ns);
+            self.current = attribution::attribute(Some(&from), &to, cfg);
+        }
+        let life_from =
+            (!self.born_here).then(|| Point::new(&self.first.sample, clock, self.first.at_ns));
+        self.life = attribution::attribute(life_from.as_ref(), &to, cfg);
+        let step = moved.then(|| {
+            let step = attribution::Evidence::between(Some(&prev), &to);
+            let event = Event::Progress {
+                cookie: read.sample.cookie,
+                verdict: self.current.verdict,
+                bytes_acked: step.bytes_acked,
+                bytes_received: step.bytes_received,
+                retransmits: u64::from(step.retransmits),
+                limited: LimitedTime::of(&step),
+            };
+            (event, step.rate_bps.max(step.recv_rate_bps))
+        });
+        self.flow = to.flow;
+        step
+    }
+
     /// Whether the flow has closed.
     pub fn is_closed(&self) -> bool {
         self.closed_at_ns.is_some()
@@ -202,6 +287,8 @@ impl Book {
         events
     }
 
+    /// Takes one sample of a flow (a close record when `is_close`) read at
+    /// `now_ns`, and says what changed in `events`.
     fn apply(&mut self, s: FlowSample, now_ns: u64, is_close: bool, events: &mut Vec<Event>) {
         let read = Read {
             sample: s,
@@ -222,87 +309,24 @@ impl Book {
         if t.is_closed() || (!is_close && s.last_seen_ns < t.latest.last_seen_ns) {
             return;
         }
-        let rotate = now_ns.saturating_sub(t.anchor_new.at_ns) >= window;
-        if rotate {
-            t.anchor_old = t.anchor_new;
-            t.anchor_new = read;
-        }
-        let unchanged =
-            !is_close && s.last_seen_ns == t.latest.last_seen_ns && s.samples == t.latest.samples;
-        if unchanged {
+        let rotated = t.rotate(read, window);
+        let moved =
+            is_close || s.last_seen_ns != t.latest.last_seen_ns || s.samples != t.latest.samples;
+        if !moved {
             // Nothing happened to the flow since the last poll (most flows on
             // a busy host): account the time by the chrono state it is in and
             // skip the arithmetic, unless the window moved on and the verdict
             // may change (an idle flow's verdict settles and then holds).
-            let dt_us = now_ns.saturating_sub(t.prev.at_ns) / 1000;
-            let mut limited = LimitedTime::default();
-            *match s.chrono_type {
-                chrono::RWND_LIMITED => &mut limited.rwnd_us,
-                chrono::SNDBUF_LIMITED => &mut limited.sndbuf_us,
-                chrono::BUSY => &mut limited.other_busy_us,
-                _ => &mut limited.idle_us,
-            } = dt_us;
-            events.push(Event::Progress {
-                cookie: s.cookie,
-                verdict: t.current.verdict,
-                bytes_acked: 0,
-                bytes_received: 0,
-                retransmits: 0,
-                limited,
-            });
-            push_history(
-                t,
-                history,
-                HistoryPoint {
-                    rate_bps: 0.0,
-                    snd_cwnd: s.snd_cwnd,
-                    snd_wnd: s.snd_wnd,
-                    srtt_us: s.srtt_us,
-                },
-            );
-            t.prev = read;
-            let settled_idle = t.current.verdict == attribution::Verdict::Application
-                && t.current.evidence.bytes_acked == 0
-                && t.current.evidence.bytes_received == 0;
-            if !rotate || settled_idle {
+            events.push(t.idle_poll(read, history));
+            if !rotated || t.settled_idle() {
                 return;
             }
         }
-        let prev = Point::new(&t.prev.sample, &clock, t.prev.at_ns);
-        t.latest = s;
-        let to = Point::new(&s, &clock, now_ns);
-        // A closing flow keeps the current verdict of its last open sample:
-        // the span up to the close is mostly the wind-down after the
-        // transfer, not what limited it. Its life verdict covers it all.
-        if !is_close {
-            let from = Point::new(&t.anchor_old.sample, &clock, t.anchor_old.at_ns);
-            t.current = attribution::attribute(Some(&from), &to, &cfg);
-        }
-        let life_from = (!t.born_here).then(|| Point::new(&t.first.sample, &clock, t.first.at_ns));
-        t.life = attribution::attribute(life_from.as_ref(), &to, &cfg);
-        if !unchanged {
-            let step = attribution::Evidence::between(Some(&prev), &to);
-            events.push(Event::Progress {
-                cookie: s.cookie,
-                verdict: t.current.verdict,
-                bytes_acked: step.bytes_acked,
-                bytes_received: step.bytes_received,
-                retransmits: u64::from(step.retransmits),
-                limited: LimitedTime::of(&step),
-            });
-            push_history(
-                t,
-                history,
-                HistoryPoint {
-                    rate_bps: step.rate_bps.max(step.recv_rate_bps),
-                    snd_cwnd: s.snd_cwnd,
-                    snd_wnd: s.snd_wnd,
-                    srtt_us: s.srtt_us,
-                },
-            );
+        if let Some((step, rate_bps)) = t.judge(read, is_close, moved, &clock, &cfg) {
+            events.push(step);
+            push_history(t, history, point(read, rate_bps));
             t.prev = read;
         }
-        t.flow = to.flow;
         if is_close {
             t.closed_at_ns = Some(now_ns);
             let t = t.clone();
@@ -344,6 +368,16 @@ impl Book {
 }
 
 /// Appends a history point, keeping at most `keep`.
+/// The history point of `read` at `rate_bps`.
+fn point(read: Read, rate_bps: f64) -> HistoryPoint {
+    HistoryPoint {
+        rate_bps,
+        snd_cwnd: read.sample.snd_cwnd,
+        snd_wnd: read.sample.snd_wnd,
+        srtt_us: read.sample.srtt_us,
+    }
+}
+
 fn push_history(t: &mut Tracked, keep: usize, p: HistoryPoint) {
     if keep == 0 {
         return;
