@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::Point;
+use super::point::Point;
 use crate::model::flow::Flow;
 
 /// Shares of the interval's wall time (each 0 to 1; they sum to 1).

@@ -9,8 +9,10 @@
 //! the rules and their thresholds.
 
 use super::{
-    Attribution, Config, Side, Verdict,
+    assemble::{assemble, too_little},
+    config::Config,
     evidence::{Evidence, Receive},
+    verdict::{Attribution, Side, Verdict},
 };
 use crate::{model::flow::Flow, units};
 
@@ -18,7 +20,7 @@ use crate::{model::flow::Flow, units};
 /// the interval (its buffer settings name the cause of a window limit).
 pub fn attribute(ev: &Evidence, flow: &Flow, cfg: &Config) -> Attribution {
     let (verdict, confidence, explanation) = decide(ev, flow, cfg);
-    super::assemble(
+    assemble(
         verdict,
         confidence,
         Side::Receiver,
@@ -136,8 +138,7 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
             ),
         );
     }
-    if let Some(unknown) =
-        super::too_little(ev.bytes_received, "received", ev.interval_us, path_rtt, cfg)
+    if let Some(unknown) = too_little(ev.bytes_received, "received", ev.interval_us, path_rtt, cfg)
     {
         return unknown;
     }

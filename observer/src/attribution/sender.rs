@@ -1,12 +1,17 @@
 //! Verdicts made from the sending end.
 
-use super::{Attribution, Config, Side, Verdict, evidence::Evidence};
+use super::{
+    assemble::{assemble, too_little},
+    config::Config,
+    evidence::Evidence,
+    verdict::{Attribution, Side, Verdict},
+};
 use crate::{model::flow::Flow, units};
 
 /// The sender-side verdict for `ev`.
 pub fn attribute(ev: &Evidence, flow: &Flow, cfg: &Config) -> Attribution {
     let (verdict, confidence, explanation) = decide(ev, cfg);
-    super::assemble(
+    assemble(
         verdict,
         confidence,
         Side::Sender,
@@ -58,7 +63,7 @@ fn decide(ev: &Evidence, cfg: &Config) -> (Verdict, f64, String) {
             ),
         );
     }
-    if let Some(unknown) = super::too_little(
+    if let Some(unknown) = too_little(
         ev.bytes_acked,
         "acked",
         ev.interval_us,

@@ -1,7 +1,7 @@
 use observer_common::FlowSample;
 
 use super::*;
-use crate::model::clock::Clock;
+use crate::model::{clock::Clock, flow::Flow};
 
 const SEC: u64 = 1_000_000_000;
 

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::{Config, Verdict, evidence::Evidence};
+use super::{config::Config, evidence::Evidence, verdict::Verdict};
 use crate::{model::flow::Flow, units};
 
 /// RTTs (ms) at which the current window's ceiling is also given.

@@ -1,0 +1,58 @@
+//! The thresholds of the attribution rules, in one struct with their
+//! defaults (docs/attribution.md gives each in context).
+
+/// Thresholds of the engine. The defaults are what the scenario suite checks.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Config {
+    /// Fewer bytes than this moved in the interval: `unknown` (bytes).
+    pub min_bytes: u64,
+    /// An interval shorter than this many smoothed RTTs: `unknown`.
+    pub min_rtts: f64,
+    /// Rate at or above this fraction of a ceiling counts as "at the ceiling".
+    pub at_ceiling: f64,
+    /// A limited-time share of busy time at or above this is significant.
+    pub significant_share: f64,
+    /// Standing queue above this fraction of min_rtt counts as a queue...
+    pub queue_fraction: f64,
+    /// ...and above this many µs (so tiny RTTs do not trip it).
+    pub queue_floor_us: u64,
+    /// Target rate for the what-if arithmetic (bits/s); 0: twice the current rate.
+    pub target_bps: u64,
+    /// Receiver side: a share of the interval in arrival gaps (the sender
+    /// sent nothing for over 10 ms) at or above this means the sender
+    /// paused with the window open.
+    pub sender_gap_share: f64,
+    /// Receiver side: out-of-order arrivals this recent (s) still count as
+    /// the loss holding the sender's congestion window down (cubic takes
+    /// seconds to grow back to its window before the loss).
+    pub loss_memory_s: f64,
+    /// Receiver side: the same for a sender that pauses most of the time
+    /// (s); see `receiver::recent_loss`.
+    pub loss_memory_paused_s: f64,
+    /// Receiver side: for a pausing sender, out-of-order arrivals must also
+    /// be at least this share of the interval's data segments (and two).
+    pub loss_share_paused: f64,
+    /// Receiver side: a window fill (in flight / window) above this is a
+    /// measurement that cannot hold (the RTT is overstated); no window
+    /// verdict is made from it.
+    pub max_fill: f64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            min_bytes: 32 * 1024,
+            min_rtts: 4.0,
+            at_ceiling: 0.8,
+            significant_share: 0.2,
+            queue_fraction: 0.2,
+            queue_floor_us: 2_000,
+            target_bps: 0,
+            sender_gap_share: 0.2,
+            loss_memory_s: 10.0,
+            loss_memory_paused_s: 1.0,
+            loss_share_paused: 0.001,
+            max_fill: 1.25,
+        }
+    }
+}

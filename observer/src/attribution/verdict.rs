@@ -1,0 +1,114 @@
+//! What attribution returns: the verdict, the side that judged it, and the
+//! whole answer with its evidence ([`Attribution`]).
+
+use serde::Serialize;
+
+use super::{evidence::Evidence, whatif::WhatIf};
+
+/// What limits a flow's throughput.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The peer's advertised receive window (snd_wnd) binds; seen from the
+    /// receiver: this host's advertised window binds.
+    ReceiveWindow,
+    /// The local send buffer (SO_SNDBUF / tcp_wmem) binds.
+    SendBuffer,
+    /// The sending application does not supply data fast enough (idle or
+    /// app-limited most of the time).
+    Application,
+    /// The congestion window binds while the path has room (no standing
+    /// queue): slow start, recovery after loss, a cwnd clamp.
+    CongestionWindow,
+    /// The bottleneck link is full: a standing queue, or sending at the
+    /// path's rate as the congestion control measures it.
+    Path,
+    /// Seen from the receiver: this host's application does not read fast
+    /// enough; unread bytes fill the receive buffer and the advertised
+    /// window shrinks.
+    ReceiverApplication,
+    /// Seen from the receiver: the sending host itself (its application,
+    /// send buffer or a rate limit) sends below what the window and the
+    /// path allow, without loss or a standing queue.
+    Sender,
+    /// Too few bytes or round trips to say.
+    Unknown,
+}
+
+impl Verdict {
+    /// Every verdict, for metric labels and documentation.
+    pub const ALL: [Verdict; 8] = [
+        Verdict::ReceiveWindow,
+        Verdict::SendBuffer,
+        Verdict::Application,
+        Verdict::CongestionWindow,
+        Verdict::Path,
+        Verdict::ReceiverApplication,
+        Verdict::Sender,
+        Verdict::Unknown,
+    ];
+
+    /// The snake_case name used in JSON, metrics and the CLI.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Verdict::ReceiveWindow => "receive_window",
+            Verdict::SendBuffer => "send_buffer",
+            Verdict::Application => "application",
+            Verdict::CongestionWindow => "congestion_window",
+            Verdict::Path => "path",
+            Verdict::ReceiverApplication => "receiver_application",
+            Verdict::Sender => "sender",
+            Verdict::Unknown => "unknown",
+        }
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Whether a verdict made at the sending end and one made at the
+/// receiving end of the same flow name the same limit (the table in
+/// docs/attribution.md). `unknown` at either end contradicts nothing.
+pub fn ends_agree(sender: Verdict, receiver: Verdict) -> bool {
+    use Verdict::*;
+    matches!(
+        (sender, receiver),
+        (Unknown, _)
+            | (_, Unknown)
+            | (ReceiveWindow, ReceiveWindow | ReceiverApplication)
+            | (SendBuffer | Application, Sender)
+            | (CongestionWindow, CongestionWindow | Sender)
+            | (Path, Path)
+    )
+}
+
+/// Which end of the flow the verdict was made from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    /// This host sends the data.
+    Sender,
+    /// This host receives the data.
+    Receiver,
+}
+
+/// A verdict with its confidence, evidence and explanation.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Attribution {
+    /// What limits the flow.
+    pub verdict: Verdict,
+    /// How sure, 0 to 1.
+    pub confidence: f64,
+    /// Which end the verdict was made from.
+    pub side: Side,
+    /// One line, with the numbers.
+    pub explanation: String,
+    /// The figures behind the verdict.
+    pub evidence: Evidence,
+    /// Window arithmetic, for window verdicts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub what_if: Option<WhatIf>,
+}
