@@ -16,7 +16,7 @@ use std::{path::Path, process::Command};
 
 use anyhow::Context as _;
 
-use crate::{setup, test::Tally, util};
+use crate::{setup, tally::Tally, util};
 
 /// Every target, with the longest input it takes (0: libFuzzer's default).
 pub const TARGETS: &[(&str, usize)] = &[
@@ -29,13 +29,6 @@ pub const TARGETS: &[(&str, usize)] = &[
 
 /// Seconds per target in `cargo xtask test`.
 pub const TEST_SECONDS: u64 = 25;
-
-fn root() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default()
-}
 
 fn cargo_fuzz(root: &Path) -> Command {
     let mut c = Command::new("cargo");
@@ -51,7 +44,7 @@ fn cargo_fuzz(root: &Path) -> Command {
 /// cargo-fuzz missing or the targets failing to build.
 pub fn fuzz(seconds: u64, only: &[String]) -> anyhow::Result<Tally> {
     setup::setup()?;
-    let root = root();
+    let root = util::workspace_root();
     let targets: Vec<(&str, usize)> = TARGETS
         .iter()
         .copied()
@@ -85,7 +78,7 @@ pub fn fuzz(seconds: u64, only: &[String]) -> anyhow::Result<Tally> {
         }
         // libFuzzer's progress goes to a log, not the terminal: a CI log's
         // tail must show the results, not thousands of progress lines.
-        let log_path = crate::target_dir().join(format!("fuzz-{target}.log"));
+        let log_path = util::target_dir().join(format!("fuzz-{target}.log"));
         let log = std::fs::File::create(&log_path)
             .with_context(|| format!("creating {}", log_path.display()))?;
         c.stderr(log);

@@ -11,6 +11,7 @@ use clap::{Parser, Subcommand};
 mod fuzz;
 mod setup;
 mod soak;
+mod tally;
 mod test;
 mod util;
 mod vm;
@@ -107,17 +108,6 @@ enum Cmd {
     },
 }
 
-/// The cargo target directory of the workspace.
-pub fn target_dir() -> std::path::PathBuf {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map(std::path::Path::to_path_buf)
-        .unwrap_or_default();
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| root.join("target"))
-}
-
 fn build(release: bool) -> anyhow::Result<std::path::PathBuf> {
     setup::setup()?;
     let mut c = Command::new("cargo");
@@ -126,14 +116,7 @@ fn build(release: bool) -> anyhow::Result<std::path::PathBuf> {
         c.arg("--release");
     }
     util::run(&mut c)?;
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map(std::path::Path::to_path_buf)
-        .unwrap_or_default();
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| root.join("target"));
-    Ok(target
+    Ok(util::target_dir()
         .join(if release { "release" } else { "debug" })
         .join("observer"))
 }
@@ -163,7 +146,7 @@ fn main() -> ExitCode {
         Cmd::Demo => test::demo(),
         Cmd::Soak { minutes } => soak::command(minutes),
         Cmd::Fuzz { seconds, targets } => {
-            fuzz::fuzz(seconds, &targets).and_then(test::Tally::finish)
+            fuzz::fuzz(seconds, &targets).and_then(tally::Tally::finish)
         }
         Cmd::Bench { args, quick } => test::bench(&args, quick),
         Cmd::VmTest {

@@ -9,7 +9,11 @@ use std::process::Command;
 
 use anyhow::Context as _;
 
-use crate::{setup, test, test::Tally, util};
+use crate::{
+    setup,
+    tally::{self, Tally},
+    util,
+};
 
 /// Length of the short soak in `cargo xtask test`.
 pub const TEST_SECONDS: u64 = 45;
@@ -31,17 +35,16 @@ pub fn soak(seconds: u64) -> anyhow::Result<Tally> {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    let exe = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|m| m["profile"]["test"] == true && m["target"]["name"] == "soak")
-        .find_map(|m| m["executable"].as_str().map(str::to_string))
+    let exe = util::cargo_artifacts(&out.stdout)
+        .into_iter()
+        .filter(|a| a.profile.test && a.target.name == "soak")
+        .find_map(|a| a.executable)
         .context("cargo built no soak test binary")?;
-    let mut c = util::as_root(&exe)?;
+    let mut c = util::as_root(exe.as_str())?;
     c.args(["--ignored", "--nocapture", "--test-threads", "1"])
         .env("OBSERVER_SOAK_SECONDS", seconds.to_string());
     eprintln!("soak: {seconds} s of churn and bulk flows against observer run");
-    test::run_counting(&mut c)
+    tally::run_counting(&mut c)
 }
 
 /// `cargo xtask soak`: fails unless the soak passed.

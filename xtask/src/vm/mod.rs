@@ -26,6 +26,7 @@ use std::{
 };
 
 use anyhow::{Context as _, bail};
+use cargo_metadata::TargetKind;
 
 pub use netem::guest;
 
@@ -102,7 +103,7 @@ pub fn vm_test(kernel: &str, netem: bool, timeout_s: u64, only: &[String]) -> an
         }
         built.tests.retain(|t| only.contains(&t.0));
     }
-    let scratch = crate::target_dir()
+    let scratch = util::target_dir()
         .join("vm")
         .join(format!("run-{}", std::process::id()));
     fs::create_dir_all(&scratch).with_context(|| format!("creating {}", scratch.display()))?;
@@ -132,7 +133,7 @@ pub fn vm_test(kernel: &str, netem: bool, timeout_s: u64, only: &[String]) -> an
         );
         let cpio = scratch.join(format!("initramfs-{}.cpio", s.name));
         initrd.write(&cpio)?;
-        let log = crate::target_dir()
+        let log = util::target_dir()
             .join("vm")
             .join(format!("{}.log", k.release));
         eprintln!(
@@ -234,24 +235,18 @@ fn build() -> anyhow::Result<Built> {
     }
     let mut observer = None;
     let mut tests = Vec::new();
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
-        let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else {
+    for a in util::cargo_artifacts(&out.stdout) {
+        let Some(exe) = a.executable.map(PathBuf::from) else {
             continue;
         };
-        let (Some(exe), Some(name)) = (msg["executable"].as_str(), msg["target"]["name"].as_str())
-        else {
-            continue;
-        };
-        let kind = msg["target"]["kind"][0].as_str().unwrap_or("");
-        match (msg["profile"]["test"] == true, kind) {
-            (false, "bin") if name == "observer" => observer = Some(PathBuf::from(exe)),
-            (true, "lib") => tests.push((
-                "observer-lib".to_string(),
-                PathBuf::from(exe),
-                Some(LIB_FILTER),
-            )),
-            (true, "test") if !SKIP.contains(&name) => {
-                tests.push((name.to_string(), PathBuf::from(exe), None));
+        let name = a.target.name.as_str();
+        match (a.profile.test, a.target.kind.first()) {
+            (false, Some(TargetKind::Bin)) if name == "observer" => observer = Some(exe),
+            (true, Some(TargetKind::Lib)) => {
+                tests.push(("observer-lib".to_string(), exe, Some(LIB_FILTER)));
+            }
+            (true, Some(TargetKind::Test)) if !SKIP.contains(&name) => {
+                tests.push((name.to_string(), exe, None));
             }
             _ => {}
         }
