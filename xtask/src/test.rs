@@ -40,25 +40,9 @@ pub fn test() -> anyhow::Result<()> {
         return total.finish();
     }
     // Not root: build the test binaries as this user, run them through sudo.
-    let out = Command::new("cargo")
-        .args([
-            "test",
-            "--workspace",
-            "--exclude",
-            "observer-ebpf",
-            "--no-run",
-            "--message-format=json",
-        ])
-        .output()
-        .context("cannot run cargo test --no-run")?;
-    if !out.status.success() {
-        anyhow::bail!(
-            "building the tests failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    let built = util::build_tests(&["--workspace", "--exclude", "observer-ebpf"], "the tests")?;
     let mut total = Tally::default();
-    for a in util::cargo_artifacts(&out.stdout) {
+    for a in built {
         if a.profile.test
             && let Some(exe) = &a.executable
         {

@@ -53,6 +53,28 @@ pub fn target_dir() -> PathBuf {
         .unwrap_or_else(|| workspace_root().join("target"))
 }
 
+/// Builds test binaries with `cargo test ARGS --no-run
+/// --message-format=json` and returns the artifacts cargo reports; cargo's
+/// own output is shown only when the build of `what` fails.
+///
+/// # Errors
+/// cargo could not start or the build failed.
+pub fn build_tests(args: &[&str], what: &str) -> anyhow::Result<Vec<cargo_metadata::Artifact>> {
+    let out = Command::new("cargo")
+        .arg("test")
+        .args(args)
+        .args(["--no-run", "--message-format=json"])
+        .output()
+        .context("cannot run cargo test --no-run")?;
+    if !out.status.success() {
+        bail!(
+            "building {what} failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok(cargo_artifacts(&out.stdout))
+}
+
 /// The compiler artifacts (built binaries, test binaries) in the output of
 /// `cargo ... --message-format=json`, read with cargo_metadata's message
 /// parser; other messages and lines that are not JSON are skipped.
