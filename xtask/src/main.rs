@@ -9,6 +9,7 @@ use std::process::{Command, ExitCode};
 use clap::{Parser, Subcommand};
 
 mod fuzz;
+mod lint;
 mod setup;
 mod soak;
 mod tally;
@@ -45,6 +46,9 @@ enum Cmd {
     /// Run every test: formatting, lints, unit and root integration tests,
     /// and the scenario suite.
     Test,
+    /// Only the first phase of `test`: formatting, and clippy on the host
+    /// crates and on the eBPF crate (for bpfel-unknown-none).
+    Lint,
     /// Run the scenario suite on emulated WAN paths (args go to the runner:
     /// --only NAME, --json, --quick, --list).
     Scenarios {
@@ -142,6 +146,7 @@ fn main() -> ExitCode {
             }
         }),
         Cmd::Test => test::test(),
+        Cmd::Lint => setup::setup().and_then(|()| lint::lint()),
         Cmd::Scenarios { args } => test::scenarios_command(&args),
         Cmd::Demo => test::demo(),
         Cmd::Soak { minutes } => soak::command(minutes),

@@ -18,6 +18,9 @@ const PACKAGES: &[&str] = &[
     "rustc-web",
     "cargo-web",
     "rust-web-src",
+    // clippy for that compiler: `cargo xtask test` lints the eBPF crate
+    // for its own target with it.
+    "rust-web-clippy",
     "llvm-22-dev",
     "zlib1g-dev",
     "libzstd-dev",
@@ -49,9 +52,9 @@ fn dpkg_installed(pkg: &str) -> bool {
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("install ok installed"))
 }
 
-fn nightly_has_rust_src() -> bool {
+fn has_rust_src(toolchain: &str) -> bool {
     let Ok(out) = Command::new("rustup")
-        .args(["run", "nightly", "rustc", "--print", "sysroot"])
+        .args(["run", toolchain, "rustc", "--print", "sysroot"])
         .output()
     else {
         return false;
@@ -60,6 +63,19 @@ fn nightly_has_rust_src() -> bool {
         && Path::new(String::from_utf8_lossy(&out.stdout).trim())
             .join("lib/rustlib/src/rust/library/core")
             .is_dir()
+}
+
+/// The rustup toolchain that builds the eBPF crate, chosen the way
+/// observer/build.rs chooses it: `OBSERVER_BPF_TOOLCHAIN`, else `nightly`
+/// with rust-src, else Debian's compiler linked as [`LINKED_TOOLCHAIN`];
+/// `None` when there is none (run `setup`).
+pub fn bpf_toolchain() -> Option<String> {
+    match std::env::var("OBSERVER_BPF_TOOLCHAIN") {
+        Ok(t) if !t.is_empty() => Some(t),
+        _ if has_rust_src("nightly") => Some("nightly".to_string()),
+        _ if has_rust_src(LINKED_TOOLCHAIN) => Some(LINKED_TOOLCHAIN.to_string()),
+        _ => None,
+    }
 }
 
 fn toolchain_linked() -> bool {
@@ -99,7 +115,7 @@ pub fn setup() -> anyhow::Result<()> {
         .copied()
         .filter(|p| !dpkg_installed(p))
         .collect();
-    let use_nightly = nightly_has_rust_src();
+    let use_nightly = has_rust_src("nightly");
     if !missing.is_empty() {
         if !(apt && is_root()) {
             bail!(

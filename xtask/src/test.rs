@@ -1,4 +1,4 @@
-//! `cargo xtask test`: formatting, lints, then every unit and
+//! `cargo xtask test`: formatting, lints (see `lint`), then every unit and
 //! integration test. Integration tests load eBPF programs, so test binaries
 //! run as root (through sudo when this is not root).
 
@@ -7,7 +7,7 @@ use std::process::Command;
 use anyhow::Context as _;
 
 use crate::{
-    fuzz, setup, soak,
+    fuzz, lint, setup, soak,
     tally::{Tally, run_counting},
     util, vm,
 };
@@ -18,18 +18,7 @@ use crate::{
 /// The first failing step.
 pub fn test() -> anyhow::Result<()> {
     setup::setup()?;
-    util::run(Command::new("cargo").args(["fmt", "--all", "--", "--check"]))
-        .context("formatting differs: run `cargo fmt --all`")?;
-    util::run(Command::new("cargo").args([
-        "clippy",
-        "--workspace",
-        "--exclude",
-        "observer-ebpf",
-        "--all-targets",
-        "--",
-        "-D",
-        "warnings",
-    ]))?;
+    lint::lint()?;
     if util::is_root() {
         let mut c = Command::new("cargo");
         c.args(["test", "--workspace", "--exclude", "observer-ebpf"]);
