@@ -10,7 +10,7 @@ use observer::{attribution::Verdict, track::poller::Monitor};
 use pathemu::{Path, Side};
 
 use crate::{
-    catalog::{Scenario, Traffic, View},
+    catalog::{MIN_SHARE, RX_MIN_ACCURACY, RX_MIN_SAMPLES, SETTLE_S, Scenario, Traffic, View},
     http::{self, Download, TempDir},
     report::{FlowReport, ScenarioReport},
     traffic::{self, Iperf, OwnFlow},
@@ -20,18 +20,6 @@ use crate::{
 const POLL: Duration = Duration::from_millis(500);
 /// Flows that moved less than this are control connections, not data.
 const MIN_DATA_BYTES: u64 = 200_000;
-/// Sender-side scenarios: share of samples in a span that must carry the
-/// expected verdict (as the majority).
-pub const MIN_SHARE: f64 = 0.6;
-/// Receiver-side scenarios: share of the samples in a span (from 3 s into
-/// the flow) that must be the expected verdict.
-pub const RX_MIN_ACCURACY: f64 = 0.8;
-/// Receiver-side scenarios: a span must hold at least this many samples.
-pub const RX_MIN_SAMPLES: usize = 4;
-/// A verdict must settle within this long after the span starts.
-pub const SETTLE_S: f64 = 3.0;
-/// Tolerance of the emulator's throughput against its reference.
-pub const EMULATOR_TOLERANCE: f64 = 0.15;
 
 /// One flow's verdicts over time (seconds since it was first seen).
 #[derive(Default, Debug)]
@@ -88,7 +76,8 @@ pub fn tally(samples: &[(f64, Verdict)], from: f64, to: f64, expected: Verdict) 
 /// Whether a span passes. Sender side: the expected verdict is the
 /// majority with at least [`MIN_SHARE`] and settled within [`SETTLE_S`].
 /// Receiver side: at least [`RX_MIN_ACCURACY`] of at least
-/// [`RX_MIN_SAMPLES`] samples are the expected verdict.
+/// [`RX_MIN_SAMPLES`] samples are the expected verdict (the criteria are
+/// the catalogue's).
 pub fn span_passes(
     view: View,
     expected: Verdict,

@@ -144,9 +144,23 @@ pub struct Scenario {
     pub expect: Vec<Expect>,
     /// The published figure for the whole transfer (bits/s), where one exists.
     pub reference_bps: Option<f64>,
-    /// The emulator must reproduce this total throughput (bits/s) within 15%.
+    /// The emulator must reproduce this total throughput (bits/s) within
+    /// [`EMULATOR_TOLERANCE`].
     pub emulator_check_bps: Option<f64>,
 }
+
+/// Sender-side scenarios: share of samples in a span that must carry the
+/// expected verdict (as the majority).
+pub const MIN_SHARE: f64 = 0.6;
+/// Receiver-side scenarios: share of the samples in a span (from 3 s into
+/// the flow) that must be the expected verdict.
+pub const RX_MIN_ACCURACY: f64 = 0.8;
+/// Receiver-side scenarios: a span must hold at least this many samples.
+pub const RX_MIN_SAMPLES: usize = 4;
+/// A verdict must settle within this long after the span starts.
+pub const SETTLE_S: f64 = 3.0;
+/// Tolerance of the emulator's throughput against its reference (15%).
+pub const EMULATOR_TOLERANCE: f64 = 0.15;
 
 /// The verdicts that make sense from the receiving end: what this host
 /// (its window, its reader) or the far side (the sender, its congestion
