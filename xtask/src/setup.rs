@@ -109,75 +109,95 @@ fn bpf_linker_ok() -> bool {
 /// A failed install step, or a machine where observer cannot install
 /// things itself (then the message lists what to install).
 pub fn setup() -> anyhow::Result<()> {
-    let apt = which("apt-get");
+    // Looked at before the packages go in: nightly's rust-src is the
+    // user's own set-up, which Debian's compiler does not replace.
+    let use_nightly = has_rust_src("nightly");
+    install_packages()?;
+    if use_nightly {
+        eprintln!("setup: rustup nightly with rust-src present; using it for the eBPF build");
+    } else {
+        link_toolchain()?;
+    }
+    install_bpf_linker()?;
+    install_cargo_fuzz()
+}
+
+/// The Debian packages of [`PACKAGES`] that are missing, through apt-get
+/// where this is root on Debian/Ubuntu.
+fn install_packages() -> anyhow::Result<()> {
     let missing: Vec<&str> = PACKAGES
         .iter()
         .copied()
         .filter(|p| !dpkg_installed(p))
         .collect();
-    let use_nightly = has_rust_src("nightly");
-    if !missing.is_empty() {
-        if !(apt && is_root()) {
-            bail!(
-                "missing system packages: {}. On Debian/Ubuntu run `cargo xtask setup` as root; \
-                 elsewhere install iperf3 and iproute2, plus either rustup nightly with the \
-                 rust-src component, or Debian's rustc-web, cargo-web, rust-web-src and llvm-22-dev",
-                missing.join(" ")
-            );
-        }
-        eprintln!("setup: installing {}", missing.join(" "));
-        run(Command::new("apt-get").args(["update", "-q"]))?;
-        run(Command::new("apt-get")
-            .args(["install", "-y", "-q", "--no-install-recommends"])
-            .args(&missing)
-            .env("DEBIAN_FRONTEND", "noninteractive"))?;
-    } else {
+    if missing.is_empty() {
         eprintln!("setup: system packages present");
+        return Ok(());
     }
-    if !use_nightly {
-        if toolchain_linked() {
-            eprintln!("setup: rustup toolchain {LINKED_TOOLCHAIN} present (Debian rustc-web)");
-        } else {
-            eprintln!("setup: linking Debian's rustc-web as rustup toolchain {LINKED_TOOLCHAIN}");
-            run(Command::new("rustup").args(["toolchain", "link", LINKED_TOOLCHAIN, "/usr"]))?;
-        }
-    } else {
-        eprintln!("setup: rustup nightly with rust-src present; using it for the eBPF build");
+    if !(which("apt-get") && is_root()) {
+        bail!(
+            "missing system packages: {}. On Debian/Ubuntu run `cargo xtask setup` as root; \
+             elsewhere install iperf3 and iproute2, plus either rustup nightly with the \
+             rust-src and clippy components, or Debian's rustc-web, cargo-web, rust-web-src, \
+             rust-web-clippy and llvm-22-dev",
+            missing.join(" ")
+        );
     }
+    eprintln!("setup: installing {}", missing.join(" "));
+    run(Command::new("apt-get").args(["update", "-q"]))?;
+    run(Command::new("apt-get")
+        .args(["install", "-y", "-q", "--no-install-recommends"])
+        .args(&missing)
+        .env("DEBIAN_FRONTEND", "noninteractive"))
+}
+
+/// Debian's rustc-web as the rustup toolchain [`LINKED_TOOLCHAIN`].
+fn link_toolchain() -> anyhow::Result<()> {
+    if toolchain_linked() {
+        eprintln!("setup: rustup toolchain {LINKED_TOOLCHAIN} present (Debian rustc-web)");
+        return Ok(());
+    }
+    eprintln!("setup: linking Debian's rustc-web as rustup toolchain {LINKED_TOOLCHAIN}");
+    run(Command::new("rustup").args(["toolchain", "link", LINKED_TOOLCHAIN, "/usr"]))
+}
+
+/// bpf-linker [`BPF_LINKER_VERSION`], built against Debian's LLVM 22.
+fn install_bpf_linker() -> anyhow::Result<()> {
     if bpf_linker_ok() {
         eprintln!("setup: bpf-linker {BPF_LINKER_VERSION} present");
-    } else {
-        eprintln!(
-            "setup: building bpf-linker {BPF_LINKER_VERSION} against LLVM 22 (about 2 minutes)"
-        );
-        let llvm = "/usr/lib/llvm-22";
-        if !Path::new(llvm).is_dir() {
-            bail!("bpf-linker needs LLVM 22 at {llvm}: install llvm-22-dev");
-        }
-        run(Command::new("cargo")
-            .args([
-                "install",
-                "bpf-linker",
-                "--locked",
-                "--version",
-                BPF_LINKER_VERSION,
-            ])
-            .args(["--no-default-features", "--features", "llvm-22"])
-            .env("LLVM_PREFIX", llvm))
-        .context("building bpf-linker")?;
+        return Ok(());
     }
-    if cargo_fuzz_ok() {
-        eprintln!("setup: cargo-fuzz {CARGO_FUZZ_VERSION} present");
-    } else {
-        eprintln!("setup: building cargo-fuzz {CARGO_FUZZ_VERSION} (about a minute)");
-        run(Command::new("cargo").args([
+    eprintln!("setup: building bpf-linker {BPF_LINKER_VERSION} against LLVM 22 (about 2 minutes)");
+    let llvm = "/usr/lib/llvm-22";
+    if !Path::new(llvm).is_dir() {
+        bail!("bpf-linker needs LLVM 22 at {llvm}: install llvm-22-dev");
+    }
+    run(Command::new("cargo")
+        .args([
             "install",
-            "cargo-fuzz",
+            "bpf-linker",
             "--locked",
             "--version",
-            CARGO_FUZZ_VERSION,
-        ]))
-        .context("building cargo-fuzz")?;
+            BPF_LINKER_VERSION,
+        ])
+        .args(["--no-default-features", "--features", "llvm-22"])
+        .env("LLVM_PREFIX", llvm))
+    .context("building bpf-linker")
+}
+
+/// cargo-fuzz [`CARGO_FUZZ_VERSION`] for `cargo xtask fuzz`.
+fn install_cargo_fuzz() -> anyhow::Result<()> {
+    if cargo_fuzz_ok() {
+        eprintln!("setup: cargo-fuzz {CARGO_FUZZ_VERSION} present");
+        return Ok(());
     }
-    Ok(())
+    eprintln!("setup: building cargo-fuzz {CARGO_FUZZ_VERSION} (about a minute)");
+    run(Command::new("cargo").args([
+        "install",
+        "cargo-fuzz",
+        "--locked",
+        "--version",
+        CARGO_FUZZ_VERSION,
+    ]))
+    .context("building cargo-fuzz")
 }
