@@ -108,9 +108,11 @@ impl Judgement {
 /// What the table says of a part that did not run.
 const NOT_RUN: &str = "not run";
 
-/// Writes a Markdown table to `s`: the header, its `---` rule, one line per
-/// row. An empty header cell is written as one space.
-fn table(s: &mut String, header: &[&str], rows: impl IntoIterator<Item = Vec<String>>) {
+/// Writes a Markdown table to `s`: the header (its cells separated by
+/// ` | `), its `---` rule, one line per row. An empty header cell is written
+/// as one space.
+fn table(s: &mut String, header: &str, rows: impl IntoIterator<Item = Vec<String>>) {
+    let header: Vec<&str> = header.split(" | ").collect();
     let line = |s: &mut String, cells: &mut dyn Iterator<Item = &str>| {
         s.push('|');
         for c in cells {
@@ -148,7 +150,7 @@ impl Results {
         let mut s = self.preamble();
         table(
             &mut s,
-            &["measure", "result", "target", ""],
+            "measure | result | target | ",
             self.target_rows()
                 .into_iter()
                 .map(|(name, value, target, judged)| {
@@ -164,7 +166,7 @@ impl Results {
             s.push_str("\n## Where the per-packet time goes (one stream; the program cut short after each stage)\n\n");
             table(
                 &mut s,
-                &["what runs", "ns per hit", "adds"],
+                "what runs | ns per hit | adds",
                 self.stages.iter().map(|st| {
                     vec![
                         st.stage.to_string(),
@@ -177,15 +179,8 @@ impl Results {
         s.push_str("\n## Agent at scale (open loopback flows, 1% send a byte each second; 1 s interval)\n\n");
         table(
             &mut s,
-            &[
-                "flows",
-                "agent CPU %",
-                "CPU ms/poll",
-                "poll ms",
-                "RSS MiB",
-                "`ss -tin` ms (median, min-max)",
-                "`ss` CPU ms",
-            ],
+            "flows | agent CPU % | CPU ms/poll | poll ms | RSS MiB | \
+             `ss -tin` ms (median, min-max) | `ss` CPU ms",
             self.scale.iter().map(|a| {
                 vec![
                     a.flows.to_string(),
@@ -328,16 +323,9 @@ impl Results {
         s.push_str("\n## Throughput (loopback bulk TCP in a namespace, iperf3)\n\n");
         table(
             s,
-            &[
-                "streams",
-                "with/without (median, min-max)",
-                "A/A: without/without (median, min-max)",
-                "without (Gbit/s)",
-                "with (Gbit/s)",
-                "probe ns/hit",
-                "empty program ns/hit",
-                "hits/s",
-            ],
+            "streams | with/without (median, min-max) | \
+             A/A: without/without (median, min-max) | without (Gbit/s) | with (Gbit/s) | \
+             probe ns/hit | empty program ns/hit | hits/s",
             self.throughput.iter().map(|t| {
                 vec![
                     t.streams.to_string(),
@@ -358,7 +346,7 @@ impl Results {
             ));
             table(
                 s,
-                &["program", "ns per run", "runs/s", "% of one CPU"],
+                "program | ns per run | runs/s | % of one CPU",
                 t.programs.iter().map(|p| {
                     vec![
                         p.name.to_string(),
@@ -376,17 +364,8 @@ impl Results {
         s.push_str("\n## Connection churn (flows: both ends of each connection, plus the client end of a failed connect)\n\n");
         table(
             s,
-            &[
-                "asked/s",
-                "made/s",
-                "connections",
-                "failed connects",
-                "flows",
-                "reported closed",
-                "reported/flows",
-                "ring drops",
-                "ns/run",
-            ],
+            "asked/s | made/s | connections | failed connects | flows | reported closed | \
+             reported/flows | ring drops | ns/run",
             self.churn.iter().map(|c| {
                 vec![
                     c.target_per_s.to_string(),
