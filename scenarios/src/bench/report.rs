@@ -402,85 +402,96 @@ impl Results {
         let mut n = Vec::new();
         let tp = self.parts.iter().any(|p| p == "throughput");
         if tp && self.probe_ns_per_hit > TARGET_PROBE_NS {
-            let own = (self.probe_ns_per_hit - self.floor_ns_per_hit).max(0.0);
-            let stage = |i: usize| self.stages.get(i).map_or(0.0, |s| s.adds_ns);
-            let held = self.floor_ns_per_hit + stage(1) + stage(2);
-            n.push(format!(
-                "- **Kernel cost per packet: missed by {:.0} ns** ({:.0} ns against {TARGET_PROBE_NS:.0}). \
-                 An empty program on the same hook costs {:.0} ns per hit here (the BPF trampoline \
-                 and the run-time accounting that `kernel.bpf_stats_enabled` itself adds), which \
-                 leaves {:.0} ns for observer's own work under the target; it takes about {own:.0} ns. \
-                 The stage table above: the self-counter and the cast to `tcp_sock` add {:.0} ns \
-                 and the sample gate (the cookie, the segment's flags and ACK, a per-CPU slot) \
-                 {:.0} ns, so a segment the gate holds back costs about {held:.0} ns in all. The \
-                 segments it lets through (at most one per flow, CPU and jiffy, plus every \
-                 segment that ends a burst) add the flow-map lookup and the refresh of about 35 \
-                 `tcp_sock` fields, {:.0} ns averaged over all hits. {}",
-                self.probe_ns_per_hit - TARGET_PROBE_NS,
-                self.probe_ns_per_hit,
-                self.floor_ns_per_hit,
-                (TARGET_PROBE_NS - self.floor_ns_per_hit).max(0.0),
-                stage(1),
-                stage(2),
-                stage(3) + stage(4) + stage(5),
-                if held > TARGET_PROBE_NS {
-                    "Even a held-back segment costs more than the target here: the floor and \
-                     the cast leave too little for any per-flow state. Going lower would mean \
-                     not running on every segment, which `tcp_probe` (the per-segment hook \
-                     that needs neither kprobes nor trampolines) does not allow."
-                } else {
-                    "A held-back segment fits the target; the average misses it by the samples \
-                     the gate lets through."
-                },
-            ));
+            n.push(self.probe_note());
         }
         for (streams, ratio) in [(1, self.throughput_ratio), (4, self.throughput_ratio_p4)] {
             if !tp || ratio >= TARGET_THROUGHPUT_RATIO {
                 continue;
             }
-            let t = self.throughput.iter().find(|t| t.streams == streams);
-            let spread = t.map_or("?".into(), |t| {
-                format!("{:.3}-{:.3}", t.ratio.min, t.ratio.max)
-            });
-            // The programs' own share of the CPUs during the with-rounds.
-            let own_pct = t.map_or(0.0, |t| {
-                if t.programs.is_empty() {
-                    t.probe_hits_per_s * t.probe_ns_per_hit / 1e7
-                } else {
-                    t.programs.iter().map(|p| p.cpu_pct).sum()
-                }
-            });
-            let aa = t.map(|t| t.aa_ratio).filter(|a| a.n > 0);
-            let control = match aa {
-                Some(a) if ratio >= a.min => format!(
-                    "The A/A control (two transfers without observer) spread {:.3}-{:.3} in \
-                     the same run, so this median is within what identical sides differ by \
-                     here: the run cannot tell the loss from noise.",
-                    a.min, a.max
-                ),
-                Some(a) => format!(
-                    "The A/A control (two transfers without observer) spread {:.3}-{:.3}: \
-                     this median is below the control's lowest round, though whole runs on \
-                     this machine differ from one another by more than that.",
-                    a.min, a.max
-                ),
-                None => "No A/A control in this run.".to_string(),
-            };
-            n.push(format!(
-                "- **Throughput, {streams} stream(s): missed by {:.3}** (median ratio {ratio:.3}, \
-                 rounds {spread}). {control} observer's programs ran for {own_pct:.1}% of \
-                 one CPU (all hooks; table above), against a {:.0}% loss \
-                 of throughput; with {} socket ends busy on two vCPUs, any rest would be \
-                 indirect (cache lines the program touches, the agent's wake-ups).",
-                TARGET_THROUGHPUT_RATIO - ratio,
-                (1.0 - ratio) * 100.0,
-                2 * streams,
-            ));
+            n.push(self.throughput_note(streams, ratio));
         }
         if n.is_empty() {
             return String::new();
         }
         format!("\n## Targets missed in this run\n\n{}\n", n.join("\n"))
+    }
+
+    /// The missed kernel cost per packet: the floor, each stage's share.
+    fn probe_note(&self) -> String {
+        let own = (self.probe_ns_per_hit - self.floor_ns_per_hit).max(0.0);
+        let stage = |i: usize| self.stages.get(i).map_or(0.0, |s| s.adds_ns);
+        let held = self.floor_ns_per_hit + stage(1) + stage(2);
+        format!(
+            "- **Kernel cost per packet: missed by {:.0} ns** ({:.0} ns against {TARGET_PROBE_NS:.0}). \
+             An empty program on the same hook costs {:.0} ns per hit here (the BPF trampoline \
+             and the run-time accounting that `kernel.bpf_stats_enabled` itself adds), which \
+             leaves {:.0} ns for observer's own work under the target; it takes about {own:.0} ns. \
+             The stage table above: the self-counter and the cast to `tcp_sock` add {:.0} ns \
+             and the sample gate (the cookie, the segment's flags and ACK, a per-CPU slot) \
+             {:.0} ns, so a segment the gate holds back costs about {held:.0} ns in all. The \
+             segments it lets through (at most one per flow, CPU and jiffy, plus every \
+             segment that ends a burst) add the flow-map lookup and the refresh of about 35 \
+             `tcp_sock` fields, {:.0} ns averaged over all hits. {}",
+            self.probe_ns_per_hit - TARGET_PROBE_NS,
+            self.probe_ns_per_hit,
+            self.floor_ns_per_hit,
+            (TARGET_PROBE_NS - self.floor_ns_per_hit).max(0.0),
+            stage(1),
+            stage(2),
+            stage(3) + stage(4) + stage(5),
+            if held > TARGET_PROBE_NS {
+                "Even a held-back segment costs more than the target here: the floor and \
+                 the cast leave too little for any per-flow state. Going lower would mean \
+                 not running on every segment, which `tcp_probe` (the per-segment hook \
+                 that needs neither kprobes nor trampolines) does not allow."
+            } else {
+                "A held-back segment fits the target; the average misses it by the samples \
+                 the gate lets through."
+            },
+        )
+    }
+
+    /// The missed throughput ratio with `streams` streams: its spread, the
+    /// A/A control, the programs' own share of the CPUs.
+    fn throughput_note(&self, streams: u32, ratio: f64) -> String {
+        let t = self.throughput.iter().find(|t| t.streams == streams);
+        let spread = t.map_or("?".into(), |t| {
+            format!("{:.3}-{:.3}", t.ratio.min, t.ratio.max)
+        });
+        // The programs' own share of the CPUs during the with-rounds.
+        let own_pct = t.map_or(0.0, |t| {
+            if t.programs.is_empty() {
+                t.probe_hits_per_s * t.probe_ns_per_hit / 1e7
+            } else {
+                t.programs.iter().map(|p| p.cpu_pct).sum()
+            }
+        });
+        let aa = t.map(|t| t.aa_ratio).filter(|a| a.n > 0);
+        let control = match aa {
+            Some(a) if ratio >= a.min => format!(
+                "The A/A control (two transfers without observer) spread {:.3}-{:.3} in \
+                 the same run, so this median is within what identical sides differ by \
+                 here: the run cannot tell the loss from noise.",
+                a.min, a.max
+            ),
+            Some(a) => format!(
+                "The A/A control (two transfers without observer) spread {:.3}-{:.3}: \
+                 this median is below the control's lowest round, though whole runs on \
+                 this machine differ from one another by more than that.",
+                a.min, a.max
+            ),
+            None => "No A/A control in this run.".to_string(),
+        };
+        format!(
+            "- **Throughput, {streams} stream(s): missed by {:.3}** (median ratio {ratio:.3}, \
+             rounds {spread}). {control} observer's programs ran for {own_pct:.1}% of \
+             one CPU (all hooks; table above), against a {:.0}% loss \
+             of throughput; with {} socket ends busy on two vCPUs, any rest would be \
+             indirect (cache lines the program touches, the agent's wake-ups).",
+            TARGET_THROUGHPUT_RATIO - ratio,
+            (1.0 - ratio) * 100.0,
+            2 * streams,
+        )
     }
 }
 
