@@ -402,6 +402,10 @@ unsafe fn carry_forward(s: *mut FlowSample, sk: Sk, seg: &Segment) {
 
 /// Looks up the entry of `sk` (socket cookie `key`); creates it when
 /// missing and `create`.
+#[allow(
+    clippy::needless_borrows_for_generic_args,
+    reason = "`&*s` hands the map the per-CPU scratch slot; `*s` would copy the sample onto the 512-byte BPF stack"
+)]
 #[inline(always)]
 fn entry(sk: Sk, key: u64, create: bool) -> Option<*mut FlowSample> {
     if let Some(p) = FLOWS.get_ptr_mut(key) {

@@ -8,10 +8,7 @@ use observer::{
 };
 use serde::Serialize;
 
-use crate::{
-    catalog::{Scenario, View},
-    run::EMULATOR_TOLERANCE,
-};
+use crate::catalog::{EMULATOR_TOLERANCE, Scenario, View};
 
 /// A judged span of a flow's life.
 #[derive(Clone, Debug, Serialize)]

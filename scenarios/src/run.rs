@@ -10,7 +10,10 @@ use observer::{attribution::Verdict, track::poller::Monitor};
 use pathemu::{Path, Side};
 
 use crate::{
-    catalog::{Scenario, Traffic, View},
+    catalog::{
+        HttpClient, HttpServer, MIN_SHARE, RX_MIN_ACCURACY, RX_MIN_SAMPLES, SETTLE_S, Scenario,
+        Traffic, View,
+    },
     http::{self, Download, TempDir},
     report::{FlowReport, ScenarioReport},
     traffic::{self, Iperf, OwnFlow},
@@ -20,18 +23,6 @@ use crate::{
 const POLL: Duration = Duration::from_millis(500);
 /// Flows that moved less than this are control connections, not data.
 const MIN_DATA_BYTES: u64 = 200_000;
-/// Sender-side scenarios: share of samples in a span that must carry the
-/// expected verdict (as the majority).
-pub const MIN_SHARE: f64 = 0.6;
-/// Receiver-side scenarios: share of the samples in a span (from 3 s into
-/// the flow) that must be the expected verdict.
-pub const RX_MIN_ACCURACY: f64 = 0.8;
-/// Receiver-side scenarios: a span must hold at least this many samples.
-pub const RX_MIN_SAMPLES: usize = 4;
-/// A verdict must settle within this long after the span starts.
-pub const SETTLE_S: f64 = 3.0;
-/// Tolerance of the emulator's throughput against its reference.
-pub const EMULATOR_TOLERANCE: f64 = 0.15;
 
 /// One flow's verdicts over time (seconds since it was first seen).
 #[derive(Default, Debug)]
@@ -88,7 +79,8 @@ pub fn tally(samples: &[(f64, Verdict)], from: f64, to: f64, expected: Verdict) 
 /// Whether a span passes. Sender side: the expected verdict is the
 /// majority with at least [`MIN_SHARE`] and settled within [`SETTLE_S`].
 /// Receiver side: at least [`RX_MIN_ACCURACY`] of at least
-/// [`RX_MIN_SAMPLES`] samples are the expected verdict.
+/// [`RX_MIN_SAMPLES`] samples are the expected verdict (the criteria are
+/// the catalogue's).
 pub fn span_passes(
     view: View,
     expected: Verdict,
@@ -216,7 +208,51 @@ impl Measured {
     }
 }
 
+/// The timelines of the flows of one scenario, both ends, as observer's
+/// polls show them.
+struct Watch {
+    /// The judged end's network namespace, and the other end's (followed
+    /// too, to compare the two judgements of one flow).
+    netns: (u32, u32),
+    lines: HashMap<u64, Timeline>,
+}
+
+impl Watch {
+    /// Polls observer and adds each open flow's verdict to its timeline.
+    fn poll(&mut self, monitor: &mut Monitor) -> anyhow::Result<()> {
+        monitor.poll().context("polling observer")?;
+        let now = Instant::now();
+        let (netns, other_netns) = self.netns;
+        for t in monitor.book().flows().filter(|t| {
+            (t.latest.netns == netns || t.latest.netns == other_netns) && !t.is_closed()
+        }) {
+            let line = self.lines.entry(t.latest.cookie).or_default();
+            let born = *line.born.get_or_insert(now);
+            line.samples
+                .push((now.duration_since(born).as_secs_f64(), t.current.verdict));
+            line.explanation.clone_from(&t.current.explanation);
+        }
+        Ok(())
+    }
+
+    /// Polls every [`POLL`] until `done`.
+    fn until(
+        &mut self,
+        monitor: &mut Monitor,
+        mut done: impl FnMut() -> bool,
+    ) -> anyhow::Result<()> {
+        while !done() {
+            std::thread::sleep(POLL);
+            self.poll(monitor)?;
+        }
+        Ok(())
+    }
+}
+
 /// Runs `sc` with `monitor` attached; `secs` overrides its length.
+///
+/// # Errors
+/// The path could not be built, or the traffic failed.
 pub fn run(monitor: &mut Monitor, sc: &Scenario, secs: u64) -> anyhow::Result<ScenarioReport> {
     let path =
         Path::new(sc.path.clone()).with_context(|| format!("building the path of {}", sc.name))?;
@@ -225,106 +261,122 @@ pub fn run(monitor: &mut Monitor, sc: &Scenario, secs: u64) -> anyhow::Result<Sc
         View::Sender => (Side::A, Side::B),
         View::Receiver => (Side::B, Side::A),
     };
-    let netns = path.netns_inode(side) as u32;
-    // The other end of each flow is followed too, to compare the two
-    // judgements of one flow.
-    let other_netns = path.netns_inode(other) as u32;
-    let mut lines: HashMap<u64, Timeline> = HashMap::new();
-    let poll = |monitor: &mut Monitor, lines: &mut HashMap<u64, Timeline>| -> anyhow::Result<()> {
-        monitor.poll().context("polling observer")?;
-        let now = Instant::now();
-        for t in monitor.book().flows().filter(|t| {
-            (t.latest.netns == netns || t.latest.netns == other_netns) && !t.is_closed()
-        }) {
-            let line = lines.entry(t.latest.cookie).or_default();
-            let born = *line.born.get_or_insert(now);
-            line.samples
-                .push((now.duration_since(born).as_secs_f64(), t.current.verdict));
-            line.explanation.clone_from(&t.current.explanation);
-        }
-        Ok(())
+    let mut watch = Watch {
+        netns: (
+            path.netns_inode(side) as u32,
+            path.netns_inode(other) as u32,
+        ),
+        lines: HashMap::new(),
     };
-    poll(monitor, &mut lines)?;
-    let measured = std::thread::scope(|scope| -> anyhow::Result<Measured> {
-        match &sc.traffic {
-            Traffic::Iperf { args } | Traffic::IperfReverse { args } => {
-                // -R: the server in A sends, the client in B receives.
-                let reverse = matches!(sc.traffic, Traffic::IperfReverse { .. });
-                let (server_side, client_side) = if reverse {
-                    (Side::A, Side::B)
-                } else {
-                    (Side::B, Side::A)
-                };
-                let server = Iperf::server(&path, server_side)?;
-                if let Some(n) = sc.cwnd_lock {
-                    clamp_cwnd(&path, n)?;
-                }
-                let mut args = args.clone();
-                if reverse {
-                    args.push("-R".to_string());
-                }
-                let mut client = Iperf::start(&path, server, client_side, secs, sc.cc, &args)?;
-                while !client.done() {
-                    std::thread::sleep(POLL);
-                    poll(monitor, &mut lines)?;
-                }
-                Ok(Measured::iperf(client.finish()?, client_side))
-            }
-            Traffic::Http { server, client } => {
-                let dir = TempDir::new(sc.name)?;
-                let size = http::file_size(client, sc.path.forward.rate_bps, secs);
-                let _server = http::serve(&path, server, &dir, size)?;
-                let mut download = Download::start(&path, client, secs)?;
-                while !download.done() {
-                    std::thread::sleep(POLL);
-                    poll(monitor, &mut lines)?;
-                }
-                let r = download.finish()?;
-                Ok(Measured {
-                    streams: vec![(r.local_port, r.bps)],
-                    key_side: Side::B,
-                    total_bps: r.bps,
-                    error: r.error,
-                })
-            }
-            Traffic::SmallSndbuf { .. } | Traffic::Phases { .. } | Traffic::ChunkReader { .. } => {
-                let (sndbuf, rate, paced) = match &sc.traffic {
-                    Traffic::SmallSndbuf { sndbuf } => (Some(*sndbuf), 0, 0),
-                    Traffic::Phases {
-                        app_rate_bps,
-                        app_secs,
-                    } => (None, *app_rate_bps, *app_secs),
-                    _ => (None, 0, 0),
-                };
-                let period = match &sc.traffic {
-                    Traffic::ChunkReader { period_ms } => Some(Duration::from_millis(*period_ms)),
-                    _ => None,
-                };
-                let flow = OwnFlow::connect(&path, sndbuf, sc.cc)?;
-                let a_port = flow.sender.local_addr()?.port();
-                let rx = scope.spawn(move || traffic::drain(flow.receiver, period));
-                let tx = scope.spawn(move || traffic::send(flow.sender, secs, rate, paced));
-                while !tx.is_finished() {
-                    std::thread::sleep(POLL);
-                    poll(monitor, &mut lines)?;
-                }
-                let (bytes, span) = rx
-                    .join()
-                    .map_err(|_| anyhow::anyhow!("receiver thread panicked"))?;
-                let bps = bytes as f64 * 8.0 / span.max(1e-3);
-                Ok(Measured {
-                    streams: vec![(Some(a_port), bps)],
-                    key_side: Side::A,
-                    total_bps: bps,
-                    error: None,
-                })
-            }
+    watch.poll(monitor)?;
+    let measured = match &sc.traffic {
+        Traffic::Iperf { args } | Traffic::IperfReverse { args } => {
+            iperf_transfer(&path, sc, args, secs, monitor, &mut watch)?
         }
-    })?;
+        Traffic::Http { server, client } => {
+            http_transfer(&path, sc, (server, client), secs, monitor, &mut watch)?
+        }
+        Traffic::SmallSndbuf { .. } | Traffic::Phases { .. } | Traffic::ChunkReader { .. } => {
+            own_transfer(&path, sc, secs, monitor, &mut watch)?
+        }
+    };
     // Let the close records arrive.
     std::thread::sleep(POLL);
-    poll(monitor, &mut lines)?;
-    Ok(report(monitor, sc, (netns, other_netns), &lines, &measured))
+    watch.poll(monitor)?;
+    Ok(report(monitor, sc, watch.netns, &watch.lines, &measured))
+}
+
+/// An iperf3 transfer (`IperfReverse`: -R, the server in A sends, the
+/// client in B receives), watched until the client is done.
+fn iperf_transfer(
+    path: &Path,
+    sc: &Scenario,
+    args: &[String],
+    secs: u64,
+    monitor: &mut Monitor,
+    watch: &mut Watch,
+) -> anyhow::Result<Measured> {
+    let reverse = matches!(sc.traffic, Traffic::IperfReverse { .. });
+    let (server_side, client_side) = if reverse {
+        (Side::A, Side::B)
+    } else {
+        (Side::B, Side::A)
+    };
+    let server = Iperf::server(path, server_side)?;
+    if let Some(n) = sc.cwnd_lock {
+        clamp_cwnd(path, n)?;
+    }
+    let mut args = args.to_vec();
+    if reverse {
+        args.push("-R".to_string());
+    }
+    let mut client = Iperf::start(path, server, client_side, secs, sc.cc, &args)?;
+    watch.until(monitor, || client.done())?;
+    Ok(Measured::iperf(client.finish()?, client_side))
+}
+
+/// An HTTP download from `server` in A by `client` in B, watched until it
+/// is done.
+fn http_transfer(
+    path: &Path,
+    sc: &Scenario,
+    (server, client): (&HttpServer, &HttpClient),
+    secs: u64,
+    monitor: &mut Monitor,
+    watch: &mut Watch,
+) -> anyhow::Result<Measured> {
+    let dir = TempDir::new(sc.name)?;
+    let size = http::file_size(client, sc.path.forward.rate_bps, secs);
+    let _server = http::serve(path, server, &dir, size)?;
+    let mut download = Download::start(path, client, secs)?;
+    watch.until(monitor, || download.done())?;
+    let r = download.finish()?;
+    Ok(Measured {
+        streams: vec![(r.local_port, r.bps)],
+        key_side: Side::B,
+        total_bps: r.bps,
+        error: r.error,
+    })
+}
+
+/// observer's own sender in A and reader in B (a small SO_SNDBUF, paced
+/// phases or a chunked reader), watched until the sender is done.
+fn own_transfer(
+    path: &Path,
+    sc: &Scenario,
+    secs: u64,
+    monitor: &mut Monitor,
+    watch: &mut Watch,
+) -> anyhow::Result<Measured> {
+    let (sndbuf, rate, paced) = match &sc.traffic {
+        Traffic::SmallSndbuf { sndbuf } => (Some(*sndbuf), 0, 0),
+        Traffic::Phases {
+            app_rate_bps,
+            app_secs,
+        } => (None, *app_rate_bps, *app_secs),
+        _ => (None, 0, 0),
+    };
+    let period = match &sc.traffic {
+        Traffic::ChunkReader { period_ms } => Some(Duration::from_millis(*period_ms)),
+        _ => None,
+    };
+    let flow = OwnFlow::connect(path, sndbuf, sc.cc)?;
+    let a_port = flow.sender.local_addr()?.port();
+    std::thread::scope(|scope| {
+        let rx = scope.spawn(move || traffic::drain(flow.receiver, period));
+        let tx = scope.spawn(move || traffic::send(flow.sender, secs, rate, paced));
+        watch.until(monitor, || tx.is_finished())?;
+        let (bytes, span) = rx
+            .join()
+            .map_err(|_| anyhow::anyhow!("receiver thread panicked"))?;
+        let bps = bytes as f64 * 8.0 / span.max(1e-3);
+        Ok(Measured {
+            streams: vec![(Some(a_port), bps)],
+            key_side: Side::A,
+            total_bps: bps,
+            error: None,
+        })
+    })
 }
 
 /// The majority verdict of `samples` in `[from, to)`, if any.

@@ -16,7 +16,7 @@ use std::{path::Path, process::Command};
 
 use anyhow::Context as _;
 
-use crate::{setup, test::Tally, util};
+use crate::{setup, tally::Tally, util};
 
 /// Every target, with the longest input it takes (0: libFuzzer's default).
 pub const TARGETS: &[(&str, usize)] = &[
@@ -29,13 +29,6 @@ pub const TARGETS: &[(&str, usize)] = &[
 
 /// Seconds per target in `cargo xtask test`.
 pub const TEST_SECONDS: u64 = 25;
-
-fn root() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default()
-}
 
 fn cargo_fuzz(root: &Path) -> Command {
     let mut c = Command::new("cargo");
@@ -51,7 +44,7 @@ fn cargo_fuzz(root: &Path) -> Command {
 /// cargo-fuzz missing or the targets failing to build.
 pub fn fuzz(seconds: u64, only: &[String]) -> anyhow::Result<Tally> {
     setup::setup()?;
-    let root = root();
+    let root = util::workspace_root();
     let targets: Vec<(&str, usize)> = TARGETS
         .iter()
         .copied()
@@ -65,54 +58,59 @@ pub fn fuzz(seconds: u64, only: &[String]) -> anyhow::Result<Tally> {
         .context("building the fuzz targets (cargo fuzz build --sanitizer none)")?;
     let mut tally = Tally::default();
     for (target, max_len) in targets {
-        let corpus = root.join("fuzz/corpus").join(target);
-        std::fs::create_dir_all(&corpus)
-            .with_context(|| format!("creating {}", corpus.display()))?;
-        let seeds = root.join("fuzz/seeds").join(target);
-        let mut c = cargo_fuzz(&root);
-        c.args(["run", "--sanitizer", "none", "--fuzz-dir", "fuzz", target])
-            .arg(&corpus)
-            .arg(&seeds)
-            .args([
-                "--".to_string(),
-                format!("-max_total_time={seconds}"),
-                "-timeout=10".to_string(),
-                "-rss_limit_mb=2048".to_string(),
-                "-print_final_stats=1".to_string(),
-            ]);
-        if max_len > 0 {
-            c.arg(format!("-max_len={max_len}"));
-        }
-        // libFuzzer's progress goes to a log, not the terminal: a CI log's
-        // tail must show the results, not thousands of progress lines.
-        let log_path = crate::target_dir().join(format!("fuzz-{target}.log"));
-        let log = std::fs::File::create(&log_path)
-            .with_context(|| format!("creating {}", log_path.display()))?;
-        c.stderr(log);
-        eprintln!(
-            "fuzz: {target} for {seconds} s (libFuzzer's output: {})",
-            log_path.display()
-        );
-        match util::run(&mut c) {
-            Ok(()) => {
-                println!("fuzz {target} ... ok");
-                tally.add(Tally::one(true));
-            }
-            Err(e) => {
-                let why = failure_lines(&log_path);
-                let input = newest_artifact(&root.join("fuzz/artifacts").join(target));
-                println!(
-                    "fuzz {target} ... FAILED ({e}); the input is in fuzz/artifacts/{target}/, \
-                     replay it with `cargo fuzz run --sanitizer none --fuzz-dir fuzz {target} FILE`\n{why}"
-                );
-                tally.add(Tally::failure(format!(
-                    "fuzz {target}: {why} input: {input}"
-                )));
-            }
-        }
+        tally.add(run_target(&root, target, max_len, seconds)?);
     }
     tally.print();
     Ok(tally)
+}
+
+/// Runs one target for `seconds` from its corpus and seeds, libFuzzer's
+/// output in a log; one check, passed or failed.
+fn run_target(root: &Path, target: &str, max_len: usize, seconds: u64) -> anyhow::Result<Tally> {
+    let corpus = root.join("fuzz/corpus").join(target);
+    std::fs::create_dir_all(&corpus).with_context(|| format!("creating {}", corpus.display()))?;
+    let seeds = root.join("fuzz/seeds").join(target);
+    let mut c = cargo_fuzz(root);
+    c.args(["run", "--sanitizer", "none", "--fuzz-dir", "fuzz", target])
+        .arg(&corpus)
+        .arg(&seeds)
+        .args([
+            "--".to_string(),
+            format!("-max_total_time={seconds}"),
+            "-timeout=10".to_string(),
+            "-rss_limit_mb=2048".to_string(),
+            "-print_final_stats=1".to_string(),
+        ]);
+    if max_len > 0 {
+        c.arg(format!("-max_len={max_len}"));
+    }
+    // libFuzzer's progress goes to a log, not the terminal: a CI log's
+    // tail must show the results, not thousands of progress lines.
+    let log_path = util::target_dir().join(format!("fuzz-{target}.log"));
+    let log = std::fs::File::create(&log_path)
+        .with_context(|| format!("creating {}", log_path.display()))?;
+    c.stderr(log);
+    eprintln!(
+        "fuzz: {target} for {seconds} s (libFuzzer's output: {})",
+        log_path.display()
+    );
+    match util::run(&mut c) {
+        Ok(()) => {
+            println!("fuzz {target} ... ok");
+            Ok(Tally::one(true))
+        }
+        Err(e) => {
+            let why = failure_lines(&log_path);
+            let input = newest_artifact(&root.join("fuzz/artifacts").join(target));
+            println!(
+                "fuzz {target} ... FAILED ({e}); the input is in fuzz/artifacts/{target}/, \
+                 replay it with `cargo fuzz run --sanitizer none --fuzz-dir fuzz {target} FILE`\n{why}"
+            );
+            Ok(Tally::failure(format!(
+                "fuzz {target}: {why} input: {input}"
+            )))
+        }
+    }
 }
 
 /// The lines of a libFuzzer log that say why it stopped (a panic message,

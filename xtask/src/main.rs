@@ -9,8 +9,10 @@ use std::process::{Command, ExitCode};
 use clap::{Parser, Subcommand};
 
 mod fuzz;
+mod lint;
 mod setup;
 mod soak;
+mod tally;
 mod test;
 mod util;
 mod vm;
@@ -44,6 +46,9 @@ enum Cmd {
     /// Run every test: formatting, lints, unit and root integration tests,
     /// and the scenario suite.
     Test,
+    /// Only the first phase of `test`: formatting, and clippy on the host
+    /// crates and on the eBPF crate (for bpfel-unknown-none).
+    Lint,
     /// Run the scenario suite on emulated WAN paths (args go to the runner:
     /// --only NAME, --json, --quick, --list).
     Scenarios {
@@ -107,17 +112,6 @@ enum Cmd {
     },
 }
 
-/// The cargo target directory of the workspace.
-pub fn target_dir() -> std::path::PathBuf {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map(std::path::Path::to_path_buf)
-        .unwrap_or_default();
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| root.join("target"))
-}
-
 fn build(release: bool) -> anyhow::Result<std::path::PathBuf> {
     setup::setup()?;
     let mut c = Command::new("cargo");
@@ -126,14 +120,7 @@ fn build(release: bool) -> anyhow::Result<std::path::PathBuf> {
         c.arg("--release");
     }
     util::run(&mut c)?;
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map(std::path::Path::to_path_buf)
-        .unwrap_or_default();
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| root.join("target"));
-    Ok(target
+    Ok(util::target_dir()
         .join(if release { "release" } else { "debug" })
         .join("observer"))
 }
@@ -159,11 +146,12 @@ fn main() -> ExitCode {
             }
         }),
         Cmd::Test => test::test(),
+        Cmd::Lint => setup::setup().and_then(|()| lint::lint()),
         Cmd::Scenarios { args } => test::scenarios_command(&args),
         Cmd::Demo => test::demo(),
         Cmd::Soak { minutes } => soak::command(minutes),
         Cmd::Fuzz { seconds, targets } => {
-            fuzz::fuzz(seconds, &targets).and_then(test::Tally::finish)
+            fuzz::fuzz(seconds, &targets).and_then(tally::Tally::finish)
         }
         Cmd::Bench { args, quick } => test::bench(&args, quick),
         Cmd::VmTest {

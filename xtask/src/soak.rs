@@ -5,11 +5,13 @@
 //! itself is `observer/tests/soak.rs` (ignored by a plain `cargo test`);
 //! `cargo xtask test` runs it for [`TEST_SECONDS`].
 
-use std::process::Command;
-
 use anyhow::Context as _;
 
-use crate::{setup, test, test::Tally, util};
+use crate::{
+    setup,
+    tally::{self, Tally},
+    util,
+};
 
 /// Length of the short soak in `cargo xtask test`.
 pub const TEST_SECONDS: u64 = 45;
@@ -20,28 +22,19 @@ pub const TEST_SECONDS: u64 = 45;
 /// A failed build, or a test binary that could not start.
 pub fn soak(seconds: u64) -> anyhow::Result<Tally> {
     setup::setup()?;
-    let out = Command::new("cargo")
-        .args(["test", "--release", "-p", "observer", "--test", "soak"])
-        .args(["--no-run", "--message-format=json"])
-        .output()
-        .context("cannot run cargo test --no-run")?;
-    if !out.status.success() {
-        anyhow::bail!(
-            "building the soak test failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    let exe = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|m| m["profile"]["test"] == true && m["target"]["name"] == "soak")
-        .find_map(|m| m["executable"].as_str().map(str::to_string))
-        .context("cargo built no soak test binary")?;
-    let mut c = util::as_root(&exe)?;
+    let exe = util::build_tests(
+        &["--release", "-p", "observer", "--test", "soak"],
+        "the soak test",
+    )?
+    .into_iter()
+    .filter(|a| a.profile.test && a.target.name == "soak")
+    .find_map(|a| a.executable)
+    .context("cargo built no soak test binary")?;
+    let mut c = util::as_root(exe.as_str())?;
     c.args(["--ignored", "--nocapture", "--test-threads", "1"])
         .env("OBSERVER_SOAK_SECONDS", seconds.to_string());
     eprintln!("soak: {seconds} s of churn and bulk flows against observer run");
-    test::run_counting(&mut c)
+    tally::run_counting(&mut c)
 }
 
 /// `cargo xtask soak`: fails unless the soak passed.

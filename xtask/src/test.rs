@@ -1,15 +1,16 @@
-//! `cargo xtask test`: formatting, lints, then every unit and integration
-//! test. Integration tests load eBPF programs, so test binaries run as root
-//! (through sudo when this is not root).
+//! `cargo xtask test`: formatting, lints (see `lint`), then every unit and
+//! integration test. Integration tests load eBPF programs, so test binaries
+//! run as root (through sudo when this is not root).
 
-use std::{
-    io::{BufRead as _, BufReader},
-    process::{Command, Stdio},
-};
+use std::process::Command;
 
 use anyhow::Context as _;
 
-use crate::{setup, util};
+use crate::{
+    fuzz, lint, setup, soak,
+    tally::{Tally, run_counting},
+    util, vm,
+};
 
 /// Runs the whole test suite.
 ///
@@ -17,18 +18,7 @@ use crate::{setup, util};
 /// The first failing step.
 pub fn test() -> anyhow::Result<()> {
     setup::setup()?;
-    util::run(Command::new("cargo").args(["fmt", "--all", "--", "--check"]))
-        .context("formatting differs: run `cargo fmt --all`")?;
-    util::run(Command::new("cargo").args([
-        "clippy",
-        "--workspace",
-        "--exclude",
-        "observer-ebpf",
-        "--all-targets",
-        "--",
-        "-D",
-        "warnings",
-    ]))?;
+    lint::lint()?;
     if util::is_root() {
         let mut c = Command::new("cargo");
         c.args(["test", "--workspace", "--exclude", "observer-ebpf"]);
@@ -39,32 +29,13 @@ pub fn test() -> anyhow::Result<()> {
         return total.finish();
     }
     // Not root: build the test binaries as this user, run them through sudo.
-    let out = Command::new("cargo")
-        .args([
-            "test",
-            "--workspace",
-            "--exclude",
-            "observer-ebpf",
-            "--no-run",
-            "--message-format=json",
-        ])
-        .output()
-        .context("cannot run cargo test --no-run")?;
-    if !out.status.success() {
-        anyhow::bail!(
-            "building the tests failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    let built = util::build_tests(&["--workspace", "--exclude", "observer-ebpf"], "the tests")?;
     let mut total = Tally::default();
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
-        let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else {
-            continue;
-        };
-        if msg["profile"]["test"] == true
-            && let Some(exe) = msg["executable"].as_str()
+    for a in built {
+        if a.profile.test
+            && let Some(exe) = &a.executable
         {
-            total.add(run_counting(&mut util::as_root(exe)?)?);
+            total.add(run_counting(&mut util::as_root(exe.as_str())?)?);
         }
     }
     total.add(scenarios(&[])?);
@@ -75,17 +46,17 @@ pub fn test() -> anyhow::Result<()> {
 
 /// A short fuzz run of every target and a short soak, counted in the tally.
 fn short_fuzz_and_soak() -> anyhow::Result<Tally> {
-    let mut t = crate::fuzz::fuzz(crate::fuzz::TEST_SECONDS, &[])?;
-    t.add(crate::soak::soak(crate::soak::TEST_SECONDS)?);
+    let mut t = fuzz::fuzz(fuzz::TEST_SECONDS, &[])?;
+    t.add(soak::soak(soak::TEST_SECONDS)?);
     Ok(t)
 }
 
 /// The short kernel matrix: the kernel-facing tests in a VM running
-/// Debian's [`crate::vm::TEST_KERNEL`] (`cargo xtask vm-test`; no root
+/// Debian's [`vm::TEST_KERNEL`] (`cargo xtask vm-test`; no root
 /// needed), counted in the tally.
 fn vm_matrix() -> anyhow::Result<Tally> {
     let me = std::env::current_exe().context("cannot find the xtask binary")?;
-    run_counting(Command::new(me).args(["vm-test", "--kernel", crate::vm::TEST_KERNEL]))
+    run_counting(Command::new(me).args(["vm-test", "--kernel", vm::TEST_KERNEL]))
 }
 
 /// Builds the scenario runner (release: the path relay keeps exact time)
@@ -125,13 +96,13 @@ pub fn demo() -> anyhow::Result<()> {
 /// A failed build or benchmark.
 pub fn bench(args: &[String], quick: bool) -> anyhow::Result<()> {
     runner()?;
-    let bin = crate::target_dir().join("release").join("bench");
+    let bin = util::target_dir().join("release").join("bench");
     let mut c = util::as_root(&bin.to_string_lossy())?;
     if quick {
         c.arg("--quick");
     }
     c.args(args);
-    if let Some(root) = crate::target_dir().parent() {
+    if let Some(root) = util::target_dir().parent() {
         c.current_dir(root);
     }
     eprintln!("+ {}", util::describe(&c));
@@ -152,156 +123,6 @@ fn runner() -> anyhow::Result<Command> {
     setup::setup()?;
     let build = ["build", "--release", "-p", "observer", "-p", "scenarios"];
     util::run(Command::new("cargo").args(build))?;
-    let bin = crate::target_dir().join("release").join("scenarios");
+    let bin = util::target_dir().join("release").join("scenarios");
     util::as_root(&bin.to_string_lossy())
-}
-
-/// Passed and failed test counts, summed over test binaries.
-#[derive(Default, Clone)]
-pub struct Tally {
-    passed: u64,
-    failed: u64,
-    /// What failed, one line each (test names, fuzz targets with their
-    /// input), repeated at the end so a CI log's tail names them.
-    failures: Vec<String>,
-}
-
-impl Tally {
-    /// One check that passed or failed.
-    pub fn one(passed: bool) -> Tally {
-        Tally {
-            passed: u64::from(passed),
-            failed: u64::from(!passed),
-            ..Tally::default()
-        }
-    }
-
-    /// One check called `what` that failed.
-    pub fn failure(what: String) -> Tally {
-        Tally {
-            passed: 0,
-            failed: 1,
-            failures: vec![what],
-        }
-    }
-
-    /// Prints the counts as `N passed, M failed`.
-    pub fn print(&self) {
-        println!("{} passed, {} failed", self.passed, self.failed);
-    }
-
-    /// Adds another binary's counts.
-    pub fn add(&mut self, o: Tally) {
-        self.passed += o.passed;
-        self.failed += o.failed;
-        self.failures.extend(o.failures);
-    }
-
-    /// Prints the closing line and fails if any test failed or none ran.
-    pub fn finish(self) -> anyhow::Result<()> {
-        for f in &self.failures {
-            println!("FAILED: {f}");
-        }
-        println!("{} passed, {} failed", self.passed, self.failed);
-        if self.failed > 0 {
-            anyhow::bail!("{} tests failed", self.failed);
-        }
-        if self.passed == 0 {
-            anyhow::bail!("no test ran");
-        }
-        Ok(())
-    }
-}
-
-/// The test named by libtest's `test NAME ... FAILED` line (the scenario
-/// runner prints the same form).
-fn failed_name(line: &str) -> Option<&str> {
-    line.trim()
-        .strip_prefix("test ")?
-        .strip_suffix(" ... FAILED")
-        .map(str::trim)
-}
-
-/// Parses libtest's `test result: ok. N passed; M failed; ...` line, or the
-/// scenario runner's plain `N passed, M failed`.
-fn parse_result(line: &str) -> Option<Tally> {
-    if let Some((p, f)) = line.trim().split_once(" passed, ")
-        && let (Ok(passed), Some(Ok(failed))) = (
-            p.parse::<u64>(),
-            f.strip_suffix(" failed").map(str::parse::<u64>),
-        )
-    {
-        return Some(Tally {
-            passed,
-            failed,
-            ..Tally::default()
-        });
-    }
-    let rest = line.trim().strip_prefix("test result: ")?;
-    let num = |key: &str| -> Option<u64> {
-        rest.split(';')
-            .find_map(|part| part.trim().strip_suffix(key).map(str::trim))
-            .map(|n| n.rsplit(' ').next().unwrap_or(n))
-            .and_then(|n| n.parse().ok())
-    };
-    Some(Tally {
-        passed: num("passed")?,
-        failed: num("failed")?,
-        ..Tally::default()
-    })
-}
-
-/// Runs a test command, echoing its output, and counts its results.
-pub fn run_counting(cmd: &mut Command) -> anyhow::Result<Tally> {
-    eprintln!("+ {}", util::describe(cmd));
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .spawn()
-        .with_context(|| format!("cannot start {}", util::describe(cmd)))?;
-    let mut tally = Tally::default();
-    if let Some(out) = child.stdout.take() {
-        for line in BufReader::new(out).lines() {
-            let line = line.context("reading test output")?;
-            println!("{line}");
-            if let Some(t) = parse_result(&line) {
-                tally.add(t);
-            } else if let Some(name) = failed_name(&line) {
-                tally.failures.push(name.to_string());
-            }
-        }
-    }
-    let status = child.wait().context("waiting for the tests")?;
-    if !status.success() && tally.failed == 0 {
-        // A crash or build failure: count it as a failure.
-        tally.failed += 1;
-        tally
-            .failures
-            .push(format!("{} ({status})", util::describe(cmd)));
-    }
-    Ok(tally)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parses_libtest_summary() {
-        let t = parse_result(
-            "test result: ok. 23 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.10s",
-        )
-        .unwrap();
-        assert_eq!((t.passed, t.failed), (23, 0));
-        let t = parse_result("test result: FAILED. 3 passed; 2 failed; 0 ignored").unwrap();
-        assert_eq!((t.passed, t.failed), (3, 2));
-        assert!(parse_result("running 4 tests").is_none());
-        assert_eq!(
-            failed_name("test faults::slow_polls ... FAILED"),
-            Some("faults::slow_polls")
-        );
-        assert_eq!(failed_name("test faults::slow_polls ... ok"), None);
-        let t = parse_result("15 passed, 1 failed").unwrap();
-        assert_eq!((t.passed, t.failed), (15, 1));
-        assert!(parse_result("x passed, 1 failed").is_none());
-    }
 }

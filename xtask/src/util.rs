@@ -1,6 +1,10 @@
-//! Small helpers for running commands.
+//! Small helpers: running commands, finding programs and the workspace's
+//! directories, and the test binaries cargo builds.
 
-use std::process::Command;
+use std::{
+    path::{Path, PathBuf},
+    process::Command,
+};
 
 use anyhow::{Context as _, bail};
 
@@ -31,8 +35,56 @@ pub fn describe(cmd: &Command) -> String {
 
 /// Whether `prog` is on PATH.
 pub fn which(prog: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(prog).is_file()))
+    which::which(prog).is_ok()
+}
+
+/// The workspace root (the directory above xtask).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+/// The cargo target directory of the workspace.
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target"))
+}
+
+/// Builds test binaries with `cargo test ARGS --no-run
+/// --message-format=json` and returns the artifacts cargo reports; cargo's
+/// own output is shown only when the build of `what` fails.
+///
+/// # Errors
+/// cargo could not start or the build failed.
+pub fn build_tests(args: &[&str], what: &str) -> anyhow::Result<Vec<cargo_metadata::Artifact>> {
+    let out = Command::new("cargo")
+        .arg("test")
+        .args(args)
+        .args(["--no-run", "--message-format=json"])
+        .output()
+        .context("cannot run cargo test --no-run")?;
+    if !out.status.success() {
+        bail!(
+            "building {what} failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok(cargo_artifacts(&out.stdout))
+}
+
+/// The compiler artifacts (built binaries, test binaries) in the output of
+/// `cargo ... --message-format=json`, read with cargo_metadata's message
+/// parser; other messages and lines that are not JSON are skipped.
+pub fn cargo_artifacts(json: &[u8]) -> Vec<cargo_metadata::Artifact> {
+    cargo_metadata::Message::parse_stream(json)
+        .filter_map(|m| match m {
+            Ok(cargo_metadata::Message::CompilerArtifact(a)) => Some(a),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Whether this process runs as root.

@@ -91,40 +91,10 @@ fn bench(cli: &Cli) -> anyhow::Result<()> {
         }
     }
     if runs(Part::Throughput) {
-        eprintln!("bench: throughput, 1 and 4 streams, {rounds} rounds of {secs} s each side");
+        measure_throughput(&mut r, rounds, secs)?;
     }
-    for streams in [1, 4].into_iter().filter(|_| runs(Part::Throughput)) {
-        let o = throughput::overhead(streams, rounds, secs)?;
-        if streams == 1 {
-            r.throughput_ratio = o.ratio.median;
-            r.probe_ns_per_hit = o.probe_ns_per_hit;
-            r.floor_ns_per_hit = o.floor_ns_per_hit;
-        } else {
-            r.throughput_ratio_p4 = o.ratio.median;
-        }
-        r.throughput.push(o);
-    }
-    if runs(Part::Throughput) {
-        eprintln!("bench: where the per-packet time goes, {secs} s per stage");
-        r.stages = breakdown::stages(secs, r.floor_ns_per_hit)?;
-    }
-    let sizes: &[usize] = if cli.quick {
-        &[1_000, 10_000]
-    } else {
-        &[1_000, 10_000, 100_000]
-    };
-    for &flows in sizes.iter().filter(|_| runs(Part::Agent)) {
-        eprintln!("bench: agent with {flows} open flows");
-        let a = agent::scale(flows, if cli.quick { 5 } else { 10 })?;
-        if flows == 10_000 {
-            r.agent_cpu_pct_10k_flows = a.cpu_pct;
-        }
-        if flows == 100_000 {
-            r.poll_ms_100k_flows = a.poll_ms;
-            r.rss_mib_100k_flows = a.rss_mib;
-            r.ss_poll_ms_100k_flows = a.ss_ms.median;
-        }
-        r.scale.push(a);
+    if runs(Part::Agent) {
+        measure_agent(&mut r, cli.quick)?;
     }
     let rates: &[u64] = if cli.quick {
         &[1_000, 10_000]
@@ -135,6 +105,56 @@ fn bench(cli: &Cli) -> anyhow::Result<()> {
         eprintln!("bench: connection churn at {rates:?} per second");
         r.churn = churn::steps(rates, if cli.quick { 3 } else { 5 })?;
     }
+    churn_figures(&mut r);
+    write(cli, &r)
+}
+
+/// With/without throughput at 1 and 4 streams, then the per-packet cost
+/// stage by stage.
+fn measure_throughput(r: &mut Results, rounds: usize, secs: u64) -> anyhow::Result<()> {
+    eprintln!("bench: throughput, 1 and 4 streams, {rounds} rounds of {secs} s each side");
+    for streams in [1, 4] {
+        let o = throughput::overhead(streams, rounds, secs)?;
+        if streams == 1 {
+            r.throughput_ratio = o.ratio.median;
+            r.probe_ns_per_hit = o.probe_ns_per_hit;
+            r.floor_ns_per_hit = o.floor_ns_per_hit;
+        } else {
+            r.throughput_ratio_p4 = o.ratio.median;
+        }
+        r.throughput.push(o);
+    }
+    eprintln!("bench: where the per-packet time goes, {secs} s per stage");
+    r.stages = breakdown::stages(secs, r.floor_ns_per_hit)?;
+    Ok(())
+}
+
+/// The agent at 1k, 10k and (not `quick`) 100k open flows.
+fn measure_agent(r: &mut Results, quick: bool) -> anyhow::Result<()> {
+    let sizes: &[usize] = if quick {
+        &[1_000, 10_000]
+    } else {
+        &[1_000, 10_000, 100_000]
+    };
+    for &flows in sizes {
+        eprintln!("bench: agent with {flows} open flows");
+        let a = agent::scale(flows, if quick { 5 } else { 10 })?;
+        if flows == 10_000 {
+            r.agent_cpu_pct_10k_flows = a.cpu_pct;
+        }
+        if flows == 100_000 {
+            r.poll_ms_100k_flows = a.poll_ms;
+            r.rss_mib_100k_flows = a.rss_mib;
+            r.ss_poll_ms_100k_flows = a.ss_ms.median;
+        }
+        r.scale.push(a);
+    }
+    Ok(())
+}
+
+/// The summary figures of the churn steps (10k/s, the first loss, the
+/// cost per run at the highest rate).
+fn churn_figures(r: &mut Results) {
     if let Some(c) = r.churn.iter().find(|c| c.target_per_s == 10_000) {
         r.churn_reported_ratio = c.reported_ratio;
         r.churn_drops_10k = c.ringbuf_drops;
@@ -145,10 +165,14 @@ fn bench(cli: &Cli) -> anyhow::Result<()> {
         .find(|c| c.reported_ratio < 1.0 || c.ringbuf_drops > 0)
         .map_or(0.0, |c| c.made_per_s);
     r.probe_ns_per_hit_churn = r.churn.last().map_or(0.0, |c| c.probe_ns_per_hit);
+}
+
+/// Writes the JSON results and the page, and prints the page.
+fn write(cli: &Cli, r: &Results) -> anyhow::Result<()> {
     if let Some(dir) = cli.json.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    std::fs::write(&cli.json, serde_json::to_string_pretty(&r)?)
+    std::fs::write(&cli.json, serde_json::to_string_pretty(r)?)
         .with_context(|| format!("writing {}", cli.json.display()))?;
     std::fs::write(&cli.markdown, r.markdown())
         .with_context(|| format!("writing {}", cli.markdown.display()))?;

@@ -6,8 +6,8 @@ use observer::attribution::Verdict;
 use pathemu::{Link, PathConfig};
 
 use super::{
-    HttpClient, HttpServer, MS, RMEM_4MB_WINDOW, Scenario, Traffic, View, base, curl, iperf,
-    iperf_r, nginx, ref_a, ref_b, steady,
+    model::{HttpClient, HttpServer, Scenario, Traffic, View},
+    parts::{MS, RMEM_4MB_WINDOW, base, curl, iperf, iperf_r, nginx, ref_a, ref_b, steady},
 };
 
 /// The receiver-side scenarios, in running order.

@@ -4,8 +4,8 @@ use observer::attribution::Verdict;
 use pathemu::PathConfig;
 
 use super::{
-    Expect, MS, RMEM_4MB_WINDOW, RMEM_32MB_WINDOW, Scenario, Traffic, base, iperf, ref_a, ref_b,
-    steady,
+    model::{Expect, Scenario, Traffic},
+    parts::{MS, RMEM_4MB_WINDOW, RMEM_32MB_WINDOW, base, iperf, ref_a, ref_b, steady},
 };
 
 /// The sender-side scenarios, in running order.

@@ -1,5 +1,10 @@
 //! The catalogue's invariants: stable names, the reference paths, the
 //! receiver-side vocabulary.
+use std::time::Duration;
+
+use observer::attribution::Verdict;
+use pathemu::Side;
+
 use super::*;
 
 #[test]

@@ -202,13 +202,14 @@ fn parse_ldd(text: &str) -> anyhow::Result<Vec<PathBuf>> {
     Ok(libs)
 }
 
-/// Where a host program is: the first of `PATH`, `/usr/sbin`, `/sbin`.
+/// Where a host program is: the first of `PATH`, `/usr/sbin`, `/sbin`,
+/// `/usr/bin`, `/bin`.
 pub fn find_program(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .chain(["/usr/sbin", "/sbin", "/usr/bin", "/bin"].map(PathBuf::from))
-        .map(|d| d.join(name))
-        .find(|p| p.is_file())
+    let dirs = std::env::split_paths(&path)
+        .chain(["/usr/sbin", "/sbin", "/usr/bin", "/bin"].map(PathBuf::from));
+    let dirs = std::env::join_paths(dirs).ok()?;
+    which::which_in_global(name, Some(dirs)).ok()?.next()
 }
 
 #[cfg(test)]

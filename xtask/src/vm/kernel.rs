@@ -109,7 +109,7 @@ pub fn cache_dir() -> PathBuf {
     if let Some(h) = std::env::var_os("HOME").filter(|h| !h.is_empty()) {
         return PathBuf::from(h).join(".cache").join("observer-vm");
     }
-    crate::target_dir().join("vm").join("cache")
+    util::target_dir().join("vm").join("cache")
 }
 
 /// Package names apt knows (from the local lists) that may belong to `series`.

@@ -26,6 +26,7 @@ use std::{
 };
 
 use anyhow::{Context as _, bail};
+use cargo_metadata::TargetKind;
 
 pub use netem::guest;
 
@@ -74,17 +75,7 @@ struct KernelRun {
 /// # Errors
 /// An unknown kernel, a failed build, download or boot, or any failed test.
 pub fn vm_test(kernel: &str, netem: bool, timeout_s: u64, only: &[String]) -> anyhow::Result<()> {
-    let series: Vec<kernel::Series> = if kernel == "all" {
-        kernel::SERIES.to_vec()
-    } else {
-        vec![kernel::series(kernel).with_context(|| {
-            let known: Vec<&str> = kernel::SERIES.iter().map(|s| s.name).collect();
-            format!(
-                "unknown kernel {kernel:?}: choose {} or all",
-                known.join(", ")
-            )
-        })?]
-    };
+    let series = select_series(kernel)?;
     setup::setup()?;
     for tool in ["qemu-system-x86_64", "busybox", "apt-get", "dpkg-deb"] {
         if initramfs::find_program(tool).is_none() {
@@ -102,7 +93,7 @@ pub fn vm_test(kernel: &str, netem: bool, timeout_s: u64, only: &[String]) -> an
         }
         built.tests.retain(|t| only.contains(&t.0));
     }
-    let scratch = crate::target_dir()
+    let scratch = util::target_dir()
         .join("vm")
         .join(format!("run-{}", std::process::id()));
     fs::create_dir_all(&scratch).with_context(|| format!("creating {}", scratch.display()))?;
@@ -111,64 +102,95 @@ pub fn vm_test(kernel: &str, netem: bool, timeout_s: u64, only: &[String]) -> an
 
     let mut runs = Vec::new();
     for s in &series {
-        let k = kernel::fetch(s)?;
-        let started = Instant::now();
-        let mut initrd = base.clone();
-        let mut guest_modules = Vec::new();
-        for m in &k.modules {
-            let name = m.file_name().unwrap_or_default().to_string_lossy();
-            let path = format!("/modules/{name}");
-            initrd.file(
-                &path,
-                fs::read(m).with_context(|| format!("reading {}", m.display()))?,
-                0o644,
-            );
-            guest_modules.push(path);
-        }
-        initrd.file(
-            "/init",
-            guest_script::init_script(&guest_modules, &steps).into_bytes(),
-            0o755,
-        );
-        let cpio = scratch.join(format!("initramfs-{}.cpio", s.name));
-        initrd.write(&cpio)?;
-        let log = crate::target_dir()
-            .join("vm")
-            .join(format!("{}.log", k.release));
-        eprintln!(
-            "vm-test: booting {} under qemu (emulated, no KVM); serial log in {}",
-            k.release,
-            log.display()
-        );
-        let transcript = boot(
-            &k.vmlinuz,
-            &cpio,
-            &log,
-            Duration::from_secs(timeout_s),
-            s.name,
-        )?;
-        let _ = fs::remove_file(&cpio);
-        let mut outcome = guest_script::parse(&transcript.text, &steps);
-        if transcript.timed_out {
-            outcome
-                .failures
-                .push(format!("the VM was killed after {timeout_s} s"));
-        }
-        let run = KernelRun {
-            series: s.name,
-            package: k.package.clone(),
-            outcome,
-            elapsed: started.elapsed(),
-            log,
-        };
+        let run = run_kernel(s, &base, &steps, &scratch, timeout_s)?;
         report(&run);
         runs.push(run);
     }
     let _ = fs::remove_dir_all(&scratch);
+    summarise(&runs)
+}
 
+/// The kernel series `--kernel` names (`all`: every one).
+fn select_series(kernel: &str) -> anyhow::Result<Vec<kernel::Series>> {
+    if kernel == "all" {
+        return Ok(kernel::SERIES.to_vec());
+    }
+    Ok(vec![kernel::series(kernel).with_context(|| {
+        let known: Vec<&str> = kernel::SERIES.iter().map(|s| s.name).collect();
+        format!(
+            "unknown kernel {kernel:?}: choose {} or all",
+            known.join(", ")
+        )
+    })?])
+}
+
+/// Fetches one series' kernel, adds its modules and /init to `base`, boots
+/// it and reads the guest's results from the serial transcript.
+fn run_kernel(
+    s: &kernel::Series,
+    base: &Initramfs,
+    steps: &[Step],
+    scratch: &Path,
+    timeout_s: u64,
+) -> anyhow::Result<KernelRun> {
+    let k = kernel::fetch(s)?;
+    let started = Instant::now();
+    let mut initrd = base.clone();
+    let mut guest_modules = Vec::new();
+    for m in &k.modules {
+        let name = m.file_name().unwrap_or_default().to_string_lossy();
+        let path = format!("/modules/{name}");
+        initrd.file(
+            &path,
+            fs::read(m).with_context(|| format!("reading {}", m.display()))?,
+            0o644,
+        );
+        guest_modules.push(path);
+    }
+    initrd.file(
+        "/init",
+        guest_script::init_script(&guest_modules, steps).into_bytes(),
+        0o755,
+    );
+    let cpio = scratch.join(format!("initramfs-{}.cpio", s.name));
+    initrd.write(&cpio)?;
+    let log = util::target_dir()
+        .join("vm")
+        .join(format!("{}.log", k.release));
+    eprintln!(
+        "vm-test: booting {} under qemu (emulated, no KVM); serial log in {}",
+        k.release,
+        log.display()
+    );
+    let transcript = boot(
+        &k.vmlinuz,
+        &cpio,
+        &log,
+        Duration::from_secs(timeout_s),
+        s.name,
+    )?;
+    let _ = fs::remove_file(&cpio);
+    let mut outcome = guest_script::parse(&transcript.text, steps);
+    if transcript.timed_out {
+        outcome
+            .failures
+            .push(format!("the VM was killed after {timeout_s} s"));
+    }
+    Ok(KernelRun {
+        series: s.name,
+        package: k.package.clone(),
+        outcome,
+        elapsed: started.elapsed(),
+        log,
+    })
+}
+
+/// Prints one line per kernel and the total; fails if any test failed or
+/// none ran.
+fn summarise(runs: &[KernelRun]) -> anyhow::Result<()> {
     println!("vm-test summary:");
     let (mut passed, mut failed) = (0, 0);
-    for r in &runs {
+    for r in runs {
         println!("  {}", summary_line(r));
         passed += r.outcome.passed;
         failed += r.outcome.failed;
@@ -234,24 +256,18 @@ fn build() -> anyhow::Result<Built> {
     }
     let mut observer = None;
     let mut tests = Vec::new();
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
-        let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else {
+    for a in util::cargo_artifacts(&out.stdout) {
+        let Some(exe) = a.executable.map(PathBuf::from) else {
             continue;
         };
-        let (Some(exe), Some(name)) = (msg["executable"].as_str(), msg["target"]["name"].as_str())
-        else {
-            continue;
-        };
-        let kind = msg["target"]["kind"][0].as_str().unwrap_or("");
-        match (msg["profile"]["test"] == true, kind) {
-            (false, "bin") if name == "observer" => observer = Some(PathBuf::from(exe)),
-            (true, "lib") => tests.push((
-                "observer-lib".to_string(),
-                PathBuf::from(exe),
-                Some(LIB_FILTER),
-            )),
-            (true, "test") if !SKIP.contains(&name) => {
-                tests.push((name.to_string(), PathBuf::from(exe), None));
+        let name = a.target.name.as_str();
+        match (a.profile.test, a.target.kind.first()) {
+            (false, Some(TargetKind::Bin)) if name == "observer" => observer = Some(exe),
+            (true, Some(TargetKind::Lib)) => {
+                tests.push(("observer-lib".to_string(), exe, Some(LIB_FILTER)));
+            }
+            (true, Some(TargetKind::Test)) if !SKIP.contains(&name) => {
+                tests.push((name.to_string(), exe, None));
             }
             _ => {}
         }
