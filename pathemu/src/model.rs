@@ -10,9 +10,9 @@ use crate::config::Link;
 
 const NS_PER_S: u128 = 1_000_000_000;
 
-/// What the model decided for one arriving packet.
+/// What becomes of one arriving packet: delivered at a time, or dropped (and why).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub enum Fate {
     /// Deliver the packet to the other side at `at_ns` (ns, same clock as the arrival time).
     Deliver {
         /// When its serialisation at the bottleneck finishes (ns).
@@ -78,14 +78,14 @@ impl Bottleneck {
     /// Offers a packet of `size_bytes` arriving at `now_ns`: either drops it
     /// (queue full) or schedules it, updating the serialiser's state.
     /// Arrival times must not go backwards.
-    pub fn offer(&mut self, now_ns: u64, size_bytes: u64) -> Verdict {
+    pub fn offer(&mut self, now_ns: u64, size_bytes: u64) -> Fate {
         if self.would_drop(now_ns, size_bytes) {
-            return Verdict::DropQueue;
+            return Fate::DropQueue;
         }
         let start = self.busy_until_ns.max(now_ns);
         let departs_ns = start.saturating_add(self.serialisation_ns(size_bytes));
         self.busy_until_ns = departs_ns;
-        Verdict::Deliver {
+        Fate::Deliver {
             departs_ns,
             at_ns: departs_ns.saturating_add(self.delay_ns),
         }
@@ -136,9 +136,9 @@ impl DirectionModel {
     }
 
     /// Decides the fate of a packet of `size_bytes` arriving at `now_ns` (ns).
-    pub fn offer(&mut self, now_ns: u64, size_bytes: u64) -> Verdict {
+    pub fn offer(&mut self, now_ns: u64, size_bytes: u64) -> Fate {
         if self.loss.lose() {
-            return Verdict::DropLoss;
+            return Fate::DropLoss;
         }
         self.bottleneck.offer(now_ns, size_bytes)
     }
@@ -165,7 +165,7 @@ mod tests {
         for t in [0, 5, 5, 100] {
             assert_eq!(
                 b.offer(t * MS, 1500),
-                Verdict::Deliver {
+                Fate::Deliver {
                     departs_ns: t * MS,
                     at_ns: (t + 26) * MS
                 }
@@ -193,15 +193,15 @@ mod tests {
         assert_eq!(
             v,
             vec![
-                Verdict::Deliver {
+                Fate::Deliver {
                     departs_ns: MS,
                     at_ns: 11 * MS
                 },
-                Verdict::Deliver {
+                Fate::Deliver {
                     departs_ns: 2 * MS,
                     at_ns: 12 * MS
                 },
-                Verdict::Deliver {
+                Fate::Deliver {
                     departs_ns: 3 * MS,
                     at_ns: 13 * MS
                 },
@@ -212,7 +212,7 @@ mod tests {
         // A packet after the queue drained starts at its own arrival.
         assert_eq!(
             b.offer(10 * MS, 750),
-            Verdict::Deliver {
+            Fate::Deliver {
                 departs_ns: 10 * MS + MS / 2,
                 at_ns: 20 * MS + MS / 2
             }
@@ -223,9 +223,9 @@ mod tests {
     fn drop_tail_counts_waiting_bytes() {
         // 12 Mbit/s, queue 3000 B: two full packets fit, the third is dropped.
         let mut b = Bottleneck::new(&link(12_000_000, 0, 3000));
-        assert!(matches!(b.offer(0, 1500), Verdict::Deliver { .. }));
-        assert!(matches!(b.offer(0, 1500), Verdict::Deliver { .. }));
-        assert_eq!(b.offer(0, 1500), Verdict::DropQueue);
+        assert!(matches!(b.offer(0, 1500), Fate::Deliver { .. }));
+        assert!(matches!(b.offer(0, 1500), Fate::Deliver { .. }));
+        assert_eq!(b.offer(0, 1500), Fate::DropQueue);
         // A dropped packet does not advance the serialiser.
         assert_eq!(b.backlog_bytes(0), 3000);
         // 1 byte still fits exactly? 3000 + 1 > 3000: no.
@@ -235,7 +235,7 @@ mod tests {
         assert!(b.would_drop(MS, 1501));
         assert_eq!(
             b.offer(MS, 1500),
-            Verdict::Deliver {
+            Fate::Deliver {
                 departs_ns: 3 * MS,
                 at_ns: 3 * MS
             }
@@ -253,9 +253,9 @@ mod tests {
         let mut t = 0;
         while t < 1_000 * MS {
             match b.offer(t, 1000) {
-                Verdict::Deliver { .. } => delivered += 1000,
-                Verdict::DropQueue => dropped += 1,
-                Verdict::DropLoss => unreachable!(),
+                Fate::Deliver { .. } => delivered += 1000,
+                Fate::DropQueue => dropped += 1,
+                Fate::DropLoss => unreachable!(),
             }
             t += gap;
         }
@@ -294,10 +294,10 @@ mod tests {
         let l = link(12_000_000, 1, 1500).loss(1.0);
         let mut m = DirectionModel::new(&l, 3);
         for _ in 0..5 {
-            assert_eq!(m.offer(0, 1500), Verdict::DropLoss);
+            assert_eq!(m.offer(0, 1500), Fate::DropLoss);
         }
         let mut m = DirectionModel::new(&l.loss(0.0), 3);
-        assert!(matches!(m.offer(0, 1500), Verdict::Deliver { .. }));
-        assert_eq!(m.offer(0, 1500), Verdict::DropQueue);
+        assert!(matches!(m.offer(0, 1500), Fate::Deliver { .. }));
+        assert_eq!(m.offer(0, 1500), Fate::DropQueue);
     }
 }

@@ -9,7 +9,7 @@ use std::thread::{self, JoinHandle};
 
 use crate::clock::{self, StopSignal, Wake};
 use crate::error::{Error, Result};
-use crate::model::{DirectionModel, Verdict};
+use crate::model::{DirectionModel, Fate};
 use crate::stats::{LinkCounters, bump};
 
 /// Largest packet read from a TUN (bytes); larger than any MTU in use.
@@ -148,15 +148,15 @@ impl Worker {
             bump(&self.counters.packets_in, 1);
             let size = len as u64;
             match self.model.offer(now, size) {
-                Verdict::DropLoss => {
+                Fate::DropLoss => {
                     bump(&self.counters.packets_dropped_loss, 1);
                     bump(&self.counters.bytes_dropped_loss, size);
                 }
-                Verdict::DropQueue => {
+                Fate::DropQueue => {
                     bump(&self.counters.packets_dropped_queue, 1);
                     bump(&self.counters.bytes_dropped_queue, size);
                 }
-                Verdict::Deliver { at_ns, .. } => {
+                Fate::Deliver { at_ns, .. } => {
                     let mut buf = self
                         .pool
                         .pop()
