@@ -1,6 +1,7 @@
 //! `cargo xtask test`: formatting, lints, then every unit and integration
 //! test. Integration tests load eBPF programs, so test binaries run as root
-//! (through sudo when this is not root).
+//! (through sudo when this is not root); observer's integration binary runs
+//! once per module ([`integration_modules`]).
 
 use std::{
     io::{BufRead as _, BufReader},
@@ -29,16 +30,15 @@ pub fn test() -> anyhow::Result<()> {
         "-D",
         "warnings",
     ]))?;
+    let mut total = Tally::default();
     if util::is_root() {
+        // Root: cargo runs the documentation tests too.
         let mut c = Command::new("cargo");
-        c.args(["test", "--workspace", "--exclude", "observer-ebpf"]);
-        let mut total = run_counting(&mut c)?;
-        total.add(scenarios(&[])?);
-        total.add(vm_matrix()?);
-        total.add(short_fuzz_and_soak()?);
-        return total.finish();
+        c.args(["test", "--workspace", "--exclude", "observer-ebpf", "--doc"]);
+        total.add(run_counting(&mut c)?);
     }
-    // Not root: build the test binaries as this user, run them through sudo.
+    // Build the test binaries as this user, run them as root (through sudo
+    // when this is not root).
     let out = Command::new("cargo")
         .args([
             "test",
@@ -56,14 +56,23 @@ pub fn test() -> anyhow::Result<()> {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    let mut total = Tally::default();
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else {
             continue;
         };
-        if msg["profile"]["test"] == true
-            && let Some(exe) = msg["executable"].as_str()
-        {
+        if msg["profile"]["test"] != true {
+            continue;
+        }
+        let Some(exe) = msg["executable"].as_str() else {
+            continue;
+        };
+        if msg["target"]["name"] == INTEGRATION {
+            for module in integration_modules(exe)? {
+                let mut c = util::as_root(exe)?;
+                c.arg(module_filter(&module));
+                total.add(run_counting(&mut c)?);
+            }
+        } else {
             total.add(run_counting(&mut util::as_root(exe)?)?);
         }
     }
@@ -71,6 +80,57 @@ pub fn test() -> anyhow::Result<()> {
     total.add(vm_matrix()?);
     total.add(short_fuzz_and_soak()?);
     total.finish()
+}
+
+/// observer's integration test binary (`observer/tests/integration/`): one
+/// module per part of the program under test.
+pub const INTEGRATION: &str = "integration";
+
+/// The modules of the integration test binary `exe` that hold tests (`cli`,
+/// `flows`, ...), from its `--list`. Each runs in a process of its own, as
+/// when each was its own test binary: tests in different modules never
+/// overlap.
+///
+/// # Errors
+/// The binary could not list its tests, or a module's filter
+/// ([`module_filter`]) would also pick tests of another module.
+pub fn integration_modules(exe: &str) -> anyhow::Result<Vec<String>> {
+    let out = Command::new(exe)
+        .arg("--list")
+        .output()
+        .with_context(|| format!("cannot run {exe} --list"))?;
+    if !out.status.success() {
+        anyhow::bail!("{exe} --list failed: {}", out.status);
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let tests: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_suffix(": test"))
+        .collect();
+    if let Some(t) = tests.iter().find(|t| !t.contains("::")) {
+        anyhow::bail!("{exe}: test {t} is in no module");
+    }
+    let mut modules: Vec<String> = tests
+        .iter()
+        .filter_map(|t| t.split_once("::").map(|(m, _)| m.to_string()))
+        .collect();
+    modules.sort();
+    modules.dedup();
+    for m in &modules {
+        let filter = module_filter(m);
+        if let Some(t) = tests
+            .iter()
+            .find(|t| t.contains(&filter) && !t.starts_with(&filter))
+        {
+            anyhow::bail!("the filter {filter} would also run {t}: rename the module or the test");
+        }
+    }
+    Ok(modules)
+}
+
+/// The libtest filter that picks the tests of integration module `module`.
+pub fn module_filter(module: &str) -> String {
+    format!("{module}::")
 }
 
 /// A short fuzz run of every target and a short soak, counted in the tally.

@@ -6,17 +6,10 @@
 //! The precondition tests use the test-only overrides of
 //! `observer::kernel::preflight` (`OBSERVER_BTF_PATH`, `OBSERVER_FAKE_KERNEL`,
 //! `OBSERVER_MISSING_HOOK`), which only builds with debug assertions read.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "integration tests: a failure should panic the test"
-)]
-
-mod support;
 
 use std::process::{Command, Output, Stdio};
 
-use support::{
+use crate::support::{
     bpf::{leftover, observer_programs},
     process::BIN,
     root_or_skip, serial,

@@ -2,10 +2,6 @@
 //! catalogue, with samples that shrink (an LRU-evicted entry re-created
 //! from zero, a stale read) as well as grow, and flows that close; no
 //! counter series may fall, turn non-finite or vanish once exported.
-#![allow(
-    clippy::unwrap_used,
-    reason = "integration tests: a failure should panic the test"
-)]
 
 use std::collections::HashMap;
 

@@ -2,20 +2,13 @@
 //! each test, observed through the attached probes, checked against the
 //! kernel's own TCP_INFO for the same socket.
 
-#![allow(
-    clippy::unwrap_used,
-    reason = "integration tests: a failure should panic the test"
-)]
-
-mod support;
-
 use std::{
     io::{Read, Write},
     net::{TcpListener, TcpStream},
     time::Duration,
 };
 
-use support::{NetNs, Observer, cookie, root_or_skip, setsockopt_int, tcp_info};
+use crate::support::{NetNs, Observer, cookie, root_or_skip, setsockopt_int, tcp_info};
 
 /// One jiffy at the slowest HZ (100), the chrono counters' resolution.
 const JIFFY_US: u64 = 10_000;

@@ -2,13 +2,6 @@
 //! on; a slow poll does not fill the ring (a thread drains it); flows
 //! older than observer are picked up at their next packet; SIGINT and
 //! SIGTERM detach and exit 0.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "integration tests: a failure should panic the test"
-)]
-
-mod support;
 
 use std::{
     collections::HashMap,
@@ -18,6 +11,14 @@ use std::{
     time::{Duration, Instant},
 };
 
+use crate::support::{
+    NetNs, Observer,
+    bpf::{attached_programs, leftover, observer_programs, wait_attached},
+    cookie,
+    http::{free_port, http_get, kernel_event, metric, scrape, sum, wait_serving},
+    process::{BIN, Kill},
+    root_or_skip, serial, tcp_info,
+};
 use observer::{
     kernel::probes::{ProbeConfig, Probes},
     model::clock::{Clock, kernel_hz},
@@ -27,14 +28,6 @@ use observer::{
 };
 use observer_common::Counter;
 use pathemu::sockets::connect_from;
-use support::{
-    NetNs, Observer,
-    bpf::{attached_programs, leftover, observer_programs, wait_attached},
-    cookie,
-    http::{free_port, http_get, kernel_event, metric, scrape, sum, wait_serving},
-    process::{BIN, Kill},
-    root_or_skip, serial, tcp_info,
-};
 
 /// `n` connections to `addr`, each sending a byte and closed by both ends,
 /// as fast as they go; returns the client cookies.

@@ -3,12 +3,6 @@
 //! submodules hold the rest: what is loaded in the kernel ([`bpf`]), the
 //! agent's HTTP endpoints and metrics ([`http`]), sockets bound the way a
 //! test needs ([`net`]) and the observer binary as a child ([`process`]).
-#![allow(dead_code, reason = "each test binary uses a different subset")]
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "test support: a failure should panic the test"
-)]
 
 use std::{
     fs::File,

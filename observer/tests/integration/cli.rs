@@ -1,11 +1,5 @@
 //! The `observer` binary as a user runs it: bad input, missing privilege,
 //! a real flow in the output, and nothing left loaded afterwards.
-#![allow(
-    clippy::unwrap_used,
-    reason = "integration tests: a failure should panic the test"
-)]
-
-mod support;
 
 use std::{
     io::{Read as _, Write as _},
@@ -14,7 +8,7 @@ use std::{
     time::Duration,
 };
 
-use support::{
+use crate::support::{
     NetNs,
     bpf::{attached_programs, leftover, observer_programs, wait_attached},
     cookie,

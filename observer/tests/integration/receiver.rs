@@ -2,20 +2,13 @@
 //! reports for a socket that received data, against the kernel's own
 //! TCP_INFO and FIONREAD for the same socket.
 
-#![allow(
-    clippy::unwrap_used,
-    reason = "integration tests: a failure should panic the test"
-)]
-
-mod support;
-
 use std::{
     io::{Read, Write},
     net::{TcpListener, TcpStream},
     time::Duration,
 };
 
-use support::{NetNs, Observer, cookie, root_or_skip, setsockopt_int, tcp_info, unread};
+use crate::support::{NetNs, Observer, cookie, root_or_skip, setsockopt_int, tcp_info, unread};
 
 /// Connects a sender to a listener on loopback in the current namespace;
 /// `rcvbuf` sets SO_RCVBUF on the listener first (the accepted socket

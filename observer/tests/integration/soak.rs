@@ -12,13 +12,6 @@
 //! With `OBSERVER_SOAK_STALL=1` the agent is stopped (SIGSTOP) for 4 s
 //! after 20 s, so the ring buffer overflows: then the drops must account
 //! exactly for the closes not reported, instead of being 0.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "integration tests: a failure should panic the test"
-)]
-
-mod support;
 
 use std::{
     io::{Read as _, Write as _},
@@ -31,14 +24,14 @@ use std::{
     time::{Duration, Instant},
 };
 
-use pathemu::sockets::{ConnectError, connect_from};
-use support::{
+use crate::support::{
     NetNs,
     bpf::{flow_maps, map_fill, map_samples, recursion_misses},
     http::{free_port, http_get, kernel_event, sum, wait_serving},
     process::{BIN, Kill, rss_kib},
     root_or_skip,
 };
+use pathemu::sockets::{ConnectError, connect_from};
 
 /// Churn connects from 127.77.0.2 to 127.77.0.1: both ends' flows carry
 /// remote subnet 127.77.0.0/16, which nothing else on the host uses.

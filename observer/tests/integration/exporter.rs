@@ -1,12 +1,6 @@
 //! `observer run` as a deployment uses it: a real Prometheus server scrapes
 //! it while transfers cross emulated paths, and the series stay bounded
 //! while thousands of short flows come and go.
-#![allow(
-    clippy::unwrap_used,
-    reason = "integration tests: a failure should panic the test"
-)]
-
-mod support;
 
 use std::{
     io::{Read as _, Write as _},
@@ -15,13 +9,13 @@ use std::{
     time::{Duration, Instant},
 };
 
-use pathemu::{ChildGuard, Path, PathConfig, Side};
-use support::{
+use crate::support::{
     NetNs,
     http::{free_port, http_get, sum},
     process::{BIN, Kill},
     root_or_skip, serial,
 };
+use pathemu::{ChildGuard, Path, PathConfig, Side};
 
 /// `observer run` on a free loopback port, polling every 500 ms, once it
 /// serves; returns the port. A port free when picked can be taken (an
