@@ -27,4 +27,6 @@ pub mod attribution;
 pub mod kernel;
 pub mod model;
 pub mod sink;
+#[cfg(any(test, feature = "testkit"))]
+pub mod testkit;
 pub mod track;
