@@ -6,3 +6,4 @@
 //! integration tests); never part of the program.
 
 pub mod btf;
+pub mod sample;
