@@ -102,8 +102,12 @@ pub fn integration_modules(exe: &str) -> anyhow::Result<Vec<String>> {
     if !out.status.success() {
         anyhow::bail!("{exe} --list failed: {}", out.status);
     }
-    let text = String::from_utf8_lossy(&out.stdout);
-    let tests: Vec<&str> = text
+    modules_of(exe, &String::from_utf8_lossy(&out.stdout))
+}
+
+/// The modules in libtest's `--list` output `list` of binary `exe`.
+fn modules_of(exe: &str, list: &str) -> anyhow::Result<Vec<String>> {
+    let tests: Vec<&str> = list
         .lines()
         .filter_map(|l| l.strip_suffix(": test"))
         .collect();
@@ -363,5 +367,15 @@ mod tests {
         let t = parse_result("15 passed, 1 failed").unwrap();
         assert_eq!((t.passed, t.failed), (15, 1));
         assert!(parse_result("x passed, 1 failed").is_none());
+    }
+
+    #[test]
+    fn integration_modules_from_the_list() {
+        let list = "cli::a: test\nflows::b: test\nflows::c::d: test\ncli::e: test\n\n3 tests, 0 benchmarks\n";
+        assert_eq!(modules_of("x", list).unwrap(), ["cli", "flows"]);
+        // A test outside any module would not run.
+        assert!(modules_of("x", "cli::a: test\nloose: test\n").is_err());
+        // `flows::` would pick a test of module `top` too.
+        assert!(modules_of("x", "flows::a: test\ntop::flows::b: test\n").is_err());
     }
 }
