@@ -66,14 +66,24 @@ pub fn test() -> anyhow::Result<()> {
         let Some(exe) = msg["executable"].as_str() else {
             continue;
         };
+        // In the package's folder, as `cargo test` runs them.
+        let dir = msg["manifest_path"]
+            .as_str()
+            .and_then(|m| std::path::Path::new(m).parent());
+        let run = |filter: Option<String>| -> anyhow::Result<Tally> {
+            let mut c = util::as_root(exe)?;
+            c.args(filter);
+            if let Some(d) = dir {
+                c.current_dir(d);
+            }
+            run_counting(&mut c)
+        };
         if msg["target"]["name"] == INTEGRATION {
             for module in integration_modules(exe)? {
-                let mut c = util::as_root(exe)?;
-                c.arg(module_filter(&module));
-                total.add(run_counting(&mut c)?);
+                total.add(run(Some(module_filter(&module)))?);
             }
         } else {
-            total.add(run_counting(&mut util::as_root(exe)?)?);
+            total.add(run(None)?);
         }
     }
     total.add(scenarios(&[])?);
