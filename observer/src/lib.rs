@@ -27,5 +27,7 @@ pub mod attribution;
 pub mod kernel;
 pub mod model;
 pub mod sink;
+#[cfg(any(test, feature = "testkit"))]
+pub mod testkit;
 pub mod track;
 pub mod units;

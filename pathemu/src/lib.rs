@@ -13,6 +13,9 @@
 //! namespaces `pe-<pid>-<n>-a` and `pe-<pid>-<n>-b`, a TUN named `pe0` in
 //! each (MTU 1500), IPv4 `10.77.<n mod 256>.1` (A) and `.2` (B), and IPv6
 //! `fd77:<n as hex>::1` and `::2`. Addresses exist only inside the namespaces.
+//! A test that needs no path takes a [`Namespace::standalone`]
+//! (`pe-<pid>-<n>-s`, loopback only) and guards its children with
+//! [`ChildGuard`].
 //!
 //! Timing and capacity, measured on a 2-core VM (Linux 6.18): packets are
 //! written out on average 20-50 us after their scheduled time (never more
@@ -61,7 +64,7 @@ pub use child::ChildGuard;
 pub use clock::now_ns;
 pub use config::{Link, PathConfig};
 pub use error::{Error, Result};
-pub use netns::{NAME_PREFIX, run_in_netns, sweep_stale};
+pub use netns::{NAME_PREFIX, Namespace, run_in_netns, sweep_stale};
 pub use path::{Direction, Path, Side};
 pub use stats::{LATENESS_BUCKETS_NS, LinkStats};
 pub use tun::{TUN_MTU, TUN_NAME};

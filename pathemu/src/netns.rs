@@ -8,12 +8,15 @@ use std::os::fd::AsRawFd;
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
 use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::thread;
 
 use crate::error::{Error, Result};
 
-/// Every namespace this crate creates is named `pe-<pid>-<n>-<a|b>`.
+/// Every namespace this crate creates is named `pe-<pid>-<n>-<a|b|s>`: the
+/// two sides of path number `n`, or standalone namespace number `n`
+/// ([`Namespace::standalone`]).
 pub const NAME_PREFIX: &str = "pe-";
 
 /// Where `ip netns` keeps its bind-mounted namespace files.
@@ -55,16 +58,32 @@ fn ns_id(path: &std::path::Path) -> Result<(u64, u64)> {
     Ok((meta.ino(), meta.dev()))
 }
 
+/// Numbers of standalone namespaces ([`Namespace::standalone`]).
+static NEXT_STANDALONE: AtomicU32 = AtomicU32::new(0);
+
 /// A named network namespace that is deleted (after killing every process
-/// still inside it) when this value is dropped.
+/// still inside it) when this value is dropped, even while unwinding from a
+/// panic.
 #[derive(Debug)]
-pub(crate) struct Namespace {
+pub struct Namespace {
     name: String,
     inode: u64,
     dev: u64,
 }
 
 impl Namespace {
+    /// A namespace of its own, `pe-<pid>-<n>-s`, with only its loopback,
+    /// which is up: for a test that needs no path, only traffic that no
+    /// other test sees. Sweeps away stale namespaces first, as
+    /// [`crate::Path::new`] does. Needs root.
+    pub fn standalone() -> Result<Self> {
+        sweep_stale();
+        let n = NEXT_STANDALONE.fetch_add(1, Ordering::Relaxed);
+        let ns = Namespace::create(&make_name(std::process::id(), n, "s"))?;
+        ip(&["-n", ns.name(), "link", "set", "lo", "up"])?;
+        Ok(ns)
+    }
+
     /// Creates namespace `name` with `ip netns add`.
     pub(crate) fn create(name: &str) -> Result<Self> {
         // Registered before it exists, so that a concurrent sweep in this
@@ -85,17 +104,17 @@ impl Namespace {
     }
 
     /// The namespace's name as `ip netns list` shows it.
-    pub(crate) fn name(&self) -> &str {
+    pub fn name(&self) -> &str {
         &self.name
     }
 
     /// The namespace's inode number (nsfs), as `stat /run/netns/NAME` reports.
-    pub(crate) fn inode(&self) -> u64 {
+    pub fn inode(&self) -> u64 {
         self.inode
     }
 
     /// Runs `f` on a new thread that has joined this namespace; see [`run_in_netns`].
-    pub(crate) fn run<F, R>(&self, f: F) -> Result<R>
+    pub fn run<F, R>(&self, f: F) -> Result<R>
     where
         F: FnOnce() -> R + Send,
         R: Send,
@@ -206,18 +225,19 @@ pub(crate) fn parse_name(name: &str) -> Option<(i32, u32)> {
     let pid = parts.next()?.parse().ok()?;
     let n = parts.next()?.parse().ok()?;
     let side = parts.next()?;
-    if !matches!(side, "a" | "b") || parts.next().is_some() {
+    if !matches!(side, "a" | "b" | "s") || parts.next().is_some() {
         return None;
     }
     Some((pid, n))
 }
 
-/// The name of side `side` ("a" or "b") of path number `n` of process `pid`.
+/// The name of side `side` ("a" or "b") of path number `n` of process
+/// `pid`, or ("s") of its standalone namespace number `n`.
 pub(crate) fn make_name(pid: u32, n: u32, side: &str) -> String {
     format!("{NAME_PREFIX}{pid}-{n}-{side}")
 }
 
-/// Deletes namespaces named `pe-<pid>-<n>-<a|b>` whose creating process `pid`
+/// Deletes namespaces named `pe-<pid>-<n>-<a|b|s>` whose creating process `pid`
 /// no longer exists (left behind by a killed process), or whose pid is this
 /// process's but which this process did not create (an earlier process with
 /// the same pid), after killing any processes still inside them. Returns the names deleted. Errors on single
@@ -263,6 +283,7 @@ mod tests {
         assert_eq!(n, "pe-4242-7-a");
         assert_eq!(parse_name(&n), Some((4242, 7)));
         assert_eq!(parse_name("pe-4242-7-b"), Some((4242, 7)));
+        assert_eq!(parse_name(&make_name(4242, 7, "s")), Some((4242, 7)));
         assert_eq!(parse_name("pe-4242-7-c"), None);
         assert_eq!(parse_name("pe-x-7-a"), None);
         assert_eq!(parse_name("pe-1-2-a-b"), None);

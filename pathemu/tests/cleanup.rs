@@ -12,7 +12,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use common::root_or_skip;
-use pathemu::{ChildGuard, Path, PathConfig, Side};
+use pathemu::{ChildGuard, Namespace, Path, PathConfig, Side};
 
 /// The names `ip netns list` prints.
 fn netns_list() -> Vec<String> {
@@ -166,4 +166,32 @@ fn run_in_and_inode_agree() {
     let out = Command::new("ip").args(["-o", "addr"]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(!text.contains(&path.addr(Side::A).to_string()), "{text}");
+}
+
+#[test]
+fn standalone_namespace_has_loopback_and_goes_on_drop() {
+    if !root_or_skip("standalone_namespace_has_loopback_and_goes_on_drop") {
+        return;
+    }
+    let ns = Namespace::standalone().unwrap();
+    let name = ns.name().to_owned();
+    let pid = std::process::id();
+    assert!(name.starts_with(&format!("pe-{pid}-")), "{name}");
+    assert!(name.ends_with("-s"), "{name}");
+    assert!(netns_list().contains(&name));
+    let (inode, connected) = ns
+        .run(|| {
+            let inode = std::fs::metadata("/proc/thread-self/ns/net").unwrap().ino();
+            // Loopback is up: a connection to it goes through.
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let c = std::net::TcpStream::connect(l.local_addr().unwrap());
+            (inode, c.is_ok())
+        })
+        .unwrap();
+    assert_eq!(inode, ns.inode());
+    assert!(connected, "loopback is down in {name}");
+    let mine = std::fs::metadata("/proc/self/ns/net").unwrap().ino();
+    assert_ne!(mine, ns.inode());
+    drop(ns);
+    assert_gone(&[name]);
 }

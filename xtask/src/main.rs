@@ -9,6 +9,7 @@ use std::process::{Command, ExitCode};
 use clap::{Parser, Subcommand};
 
 mod fuzz;
+mod integration;
 mod lint;
 mod setup;
 mod soak;
@@ -100,7 +101,7 @@ enum Cmd {
         /// Seconds before a VM that has not finished is killed.
         #[arg(long, default_value_t = 1500)]
         timeout: u64,
-        /// Run only these test binaries (comma-separated: flows,cli,...).
+        /// Run only these test steps (comma-separated: flows,cli,...).
         #[arg(long, value_delimiter = ',')]
         only: Vec<String>,
     },

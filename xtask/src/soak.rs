@@ -2,12 +2,13 @@
 //! connection churn and bulk flows for N minutes, checking that its RSS
 //! stays flat, the kernel flow map stays within max_entries, every closed
 //! flow is reported once and no closed-flow record is dropped. The test
-//! itself is `observer/tests/soak.rs` (ignored by a plain `cargo test`);
+//! itself is `observer/tests/integration/soak.rs` (ignored by a plain `cargo test`);
 //! `cargo xtask test` runs it for [`TEST_SECONDS`].
 
 use anyhow::Context as _;
 
 use crate::{
+    integration::{INTEGRATION, module_filter},
     setup,
     tally::{self, Tally},
     util,
@@ -23,15 +24,16 @@ pub const TEST_SECONDS: u64 = 45;
 pub fn soak(seconds: u64) -> anyhow::Result<Tally> {
     setup::setup()?;
     let exe = util::build_tests(
-        &["--release", "-p", "observer", "--test", "soak"],
+        &["--release", "-p", "observer", "--test", INTEGRATION],
         "the soak test",
     )?
     .into_iter()
-    .filter(|a| a.profile.test && a.target.name == "soak")
+    .filter(|a| a.profile.test && a.target.name == INTEGRATION)
     .find_map(|a| a.executable)
     .context("cargo built no soak test binary")?;
     let mut c = util::as_root(exe.as_str())?;
     c.args(["--ignored", "--nocapture", "--test-threads", "1"])
+        .arg(module_filter("soak"))
         .env("OBSERVER_SOAK_SECONDS", seconds.to_string());
     eprintln!("soak: {seconds} s of churn and bulk flows against observer run");
     tally::run_counting(&mut c)

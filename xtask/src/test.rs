@@ -1,13 +1,16 @@
 //! `cargo xtask test`: formatting, lints (see `lint`), then every unit and
 //! integration test. Integration tests load eBPF programs, so test binaries
-//! run as root (through sudo when this is not root).
+//! run as root (through sudo when this is not root); observer's integration
+//! binary runs once per module ([`crate::integration`]).
 
 use std::process::Command;
 
 use anyhow::Context as _;
 
 use crate::{
-    fuzz, lint, setup, soak,
+    fuzz,
+    integration::{INTEGRATION, integration_modules, module_filter},
+    lint, setup, soak,
     tally::{Tally, run_counting},
     util, vm,
 };
@@ -19,23 +22,36 @@ use crate::{
 pub fn test() -> anyhow::Result<()> {
     setup::setup()?;
     lint::lint()?;
-    if util::is_root() {
-        let mut c = Command::new("cargo");
-        c.args(["test", "--workspace", "--exclude", "observer-ebpf"]);
-        let mut total = run_counting(&mut c)?;
-        total.add(scenarios(&[])?);
-        total.add(vm_matrix()?);
-        total.add(short_fuzz_and_soak()?);
-        return total.finish();
-    }
-    // Not root: build the test binaries as this user, run them through sudo.
-    let built = util::build_tests(&["--workspace", "--exclude", "observer-ebpf"], "the tests")?;
     let mut total = Tally::default();
+    if util::is_root() {
+        // Root: cargo runs the documentation tests too.
+        let mut c = Command::new("cargo");
+        c.args(["test", "--workspace", "--exclude", "observer-ebpf", "--doc"]);
+        total.add(run_counting(&mut c)?);
+    }
+    // Build the test binaries as this user, run them as root (through sudo
+    // when this is not root).
+    let built = util::build_tests(&["--workspace", "--exclude", "observer-ebpf"], "the tests")?;
     for a in built {
-        if a.profile.test
-            && let Some(exe) = &a.executable
-        {
-            total.add(run_counting(&mut util::as_root(exe.as_str())?)?);
+        let Some(exe) = a.executable.as_ref().filter(|_| a.profile.test) else {
+            continue;
+        };
+        // In the package's folder, as `cargo test` runs them.
+        let dir = a.manifest_path.parent();
+        let run = |filter: Option<String>| -> anyhow::Result<Tally> {
+            let mut c = util::as_root(exe.as_str())?;
+            c.args(filter);
+            if let Some(d) = dir {
+                c.current_dir(d);
+            }
+            run_counting(&mut c)
+        };
+        if a.target.name == INTEGRATION {
+            for module in integration_modules(exe.as_str())? {
+                total.add(run(Some(module_filter(&module)))?);
+            }
+        } else {
+            total.add(run(None)?);
         }
     }
     total.add(scenarios(&[])?);

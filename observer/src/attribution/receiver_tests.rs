@@ -1,10 +1,8 @@
 //! The receiver-side rules, one case each, with the figures of the
 //! scenario that imposes the limit.
 
-use observer_common::FlowSample;
-
 use super::*;
-use crate::model::{clock::Clock, flow::Flow};
+use crate::testkit::sample::SampleBuilder;
 
 const SEC: u64 = 1_000_000_000;
 
@@ -56,11 +54,7 @@ impl Default for R {
 }
 
 fn point(r: R) -> Point {
-    let mut s = FlowSample::ZERO;
-    s.cookie = 1;
-    s.state = 1;
-    s.mss = 1448;
-    let mut f = Flow::from_sample(&s, &Clock::fixed(0, 250), 0);
+    let mut f = SampleBuilder::new(1).flow();
     let us = (r.t * 1e6) as u64;
     let at_ns = (r.t * SEC as f64) as u64 + 100 * SEC;
     f.bytes_received = r.received;

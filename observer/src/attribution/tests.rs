@@ -1,7 +1,5 @@
-use observer_common::FlowSample;
-
 use super::*;
-use crate::model::{clock::Clock, flow::Flow};
+use crate::testkit::sample::SampleBuilder;
 
 const SEC: u64 = 1_000_000_000;
 
@@ -45,11 +43,7 @@ impl Default for P {
 }
 
 fn point(p: P) -> Point {
-    let mut s = FlowSample::ZERO;
-    s.cookie = 1;
-    s.state = 1;
-    s.mss = 1448;
-    let mut f = Flow::from_sample(&s, &Clock::fixed(0, 250), 0);
+    let mut f = SampleBuilder::new(1).flow();
     f.bytes_acked = p.acked;
     f.bytes_received = p.received;
     f.busy_us = p.busy_ms * 1000;

@@ -1,73 +1,10 @@
 use super::*;
-
-/// Builds BTF bytes from type records (already encoded) and a string table.
-struct Builder {
-    types: Vec<u8>,
-    strings: Vec<u8>,
-}
-
-impl Builder {
-    fn new() -> Self {
-        Builder {
-            types: Vec::new(),
-            strings: vec![0],
-        }
-    }
-    fn s(&mut self, name: &str) -> u32 {
-        let off = self.strings.len() as u32;
-        self.strings.extend_from_slice(name.as_bytes());
-        self.strings.push(0);
-        off
-    }
-    fn words(&mut self, w: &[u32]) {
-        for x in w {
-            self.types.extend_from_slice(&x.to_le_bytes());
-        }
-    }
-    fn int(&mut self, name: &str, size: u32) {
-        let n = self.s(name);
-        self.words(&[n, 1 << 24, size, size * 8]);
-    }
-    fn composite(
-        &mut self,
-        kind: u32,
-        name: &str,
-        size: u32,
-        kf: bool,
-        members: &[(&str, u32, u32)],
-    ) {
-        let n = self.s(name);
-        let info = (kind << 24) | (members.len() as u32) | (u32::from(kf) << 31);
-        self.words(&[n, info, size]);
-        for (mname, ty, off) in members {
-            let mn = self.s(mname);
-            self.words(&[mn, *ty, *off]);
-        }
-    }
-    fn bytes(&self) -> Vec<u8> {
-        let mut out = Vec::new();
-        out.extend_from_slice(&MAGIC.to_le_bytes());
-        out.push(1);
-        out.push(0);
-        for w in [
-            24u32,
-            0,
-            self.types.len() as u32,
-            self.types.len() as u32,
-            self.strings.len() as u32,
-        ] {
-            out.extend_from_slice(&w.to_le_bytes());
-        }
-        out.extend_from_slice(&self.types);
-        out.extend_from_slice(&self.strings);
-        out
-    }
-}
+use crate::testkit::btf::BtfBuilder;
 
 /// ids: 1 u32, 2 u8, 3 struct inner {u32 a; u32 b}, 4 u32[3] array,
 /// 5 anonymous union {u32 c}, 6 struct outer, 7 typedef outer_t -> 6.
 fn sample() -> Vec<u8> {
-    let mut b = Builder::new();
+    let mut b = BtfBuilder::new();
     b.int("unsigned int", 4);
     b.int("unsigned char", 1);
     b.composite(4, "inner", 8, false, &[("a", 1, 0), ("b", 1, 32)]);
@@ -87,7 +24,7 @@ fn sample() -> Vec<u8> {
             ("", 5, 192),
         ],
     );
-    let n = b.s("outer_t");
+    let n = b.string("outer_t");
     b.words(&[n, 8 << 24, 6]);
     b.bytes()
 }
@@ -155,8 +92,8 @@ fn rejects_malformed_input_without_panicking() {
 
 #[test]
 fn typedef_cycles_are_errors() {
-    let mut b = Builder::new();
-    let n = b.s("loop");
+    let mut b = BtfBuilder::new();
+    let n = b.string("loop");
     b.words(&[n, 8 << 24, 2]);
     b.words(&[n, 8 << 24, 1]);
     b.composite(4, "s", 4, false, &[("x", 1, 0)]);
@@ -200,7 +137,7 @@ fn running_kernel_layout() {
 /// (even OFFSET_NONE) instead of an error.
 #[test]
 fn members_outside_their_struct_are_malformed() {
-    let mut b = Builder::new();
+    let mut b = BtfBuilder::new();
     b.int("unsigned int", 4);
     b.composite(
         4,

@@ -1,33 +1,16 @@
 use super::*;
 use crate::attribution::Verdict;
+use crate::testkit::sample::SampleBuilder;
 
 const SEC: u64 = 1_000_000_000;
 
 /// A window-bound sender: 80,480 B window, 105 ms srtt, 6.13 Mbit/s.
 fn sample(t_s: u64, closed: bool) -> FlowSample {
-    let mut s = FlowSample::ZERO;
-    s.cookie = 9;
-    s.state = 1;
-    s.mss = 1448;
-    s.first_seen_ns = 100 * SEC;
+    let mut s = SampleBuilder::window_bound(9, t_s)
+        .jiffies(1_000_000)
+        .closed_if(closed)
+        .build();
     s.seen_from_start = 1;
-    s.last_seen_ns = (100 + t_s) * SEC;
-    s.bytes_acked = t_s * 766_476;
-    s.srtt_us = 105_000;
-    s.min_rtt_us = 104_000;
-    s.snd_wnd = 80_480;
-    s.snd_cwnd = 500;
-    // busy the whole time, rwnd-limited 56% of it (in 4 ms jiffies).
-    s.chrono_stat = [
-        (t_s * 250 * 44 / 100) as u32,
-        (t_s * 250 * 56 / 100) as u32,
-        0,
-    ];
-    s.jiffies = 1_000_000;
-    if closed {
-        s.closed_ns = s.last_seen_ns;
-        s.state = 7;
-    }
     s
 }
 

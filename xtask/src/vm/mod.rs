@@ -6,10 +6,10 @@
 //!
 //! In the VM: the `observer` binary (at the path the integration tests were
 //! compiled with), the `observer` library's tests that read the running
-//! kernel, every integration test binary but those needing tools the VM
-//! lacks ([`SKIP`]), `ip`, `tc` and `setpriv` from the host with their
-//! libraries, a static busybox for everything else, and this xtask for
-//! `--netem` (see [`netem`]).
+//! kernel, every integration test module (a step each) but those needing
+//! tools the VM lacks ([`SKIP`]), `ip`, `tc` and `setpriv` from the host
+//! with their libraries, a static busybox for everything else, and this
+//! xtask for `--netem` (see [`netem`]).
 
 mod guest_script;
 mod initramfs;
@@ -30,13 +30,16 @@ use cargo_metadata::TargetKind;
 
 pub use netem::guest;
 
-use crate::{setup, util};
+use crate::{
+    integration::{INTEGRATION, integration_modules, module_filter},
+    setup, util,
+};
 use guest_script::{OBSERVER_STEP, Outcome, Step};
 use initramfs::Initramfs;
 
-/// Integration tests left out: they drive tmux (`top`) or Prometheus and
-/// iperf3 (`exporter`), which the VM does not carry, or run for minutes
-/// under their own command (`soak`).
+/// Integration test modules left out: they drive tmux (`top`) or
+/// Prometheus and iperf3 (`exporter`), which the VM does not carry, or run
+/// for minutes under their own command (`soak`).
 const SKIP: &[&str] = &["top", "exporter", "soak"];
 
 /// Library tests that read the running kernel (BTF layout, HZ); the rest
@@ -55,7 +58,19 @@ const STEP_TIMEOUT_S: u64 = 900;
 struct Built {
     observer: PathBuf,
     /// (name, executable, libtest filter)
-    tests: Vec<(String, PathBuf, Option<&'static str>)>,
+    tests: Vec<VmTest>,
+}
+
+/// One test step: a test binary, or some of its tests.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct VmTest {
+    /// The step's name (`observer-lib`, or an integration module: `flows`).
+    name: String,
+    /// The binary's name under /tests in the VM.
+    program: String,
+    exe: PathBuf,
+    /// The libtest filter, if any.
+    filter: Option<String>,
 }
 
 /// One kernel's result.
@@ -87,11 +102,11 @@ pub fn vm_test(kernel: &str, netem: bool, timeout_s: u64, only: &[String]) -> an
     }
     let mut built = build()?;
     if !only.is_empty() {
-        let names: Vec<&str> = built.tests.iter().map(|t| t.0.as_str()).collect();
+        let names: Vec<&str> = built.tests.iter().map(|t| t.name.as_str()).collect();
         if let Some(bad) = only.iter().find(|o| !names.contains(&o.as_str())) {
             bail!("no test binary {bad:?} (known: {})", names.join(", "));
         }
-        built.tests.retain(|t| only.contains(&t.0));
+        built.tests.retain(|t| only.contains(&t.name));
     }
     let scratch = util::target_dir()
         .join("vm")
@@ -263,12 +278,30 @@ fn build() -> anyhow::Result<Built> {
         let name = a.target.name.as_str();
         match (a.profile.test, a.target.kind.first()) {
             (false, Some(TargetKind::Bin)) if name == "observer" => observer = Some(exe),
-            (true, Some(TargetKind::Lib)) => {
-                tests.push(("observer-lib".to_string(), exe, Some(LIB_FILTER)));
+            (true, Some(TargetKind::Lib)) => tests.push(VmTest {
+                name: "observer-lib".to_string(),
+                program: "observer-lib".to_string(),
+                exe,
+                filter: Some(LIB_FILTER.to_string()),
+            }),
+            (true, Some(TargetKind::Test)) if name == INTEGRATION => {
+                for module in integration_modules(&exe.to_string_lossy())? {
+                    if !SKIP.contains(&module.as_str()) {
+                        tests.push(VmTest {
+                            filter: Some(module_filter(&module)),
+                            name: module,
+                            program: name.to_string(),
+                            exe: exe.clone(),
+                        });
+                    }
+                }
             }
-            (true, Some(TargetKind::Test)) if !SKIP.contains(&name) => {
-                tests.push((name.to_string(), exe, None));
-            }
+            (true, Some(TargetKind::Test)) => tests.push(VmTest {
+                name: name.to_string(),
+                program: name.to_string(),
+                exe,
+                filter: None,
+            }),
             _ => {}
         }
     }
@@ -305,7 +338,14 @@ fn base_initramfs(built: &Built, netem: bool, scratch: &Path) -> anyhow::Result<
         );
     }
     i.program(&built.observer, &built.observer.to_string_lossy(), scratch)?;
-    for (name, exe, _) in &built.tests {
+    let mut programs: Vec<(&str, &Path)> = built
+        .tests
+        .iter()
+        .map(|t| (t.program.as_str(), t.exe.as_path()))
+        .collect();
+    programs.sort();
+    programs.dedup();
+    for (name, exe) in programs {
         i.program(exe, &format!("/tests/{name}"), scratch)?;
     }
     if netem {
@@ -323,14 +363,14 @@ fn steps(built: &Built, netem: bool) -> Vec<Step> {
         command: format!("{observer} flows --duration 2s --json >/tmp/flows.json"),
         timeout_s: 120,
     }];
-    for (name, _, filter) in &built.tests {
-        let mut command = format!("/tests/{name} --test-threads=1");
-        if let Some(f) = filter {
+    for t in &built.tests {
+        let mut command = format!("/tests/{} --test-threads=1", t.program);
+        if let Some(f) = &t.filter {
             command.push(' ');
             command.push_str(f);
         }
         steps.push(Step {
-            name: name.clone(),
+            name: t.name.clone(),
             command,
             timeout_s: STEP_TIMEOUT_S,
         });

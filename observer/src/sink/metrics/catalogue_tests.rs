@@ -6,51 +6,24 @@ use super::*;
 use crate::{
     model::clock::Clock,
     sink::metrics::{encode, labels::Aggregation},
+    testkit::sample::{SampleBuilder, v4},
     track::live::BookConfig,
 };
 
 const SEC: u64 = 1_000_000_000;
 
+/// Reference A's iperf3 sender number `cookie` at second `t_s`.
 fn sample(cookie: u64, t_s: u64, closed: bool) -> FlowSample {
-    let mut s = FlowSample::ZERO;
-    s.cookie = cookie;
-    s.state = 1;
-    s.mss = 1448;
-    s.saddr = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 1];
-    s.daddr = [
-        0,
-        0,
-        0,
-        0,
-        0,
-        0,
-        0,
-        0,
-        0,
-        0,
-        0xff,
-        0xff,
-        10,
-        0,
-        (cookie >> 8) as u8,
-        cookie as u8,
-    ];
-    s.sport = 40_000 + (cookie % 1000) as u16;
-    s.dport = 5201;
-    s.comm = *b"iperf3\0\0\0\0\0\0\0\0\0\0";
-    s.first_seen_ns = 100 * SEC;
-    s.last_seen_ns = (100 + t_s) * SEC;
-    s.bytes_acked = t_s * 766_476;
-    s.srtt_us = 105_000;
-    s.min_rtt_us = 104_000;
-    s.snd_wnd = 80_480;
-    s.snd_cwnd = 500;
-    s.chrono_stat = [(t_s * 110) as u32, (t_s * 140) as u32, 0];
-    if closed {
-        s.closed_ns = s.last_seen_ns;
-        s.state = 7;
-    }
-    s
+    SampleBuilder::window_bound(cookie, t_s)
+        .ends(
+            v4(10, 0, 0, 1),
+            40_000 + (cookie % 1000) as u16,
+            v4(10, 0, (cookie >> 8) as u8, cookie as u8),
+            5201,
+        )
+        .comm("iperf3")
+        .closed_if(closed)
+        .build()
 }
 
 fn value(text: &str, series: &str) -> f64 {

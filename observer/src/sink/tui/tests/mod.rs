@@ -20,49 +20,36 @@ use super::{
 use crate::{
     attribution::Verdict,
     model::clock::Clock,
+    testkit::sample::{SampleBuilder, v4},
     track::live::{Book, BookConfig},
 };
 
 const SEC: u64 = 1_000_000_000;
 
-fn v4(a: u8, b: u8, c: u8, d: u8) -> [u8; 16] {
-    [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, a, b, c, d]
-}
-
-fn name(s: &str) -> [u8; 16] {
-    let mut out = [0u8; 16];
-    out[..s.len()].copy_from_slice(s.as_bytes());
-    out
-}
-
 /// A sender at second `t` of its life (born at 100 s, 250 Hz jiffies).
 fn base(cookie: u64, comm: &str, pid: u32, t: u64) -> FlowSample {
-    let mut s = FlowSample::ZERO;
-    s.cookie = cookie;
-    s.state = 1;
-    s.mss = 1448;
-    s.comm = name(comm);
-    s.pid = pid;
-    s.first_seen_ns = 100 * SEC;
-    s.last_seen_ns = (100 + t) * SEC;
-    s.jiffies = 1_000_000;
-    s
+    SampleBuilder::new(cookie)
+        .comm(comm)
+        .pid(pid)
+        .seen(100 * SEC, (100 + t) * SEC)
+        .jiffies(1_000_000)
+        .build()
 }
 
 /// iperf3 bound by an 80,480 B window at 105 ms: receive_window.
 fn window_bound(cookie: u64, t: u64) -> FlowSample {
-    let mut s = base(cookie, "iperf3", 4242, t);
-    s.saddr = v4(10, 0, 0, 1);
-    s.daddr = v4(10, 0, 0, 2);
-    s.sport = 40000 + cookie as u16;
-    s.dport = 5201;
-    s.bytes_acked = t * 766_476;
-    s.srtt_us = 105_000;
-    s.min_rtt_us = 104_000;
-    s.snd_wnd = 80_480;
-    s.snd_cwnd = 500;
+    let mut s = SampleBuilder::window_bound(cookie, t)
+        .comm("iperf3")
+        .pid(4242)
+        .jiffies(1_000_000)
+        .ends(
+            v4(10, 0, 0, 1),
+            40000 + cookie as u16,
+            v4(10, 0, 0, 2),
+            5201,
+        )
+        .build();
     s.inflight = 55;
-    s.chrono_stat = [(t * 250 * 44 / 100) as u32, (t * 250 * 56 / 100) as u32, 0];
     s
 }
 

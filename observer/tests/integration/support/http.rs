@@ -7,7 +7,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use super::process::Kill;
+use pathemu::ChildGuard;
 
 /// A port on 127.0.0.1 nothing listens on (at the time of the call).
 pub fn free_port() -> u16 {
@@ -35,7 +35,7 @@ pub fn http_get(port: u16, path: &str) -> Option<String> {
 
 /// Waits until the agent `child` answers `/healthz` with `ok` on `port`;
 /// fails the test if it exits first or `timeout` passes.
-pub fn wait_serving(port: u16, child: &mut Kill, timeout: Duration) {
+pub fn wait_serving(port: u16, child: &mut ChildGuard, timeout: Duration) {
     let deadline = Instant::now() + timeout;
     while http_get(port, "/healthz").as_deref() != Some("ok\n") {
         assert!(Instant::now() < deadline, "observer run never served");

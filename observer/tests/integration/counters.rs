@@ -2,16 +2,13 @@
 //! catalogue, with samples that shrink (an LRU-evicted entry re-created
 //! from zero, a stale read) as well as grow, and flows that close; no
 //! counter series may fall, turn non-finite or vanish once exported.
-#![allow(
-    clippy::unwrap_used,
-    reason = "integration tests: a failure should panic the test"
-)]
 
 use std::collections::HashMap;
 
 use observer::{
     model::clock::Clock,
     sink::metrics::{Catalogue, CatalogueConfig, encode, labels::Aggregation},
+    testkit::sample::{SampleBuilder, v4},
     track::live::{Book, BookConfig},
     track::poller::PollStats,
 };
@@ -79,19 +76,19 @@ fn exported_counters_never_go_backwards_when_samples_do() {
             now += SEC / 2 + rng.below(SEC);
             // New flows, some born before the book.
             for _ in 0..rng.below(3) {
-                let mut s = FlowSample::ZERO;
-                s.cookie = rng.next();
-                s.state = 1;
-                s.mss = 1448;
-                s.srtt_us = 1 + rng.below(200_000) as u32;
-                s.min_rtt_us = s.srtt_us / 2;
-                s.sport = rng.below(65536) as u16;
-                s.dport = 5201;
-                s.saddr[10..16].copy_from_slice(&[0xff, 0xff, 10, 0, 0, 1]);
-                s.daddr[10..16].copy_from_slice(&[0xff, 0xff, 10, 0, 0, 2]);
-                s.comm[0] = b'a' + rng.below(20) as u8;
-                s.first_seen_ns = now - rng.below(30 * SEC).min(now);
-                s.last_seen_ns = now;
+                // The random draws in this order: cookie, srtt, port, name, birth.
+                let cookie = rng.next();
+                let srtt_us = 1 + rng.below(200_000) as u32;
+                let sport = rng.below(65536) as u16;
+                let comm = char::from(b'a' + rng.below(20) as u8).to_string();
+                let first_seen_ns = now - rng.below(30 * SEC).min(now);
+                let mut s = SampleBuilder::new(cookie)
+                    .ends(v4(10, 0, 0, 1), sport, v4(10, 0, 0, 2), 5201)
+                    .comm(&comm)
+                    .seen(first_seen_ns, now)
+                    .build();
+                s.srtt_us = srtt_us;
+                s.min_rtt_us = srtt_us / 2;
                 flows.push(s);
             }
             let mut active = Vec::new();

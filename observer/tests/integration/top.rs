@@ -1,13 +1,6 @@
 //! `observer top` as a user runs it: flag errors and no terminal, then the
 //! real view under tmux showing a receive-window-limited transfer made in
 //! a fresh network namespace, and a clean exit on `q`.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "integration tests: a failure should panic the test"
-)]
-
-mod support;
 
 use std::{
     io::{Read as _, Write as _},
@@ -17,8 +10,8 @@ use std::{
     time::{Duration, Instant},
 };
 
+use crate::support::{process::BIN, root_or_skip, setsockopt_int};
 use pathemu::{Path, PathConfig, Side};
-use support::{process::BIN, root_or_skip, setsockopt_int};
 
 #[test]
 fn unknown_sort_key_is_a_clap_error_listing_the_valid_ones() {

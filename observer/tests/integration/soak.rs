@@ -12,13 +12,6 @@
 //! With `OBSERVER_SOAK_STALL=1` the agent is stopped (SIGSTOP) for 4 s
 //! after 20 s, so the ring buffer overflows: then the drops must account
 //! exactly for the closes not reported, instead of being 0.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "integration tests: a failure should panic the test"
-)]
-
-mod support;
 
 use std::{
     io::{Read as _, Write as _},
@@ -31,14 +24,14 @@ use std::{
     time::{Duration, Instant},
 };
 
-use pathemu::sockets::{ConnectError, connect_from};
-use support::{
-    NetNs,
+use crate::support::{
     bpf::{flow_maps, map_fill, map_samples, recursion_misses},
     http::{free_port, http_get, kernel_event, sum, wait_serving},
-    process::{BIN, Kill, rss_kib},
+    process::{BIN, rss_kib},
     root_or_skip,
 };
+use pathemu::sockets::{ConnectError, connect_from};
+use pathemu::{ChildGuard, Namespace};
 
 /// Churn connects from 127.77.0.2 to 127.77.0.1: both ends' flows carry
 /// remote subnet 127.77.0.0/16, which nothing else on the host uses.
@@ -78,9 +71,11 @@ fn churn_entries(id: u32) -> Vec<String> {
 
 /// Churn sockets of the namespace that are still open (not listening, not
 /// TIME_WAIT), as `ss` lists them.
-fn live_churn_sockets(ns: &NetNs) -> Vec<String> {
+fn live_churn_sockets(ns: &Namespace) -> Vec<String> {
     // Spawned from a thread in the namespace, ss lists the namespace's.
-    let out = ns.run(|| Command::new("ss").args(["-tanoi"]).output().unwrap());
+    let out = ns
+        .run(|| Command::new("ss").args(["-tanoi"]).output().unwrap())
+        .unwrap();
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter(|l| l.contains("127.77."))
@@ -91,8 +86,8 @@ fn live_churn_sockets(ns: &NetNs) -> Vec<String> {
 
 /// The namespace's sysctls for sustained churn (see
 /// `pathemu::sockets::tune_for_churn`).
-fn tune(ns: &NetNs) {
-    ns.run(pathemu::sockets::tune_for_churn).unwrap();
+fn tune(ns: &Namespace) {
+    ns.run(pathemu::sockets::tune_for_churn).unwrap().unwrap();
 }
 
 #[derive(Default)]
@@ -120,11 +115,11 @@ fn soak_churn_and_bulk_flows() {
         .max(20);
     let warmup = (seconds / 4).clamp(10, 120);
     let stall = std::env::var_os("OBSERVER_SOAK_STALL").is_some();
-    let ns = NetNs::new();
+    let ns = Namespace::standalone().unwrap();
     tune(&ns);
     let port = free_port();
     let maps_before = flow_maps();
-    let mut child = Kill::spawn(
+    let mut child = ChildGuard::spawn(
         Command::new(BIN)
             .args(["run", "--listen", &format!("127.0.0.1:{port}")])
             .args(["--label-remote-subnet", "16", "--top-flows", "5"])
@@ -132,8 +127,9 @@ fn soak_churn_and_bulk_flows() {
             .env("RUST_LOG", "warn")
             .stdout(Stdio::null())
             .stderr(Stdio::piped()),
-    );
-    let pid = child.pid();
+    )
+    .unwrap();
+    let pid = child.id();
     wait_serving(port, &mut child, Duration::from_secs(30));
     let ours: Vec<u32> = flow_maps().difference(&maps_before).copied().collect();
     let flow_map = match ours.as_slice() {
@@ -149,7 +145,9 @@ fn soak_churn_and_bulk_flows() {
     // Churn servers: accept, read the request to EOF, close.
     let mut servers = Vec::new();
     for _ in 0..SERVER_PORTS {
-        let l = ns.run(|| TcpListener::bind((CHURN_SERVER, 0)).unwrap());
+        let l = ns
+            .run(|| TcpListener::bind((CHURN_SERVER, 0)).unwrap())
+            .unwrap();
         servers.push(l.local_addr().unwrap());
         l.set_nonblocking(true).unwrap();
         let load = Arc::clone(&load);
@@ -171,50 +169,55 @@ fn soak_churn_and_bulk_flows() {
     for t in 0..CLIENT_THREADS {
         let load = Arc::clone(&load);
         let servers = servers.clone();
-        threads.push(ns.run(|| {
-            std::thread::spawn(move || {
-                let per_thread = TARGET_RATE / CLIENT_THREADS as u64;
-                let start = Instant::now();
-                let mut n: u64 = 0;
-                while !load.stop.load(Ordering::Relaxed) {
-                    let due = start + Duration::from_micros(n * 1_000_000 / per_thread);
-                    if let Some(wait) = due.checked_duration_since(Instant::now()) {
-                        std::thread::sleep(wait);
-                    }
-                    let to = servers[(n as usize + t) % servers.len()];
-                    n += 1;
-                    match connect_from(CHURN_CLIENT, to) {
-                        Ok(mut c) => {
-                            let _ = c.write_all(b"GET / HTTP/1.0\r\n\r\n");
-                            drop(c);
-                            load.made.fetch_add(1, Ordering::Relaxed);
+        threads.push(
+            ns.run(|| {
+                std::thread::spawn(move || {
+                    let per_thread = TARGET_RATE / CLIENT_THREADS as u64;
+                    let start = Instant::now();
+                    let mut n: u64 = 0;
+                    while !load.stop.load(Ordering::Relaxed) {
+                        let due = start + Duration::from_micros(n * 1_000_000 / per_thread);
+                        if let Some(wait) = due.checked_duration_since(Instant::now()) {
+                            std::thread::sleep(wait);
                         }
-                        Err(e) => {
-                            let e = match e {
-                                ConnectError::Before(e) => {
-                                    load.failed_before.fetch_add(1, Ordering::Relaxed);
-                                    format!("before connect: {e}")
+                        let to = servers[(n as usize + t) % servers.len()];
+                        n += 1;
+                        match connect_from(CHURN_CLIENT, to) {
+                            Ok(mut c) => {
+                                let _ = c.write_all(b"GET / HTTP/1.0\r\n\r\n");
+                                drop(c);
+                                load.made.fetch_add(1, Ordering::Relaxed);
+                            }
+                            Err(e) => {
+                                let e = match e {
+                                    ConnectError::Before(e) => {
+                                        load.failed_before.fetch_add(1, Ordering::Relaxed);
+                                        format!("before connect: {e}")
+                                    }
+                                    ConnectError::InConnect(e) => {
+                                        load.failed_in_connect.fetch_add(1, Ordering::Relaxed);
+                                        format!("in connect: {e}")
+                                    }
+                                };
+                                if let Ok(mut m) = load.errors.lock() {
+                                    *m.entry(e).or_default() += 1;
                                 }
-                                ConnectError::InConnect(e) => {
-                                    load.failed_in_connect.fetch_add(1, Ordering::Relaxed);
-                                    format!("in connect: {e}")
-                                }
-                            };
-                            if let Ok(mut m) = load.errors.lock() {
-                                *m.entry(e).or_default() += 1;
                             }
                         }
                     }
-                }
+                })
             })
-        }));
+            .unwrap(),
+        );
     }
     // Bulk flows: held open all along, 256 KiB every 10 ms each.
-    let bulk_listener = ns.run(|| TcpListener::bind((BULK_SERVER, 0)).unwrap());
+    let bulk_listener = ns
+        .run(|| TcpListener::bind((BULK_SERVER, 0)).unwrap())
+        .unwrap();
     let bulk_addr = bulk_listener.local_addr().unwrap();
     for _ in 0..BULK_FLOWS {
         let writer = Arc::clone(&load);
-        let mut c = ns.run(|| TcpStream::connect(bulk_addr).unwrap());
+        let mut c = ns.run(|| TcpStream::connect(bulk_addr).unwrap()).unwrap();
         threads.push(std::thread::spawn(move || {
             let load = writer;
             let chunk = vec![7u8; 256 * 1024];
@@ -256,9 +259,9 @@ fn soak_churn_and_bulk_flows() {
         let t = start.elapsed().as_secs();
         if stall && (20..25).contains(&t) {
             eprintln!("soak: stopping the agent for 4 s");
-            child.signal(libc::SIGSTOP);
+            child.signal(libc::SIGSTOP).unwrap();
             std::thread::sleep(Duration::from_secs(4));
-            child.signal(libc::SIGCONT);
+            child.signal(libc::SIGCONT).unwrap();
         }
         let rss = rss_kib(pid);
         let made = load.made.load(Ordering::Relaxed);
@@ -375,7 +378,7 @@ fn soak_churn_and_bulk_flows() {
         polls("+Inf"),
         load.bulk_bytes.load(Ordering::Relaxed),
     );
-    let out = child.stop(libc::SIGTERM);
+    let out = child.stop(libc::SIGTERM).unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "observer run: {}\n{err}", out.status);
 

@@ -2,20 +2,14 @@
 //! reports for a socket that received data, against the kernel's own
 //! TCP_INFO and FIONREAD for the same socket.
 
-#![allow(
-    clippy::unwrap_used,
-    reason = "integration tests: a failure should panic the test"
-)]
-
-mod support;
-
 use std::{
     io::{Read, Write},
     net::{TcpListener, TcpStream},
     time::Duration,
 };
 
-use support::{NetNs, Observer, cookie, root_or_skip, setsockopt_int, tcp_info, unread};
+use crate::support::{Observer, cookie, root_or_skip, setsockopt_int, tcp_info, unread};
+use pathemu::Namespace;
 
 /// Connects a sender to a listener on loopback in the current namespace;
 /// `rcvbuf` sets SO_RCVBUF on the listener first (the accepted socket
@@ -56,22 +50,24 @@ fn drained_receiver_matches_tcp_info() {
         return;
     }
     let mut obs = Observer::start();
-    let ns = NetNs::new();
+    let ns = Namespace::standalone().unwrap();
     const N: usize = 16 * 1024 * 1024;
-    let (flow, info, pending) = ns.run(|| {
-        let (tx, mut rx) = pair(None);
-        let tx = bulk(tx, &mut rx, N);
-        let info = tcp_info(&rx);
-        let flow = obs.wait_for_flow(
-            cookie(&rx),
-            Duration::from_secs(3),
-            &format!("bytes_received {}", info.bytes_received),
-            |f| f.bytes_received == info.bytes_received && f.segs_in == info.segs_in,
-        );
-        let pending = unread(&rx);
-        drop(tx);
-        (flow, info, pending)
-    });
+    let (flow, info, pending) = ns
+        .run(|| {
+            let (tx, mut rx) = pair(None);
+            let tx = bulk(tx, &mut rx, N);
+            let info = tcp_info(&rx);
+            let flow = obs.wait_for_flow(
+                cookie(&rx),
+                Duration::from_secs(3),
+                &format!("bytes_received {}", info.bytes_received),
+                |f| f.bytes_received == info.bytes_received && f.segs_in == info.segs_in,
+            );
+            let pending = unread(&rx);
+            drop(tx);
+            (flow, info, pending)
+        })
+        .unwrap();
     assert_eq!(info.bytes_received, N as u64);
     assert_eq!(pending, 0);
     assert_eq!(flow.unread_bytes, pending);
@@ -111,34 +107,36 @@ fn unread_bytes_and_a_closed_window_are_reported() {
         return;
     }
     let mut obs = Observer::start();
-    let ns = NetNs::new();
-    let (flow, pending) = ns.run(|| {
-        let (mut tx, rx) = pair(Some(64 * 1024));
-        // Fill the receive buffer: the window closes, the sender blocks.
-        tx.set_nonblocking(true).unwrap();
-        let chunk = vec![7u8; 64 * 1024];
-        let mut sent = 0;
-        let deadline = std::time::Instant::now() + Duration::from_secs(2);
-        while std::time::Instant::now() < deadline {
-            match tx.write(&chunk) {
-                Ok(n) => sent += n,
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                    std::thread::sleep(Duration::from_millis(10));
+    let ns = Namespace::standalone().unwrap();
+    let (flow, pending) = ns
+        .run(|| {
+            let (mut tx, rx) = pair(Some(64 * 1024));
+            // Fill the receive buffer: the window closes, the sender blocks.
+            tx.set_nonblocking(true).unwrap();
+            let chunk = vec![7u8; 64 * 1024];
+            let mut sent = 0;
+            let deadline = std::time::Instant::now() + Duration::from_secs(2);
+            while std::time::Instant::now() < deadline {
+                match tx.write(&chunk) {
+                    Ok(n) => sent += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                    Err(e) => panic!("write: {e}"),
                 }
-                Err(e) => panic!("write: {e}"),
             }
-        }
-        assert!(sent > 64 * 1024, "sent only {sent}");
-        let pending = unread(&rx);
-        let flow = obs.wait_for_flow(
-            cookie(&rx),
-            Duration::from_secs(3),
-            &format!("unread_bytes {pending}"),
-            |f| f.unread_bytes == pending,
-        );
-        drop((tx, rx));
-        (flow, pending)
-    });
+            assert!(sent > 64 * 1024, "sent only {sent}");
+            let pending = unread(&rx);
+            let flow = obs.wait_for_flow(
+                cookie(&rx),
+                Duration::from_secs(3),
+                &format!("unread_bytes {pending}"),
+                |f| f.unread_bytes == pending,
+            );
+            drop((tx, rx));
+            (flow, pending)
+        })
+        .unwrap();
     assert!(pending > 32 * 1024, "FIONREAD {pending}");
     assert_eq!(flow.unread_bytes, pending);
     assert!(flow.rcvbuf_locked);
@@ -160,25 +158,27 @@ fn without_window_scaling_rcv_wnd_is_what_the_sender_was_told() {
         return;
     }
     let mut obs = Observer::start();
-    let ns = NetNs::new();
+    let ns = Namespace::standalone().unwrap();
     const N: usize = 8 * 1024 * 1024;
-    let (flow, told) = ns.run(|| {
-        // This thread is in the namespace: the sysctl is the namespace's.
-        std::fs::write("/proc/sys/net/ipv4/tcp_window_scaling", "0").unwrap();
-        let (tx, mut rx) = pair(None);
-        let tx = bulk(tx, &mut rx, N);
-        // Let the window update after the last read reach the sender.
-        std::thread::sleep(Duration::from_millis(50));
-        let told = tcp_info(&tx).snd_wnd;
-        let flow = obs.wait_for_flow(
-            cookie(&rx),
-            Duration::from_secs(3),
-            &format!("rcv_wnd {told}"),
-            |f| f.bytes_received == N as u64 && f.rcv_wnd == told,
-        );
-        drop(tx);
-        (flow, told)
-    });
+    let (flow, told) = ns
+        .run(|| {
+            // This thread is in the namespace: the sysctl is the namespace's.
+            std::fs::write("/proc/sys/net/ipv4/tcp_window_scaling", "0").unwrap();
+            let (tx, mut rx) = pair(None);
+            let tx = bulk(tx, &mut rx, N);
+            // Let the window update after the last read reach the sender.
+            std::thread::sleep(Duration::from_millis(50));
+            let told = tcp_info(&tx).snd_wnd;
+            let flow = obs.wait_for_flow(
+                cookie(&rx),
+                Duration::from_secs(3),
+                &format!("rcv_wnd {told}"),
+                |f| f.bytes_received == N as u64 && f.rcv_wnd == told,
+            );
+            drop(tx);
+            (flow, told)
+        })
+        .unwrap();
     assert!(!flow.wscale_ok);
     assert_eq!(flow.rcv_wscale, 0);
     assert_eq!(flow.rcv_wnd, told);

@@ -6,17 +6,12 @@
 //! The precondition tests use the test-only overrides of
 //! `observer::kernel::preflight` (`OBSERVER_BTF_PATH`, `OBSERVER_FAKE_KERNEL`,
 //! `OBSERVER_MISSING_HOOK`), which only builds with debug assertions read.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "integration tests: a failure should panic the test"
-)]
-
-mod support;
 
 use std::process::{Command, Output, Stdio};
 
-use support::{
+use observer::testkit::btf::BtfBuilder;
+
+use crate::support::{
     bpf::{leftover, observer_programs},
     process::BIN,
     root_or_skip, serial,
@@ -75,60 +70,6 @@ fn assert_one_line(out: &Output, says: &[&str]) -> String {
         );
     }
     err
-}
-
-/// Small BTF blobs, encoded like the kernel's (Documentation/bpf/btf.rst).
-struct BtfBuilder {
-    types: Vec<u8>,
-    strings: Vec<u8>,
-}
-
-impl BtfBuilder {
-    fn new() -> Self {
-        BtfBuilder {
-            types: Vec::new(),
-            strings: vec![0],
-        }
-    }
-    fn s(&mut self, name: &str) -> u32 {
-        let off = self.strings.len() as u32;
-        self.strings.extend_from_slice(name.as_bytes());
-        self.strings.push(0);
-        off
-    }
-    fn words(&mut self, w: &[u32]) {
-        for x in w {
-            self.types.extend_from_slice(&x.to_le_bytes());
-        }
-    }
-    /// Type 1 must be this `unsigned int`.
-    fn int(&mut self) {
-        let n = self.s("unsigned int");
-        self.words(&[n, 1 << 24, 4, 32]);
-    }
-    fn strukt(&mut self, name: &str, size: u32, members: &[(&str, u32, u32)]) {
-        let n = self.s(name);
-        self.words(&[n, (4 << 24) | members.len() as u32, size]);
-        for (m, ty, off) in members {
-            let mn = self.s(m);
-            self.words(&[mn, *ty, *off]);
-        }
-    }
-    fn bytes(&self) -> Vec<u8> {
-        let mut out = vec![0x9f, 0xeb, 1, 0];
-        for w in [
-            24u32,
-            0,
-            self.types.len() as u32,
-            self.types.len() as u32,
-            self.strings.len() as u32,
-        ] {
-            out.extend_from_slice(&w.to_le_bytes());
-        }
-        out.extend_from_slice(&self.types);
-        out.extend_from_slice(&self.strings);
-        out
-    }
 }
 
 /// A scratch directory removed on drop.
@@ -266,12 +207,12 @@ fn btf_without_a_needed_type_or_member_names_it() {
     let dir = Scratch::new("types");
     // Well-formed BTF with no struct tcp_sock at all.
     let mut b = BtfBuilder::new();
-    b.int();
+    b.int("unsigned int", 4);
     b.strukt("sock", 8, &[("sk_rcvbuf", 1, 0)]);
     let no_struct = dir.file("no-struct", &b.bytes());
     // A struct tcp_sock without the members observer reads.
     let mut b = BtfBuilder::new();
-    b.int();
+    b.int("unsigned int", 4);
     b.strukt("tcp_sock", 8, &[("snd_wnd", 1, 0)]);
     let no_member = dir.file("no-member", &b.bytes());
     for (path, says) in [

@@ -2,20 +2,14 @@
 //! each test, observed through the attached probes, checked against the
 //! kernel's own TCP_INFO for the same socket.
 
-#![allow(
-    clippy::unwrap_used,
-    reason = "integration tests: a failure should panic the test"
-)]
-
-mod support;
-
 use std::{
     io::{Read, Write},
     net::{TcpListener, TcpStream},
     time::Duration,
 };
 
-use support::{NetNs, Observer, cookie, root_or_skip, setsockopt_int, tcp_info};
+use crate::support::{Observer, cookie, netns_id, root_or_skip, setsockopt_int, tcp_info};
+use pathemu::Namespace;
 
 /// One jiffy at the slowest HZ (100), the chrono counters' resolution.
 const JIFFY_US: u64 = 10_000;
@@ -69,27 +63,29 @@ fn known_transfer_matches_tcp_info() {
         obs.probes.direct,
         "direct BTF-checked loads should verify on this kernel"
     );
-    let ns = NetNs::new();
+    let ns = Namespace::standalone().unwrap();
     // Long enough to span several jiffies (busy time is counted in
     // jiffies: 8 MiB once took under one 4 ms jiffy, leaving it 0).
     const N: usize = 64 * 1024 * 1024;
-    let (flow, info) = ns.run(|| {
-        let client = transfer("127.0.0.1:0", N, None, false);
-        let info = tcp_info(&client);
-        let flow = obs.wait_for_flow(
-            cookie(&client),
-            Duration::from_secs(3),
-            &format!("bytes_acked {}", info.bytes_acked),
-            |f| f.bytes_acked == info.bytes_acked,
-        );
-        (flow, info)
-    });
+    let (flow, info) = ns
+        .run(|| {
+            let client = transfer("127.0.0.1:0", N, None, false);
+            let info = tcp_info(&client);
+            let flow = obs.wait_for_flow(
+                cookie(&client),
+                Duration::from_secs(3),
+                &format!("bytes_acked {}", info.bytes_acked),
+                |f| f.bytes_acked == info.bytes_acked,
+            );
+            (flow, info)
+        })
+        .unwrap();
     // tcpi_bytes_acked counts the SYN's sequence number too.
     assert_eq!(info.bytes_acked, N as u64 + 1);
     assert_eq!(flow.bytes_acked, info.bytes_acked);
     assert_eq!(flow.bytes_received, info.bytes_received);
     assert_eq!(flow.bytes_sent, info.bytes_sent);
-    assert_eq!(flow.netns, ns.inode());
+    assert_eq!(flow.netns, netns_id(&ns));
     assert_eq!(flow.local.ip().to_string(), "127.0.0.1");
     assert_eq!(flow.remote.ip().to_string(), "127.0.0.1");
     assert!(!flow.closed);
@@ -130,43 +126,45 @@ fn quiet_flow_matches_tcp_info_at_both_ends() {
         return;
     }
     let mut obs = Observer::start();
-    let ns = NetNs::new();
+    let ns = Namespace::standalone().unwrap();
     const N: usize = 32 * 1024 * 1024;
-    let (flow, info, sent, sinfo) = ns.run(|| {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
-        let sender = std::thread::spawn(move || {
-            let mut c = TcpStream::connect(addr).unwrap();
-            c.write_all(&vec![7u8; N]).unwrap();
-            c
-        });
-        let (mut server, _) = listener.accept().unwrap();
-        let mut buf = vec![0u8; 64 * 1024];
-        let mut got = 0;
-        while got < N {
-            let r = server.read(&mut buf).unwrap();
-            assert!(r > 0, "sender closed early");
-            got += r;
-        }
-        // Keep the sender open: no FIN may refresh the receiver's entry.
-        let client = sender.join().unwrap();
-        let info = tcp_info(&server);
-        let flow = obs.wait_for_flow(
-            cookie(&server),
-            Duration::from_secs(3),
-            &format!("bytes_received {}", info.bytes_received),
-            |f| f.bytes_received == info.bytes_received,
-        );
-        let sinfo = tcp_info(&client);
-        let sent = obs.wait_for_flow(
-            cookie(&client),
-            Duration::from_secs(3),
-            &format!("bytes_acked {}", sinfo.bytes_acked),
-            |f| f.bytes_acked == sinfo.bytes_acked,
-        );
-        drop(client);
-        (flow, info, sent, sinfo)
-    });
+    let (flow, info, sent, sinfo) = ns
+        .run(|| {
+            let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+            let addr = listener.local_addr().unwrap();
+            let sender = std::thread::spawn(move || {
+                let mut c = TcpStream::connect(addr).unwrap();
+                c.write_all(&vec![7u8; N]).unwrap();
+                c
+            });
+            let (mut server, _) = listener.accept().unwrap();
+            let mut buf = vec![0u8; 64 * 1024];
+            let mut got = 0;
+            while got < N {
+                let r = server.read(&mut buf).unwrap();
+                assert!(r > 0, "sender closed early");
+                got += r;
+            }
+            // Keep the sender open: no FIN may refresh the receiver's entry.
+            let client = sender.join().unwrap();
+            let info = tcp_info(&server);
+            let flow = obs.wait_for_flow(
+                cookie(&server),
+                Duration::from_secs(3),
+                &format!("bytes_received {}", info.bytes_received),
+                |f| f.bytes_received == info.bytes_received,
+            );
+            let sinfo = tcp_info(&client);
+            let sent = obs.wait_for_flow(
+                cookie(&client),
+                Duration::from_secs(3),
+                &format!("bytes_acked {}", sinfo.bytes_acked),
+                |f| f.bytes_acked == sinfo.bytes_acked,
+            );
+            drop(client);
+            (flow, info, sent, sinfo)
+        })
+        .unwrap();
     assert_eq!(info.bytes_received, N as u64);
     // tcpi_bytes_acked counts the SYN's sequence number too.
     assert_eq!(sinfo.bytes_acked, N as u64 + 1);
@@ -193,20 +191,22 @@ fn helper_reads_fallback_matches_tcp_info_too() {
     .unwrap();
     assert!(!probes.direct);
     let mut obs = Observer::with(probes);
-    let ns = NetNs::new();
+    let ns = Namespace::standalone().unwrap();
     const N: usize = 2 * 1024 * 1024;
-    let (flow, info) = ns.run(|| {
-        let client = transfer("127.0.0.1:0", N, None, false);
-        let key = cookie(&client);
-        let info = tcp_info(&client);
-        let mut flow = None;
-        assert!(obs.wait_until(Duration::from_secs(3), |o| {
-            flow = o.flow(key);
-            flow.as_ref()
-                .is_some_and(|f| f.bytes_acked == info.bytes_acked)
-        }));
-        (flow.unwrap(), info)
-    });
+    let (flow, info) = ns
+        .run(|| {
+            let client = transfer("127.0.0.1:0", N, None, false);
+            let key = cookie(&client);
+            let info = tcp_info(&client);
+            let mut flow = None;
+            assert!(obs.wait_until(Duration::from_secs(3), |o| {
+                flow = o.flow(key);
+                flow.as_ref()
+                    .is_some_and(|f| f.bytes_acked == info.bytes_acked)
+            }));
+            (flow.unwrap(), info)
+        })
+        .unwrap();
     assert_eq!(flow.bytes_acked, N as u64 + 1);
     assert_eq!(flow.snd_cwnd, info.snd_cwnd);
     assert_eq!(flow.snd_wnd, info.snd_wnd);
@@ -220,20 +220,22 @@ fn small_receive_buffer_makes_sender_rwnd_limited() {
         return;
     }
     let mut obs = Observer::start();
-    let ns = NetNs::new();
+    let ns = Namespace::standalone().unwrap();
     const N: usize = 1024 * 1024;
-    let (flow, info) = ns.run(|| {
-        let client = transfer("127.0.0.1:0", N, Some(4096), true);
-        let key = cookie(&client);
-        let info = tcp_info(&client);
-        let mut flow = None;
-        assert!(obs.wait_until(Duration::from_secs(3), |o| {
-            flow = o.flow(key);
-            flow.as_ref()
-                .is_some_and(|f| f.bytes_acked == info.bytes_acked)
-        }));
-        (flow.unwrap(), info)
-    });
+    let (flow, info) = ns
+        .run(|| {
+            let client = transfer("127.0.0.1:0", N, Some(4096), true);
+            let key = cookie(&client);
+            let info = tcp_info(&client);
+            let mut flow = None;
+            assert!(obs.wait_until(Duration::from_secs(3), |o| {
+                flow = o.flow(key);
+                flow.as_ref()
+                    .is_some_and(|f| f.bytes_acked == info.bytes_acked)
+            }));
+            (flow.unwrap(), info)
+        })
+        .unwrap();
     assert!(info.rwnd_limited_us > info.busy_us / 2, "kernel: {info:?}");
     assert!(
         within_jiffy_and_percent(flow.rwnd_limited_us, info.rwnd_limited_us),
@@ -251,28 +253,30 @@ fn thousand_short_connections_close_exactly_once() {
         return;
     }
     let mut obs = Observer::start();
-    let ns = NetNs::new();
+    let ns = Namespace::standalone().unwrap();
     const COUNT: usize = 1000;
-    let cookies = ns.run(|| {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
-        let server = std::thread::spawn(move || {
+    let cookies = ns
+        .run(|| {
+            let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+            let addr = listener.local_addr().unwrap();
+            let server = std::thread::spawn(move || {
+                for _ in 0..COUNT {
+                    let (mut c, _) = listener.accept().unwrap();
+                    let mut b = [0u8; 100];
+                    c.read_exact(&mut b).unwrap();
+                }
+            });
+            let mut cookies = Vec::with_capacity(COUNT);
             for _ in 0..COUNT {
-                let (mut c, _) = listener.accept().unwrap();
-                let mut b = [0u8; 100];
-                c.read_exact(&mut b).unwrap();
+                let mut c = TcpStream::connect(addr).unwrap();
+                cookies.push(cookie(&c));
+                c.write_all(&[1u8; 100]).unwrap();
             }
-        });
-        let mut cookies = Vec::with_capacity(COUNT);
-        for _ in 0..COUNT {
-            let mut c = TcpStream::connect(addr).unwrap();
-            cookies.push(cookie(&c));
-            c.write_all(&[1u8; 100]).unwrap();
-        }
-        server.join().unwrap();
-        cookies
-    });
-    let netns = ns.inode();
+            server.join().unwrap();
+            cookies
+        })
+        .unwrap();
+    let netns = netns_id(&ns);
     let mut closed = Vec::new();
     // Generous: in an emulated VM on a busy host (the kernel matrix) a few
     // closes wait for retransmissions of dropped loopback segments.
@@ -307,19 +311,21 @@ fn ipv6_flow_reports_v6_addresses() {
         return;
     }
     let mut obs = Observer::start();
-    let ns = NetNs::new();
+    let ns = Namespace::standalone().unwrap();
     const N: usize = 256 * 1024;
-    let (flow, local) = ns.run(|| {
-        let client = transfer("[::1]:0", N, None, false);
-        let key = cookie(&client);
-        let local = client.local_addr().unwrap();
-        let mut flow = None;
-        assert!(obs.wait_until(Duration::from_secs(3), |o| {
-            flow = o.flow(key);
-            flow.as_ref().is_some_and(|f| f.bytes_acked == N as u64 + 1)
-        }));
-        (flow.unwrap(), local)
-    });
+    let (flow, local) = ns
+        .run(|| {
+            let client = transfer("[::1]:0", N, None, false);
+            let key = cookie(&client);
+            let local = client.local_addr().unwrap();
+            let mut flow = None;
+            assert!(obs.wait_until(Duration::from_secs(3), |o| {
+                flow = o.flow(key);
+                flow.as_ref().is_some_and(|f| f.bytes_acked == N as u64 + 1)
+            }));
+            (flow.unwrap(), local)
+        })
+        .unwrap();
     assert_eq!(flow.local, local);
     assert_eq!(flow.local.to_string(), format!("[::1]:{}", local.port()));
     assert_eq!(flow.remote.ip().to_string(), "::1");
@@ -336,7 +342,7 @@ fn full_flow_map_counts_evictions() {
             ..Default::default()
         })
         .unwrap();
-    let ns = NetNs::new();
+    let ns = Namespace::standalone().unwrap();
     ns.run(|| {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = l.local_addr().unwrap();
@@ -344,7 +350,8 @@ fn full_flow_map_counts_evictions() {
         let clients: Vec<TcpStream> = (0..20).map(|_| TcpStream::connect(addr).unwrap()).collect();
         let servers: Vec<TcpStream> = (0..20).map(|_| l.accept().unwrap().0).collect();
         assert_eq!(clients.len() + servers.len(), 40);
-    });
+    })
+    .unwrap();
     let c = probes.counters().unwrap();
     let evicted = c[observer_common::Counter::LruEvictions as usize];
     let created = c[observer_common::Counter::FlowsCreated as usize];
@@ -360,18 +367,20 @@ fn idle_flow_older_than_observer_closes_with_its_port_and_no_rate() {
     if !root_or_skip("idle_flow_older_than_observer_closes_with_its_port_and_no_rate") {
         return;
     }
-    let ns = NetNs::new();
+    let ns = Namespace::standalone().unwrap();
     // A connection that moved data and went idle before observer started.
-    let (client, server, local) = ns.run(|| {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        let mut c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
-        let (mut s, _) = l.accept().unwrap();
-        c.write_all(&vec![1u8; 1 << 20]).unwrap();
-        let mut buf = vec![0u8; 1 << 20];
-        s.read_exact(&mut buf).unwrap();
-        let local = c.local_addr().unwrap();
-        (c, s, local)
-    });
+    let (client, server, local) = ns
+        .run(|| {
+            let l = TcpListener::bind("127.0.0.1:0").unwrap();
+            let mut c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+            let (mut s, _) = l.accept().unwrap();
+            c.write_all(&vec![1u8; 1 << 20]).unwrap();
+            let mut buf = vec![0u8; 1 << 20];
+            s.read_exact(&mut buf).unwrap();
+            let local = c.local_addr().unwrap();
+            (c, s, local)
+        })
+        .unwrap();
     // Idle: the server has acknowledged every byte (a late delayed ACK
     // would reach the client after observer starts, a packet that creates
     // its entry before the close).
@@ -415,43 +424,45 @@ fn congestion_control_switched_after_connect_is_reported() {
         return;
     }
     let mut obs = Observer::start();
-    let ns = NetNs::new();
-    let (before, after) = ns.run(|| {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
-        let (mut server, _) = listener.accept().unwrap();
-        client.write_all(&[1u8; 4096]).unwrap();
-        let mut buf = [0u8; 4096];
-        server.read_exact(&mut buf).unwrap();
-        let key = cookie(&client);
-        let before = obs.wait_for_flow(key, Duration::from_secs(3), "a cc name", |f| {
-            !f.cc.is_empty()
-        });
-        // Whatever the namespace default is, switch to the other of the
-        // two every kernel here allows.
-        let other = if before.cc == "reno" { "bbr" } else { "reno" };
-        // SAFETY: a pointer to the name's bytes, with their length.
-        let rc = unsafe {
-            libc::setsockopt(
-                std::os::fd::AsRawFd::as_raw_fd(&client),
-                libc::IPPROTO_TCP,
-                libc::TCP_CONGESTION,
-                other.as_ptr().cast(),
-                other.len() as libc::socklen_t,
-            )
-        };
-        assert_eq!(
-            rc,
-            0,
-            "TCP_CONGESTION {other}: {}",
-            std::io::Error::last_os_error()
-        );
-        // Past the sample gate's jiffy for this process and CPU.
-        std::thread::sleep(Duration::from_millis(30));
-        client.write_all(&[2u8; 4096]).unwrap();
-        server.read_exact(&mut buf).unwrap();
-        let after = obs.wait_for_flow(key, Duration::from_secs(3), other, |f| f.cc == other);
-        (before, after)
-    });
+    let ns = Namespace::standalone().unwrap();
+    let (before, after) = ns
+        .run(|| {
+            let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+            let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+            let (mut server, _) = listener.accept().unwrap();
+            client.write_all(&[1u8; 4096]).unwrap();
+            let mut buf = [0u8; 4096];
+            server.read_exact(&mut buf).unwrap();
+            let key = cookie(&client);
+            let before = obs.wait_for_flow(key, Duration::from_secs(3), "a cc name", |f| {
+                !f.cc.is_empty()
+            });
+            // Whatever the namespace default is, switch to the other of the
+            // two every kernel here allows.
+            let other = if before.cc == "reno" { "bbr" } else { "reno" };
+            // SAFETY: a pointer to the name's bytes, with their length.
+            let rc = unsafe {
+                libc::setsockopt(
+                    std::os::fd::AsRawFd::as_raw_fd(&client),
+                    libc::IPPROTO_TCP,
+                    libc::TCP_CONGESTION,
+                    other.as_ptr().cast(),
+                    other.len() as libc::socklen_t,
+                )
+            };
+            assert_eq!(
+                rc,
+                0,
+                "TCP_CONGESTION {other}: {}",
+                std::io::Error::last_os_error()
+            );
+            // Past the sample gate's jiffy for this process and CPU.
+            std::thread::sleep(Duration::from_millis(30));
+            client.write_all(&[2u8; 4096]).unwrap();
+            server.read_exact(&mut buf).unwrap();
+            let after = obs.wait_for_flow(key, Duration::from_secs(3), other, |f| f.cc == other);
+            (before, after)
+        })
+        .unwrap();
     assert_ne!(before.cc, after.cc);
 }

@@ -1,20 +1,12 @@
-//! Shared helpers for the root integration tests: a network namespace
-//! guard, TCP_INFO as the kernel's oracle, and an observer session. The
+//! Shared helpers for the root integration tests: TCP_INFO as the kernel's
+//! oracle and an observer session (namespaces and child processes have
+//! pathemu's guards, [`pathemu::Namespace`] and [`pathemu::ChildGuard`]). The
 //! submodules hold the rest: what is loaded in the kernel ([`bpf`]), the
 //! agent's HTTP endpoints and metrics ([`http`]), sockets bound the way a
 //! test needs ([`net`]) and the observer binary as a child ([`process`]).
-#![allow(dead_code, reason = "each test binary uses a different subset")]
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "test support: a failure should panic the test"
-)]
 
 use std::{
-    fs::File,
     os::fd::AsRawFd,
-    process::Command,
-    sync::atomic::{AtomicU32, Ordering},
     time::{Duration, Instant},
 };
 
@@ -25,6 +17,7 @@ use observer::{
     track::snapshot::FlowTable,
 };
 use observer_common::FlowSample;
+use pathemu::Namespace;
 
 pub mod bpf;
 pub mod http;
@@ -49,75 +42,9 @@ pub fn serial() -> std::sync::MutexGuard<'static, ()> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-static NEXT: AtomicU32 = AtomicU32::new(0);
-
-/// A network namespace made for one test, deleted on drop (even when the
-/// test panics). Only its loopback exists, and it is up.
-pub struct NetNs {
-    name: String,
-    file: File,
-}
-
-impl NetNs {
-    /// Creates the namespace and brings its loopback up.
-    pub fn new() -> NetNs {
-        let name = format!(
-            "obs-test-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        );
-        let ok = Command::new("ip")
-            .args(["netns", "add", &name])
-            .status()
-            .unwrap();
-        assert!(ok.success(), "ip netns add {name}");
-        let guard = Deleter(name.clone());
-        let ok = Command::new("ip")
-            .args(["-n", &name, "link", "set", "lo", "up"])
-            .status()
-            .unwrap();
-        assert!(ok.success(), "ip link set lo up in {name}");
-        let file = File::open(format!("/run/netns/{name}")).unwrap();
-        std::mem::forget(guard);
-        NetNs { name, file }
-    }
-
-    /// The namespace's inode, as observer reports it in `netns`.
-    pub fn inode(&self) -> u32 {
-        use std::os::unix::fs::MetadataExt;
-        self.file.metadata().unwrap().ino() as u32
-    }
-
-    /// Runs `f` on a thread inside the namespace; threads it spawns stay there.
-    pub fn run<T: Send>(&self, f: impl FnOnce() -> T + Send) -> T {
-        let fd = self.file.as_raw_fd();
-        std::thread::scope(|s| {
-            s.spawn(move || {
-                // SAFETY: setns on a namespace fd we hold open; affects only this thread.
-                let rc = unsafe { libc::setns(fd, libc::CLONE_NEWNET) };
-                assert_eq!(rc, 0, "setns: {}", std::io::Error::last_os_error());
-                f()
-            })
-            .join()
-            .unwrap()
-        })
-    }
-}
-
-struct Deleter(String);
-
-impl Drop for Deleter {
-    fn drop(&mut self) {
-        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
-    }
-}
-
-impl Drop for NetNs {
-    fn drop(&mut self) {
-        let _ = Command::new("ip")
-            .args(["netns", "del", &self.name])
-            .status();
-    }
+/// The namespace's inode as observer reports it in `netns` (32 bits).
+pub fn netns_id(ns: &Namespace) -> u32 {
+    ns.inode() as u32
 }
 
 /// The subset of `struct tcp_info` (include/uapi/linux/tcp.h) the tests compare.

@@ -2,13 +2,6 @@
 //! on; a slow poll does not fill the ring (a thread drains it); flows
 //! older than observer are picked up at their next packet; SIGINT and
 //! SIGTERM detach and exit 0.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    reason = "integration tests: a failure should panic the test"
-)]
-
-mod support;
 
 use std::{
     collections::HashMap,
@@ -18,6 +11,15 @@ use std::{
     time::{Duration, Instant},
 };
 
+use crate::support::{
+    Observer,
+    bpf::{attached_programs, leftover, observer_programs, wait_attached},
+    cookie,
+    http::{free_port, http_get, kernel_event, metric, scrape, sum, wait_serving},
+    netns_id,
+    process::BIN,
+    root_or_skip, serial, tcp_info,
+};
 use observer::{
     kernel::probes::{ProbeConfig, Probes},
     model::clock::{Clock, kernel_hz},
@@ -27,14 +29,7 @@ use observer::{
 };
 use observer_common::Counter;
 use pathemu::sockets::connect_from;
-use support::{
-    NetNs, Observer,
-    bpf::{attached_programs, leftover, observer_programs, wait_attached},
-    cookie,
-    http::{free_port, http_get, kernel_event, metric, scrape, sum, wait_serving},
-    process::{BIN, Kill},
-    root_or_skip, serial, tcp_info,
-};
+use pathemu::{ChildGuard, Namespace};
 
 /// `n` connections to `addr`, each sending a byte and closed by both ends,
 /// as fast as they go; returns the client cookies.
@@ -75,21 +70,23 @@ fn full_ring_buffer_counts_drops_and_forgets_no_flow_twice() {
         max_flows,
     );
     m.poll().unwrap();
-    let ns = NetNs::new();
-    let netns = ns.inode();
+    let ns = Namespace::standalone().unwrap();
+    let netns = netns_id(&ns);
     const HELD: usize = 200;
-    let (listener, addr, held) = ns.run(|| {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = l.local_addr().unwrap();
-        let mut held = Vec::new();
-        for _ in 0..HELD {
-            let mut c = TcpStream::connect(addr).unwrap();
-            let (s, _) = l.accept().unwrap();
-            c.write_all(b"x").unwrap();
-            held.push((c, s));
-        }
-        (l, addr, held)
-    });
+    let (listener, addr, held) = ns
+        .run(|| {
+            let l = TcpListener::bind("127.0.0.1:0").unwrap();
+            let addr = l.local_addr().unwrap();
+            let mut held = Vec::new();
+            for _ in 0..HELD {
+                let mut c = TcpStream::connect(addr).unwrap();
+                let (s, _) = l.accept().unwrap();
+                c.write_all(b"x").unwrap();
+                held.push((c, s));
+            }
+            (l, addr, held)
+        })
+        .unwrap();
     // The book sees them all open...
     let open_in_ns = |m: &Monitor| {
         m.book()
@@ -150,7 +147,7 @@ fn full_ring_buffer_counts_drops_and_forgets_no_flow_twice() {
     let drops_before_later = m.counters[Counter::RingbufDrops as usize];
     let mut later = Vec::new();
     for _ in 0..5 {
-        let c = ns.run(|| churn(addr, &listener, 1));
+        let c = ns.run(|| churn(addr, &listener, 1)).unwrap();
         let deadline = Instant::now() + Duration::from_secs(2);
         while c.iter().any(|c| !seen.contains_key(c)) && Instant::now() < deadline {
             let (events, _) = m.poll().unwrap();
@@ -189,18 +186,19 @@ fn agent_exports_ring_buffer_drops_and_goes_on() {
     let before = observer_programs();
     let port = free_port();
     let page = observer::args::page_size().to_string();
-    let child = Kill::spawn(
+    let child = ChildGuard::spawn(
         Command::new(BIN)
             .args(["run", "--listen", &format!("127.0.0.1:{port}")])
             .args(["--interval", "2s", "--ringbuf-bytes", &page])
             .stdout(Stdio::null())
             .stderr(Stdio::piped()),
-    );
+    )
+    .unwrap();
     wait_attached(&before, attached_programs());
     let drops = |t: &str| {
         metric(t, r#"observer_kernel_events_total{event="ringbuf_drops"}"#).unwrap_or(0.0)
     };
-    let ns = NetNs::new();
+    let ns = Namespace::standalone().unwrap();
     // 300 connections (600 closes) in a burst, far more than one page of
     // ring buffer holds between two polls.
     ns.run(|| {
@@ -213,7 +211,8 @@ fn agent_exports_ring_buffer_drops_and_goes_on() {
             held.push((c, s));
         }
         drop(held);
-    });
+    })
+    .unwrap();
     let deadline = Instant::now() + Duration::from_secs(15);
     let mut text = scrape(port);
     while drops(&text) == 0.0 && Instant::now() < deadline {
@@ -227,7 +226,8 @@ fn agent_exports_ring_buffer_drops_and_goes_on() {
     ns.run(|| {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
         churn(l.local_addr().unwrap(), &l, 3)
-    });
+    })
+    .unwrap();
     let deadline = Instant::now() + Duration::from_secs(15);
     while closed(&text) < closed_before + 6.0 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(200));
@@ -238,7 +238,7 @@ fn agent_exports_ring_buffer_drops_and_goes_on() {
         "closes after the drops were not counted"
     );
     assert_eq!(http_get(port, "/healthz").as_deref(), Some("ok\n"));
-    let out = child.stop(libc::SIGINT);
+    let out = child.stop(libc::SIGINT).unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(err.contains("ringbuf drops "), "{err}");
@@ -263,18 +263,19 @@ fn slow_polls_do_not_fill_the_ring_buffer() {
     // each), and the polls are 10 s apart: only the thread draining the
     // ring every 50 ms keeps it from filling.
     let ring = (4 * observer::args::page_size()).to_string();
-    let mut child = Kill::spawn(
+    let mut child = ChildGuard::spawn(
         Command::new(BIN)
             .args(["run", "--listen", &format!("127.0.0.1:{port}")])
             .args(["--interval", "10s", "--ringbuf-bytes", &ring])
             .args(["--label-remote-subnet", "16"])
             .stdout(Stdio::null())
             .stderr(Stdio::piped()),
-    );
+    )
+    .unwrap();
     wait_attached(&before, attached_programs());
     // It serves once its first poll, which starts the drain thread, is done.
     wait_serving(port, &mut child, Duration::from_secs(10));
-    let ns = NetNs::new();
+    let ns = Namespace::standalone().unwrap();
     // A steady ~200 closes a second, ~10 per drain period (a quarter of
     // the ring), but fifty rings' worth between two polls.
     ns.run(|| {
@@ -287,7 +288,8 @@ fn slow_polls_do_not_fill_the_ring_buffer() {
             drop(s);
             std::thread::sleep(Duration::from_millis(10));
         }
-    });
+    })
+    .unwrap();
     // The next poll reports them.
     let expected = 2.0 * CONNECTIONS as f64;
     let closed = |t: &str| sum(t, "observer_flows_closed_total", LABEL);
@@ -311,7 +313,7 @@ fn slow_polls_do_not_fill_the_ring_buffer() {
         expected,
         "closes reported: both ends of every connection, once"
     );
-    let out = child.stop(libc::SIGINT);
+    let out = child.stop(libc::SIGINT).unwrap();
     assert!(
         out.status.success(),
         "{}",
@@ -326,18 +328,20 @@ fn flow_open_before_start_is_picked_up_at_its_next_packet() {
         return;
     }
     let _serial = serial();
-    let ns = NetNs::new();
+    let ns = Namespace::standalone().unwrap();
     const BEFORE: usize = 256 * 1024;
     const AFTER: usize = 1024 * 1024;
-    let (mut client, mut server) = ns.run(|| {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        let mut c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
-        let (mut s, _) = l.accept().unwrap();
-        c.write_all(&vec![1u8; BEFORE]).unwrap();
-        let mut buf = vec![0u8; BEFORE];
-        s.read_exact(&mut buf).unwrap();
-        (c, s)
-    });
+    let (mut client, mut server) = ns
+        .run(|| {
+            let l = TcpListener::bind("127.0.0.1:0").unwrap();
+            let mut c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+            let (mut s, _) = l.accept().unwrap();
+            c.write_all(&vec![1u8; BEFORE]).unwrap();
+            let mut buf = vec![0u8; BEFORE];
+            s.read_exact(&mut buf).unwrap();
+            (c, s)
+        })
+        .unwrap();
     std::thread::sleep(Duration::from_millis(300));
     let mut obs = Observer::start();
     let (ckey, skey) = (cookie(&client), cookie(&server));
@@ -363,7 +367,7 @@ fn flow_open_before_start_is_picked_up_at_its_next_packet() {
         |f| f.bytes_acked == ci.bytes_acked,
     );
     assert_eq!(flow.bytes_received, ci.bytes_received);
-    assert_eq!(flow.netns, ns.inode());
+    assert_eq!(flow.netns, netns_id(&ns));
     assert!(!flow.closed);
     obs.wait_for_flow(
         skey,
@@ -377,15 +381,16 @@ fn flow_open_before_start_is_picked_up_at_its_next_packet() {
 /// `observer SUBCOMMAND` stopped by `sig` once attached: exit 0, detached.
 fn stops_cleanly_on(sig: i32, args: &[&str]) -> Output {
     let before = observer_programs();
-    let child = Kill::spawn(
+    let child = ChildGuard::spawn(
         Command::new(BIN)
             .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped()),
-    );
+    )
+    .unwrap();
     wait_attached(&before, attached_programs());
-    assert!(child.pid() > 0);
-    let out = child.stop(sig);
+    assert!(child.id() > 0);
+    let out = child.stop(sig).unwrap();
     assert!(
         out.status.success(),
         "{args:?} on signal {sig}: {:?}\n{}",

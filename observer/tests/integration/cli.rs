@@ -1,11 +1,5 @@
 //! The `observer` binary as a user runs it: bad input, missing privilege,
 //! a real flow in the output, and nothing left loaded afterwards.
-#![allow(
-    clippy::unwrap_used,
-    reason = "integration tests: a failure should panic the test"
-)]
-
-mod support;
 
 use std::{
     io::{Read as _, Write as _},
@@ -14,14 +8,15 @@ use std::{
     time::Duration,
 };
 
-use support::{
-    NetNs,
+use crate::support::{
     bpf::{attached_programs, leftover, observer_programs, wait_attached},
     cookie,
     http::free_port,
-    process::{BIN, Kill},
+    netns_id,
+    process::BIN,
     root_or_skip, serial,
 };
+use pathemu::{ChildGuard, Namespace};
 
 #[test]
 fn zero_duration_is_rejected_like_clap_does() {
@@ -91,17 +86,18 @@ fn flows_json_reports_a_transfer_and_detaches_on_exit() {
     let before = observer_programs();
     // Counted first: reading the kernel BTF is slow under emulation.
     let attached = attached_programs();
-    let child = Kill::spawn(
+    let child = ChildGuard::spawn(
         Command::new(BIN)
             .args(["flows", "--duration", "3s", "--json"])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped()),
-    );
+    )
+    .unwrap();
     // Wait until the programs are attached before making traffic.
     wait_attached(&before, attached);
     // Once attached it drops every capability, in every thread
     // (capabilities are per thread).
-    let pid = child.pid();
+    let pid = child.id();
     let cap_eff = || -> Vec<String> {
         std::fs::read_dir(format!("/proc/{pid}/task"))
             .map(|d| {
@@ -123,31 +119,33 @@ fn flows_json_reports_a_transfer_and_detaches_on_exit() {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert!(dropped(&cap_eff()), "{:?}", cap_eff());
-    let ns = NetNs::new();
+    let ns = Namespace::standalone().unwrap();
     const N: usize = 1 << 20;
-    let (key, local) = ns.run(|| {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = l.local_addr().unwrap();
-        let srv = std::thread::spawn(move || {
-            let (mut c, _) = l.accept().unwrap();
-            let mut sink = Vec::new();
-            c.read_to_end(&mut sink).unwrap();
-            sink.len()
-        });
-        let mut c = TcpStream::connect(addr).unwrap();
-        let key = cookie(&c);
-        let local = c.local_addr().unwrap();
-        c.write_all(&vec![1u8; N]).unwrap();
-        drop(c);
-        assert_eq!(srv.join().unwrap(), N);
-        (key, local)
-    });
+    let (key, local) = ns
+        .run(|| {
+            let l = TcpListener::bind("127.0.0.1:0").unwrap();
+            let addr = l.local_addr().unwrap();
+            let srv = std::thread::spawn(move || {
+                let (mut c, _) = l.accept().unwrap();
+                let mut sink = Vec::new();
+                c.read_to_end(&mut sink).unwrap();
+                sink.len()
+            });
+            let mut c = TcpStream::connect(addr).unwrap();
+            let key = cookie(&c);
+            let local = c.local_addr().unwrap();
+            c.write_all(&vec![1u8; N]).unwrap();
+            drop(c);
+            assert_eq!(srv.join().unwrap(), N);
+            (key, local)
+        })
+        .unwrap();
     // The ring-buffer drain thread, started by the first poll, has none
     // either.
     std::thread::sleep(Duration::from_millis(1200));
     let caps = cap_eff();
     assert!(dropped(&caps), "{caps:?}");
-    let out = child.wait();
+    let out = child.wait_with_output().unwrap();
     assert!(
         out.status.success(),
         "{}",
@@ -162,7 +160,7 @@ fn flows_json_reports_a_transfer_and_detaches_on_exit() {
         .find(|f| f["cookie"] == key)
         .unwrap_or_else(|| panic!("flow {key} missing from {} flows", flows.len()));
     assert_eq!(f["local"], local.to_string());
-    assert_eq!(f["netns"], ns.inode());
+    assert_eq!(f["netns"], netns_id(&ns));
     assert_eq!(f["closed"], true);
     // Data plus the SYN and FIN sequence numbers.
     assert_eq!(f["bytes_acked"], N as u64 + 2);
@@ -226,14 +224,15 @@ fn run_stops_on_sigterm_with_exit_0_and_detaches() {
     // Counted first: reading the kernel BTF is slow under emulation.
     let attached = attached_programs();
     let port = free_port();
-    let child = Kill::spawn(
+    let child = ChildGuard::spawn(
         Command::new(BIN)
             .args(["run", "--listen", &format!("127.0.0.1:{port}")])
             .stdout(Stdio::null())
             .stderr(Stdio::piped()),
-    );
+    )
+    .unwrap();
     wait_attached(&before, attached);
-    let out = child.stop(libc::SIGTERM);
+    let out = child.stop(libc::SIGTERM).unwrap();
     assert!(
         out.status.success(),
         "{}",

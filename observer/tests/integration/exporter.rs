@@ -1,12 +1,6 @@
 //! `observer run` as a deployment uses it: a real Prometheus server scrapes
 //! it while transfers cross emulated paths, and the series stay bounded
 //! while thousands of short flows come and go.
-#![allow(
-    clippy::unwrap_used,
-    reason = "integration tests: a failure should panic the test"
-)]
-
-mod support;
 
 use std::{
     io::{Read as _, Write as _},
@@ -15,22 +9,21 @@ use std::{
     time::{Duration, Instant},
 };
 
-use pathemu::{ChildGuard, Path, PathConfig, Side};
-use support::{
-    NetNs,
+use crate::support::{
     http::{free_port, http_get, sum},
-    process::{BIN, Kill},
+    process::BIN,
     root_or_skip, serial,
 };
+use pathemu::{ChildGuard, Namespace, Path, PathConfig, Side};
 
 /// `observer run` on a free loopback port, polling every 500 ms, once it
 /// serves; returns the port. A port free when picked can be taken (an
 /// outgoing connection's ephemeral port) before the agent binds it: then
 /// it is tried again with another.
-fn start_observer() -> (u16, Kill) {
+fn start_observer() -> (u16, ChildGuard) {
     for _ in 0..5 {
         let port = free_port();
-        let mut k = Kill::spawn(
+        let mut k = ChildGuard::spawn(
             Command::new(BIN)
                 .args([
                     "run",
@@ -43,7 +36,8 @@ fn start_observer() -> (u16, Kill) {
                 .env("RUST_LOG", "warn")
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped()),
-        );
+        )
+        .unwrap();
         let deadline = std::time::Instant::now() + Duration::from_secs(15);
         while http_get(port, "/healthz").as_deref() != Some("ok\n") {
             if !k.running() {
@@ -110,7 +104,7 @@ fn prometheus_sees_window_and_path_verdicts_move() {
     )
     .unwrap();
     let prom = free_port();
-    let _prometheus = Kill::spawn(
+    let _prometheus = ChildGuard::spawn(
         Command::new("prometheus")
             .arg(format!("--config.file={}", cfg.display()))
             .arg(format!(
@@ -120,7 +114,8 @@ fn prometheus_sees_window_and_path_verdicts_move() {
             .arg(format!("--web.listen-address=127.0.0.1:{prom}"))
             .stdout(Stdio::null())
             .stderr(Stdio::null()),
-    );
+    )
+    .unwrap();
     // A window-limited transfer (64 KB on 104 ms) and a path-limited one
     // (cubic into a 20 Mbit/s bottleneck), at the same time.
     let window = Path::new(PathConfig::bottleneck(
@@ -174,7 +169,7 @@ fn series_stay_bounded_while_5000_short_flows_come_and_go() {
     }
     let _serial = serial();
     let (port, _observer) = start_observer();
-    let ns = NetNs::new();
+    let ns = Namespace::standalone().unwrap();
     let series = || {
         http_get(port, "/metrics")
             .unwrap_or_default()
@@ -211,7 +206,8 @@ fn series_stay_bounded_while_5000_short_flows_come_and_go() {
                 std::thread::sleep(Duration::from_millis(600));
             }
             server.join().unwrap();
-        });
+        })
+        .unwrap();
         done.store(true, std::sync::atomic::Ordering::Relaxed);
         sampler.join().unwrap()
     });
