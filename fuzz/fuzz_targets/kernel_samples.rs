@@ -18,7 +18,7 @@ use libfuzzer_sys::fuzz_target;
 use observer::{
     attribution,
     model::clock::Clock,
-    sink::metrics::{Catalogue, encode, labels::Aggregation},
+    sink::metrics::{Catalogue, CatalogueConfig, encode, labels::Aggregation},
     sink::records,
     sink::tui::{
         draw::draw,
@@ -76,7 +76,12 @@ fuzz_target!(|data: &[u8]| {
         local_port: true,
         remote_prefix: Some((24, 64)),
     };
-    let Ok(mut cat) = Catalogue::new(agg, 16, 4, 4) else {
+    let Ok(mut cat) = Catalogue::new(CatalogueConfig {
+        aggregation: agg,
+        max_label_sets: 16,
+        top_flows: 4,
+        programs_attached: 4,
+    }) else {
         return;
     };
     let mut table = FlowTable::new();
