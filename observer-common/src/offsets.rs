@@ -84,6 +84,12 @@ offsets! {
     sk_rcvbuf,
     /// `sock.sk_wmem_queued` (int, bytes).
     sk_wmem_queued,
+    /// `sock.sk_socket`: pointer to the `struct socket` the process holds
+    /// (NULL once the process has closed it).
+    sk_socket,
+    /// `socket.flags`, relative to `struct socket` (unsigned long):
+    /// `SOCK_NOSPACE` and its siblings (include/linux/net.h).
+    socket_flags,
     /// `inet_connection_sock.icsk_ca_ops`: pointer to `tcp_congestion_ops`.
     ca_ops,
     /// `tcp_congestion_ops.name`, relative to `tcp_congestion_ops` (char[16]).
@@ -138,10 +144,6 @@ offsets! {
     chrono_type_bit,
     /// Width of `chrono_type` in bits.
     chrono_type_width,
-    /// `tcp_sock.is_cwnd_limited` (bitfield: bit offset).
-    is_cwnd_limited_bit,
-    /// Width of `is_cwnd_limited` in bits.
-    is_cwnd_limited_width,
     /// `tcp_sock.rcv_wnd` (u32, bytes).
     rcv_wnd,
     /// `tcp_sock.snd_una` (u32, sequence number).

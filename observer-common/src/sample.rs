@@ -25,10 +25,21 @@ pub struct FlowSample {
     pub bytes_received: u64,
     /// `tcp_sock.bytes_sent` (bytes, retransmissions included).
     pub bytes_sent: u64,
-    /// Time during which in-flight >= cwnd or `is_cwnd_limited` was set,
-    /// summed between consecutive samples (ns). The kernel keeps no chrono
-    /// for this; each interval is charged to the state seen at its start.
+    /// Time with the congestion window full: in-flight (packets out, less
+    /// SACKed and lost, plus retransmitted) >= cwnd, summed between
+    /// consecutive samples (ns). The kernel keeps no chrono for this (its
+    /// `is_cwnd_limited` flag stays set for a round trip after the window
+    /// was last full, so it is not used); each interval is charged to the
+    /// state seen at its start.
     pub cwnd_limited_ns: u64,
+    /// Time the send buffer held the sender back, by observer's own test
+    /// (ns): the writer waits for buffer space (`SOCK_NOSPACE`), everything
+    /// it wrote is already sent (nothing unsent), and the congestion window
+    /// has room. The kernel's `TCP_CHRONO_SNDBUF_LIMITED` starts only when a
+    /// send leaves the write queue empty (net/ipv4/tcp_output.c
+    /// `tcp_cwnd_validate()`), which a sender moving in bursts never does.
+    /// Charged like `cwnd_limited_ns`.
+    pub sndbuf_full_ns: u64,
     /// Cgroup v2 id of the owning process (`bpf_get_current_cgroup_id()`).
     pub cgroup_id: u64,
     /// `bpf_jiffies64()` at sample time (jiffies), for chrono arithmetic.
@@ -136,6 +147,9 @@ pub struct FlowSample {
     pub sk_sndbuf: u32,
     /// `sock.sk_wmem_queued` (bytes).
     pub sk_wmem_queued: u32,
+    /// Bytes written by the application and not yet sent
+    /// (`write_seq - snd_nxt`, `ss`'s `notsent`).
+    pub notsent: u32,
     /// `sock.sk_rcvbuf` (bytes).
     pub sk_rcvbuf: u32,
     /// `tcp_sock.rcv_wnd`: the window this host last advertised (bytes).
@@ -189,6 +203,9 @@ pub struct FlowSample {
     pub rate_app_limited: u8,
     /// Whether the last sample was cwnd-limited (0/1).
     pub cwnd_limited: u8,
+    /// Whether the last sample was send-buffer-limited, as
+    /// `sndbuf_full_ns` counts it (0/1).
+    pub sndbuf_full: u8,
     /// 1 when observer first saw the flow at its close (it never sampled it
     /// open, e.g. an idle flow older than the agent): its counters cover a
     /// life observer did not watch, so no rate can be derived from them.
@@ -212,7 +229,7 @@ pub struct FlowSample {
     /// first seen mid-life, whose counters include what it moved before.
     pub seen_from_start: u8,
     /// Explicit padding; always 0.
-    pub _pad1: [u8; 1],
+    pub _pad1: [u8; 4],
 }
 
 impl FlowSample {
@@ -226,6 +243,7 @@ impl FlowSample {
         bytes_received: 0,
         bytes_sent: 0,
         cwnd_limited_ns: 0,
+        sndbuf_full_ns: 0,
         cgroup_id: 0,
         jiffies: 0,
         samples: 0,
@@ -268,6 +286,7 @@ impl FlowSample {
         chrono_stat: [0; 3],
         sk_sndbuf: 0,
         sk_wmem_queued: 0,
+        notsent: 0,
         sk_rcvbuf: 0,
         rcv_wnd: 0,
         rcv_rtt_us: 0,
@@ -290,6 +309,7 @@ impl FlowSample {
         chrono_type: 0,
         rate_app_limited: 0,
         cwnd_limited: 0,
+        sndbuf_full: 0,
         born_at_close: 0,
         userlocks: 0,
         wscale_ok: 0,
@@ -298,12 +318,12 @@ impl FlowSample {
         tstamp_ok: 0,
         sack_ok: 0,
         seen_from_start: 0,
-        _pad1: [0; 1],
+        _pad1: [0; 4],
     };
 }
 
 /// Size of [`FlowSample`] in bytes; the kernel and user space must agree.
-pub const FLOW_SAMPLE_SIZE: usize = 432;
+pub const FLOW_SAMPLE_SIZE: usize = 448;
 const _: () = assert!(core::mem::size_of::<FlowSample>() == FLOW_SAMPLE_SIZE);
 const _: () = assert!(core::mem::align_of::<FlowSample>() == 8);
 
@@ -320,25 +340,29 @@ mod tests {
     #[test]
     fn layout_is_pinned() {
         assert_eq!(offset_of!(FlowSample, cookie), 0);
-        assert_eq!(offset_of!(FlowSample, samples), 80);
-        assert_eq!(offset_of!(FlowSample, integral_us), 88);
-        assert_eq!(offset_of!(FlowSample, last_ooo_ns), 176);
-        assert_eq!(offset_of!(FlowSample, burst_ns), 192);
-        assert_eq!(offset_of!(FlowSample, saddr), 200);
-        assert_eq!(offset_of!(FlowSample, cc), 248);
-        assert_eq!(offset_of!(FlowSample, netns), 264);
-        assert_eq!(offset_of!(FlowSample, chrono_stat), 336);
-        assert_eq!(offset_of!(FlowSample, rcv_rtt_us), 364);
-        assert_eq!(offset_of!(FlowSample, unread), 368);
-        assert_eq!(offset_of!(FlowSample, rcv_mss), 408);
-        assert_eq!(offset_of!(FlowSample, sport), 412);
-        assert_eq!(offset_of!(FlowSample, state), 418);
-        assert_eq!(offset_of!(FlowSample, cwnd_limited), 422);
-        assert_eq!(offset_of!(FlowSample, born_at_close), 423);
-        assert_eq!(offset_of!(FlowSample, userlocks), 424);
-        assert_eq!(offset_of!(FlowSample, sack_ok), 429);
-        assert_eq!(offset_of!(FlowSample, seen_from_start), 430);
-        assert_eq!(offset_of!(FlowSample, _pad1), 431);
+        assert_eq!(offset_of!(FlowSample, cwnd_limited_ns), 56);
+        assert_eq!(offset_of!(FlowSample, sndbuf_full_ns), 64);
+        assert_eq!(offset_of!(FlowSample, samples), 88);
+        assert_eq!(offset_of!(FlowSample, integral_us), 96);
+        assert_eq!(offset_of!(FlowSample, last_ooo_ns), 184);
+        assert_eq!(offset_of!(FlowSample, burst_ns), 200);
+        assert_eq!(offset_of!(FlowSample, saddr), 208);
+        assert_eq!(offset_of!(FlowSample, cc), 256);
+        assert_eq!(offset_of!(FlowSample, netns), 272);
+        assert_eq!(offset_of!(FlowSample, chrono_stat), 344);
+        assert_eq!(offset_of!(FlowSample, notsent), 364);
+        assert_eq!(offset_of!(FlowSample, rcv_rtt_us), 376);
+        assert_eq!(offset_of!(FlowSample, unread), 380);
+        assert_eq!(offset_of!(FlowSample, rcv_mss), 420);
+        assert_eq!(offset_of!(FlowSample, sport), 424);
+        assert_eq!(offset_of!(FlowSample, state), 430);
+        assert_eq!(offset_of!(FlowSample, cwnd_limited), 434);
+        assert_eq!(offset_of!(FlowSample, sndbuf_full), 435);
+        assert_eq!(offset_of!(FlowSample, born_at_close), 436);
+        assert_eq!(offset_of!(FlowSample, userlocks), 437);
+        assert_eq!(offset_of!(FlowSample, sack_ok), 442);
+        assert_eq!(offset_of!(FlowSample, seen_from_start), 443);
+        assert_eq!(offset_of!(FlowSample, _pad1), 444);
     }
 
     #[test]
@@ -354,10 +378,10 @@ mod tests {
         };
         assert_eq!(&bytes[0..8], &0x0102_0304_0506_0708u64.to_ne_bytes());
         let snd_wnd = offset_of!(FlowSample, snd_wnd);
-        assert_eq!(snd_wnd, 272);
+        assert_eq!(snd_wnd, 280);
         assert_eq!(&bytes[snd_wnd..snd_wnd + 4], &80_480u32.to_ne_bytes());
-        assert_eq!(&bytes[412..414], &5201u16.to_ne_bytes());
-        assert_eq!(bytes[418], 1);
+        assert_eq!(&bytes[424..426], &5201u16.to_ne_bytes());
+        assert_eq!(bytes[430], 1);
         let nonzero = bytes.iter().filter(|b| **b != 0).count();
         assert_eq!(nonzero, 8 + 3 + 2 + 1);
     }

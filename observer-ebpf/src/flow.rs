@@ -230,6 +230,11 @@ const TH_FIN: u8 = 0x01;
 const TH_SYN: u8 = 0x02;
 const TH_RST: u8 = 0x04;
 const TH_ACK: u8 = 0x10;
+/// The bit of `socket.flags` the kernel sets when a writer finds the send
+/// buffer full and waits for space, cleared when space is made
+/// (`SOCK_NOSPACE` in include/linux/net.h; `sk_stream_write_space()` in
+/// net/core/stream.c). A constant of the kernel's ABI, not an offset.
+const SOCK_NOSPACE: u32 = 2;
 
 /// What the sample gate needs of the segment `tcp_rcv_established()` is
 /// about to process: its flags and acknowledgment number from
@@ -373,6 +378,8 @@ unsafe fn carry_forward(s: *mut FlowSample, sk: Sk, seg: &Segment) {
                     (*s).sacked_out = 0;
                     (*s).lost_out = 0;
                     (*s).cwnd_limited = 0;
+                    (*s).sndbuf_full = 0;
+                    (*s).notsent = 0;
                 }
             }
         }
@@ -509,20 +516,36 @@ unsafe fn refresh(s: *mut FlowSample, sk: Sk) {
     let retrans: u32 = sk.get(off!(retrans_out));
     let left = packets_out.saturating_sub(sacked.saturating_add(lost));
     let inflight = left.saturating_add(retrans);
-    let flagged = sk.bits(off!(is_cwnd_limited_bit), off!(is_cwnd_limited_width));
-    let limited = cwnd > 0 && (inflight >= cwnd || flagged != 0);
+    // The window is full now, not "was full within the last round trip"
+    // (the kernel's is_cwnd_limited): see FlowSample::cwnd_limited_ns.
+    let limited = cwnd > 0 && inflight >= cwnd;
+    let notsent = sk
+        .get::<u32>(off!(write_seq))
+        .wrapping_sub(sk.get::<u32>(off!(snd_nxt)));
+    // Above 1 GB is a torn read of the two sequence numbers, not data.
+    let notsent = if notsent < (1 << 30) { notsent } else { 0 };
+    let socket_flags: u64 = deref(sk.raw(), off!(sk_socket), off!(socket_flags));
+    let sndbuf_full =
+        cwnd > 0 && !limited && notsent == 0 && socket_flags & (1u64 << SOCK_NOSPACE) != 0;
     let srtt: u32 = sk.get(off!(srtt_us));
     // SAFETY: caller guarantees `s`.
     unsafe {
         let prev = (*s).last_seen_ns;
-        if (*s).cwnd_limited != 0 && prev != 0 && now > prev {
-            (*s).cwnd_limited_ns += now - prev;
+        if prev != 0 && now > prev {
+            if (*s).cwnd_limited != 0 {
+                (*s).cwnd_limited_ns += now - prev;
+            }
+            if (*s).sndbuf_full != 0 {
+                (*s).sndbuf_full_ns += now - prev;
+            }
         }
         if prev != 0 && now > prev {
             receive::integrate(s, now - prev);
         }
         receive::receiver(s, sk, now);
         (*s).cwnd_limited = limited as u8;
+        (*s).sndbuf_full = sndbuf_full as u8;
+        (*s).notsent = notsent;
         (*s).last_seen_ns = now;
         (*s).jiffies = bpf_jiffies64();
         (*s).samples += 1;

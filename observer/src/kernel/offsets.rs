@@ -1,7 +1,7 @@
 //! Resolves [`Offsets`] for the running kernel from its BTF.
 //!
 //! Paths start at `struct tcp_sock` unless the entry names another struct
-//! (`net`, `tcp_congestion_ops`), whose members are reached through a
+//! (`net`, `tcp_congestion_ops`, `socket`), whose members are reached through a
 //! pointer the probes read first.
 
 use observer_common::{OFFSET_NONE, Offsets};
@@ -106,6 +106,8 @@ fn specs() -> Vec<Spec> {
             Byte,
             false
         ),
+        spec!("sk_socket", "tcp_sock", sk("sk_socket"), Byte, false),
+        spec!("socket_flags", "socket", "flags", Byte, false),
         spec!("ca_ops", "tcp_sock", "inet_conn.icsk_ca_ops", Byte, false),
         spec!("ca_name", "tcp_congestion_ops", "name", Byte, false),
         spec!(
@@ -148,13 +150,6 @@ fn specs() -> Vec<Spec> {
         spec!("chrono_start", "tcp_sock", "chrono_start", Byte, false),
         spec!("chrono_stat", "tcp_sock", "chrono_stat", Byte, false),
         spec!("chrono_type", "tcp_sock", "chrono_type", Bits, false),
-        spec!(
-            "is_cwnd_limited",
-            "tcp_sock",
-            "is_cwnd_limited",
-            Bits,
-            false
-        ),
         spec!("rcv_wnd", "tcp_sock", "rcv_wnd", Byte, false),
         spec!("snd_una", "tcp_sock", "snd_una", Byte, false),
         spec!("snd_nxt", "tcp_sock", "snd_nxt", Byte, false),

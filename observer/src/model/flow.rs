@@ -186,8 +186,14 @@ pub struct Flow {
     pub rwnd_limited_us: u64,
     /// `tcpi_sndbuf_limited` (µs).
     pub sndbuf_limited_us: u64,
-    /// Time with in-flight >= cwnd (µs).
+    /// Time with the congestion window full: in-flight >= cwnd (µs).
     pub cwnd_limited_us: u64,
+    /// Time the send buffer held the sender back by observer's own test
+    /// (µs): the writer waited for buffer space with everything written
+    /// already sent and the congestion window open. Catches what
+    /// `tcpi_sndbuf_limited` misses when the sender moves in bursts
+    /// (see `FlowSample::sndbuf_full_ns`).
+    pub sndbuf_full_us: u64,
     /// Last delivery-rate sample (bits/s).
     pub delivery_rate_bps: u64,
     /// Whether that sample was application-limited.
@@ -200,6 +206,8 @@ pub struct Flow {
     pub sndbuf: u32,
     /// Bytes queued in the send buffer (`sk_wmem_queued`).
     pub sndbuf_queued: u32,
+    /// Bytes written by the application and not yet sent (`ss`'s notsent).
+    pub notsent: u32,
     /// Receive buffer size (`sk_rcvbuf`, bytes).
     pub rcvbuf: u32,
     /// First seen (RFC 3339, UTC).
@@ -273,6 +281,7 @@ impl Flow {
             rwnd_limited_us: 0,
             sndbuf_limited_us: 0,
             cwnd_limited_us: 0,
+            sndbuf_full_us: 0,
             samples: 0,
             rcv_ooopack: 0,
             segs_in: 0,
@@ -350,12 +359,14 @@ impl Flow {
             rwnd_limited_us: ch.rwnd_limited_us,
             sndbuf_limited_us: ch.sndbuf_limited_us,
             cwnd_limited_us: s.cwnd_limited_ns / 1000,
+            sndbuf_full_us: s.sndbuf_full_ns / 1000,
             delivery_rate_bps: delivery_rate_bps(s),
             app_limited: s.rate_app_limited != 0,
             ca_state: s.ca_state,
             cc: c_str(&s.cc),
             sndbuf: s.sk_sndbuf,
             sndbuf_queued: s.sk_wmem_queued,
+            notsent: s.notsent,
             rcvbuf: s.sk_rcvbuf,
             first_seen: stamp(s.first_seen_ns),
             last_seen: stamp(if closed { s.closed_ns } else { s.last_seen_ns }),
