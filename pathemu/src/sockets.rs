@@ -5,8 +5,32 @@
 
 use std::{
     net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpStream},
-    os::fd::FromRawFd as _,
+    os::fd::{AsRawFd, FromRawFd as _},
 };
+
+/// Sets an integer socket option (`setsockopt(2)`): SO_SNDBUF, SO_RCVBUF,
+/// TCP_WINDOW_CLAMP and the like, which traffic generators and tests set
+/// on their sockets.
+///
+/// # Errors
+/// The kernel's refusal (an unknown option, a value out of range).
+pub fn set_int(fd: &impl AsRawFd, level: i32, opt: i32, value: i32) -> std::io::Result<()> {
+    // SAFETY: a pointer to an int we own, with its size.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            level,
+            opt,
+            (&value as *const i32).cast(),
+            size_of::<i32>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
 
 /// Why a connection was not made: before `connect()` (no socket the kernel
 /// tracks as a TCP flow), or in it (a SYN_SENT socket that then closed: a

@@ -13,24 +13,7 @@ use std::{
 use anyhow::Context as _;
 use pathemu::{ChildGuard, Path, Side};
 
-/// Sets an integer socket option.
-pub fn set_int(fd: &impl AsRawFd, level: i32, opt: i32, value: i32) -> std::io::Result<()> {
-    // SAFETY: a pointer to an int we own, with its size.
-    let rc = unsafe {
-        libc::setsockopt(
-            fd.as_raw_fd(),
-            level,
-            opt,
-            (&value as *const i32).cast(),
-            size_of::<i32>() as libc::socklen_t,
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
-}
+pub use pathemu::sockets::set_int;
 
 /// Sets the congestion control of a socket (`TCP_CONGESTION`).
 pub fn set_cc(fd: &impl AsRawFd, cc: &str) -> std::io::Result<()> {

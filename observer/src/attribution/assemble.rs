@@ -57,8 +57,13 @@ pub(super) fn assemble(
     };
     // No arithmetic for a window that moved nothing (a shut window): it
     // would ask what window 0 bit/s needs.
-    let moved = ev.rate_bps.max(ev.recv_rate_bps) > 0.0;
-    let what_if = (window_verdict && moved).then(|| what_if(ev, flow, verdict, cfg));
+    let rate = ev.rate_bps.max(ev.recv_rate_bps);
+    // Nor for a window whose window / RTT the flow outran (a send buffer
+    // the kernel let bursts overshoot): that arithmetic would contradict
+    // the measured rate.
+    let what_if = (window_verdict && rate > 0.0)
+        .then(|| what_if(ev, flow, verdict, cfg))
+        .filter(|w| w.ceiling_bps * cfg.max_fill >= rate);
     let explanation = match &what_if {
         Some(w) => format!("{explanation}; {}", w.summary),
         None => explanation,

@@ -10,9 +10,12 @@ use crate::model::flow::Flow;
 pub struct Shares {
     /// Busy and blocked by the peer's receive window (`tcpi_rwnd_limited`).
     pub rwnd_limited: f64,
-    /// Busy and blocked by the send buffer (`tcpi_sndbuf_limited`).
+    /// Busy and blocked by the send buffer: `tcpi_sndbuf_limited`, or
+    /// observer's own measure where larger (the writer waiting for space
+    /// with everything sent and the cwnd open; `Flow::sndbuf_full_us`).
     pub sndbuf_limited: f64,
-    /// Busy with in-flight >= cwnd, and not counted above.
+    /// Busy with the congestion window full (in-flight >= cwnd), and not
+    /// counted above.
     pub cwnd_limited: f64,
     /// Busy for any other reason: pacing, recovery, waiting on ACKs.
     pub other_busy: f64,
@@ -234,9 +237,13 @@ impl Evidence {
             .rwnd_limited_us
             .saturating_sub(a.rwnd_limited_us)
             .min(busy);
+        // The kernel's clock, or observer's own test where it saw more (the
+        // kernel's never starts for a sender that moves in bursts); the two
+        // describe the same state, so the larger counts, not the sum.
         let sndbuf = b
             .sndbuf_limited_us
             .saturating_sub(a.sndbuf_limited_us)
+            .max(b.sndbuf_full_us.saturating_sub(a.sndbuf_full_us))
             .min(busy - rwnd);
         let cwnd = b
             .cwnd_limited_us

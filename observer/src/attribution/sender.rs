@@ -5,12 +5,13 @@ use super::{
     config::Config,
     evidence::Evidence,
     verdict::{Attribution, Side, Verdict},
+    whatif::ceiling,
 };
 use crate::{model::flow::Flow, units};
 
 /// The sender-side verdict for `ev`.
 pub fn attribute(ev: &Evidence, flow: &Flow, cfg: &Config) -> Attribution {
-    let (verdict, confidence, explanation) = decide(ev, cfg);
+    let (verdict, confidence, explanation) = decide(ev, flow, cfg);
     assemble(
         verdict,
         confidence,
@@ -26,7 +27,31 @@ fn pct(x: f64) -> String {
     format!("{:.0}%", x * 100.0)
 }
 
-fn decide(ev: &Evidence, cfg: &Config) -> (Verdict, f64, String) {
+/// The send-buffer explanation: how long the writer waited for space, the
+/// buffer's size and who set it, and what the rate would need.
+fn send_buffer(ev: &Evidence, flow: &Flow, sndbuf: f64, cwnd: f64) -> String {
+    let who = if flow.sndbuf_locked {
+        "set by the application (SO_SNDBUF)"
+    } else {
+        "sized by net.ipv4.tcp_wmem"
+    };
+    let buffer_ceiling = ceiling(f64::from(flow.sndbuf), f64::from(ev.srtt_us));
+    let bursts = if buffer_ceiling < ev.rate_bps {
+        // The kernel let the queue overshoot sk_sndbuf: no ceiling to quote.
+        ", moving in bursts that overshoot it"
+    } else {
+        ""
+    };
+    format!(
+        "send buffer: the writer waited for buffer space with everything sent and the window open {} of busy time (sk_sndbuf {}, {who}{bursts}); delivering {} with cwnd-limited {} of busy",
+        pct(sndbuf),
+        units::bytes(f64::from(flow.sndbuf)),
+        units::rate(ev.rate_bps),
+        pct(cwnd),
+    )
+}
+
+fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
     let s = &ev.shares;
     let rate = ev.rate_bps;
     let c = &ev.ceilings;
@@ -99,11 +124,7 @@ fn decide(ev: &Evidence, cfg: &Config) -> (Verdict, f64, String) {
         return (
             Verdict::SendBuffer,
             sndbuf.clamp(0.5, 1.0),
-            format!(
-                "send buffer: sndbuf-limited {} of busy time, delivering {}",
-                pct(sndbuf),
-                units::rate(rate)
-            ),
+            send_buffer(ev, flow, sndbuf, cwnd),
         );
     }
     let at_rwnd = near(c.rwnd_bps);

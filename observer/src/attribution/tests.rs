@@ -11,6 +11,8 @@ struct P {
     busy_ms: u64,
     rwnd_ms: u64,
     sndbuf_ms: u64,
+    /// Observer's own send-buffer clock (`Flow::sndbuf_full_us`).
+    sndbuf_full_ms: u64,
     cwnd_ms: u64,
     srtt_us: u32,
     min_rtt_us: u32,
@@ -30,6 +32,7 @@ impl Default for P {
             busy_ms: 0,
             rwnd_ms: 0,
             sndbuf_ms: 0,
+            sndbuf_full_ms: 0,
             cwnd_ms: 0,
             srtt_us: 50_000,
             min_rtt_us: 50_000,
@@ -49,6 +52,7 @@ fn point(p: P) -> Point {
     f.busy_us = p.busy_ms * 1000;
     f.rwnd_limited_us = p.rwnd_ms * 1000;
     f.sndbuf_limited_us = p.sndbuf_ms * 1000;
+    f.sndbuf_full_us = p.sndbuf_full_ms * 1000;
     f.cwnd_limited_us = p.cwnd_ms * 1000;
     f.srtt_us = p.srtt_us;
     f.min_rtt_us = p.min_rtt_us;
@@ -167,7 +171,8 @@ fn send_buffer() {
         },
         P {
             t: 1.0,
-            acked: 2_000_000,
+            // 1.6 Mbit/s, under 16 KB / 50 ms = 2.6 Mbit/s.
+            acked: 200_000,
             busy_ms: 1000,
             sndbuf_ms: 700,
             rwnd_ms: 100,
@@ -176,11 +181,53 @@ fn send_buffer() {
     );
     assert_eq!(a.verdict, Verdict::SendBuffer);
     assert!(
-        a.explanation.contains("sndbuf-limited 70% of busy"),
+        a.explanation.contains("window open 70% of busy time")
+            && a.explanation
+                .contains("sk_sndbuf 16.4 KB, sized by net.ipv4.tcp_wmem)"),
         "{}",
         a.explanation
     );
     assert_eq!(a.what_if.unwrap().window_bytes, 16_384);
+}
+
+/// Issue 14's first input: a 16 KB SO_SNDBUF (sk_sndbuf 32 KB) on a 20 ms,
+/// 100 Mbit/s path. The sender moves in bursts that overshoot the buffer
+/// and delivers 40 Mbit/s, above sk_sndbuf / srtt; the kernel's
+/// sndbuf-limited clock never ran, observer's own saw the writer wait 55%
+/// of busy time, the window full 35%.
+#[test]
+fn bursty_send_buffer_is_send_buffer_without_a_ceiling() {
+    let from = point(P {
+        t: 0.0,
+        ..P::default()
+    });
+    let mut to = point(P {
+        t: 1.0,
+        acked: 5_000_000,
+        busy_ms: 1000,
+        sndbuf_full_ms: 550,
+        cwnd_ms: 350,
+        srtt_us: 24_800,
+        min_rtt_us: 20_000,
+        cwnd: 139,
+        ..P::default()
+    });
+    to.flow.sndbuf = 32_768;
+    to.flow.sndbuf_locked = true;
+    let a = attribute(Some(&from), &to, &Config::default());
+    assert_eq!(a.verdict, Verdict::SendBuffer, "{}", a.explanation);
+    assert_eq!(a.evidence.shares.sndbuf_limited, 0.55);
+    assert!(
+        a.explanation.contains("window open 55% of busy time")
+            && a.explanation
+                .contains("set by the application (SO_SNDBUF), moving in bursts")
+            && a.explanation.contains("cwnd-limited 35% of busy"),
+        "{}",
+        a.explanation
+    );
+    // 32 KB / 24.8 ms = 10.6 Mbit/s is below the 40 Mbit/s measured: no
+    // arithmetic that the measurement contradicts.
+    assert!(a.what_if.is_none());
 }
 
 #[test]

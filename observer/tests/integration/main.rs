@@ -18,5 +18,6 @@ mod faults;
 mod flows;
 mod preconditions;
 mod receiver;
+mod sender;
 mod soak;
 mod top;

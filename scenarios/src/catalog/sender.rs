@@ -124,6 +124,16 @@ pub fn all() -> Vec<Scenario> {
             Traffic::SmallSndbuf { sndbuf: 64 * 1024 },
             steady(SendBuffer),
         ),
+        Scenario {
+            cc: Some("cubic"),
+            ..base(
+                "sndbuf-bursty",
+                "a 16 KB SO_SNDBUF on a 100 Mbit/s, 20 ms path with a 250 KB queue: the sender moves in bursts, about half the link",
+                PathConfig::bottleneck(100_000_000, MS(10), 250_000),
+                Traffic::SmallSndbuf { sndbuf: 16 * 1024 },
+                steady(SendBuffer),
+            )
+        },
         base(
             "app-limited",
             "the sender writes 2 Mbit/s on a 100 Mbit/s path",
@@ -147,6 +157,16 @@ pub fn all() -> Vec<Scenario> {
                 "path-bbr",
                 "20 Mbit/s bottleneck, large windows, bbr",
                 PathConfig::bottleneck(20_000_000, MS(25), 125_000),
+                iperf(&[]),
+                steady(Path),
+            )
+        },
+        Scenario {
+            cc: Some("bbr"),
+            ..base(
+                "path-bbr-shallow",
+                "50 Mbit/s, 20 ms, a 15 KB queue (a tenth of the BDP), bbr: the link is full though no queue can stand",
+                PathConfig::bottleneck(50_000_000, MS(10), 15_000),
                 iperf(&[]),
                 steady(Path),
             )

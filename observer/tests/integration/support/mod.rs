@@ -53,6 +53,9 @@ pub struct TcpInfo {
     pub snd_mss: u32,
     pub rtt_us: u32,
     pub snd_cwnd: u32,
+    /// Packets in flight as the kernel counts them (`tcp_packets_in_flight()`:
+    /// unacked - sacked - lost + retransmitted).
+    pub inflight: u32,
     pub total_retrans: u32,
     pub bytes_acked: u64,
     pub bytes_received: u64,
@@ -106,6 +109,8 @@ pub fn tcp_info(fd: &impl AsRawFd) -> TcpInfo {
         snd_mss: u32_at(&buf, 16),
         rtt_us: u32_at(&buf, 68),
         snd_cwnd: u32_at(&buf, 80),
+        inflight: (u32_at(&buf, 24) + u32_at(&buf, 36))
+            .saturating_sub(u32_at(&buf, 28) + u32_at(&buf, 32)),
         total_retrans: u32_at(&buf, 100),
         bytes_acked: u64_at(&buf, 120),
         bytes_received: u64_at(&buf, 128),
@@ -157,19 +162,11 @@ pub fn cookie(fd: &impl AsRawFd) -> u64 {
     v
 }
 
-/// Sets an integer socket option.
+/// Sets an integer socket option; panics if the kernel refuses.
 pub fn setsockopt_int(fd: &impl AsRawFd, level: i32, opt: i32, value: i32) {
-    // SAFETY: passes a pointer to an int we own, with its size.
-    let rc = unsafe {
-        libc::setsockopt(
-            fd.as_raw_fd(),
-            level,
-            opt,
-            (&value as *const i32).cast(),
-            size_of::<i32>() as libc::socklen_t,
-        )
-    };
-    assert_eq!(rc, 0, "setsockopt: {}", std::io::Error::last_os_error());
+    if let Err(e) = pathemu::sockets::set_int(fd, level, opt, value) {
+        panic!("setsockopt({level}, {opt}, {value}): {e}");
+    }
 }
 
 /// An attached observer and the flows it has seen.
@@ -177,7 +174,8 @@ pub struct Observer {
     pub probes: Probes,
     pub table: FlowTable,
     pub clock: Clock,
-    buf: Vec<FlowSample>,
+    /// One poll's read: (open flows, close records).
+    buf: (Vec<FlowSample>, Vec<FlowSample>),
 }
 
 impl Observer {
@@ -192,26 +190,15 @@ impl Observer {
             probes,
             table: FlowTable::new(),
             clock: Clock::new(kernel_hz().unwrap()),
-            buf: Vec::new(),
+            buf: (Vec::new(), Vec::new()),
         }
     }
 
     /// Reads the ring buffer and the flow map once.
     pub fn poll(&mut self) {
-        let now = monotonic_ns();
-        self.buf.clear();
-        self.probes.drain_closed(&mut self.buf);
-        for s in self.buf.drain(..) {
-            self.table.close(s, now);
-        }
-        self.probes.active(&mut self.buf);
-        for s in self.buf.drain(..) {
-            self.table.update(s, now);
-        }
-        self.probes.drain_closed(&mut self.buf);
-        for s in self.buf.drain(..) {
-            self.table.close(s, now);
-        }
+        let (active, closed) = &mut self.buf;
+        self.probes.read(active, closed);
+        self.table.ingest(active, closed, monotonic_ns());
     }
 
     /// The flow with socket cookie `cookie`, as the user would see it now.

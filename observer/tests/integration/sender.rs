@@ -1,0 +1,179 @@
+//! Root integration tests of the sending end's limited-time clocks, on an
+//! emulated path: cwnd-limited time is time with the congestion window
+//! actually full (checked against TCP_INFO sampled while the flow runs),
+//! and a send buffer that holds a bursty sender back is counted although
+//! the kernel's own sndbuf-limited clock never starts for it.
+
+use std::{
+    io::{Read, Write},
+    net::{SocketAddr, TcpListener, TcpStream},
+    sync::atomic::{AtomicBool, Ordering},
+    time::{Duration, Instant},
+};
+
+use crate::support::{Observer, cookie, root_or_skip, serial, setsockopt_int, tcp_info};
+use pathemu::{Path, PathConfig, Side};
+
+/// 100 Mbit/s, 10 ms each way, a 250 KB drop-tail queue: the path of the
+/// send-buffer case in issue 14.
+fn path() -> Path {
+    Path::new(PathConfig::bottleneck(
+        100_000_000,
+        Duration::from_millis(10),
+        250_000,
+    ))
+    .unwrap()
+}
+
+/// What a sender did, seen by TCP_INFO every millisecond while it ran.
+struct Sampled {
+    /// Samples with data outstanding.
+    busy: u32,
+    /// Of those, samples with in-flight >= cwnd.
+    full: u32,
+}
+
+/// Runs a transfer A -> B on `path` for `secs`: `sndbuf` sets SO_SNDBUF on
+/// the sender, `chunk` bytes are written per `pause` (none: as fast as the
+/// buffer takes them). The receiver reads everything. Returns the sender's
+/// cookie, its TCP_INFO samples, and the sender itself, still open.
+fn transfer(
+    path: &Path,
+    secs: f64,
+    sndbuf: Option<i32>,
+    chunk: usize,
+    pause: Option<Duration>,
+) -> (u64, Sampled, TcpStream) {
+    let bind = SocketAddr::new(path.ip(Side::B), 0);
+    let listener = path
+        .run_in(Side::B, move || TcpListener::bind(bind).unwrap())
+        .unwrap();
+    let server = listener.local_addr().unwrap();
+    let tx = path
+        .run_in(Side::A, move || {
+            let s = std::net::TcpStream::connect(server).unwrap();
+            if let Some(b) = sndbuf {
+                setsockopt_int(&s, libc::SOL_SOCKET, libc::SO_SNDBUF, b);
+            }
+            s
+        })
+        .unwrap();
+    let (mut rx, _) = listener.accept().unwrap();
+    let done = AtomicBool::new(false);
+    let probe = tx.try_clone().unwrap();
+    let sampled = std::thread::scope(|scope| {
+        let done = &done;
+        scope.spawn(move || {
+            // Reads until the writer is done and nothing more arrives (the
+            // sender stays open: its figures are compared afterwards).
+            rx.set_read_timeout(Some(Duration::from_millis(200)))
+                .unwrap();
+            let mut buf = vec![0u8; 256 * 1024];
+            loop {
+                match rx.read(&mut buf) {
+                    Ok(n) if n > 0 => {}
+                    Err(e)
+                        if e.kind() == std::io::ErrorKind::WouldBlock
+                            && !done.load(Ordering::Relaxed) => {}
+                    _ => break,
+                }
+            }
+        });
+        let mut writer = tx.try_clone().unwrap();
+        scope.spawn(move || {
+            let data = vec![7u8; chunk];
+            let end = Instant::now() + Duration::from_secs_f64(secs);
+            while Instant::now() < end {
+                writer.write_all(&data).unwrap();
+                if let Some(p) = pause {
+                    std::thread::sleep(p);
+                }
+            }
+            done.store(true, Ordering::Relaxed);
+        });
+        let mut s = Sampled { busy: 0, full: 0 };
+        while !done.load(Ordering::Relaxed) {
+            let info = tcp_info(&probe);
+            if info.inflight > 0 {
+                s.busy += 1;
+                if info.inflight >= info.snd_cwnd {
+                    s.full += 1;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        s
+    });
+    (cookie(&tx), sampled, tx)
+}
+
+/// A 16 KB SO_SNDBUF on a 20 ms, 100 Mbit/s path: the sender moves in
+/// bursts and delivers about half the link. Its window is full only part
+/// of the time: observer's cwnd-limited share must match the share of
+/// TCP_INFO samples with in-flight >= cwnd (the kernel's is_cwnd_limited
+/// flag, which observer used to count, said 95%), and the time the writer
+/// waited on the buffer must be counted.
+#[test]
+fn a_bursty_send_buffer_is_not_cwnd_limited() {
+    if !root_or_skip("a_bursty_send_buffer_is_not_cwnd_limited") {
+        return;
+    }
+    let _serial = serial();
+    let mut obs = Observer::start();
+    let path = path();
+    let (c, sampled, tx) = transfer(&path, 3.0, Some(16 * 1024), 256 * 1024, None);
+    let info = tcp_info(&tx);
+    let flow = obs.wait_for_flow(c, Duration::from_secs(3), "the sender", |f| {
+        f.bytes_acked == info.bytes_acked
+    });
+    drop(tx);
+    assert!(sampled.busy > 500, "{} busy samples", sampled.busy);
+    let full = f64::from(sampled.full) / f64::from(sampled.busy);
+    let busy = flow.busy_us as f64;
+    let cwnd = flow.cwnd_limited_us as f64 / busy;
+    let sndbuf = flow.sndbuf_full_us as f64 / busy;
+    eprintln!(
+        "TCP_INFO: window full in {full:.2} of busy samples; observer: cwnd-limited {cwnd:.2}, \
+         send buffer {sndbuf:.2} of busy; tcpi_sndbuf_limited {} µs",
+        info.sndbuf_limited_us
+    );
+    assert!(cwnd < 0.7, "cwnd-limited {cwnd:.2} of busy");
+    assert!(
+        (cwnd - full).abs() < 0.25,
+        "observer {cwnd:.2}, TCP_INFO {full:.2}"
+    );
+    assert!(sndbuf > 0.25, "send buffer {sndbuf:.2} of busy");
+    assert!(cwnd + sndbuf <= 1.0 + 1e-9, "{cwnd} + {sndbuf}");
+}
+
+/// A sender that writes 4 KB every 10 ms, about 3.3 Mbit/s on a 100 Mbit/s
+/// path: 8 KB in flight per 20 ms round trip, under even the initial
+/// window (10 segments). Only its first round trips, while the receiver
+/// still delays ACKs, may fill the window; it never waits on its buffer.
+#[test]
+fn an_application_limited_sender_is_neither() {
+    if !root_or_skip("an_application_limited_sender_is_neither") {
+        return;
+    }
+    let _serial = serial();
+    let mut obs = Observer::start();
+    let path = path();
+    let (c, sampled, tx) = transfer(&path, 2.0, None, 8 * 1024, Some(Duration::from_millis(10)));
+    let info = tcp_info(&tx);
+    let flow = obs.wait_for_flow(c, Duration::from_secs(3), "the sender", |f| {
+        f.bytes_acked == info.bytes_acked
+    });
+    drop(tx);
+    let full = f64::from(sampled.full) / f64::from(sampled.busy.max(1));
+    let cwnd = flow.cwnd_limited_us as f64 / flow.busy_us.max(1) as f64;
+    eprintln!(
+        "TCP_INFO: window full in {full:.3} of busy samples; observer: cwnd-limited {cwnd:.3}"
+    );
+    assert!(
+        full < 0.05,
+        "TCP_INFO saw the window full in {full:.3} of busy samples"
+    );
+    assert!(flow.busy_us > 100_000, "busy {} µs", flow.busy_us);
+    assert!(cwnd < 0.1, "cwnd-limited {cwnd:.3} of busy");
+    assert_eq!(flow.sndbuf_full_us, 0);
+}
