@@ -95,6 +95,9 @@ pub struct FlowReport {
     /// Every verdict sampled, as (seconds since the flow was first seen,
     /// verdict): what the spans were judged on.
     pub timeline: Vec<(f64, Verdict)>,
+    /// Verdicts that rested on a ceiling the measured rate outran (issue
+    /// 14's property); any fails the flow.
+    pub outran: Vec<String>,
 }
 
 impl FlowReport {
@@ -130,7 +133,16 @@ impl FlowReport {
             other_end: None,
             ends_agree: None,
             timeline: Vec::new(),
+            outran: Vec::new(),
         }
+    }
+
+    /// Records the verdicts that rested on a ceiling the rate outran;
+    /// any fails the flow.
+    pub fn with_outran(mut self, outran: Vec<String>) -> FlowReport {
+        self.pass &= outran.is_empty();
+        self.outran = outran;
+        self
     }
 
     /// Records the other end's majority verdict `v`.
@@ -261,6 +273,9 @@ impl ScenarioReport {
                 },
                 f.explanation
             ));
+            for o in f.outran.iter().take(3) {
+                s.push_str(&format!("       CEILING OUTRAN: {o}\n"));
+            }
         }
         s
     }

@@ -31,6 +31,9 @@ struct Timeline {
     samples: Vec<(f64, Verdict)>,
     /// The explanation at the last poll while the flow was open.
     explanation: String,
+    /// Verdicts (current or life) that rested on a ceiling the rate
+    /// outran (`Attribution::check_ceilings`), as they were found.
+    outran: Vec<String>,
 }
 
 /// Majority verdict in `[from, to)`, its share, and when the expected one
@@ -231,6 +234,12 @@ impl Watch {
             line.samples
                 .push((now.duration_since(born).as_secs_f64(), t.current.verdict));
             line.explanation.clone_from(&t.current.explanation);
+            let max_fill = observer::attribution::Config::default().max_fill;
+            for a in [&t.current, &t.life] {
+                if let Err(e) = a.check_ceilings(max_fill) {
+                    line.outran.push(format!("{e} ({})", a.explanation));
+                }
+            }
         }
         Ok(())
     }
@@ -452,7 +461,10 @@ fn report(
             .and_then(|o| lines.get(&o.latest.cookie))
             .zip(sc.expect.last())
             .and_then(|(l, e)| majority(&l.samples, e.from_s, e.to_s));
-        let mut f = FlowReport::new(sc, t, throughput, spans).with_other_end(other_end);
+        let outran = line.map(|l| l.outran.clone()).unwrap_or_default();
+        let mut f = FlowReport::new(sc, t, throughput, spans)
+            .with_other_end(other_end)
+            .with_outran(outran);
         f.timeline = samples.to_vec();
         if let Some(l) = line.filter(|l| !l.explanation.is_empty()) {
             f.explanation.clone_from(&l.explanation);

@@ -111,7 +111,11 @@ fn judge(rate_bps: f64, end: R) -> Attribution {
         received: (rate_bps * 2.0 / 8.0) as u64,
         ..end
     };
-    attribute(Some(&point(from)), &point(to), &Config::default())
+    super::tests::checked(attribute(
+        Some(&point(from)),
+        &point(to),
+        &Config::default(),
+    ))
 }
 
 /// 64 KB advertised, 104 ms receiver RTT: a 5.0 Mbit/s ceiling.

@@ -127,8 +127,13 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
             send_buffer(ev, flow, sndbuf, cwnd),
         );
     }
+    // A window the flow outran (by more than max_fill) is not what binds
+    // it: its ceiling rests on an overstated RTT or a stale window.
+    let within = |ceiling: f64| ceiling <= 0.0 || rate <= cfg.max_fill * ceiling;
     let at_rwnd = near(c.rwnd_bps);
-    if (rwnd >= cfg.significant_share && rwnd >= cwnd) || (at_rwnd && cwnd < 0.5) {
+    if ((rwnd >= cfg.significant_share && rwnd >= cwnd) || (at_rwnd && cwnd < 0.5))
+        && within(c.rwnd_bps)
+    {
         let conf = rwnd.max(if at_rwnd { 0.8 } else { 0.0 }).clamp(0.5, 1.0);
         return (
             Verdict::ReceiveWindow,
@@ -167,25 +172,31 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
                 ),
             );
         }
-        return (
-            Verdict::CongestionWindow,
-            cwnd.max(if at_cwnd { 0.7 } else { 0.0 }).clamp(0.5, 1.0),
-            format!(
-                "congestion window: {} (cwnd-limited {} of busy) while the path has room ({queue_line})",
-                ceiling_line(
-                    "cwnd",
-                    format!("{} x {} B", ev.snd_cwnd, ev.mss),
-                    c.cwnd_bps
+        if within(c.cwnd_bps) {
+            return (
+                Verdict::CongestionWindow,
+                cwnd.max(if at_cwnd { 0.7 } else { 0.0 }).clamp(0.5, 1.0),
+                format!(
+                    "congestion window: {} (cwnd-limited {} of busy) while the path has room ({queue_line})",
+                    ceiling_line(
+                        "cwnd",
+                        format!("{} x {} B", ev.snd_cwnd, ev.mss),
+                        c.cwnd_bps
+                    ),
+                    pct(cwnd)
                 ),
-                pct(cwnd)
-            ),
-        );
+            );
+        }
     }
     let lowest = [c.rwnd_bps, c.cwnd_bps]
         .into_iter()
         .filter(|x| *x > 0.0)
         .fold(f64::INFINITY, f64::min);
-    if ev.app_limited || rate < 0.35 * lowest {
+    // The last delivery-rate sample's app-limited mark is one moment: it
+    // names the application only while the rate also stays clear of the
+    // windows' ceilings (a busy BBR sender at its cwnd ceiling has such
+    // samples now and then).
+    if (ev.app_limited && rate < cfg.at_ceiling * lowest) || rate < 0.35 * lowest {
         return (
             Verdict::Application,
             0.6,

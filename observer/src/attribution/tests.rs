@@ -70,8 +70,43 @@ fn point(p: P) -> Point {
     }
 }
 
+/// The verdict between two points; every case also keeps the property that
+/// no verdict rests on a ceiling the rate outran.
 fn verdict_between(a: P, b: P) -> Attribution {
-    attribute(Some(&point(a)), &point(b), &Config::default())
+    checked(attribute(Some(&point(a)), &point(b), &Config::default()))
+}
+
+/// `a`, after asserting [`Attribution::check_ceilings`].
+pub(super) fn checked(a: Attribution) -> Attribution {
+    if let Err(e) = a.check_ceilings(Config::default().max_fill) {
+        panic!("{e}; explanation: {}", a.explanation);
+    }
+    a
+}
+
+/// A flow that delivers 40 Mbit/s while its time-weighted cwnd / srtt says
+/// 10 Mbit/s (an RTT overstated by bursts): the cwnd is not what binds it,
+/// so the verdict is not `congestion_window`, and no ceiling it names is
+/// below the rate.
+#[test]
+fn a_ceiling_the_flow_outran_is_not_the_verdict() {
+    let a = verdict_between(
+        P {
+            t: 0.0,
+            ..P::default()
+        },
+        P {
+            t: 1.0,
+            acked: 5_000_000,
+            busy_ms: 1000,
+            cwnd_ms: 900,
+            cwnd: 40,
+            srtt_us: 50_000,
+            min_rtt_us: 48_000,
+            ..P::default()
+        },
+    );
+    assert_ne!(a.verdict, Verdict::CongestionWindow, "{}", a.explanation);
 }
 
 #[test]

@@ -112,3 +112,46 @@ pub struct Attribution {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub what_if: Option<WhatIf>,
 }
+
+impl Attribution {
+    /// The ceiling (bits/s) the verdict names, if it rests on one: the
+    /// peer's window (snd_wnd / srtt) for a sender's `receive_window`, the
+    /// congestion window (cwnd x MSS / srtt) for `congestion_window`, this
+    /// host's window (rcv_wnd / receiver RTT) for a receiver's
+    /// `receive_window`.
+    pub fn named_ceiling(&self) -> Option<(&'static str, f64)> {
+        let c = &self.evidence.ceilings;
+        match (self.side, self.verdict) {
+            (Side::Sender, Verdict::ReceiveWindow) => Some(("rwnd", c.rwnd_bps)),
+            (Side::Sender, Verdict::CongestionWindow) => Some(("cwnd", c.cwnd_bps)),
+            (Side::Receiver, Verdict::ReceiveWindow) => Some(("rcv_wnd", c.rcv_wnd_bps)),
+            _ => None,
+        }
+    }
+
+    /// The property every verdict keeps (issue 14): none rests on a
+    /// ceiling the measured rate exceeds by more than `max_fill` (1.25:
+    /// RTT and window estimates are means), neither the verdict's own
+    /// ([`Attribution::named_ceiling`]) nor the what-if's. `Err` says which
+    /// claim the rate contradicts.
+    ///
+    /// # Errors
+    /// The contradicted claim, in words.
+    pub fn check_ceilings(&self, max_fill: f64) -> Result<(), String> {
+        let rate = match self.side {
+            Side::Sender => self.evidence.rate_bps,
+            Side::Receiver => self.evidence.recv_rate_bps,
+        };
+        let named = self.named_ceiling().filter(|(_, c)| *c > 0.0);
+        let what_if = self.what_if.as_ref().map(|w| ("what-if", w.ceiling_bps));
+        for (name, ceiling) in named.into_iter().chain(what_if) {
+            if rate > ceiling * max_fill {
+                return Err(format!(
+                    "{}: the {name} ceiling {ceiling:.0} bit/s is below the measured {rate:.0} bit/s",
+                    self.verdict
+                ));
+            }
+        }
+        Ok(())
+    }
+}
