@@ -136,20 +136,21 @@ def typedef_loop():
 
 
 def sample_record(cookie, closed=False):
-    """A FlowSample (observer-common/src/sample.rs, 272 bytes, little-endian)."""
-    r = bytearray(272)
+    """A FlowSample (observer-common/src/sample.rs, 448 bytes, little-endian;
+    offsets as its layout test pins them)."""
+    r = bytearray(448)
     struct.pack_into("<Q", r, 0, cookie)
     struct.pack_into("<Q", r, 8, 100_000_000_000)   # first_seen_ns
     struct.pack_into("<Q", r, 16, 103_000_000_000)  # last_seen_ns
     if closed:
         struct.pack_into("<Q", r, 24, 103_000_000_000)  # closed_ns
-    struct.pack_into("<Q", r, 80, 42)               # samples
-    r[88:104] = bytes(10) + b"\xff\xff" + bytes([10, 0, 0, 1])
-    r[104:120] = bytes(10) + b"\xff\xff" + bytes([10, 0, 0, 2])
-    r[136:142] = b"cubic\0"
-    struct.pack_into("<I", r, 160, 80_480)          # snd_wnd
-    struct.pack_into("<HH", r, 256, 40000, 5201)    # sport, dport
-    r[262] = 7 if closed else 1                     # state
+    struct.pack_into("<Q", r, 88, 42)               # samples
+    r[208:224] = bytes(10) + b"\xff\xff" + bytes([10, 0, 0, 1])   # saddr
+    r[224:240] = bytes(10) + b"\xff\xff" + bytes([10, 0, 0, 2])   # daddr
+    r[256:262] = b"cubic\0"                         # cc
+    struct.pack_into("<I", r, 280, 80_480)          # snd_wnd
+    struct.pack_into("<HH", r, 424, 40000, 5201)    # sport, dport
+    r[430] = 7 if closed else 1                     # state
     return bytes(r)
 
 

@@ -9,7 +9,7 @@
 //!
 //! Input: polls, each a header byte (low 3 bits: records in this poll; next
 //! 3 bits: how many of them are closed records; the byte also advances the
-//! clock) followed by that many 272-byte records.
+//! clock) followed by that many `FLOW_SAMPLE_SIZE`-byte records.
 #![no_main]
 
 use std::collections::HashMap;

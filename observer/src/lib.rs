@@ -3,24 +3,28 @@
 //! Data flows one way, one folder per stage:
 //!
 //! ```text
-//! kernel ──FlowSample──▶ model ──Flow──▶ track ──(first, latest)──▶ attribution ──Attribution──▶ sink
+//! kernel ──FlowSample──▶ track ──(two Points of a flow)──▶ attribution ──Attribution──▶ track ──(flows, events)──▶ sink
 //! ```
 //!
 //! - [`kernel`]: load and attach the programs (observer-ebpf), read the
 //!   flow map, the closed-flow ring and the self-counters: raw
 //!   [`observer_common::FlowSample`]s.
-//! - [`model`]: a sample as the figures an operator reads ([`model::flow::Flow`],
-//!   tcp_info's units), and the kernel's clocks (HZ, monotonic to wall).
-//! - [`track`]: which samples of which flow are kept: the one-shot
-//!   [`track::snapshot`] of `observer flows`, and the [`track::live`] book
-//!   of `observer run` and `observer top`, fed by [`track::poller`].
-//! - [`attribution`]: what limits a flow over an interval, with the
-//!   evidence and the what-if arithmetic.
-//! - [`sink`]: where results go: flow records (text and NDJSON), the
+//! - [`track`]: which samples of which flow are kept between polls: the
+//!   one-shot [`track::snapshot`] of `observer flows`, and the
+//!   [`track::live`] book of `observer run` and `observer top`, fed by
+//!   [`track::poller`]. It asks attribution for each flow's verdicts and
+//!   keeps them with the flow.
+//! - [`attribution`]: what limits a flow between two points, with the
+//!   evidence and the what-if arithmetic. Pure code.
+//! - [`sink`]: where the judged flows go: records (text and NDJSON), the
 //!   Prometheus exporter, the terminal view.
 //!
-//! [`args`] holds the command-line value parsers (in the library so the
-//! fuzz targets reach them); the subcommands themselves are in the binary.
+//! Shared by the stages, not a stage: [`model`] (a sample as the figures
+//! an operator reads, [`model::flow::Flow`], in tcp_info's units; the
+//! kernel's clocks), [`units`] (every number as text), and [`args`] (the
+//! command-line value parsers, in the library so the fuzz targets reach
+//! them). `testkit` holds test fixtures. The subcommands themselves are in
+//! the binary (`src/cmd/`).
 
 pub mod args;
 pub mod attribution;

@@ -41,6 +41,11 @@ pub fn time_us(us: f64) -> String {
     }
 }
 
+/// A share (0 to 1) as a whole percentage: `0.56` -> `56%`.
+pub fn share(x: f64) -> String {
+    format!("{:.0}%", x * 100.0)
+}
+
 /// The same figure for a narrow column: the space before the unit
 /// removed (`80.5 KB` -> `80.5KB`).
 pub fn compact(figure: &str) -> String {
@@ -63,5 +68,6 @@ mod tests {
         assert_eq!(time_us(0.0), "0.0 ms");
         assert_eq!(compact(&bytes(80_480.0)), "80.5KB");
         assert_eq!(compact(&time_us(41.0)), "41µs");
+        assert_eq!(share(0.556), "56%");
     }
 }

@@ -11,7 +11,7 @@ use observer::{
     kernel::probes::{ProbeConfig, Probes},
     model::clock::{Clock, kernel_hz},
     track::live::BookConfig,
-    track::poller::Monitor,
+    track::poller::Poller,
 };
 use pathemu::{ChildGuard, Path, Side};
 use scenarios::{catalog, run};
@@ -41,7 +41,7 @@ enum Cmd {
     Demo,
 }
 
-fn start_monitor() -> anyhow::Result<Monitor> {
+fn start_monitor() -> anyhow::Result<Poller> {
     preflight::check()?;
     let hz = kernel_hz()?;
     let cfg = ProbeConfig {
@@ -53,7 +53,7 @@ fn start_monitor() -> anyhow::Result<Monitor> {
         history: 1,
         ..BookConfig::default()
     };
-    Ok(Monitor::new(probes, Clock::new(hz), book, cfg.max_flows))
+    Ok(Poller::new(probes, Clock::new(hz), book, cfg.max_flows))
 }
 
 fn suite(cli: &Cli) -> anyhow::Result<bool> {
@@ -74,12 +74,12 @@ fn suite(cli: &Cli) -> anyhow::Result<bool> {
         .into_iter()
         .filter(|s| cli.only.is_empty() || cli.only.iter().any(|o| o == s.name))
         .collect();
-    let mut monitor = start_monitor()?;
+    let mut poller = start_monitor()?;
     let (mut passed, mut failed) = (0, 0);
     for sc in &chosen {
         let secs = if cli.quick { 8.min(sc.secs) } else { sc.secs };
         let report =
-            run::run(&mut monitor, sc, secs).with_context(|| format!("scenario {}", sc.name))?;
+            run::run(&mut poller, sc, secs).with_context(|| format!("scenario {}", sc.name))?;
         if cli.json {
             for f in &report.flows {
                 let mut v = serde_json::to_value(f)?;

@@ -6,7 +6,7 @@ use std::{
 };
 
 use anyhow::Context as _;
-use observer::{attribution::Verdict, track::poller::Monitor};
+use observer::{attribution::Verdict, track::poller::Poller};
 use pathemu::{Path, Side};
 
 use crate::{
@@ -222,11 +222,11 @@ struct Watch {
 
 impl Watch {
     /// Polls observer and adds each open flow's verdict to its timeline.
-    fn poll(&mut self, monitor: &mut Monitor) -> anyhow::Result<()> {
-        monitor.poll().context("polling observer")?;
+    fn poll(&mut self, poller: &mut Poller) -> anyhow::Result<()> {
+        poller.poll().context("polling observer")?;
         let now = Instant::now();
         let (netns, other_netns) = self.netns;
-        for t in monitor.book().flows().filter(|t| {
+        for t in poller.book().flows().filter(|t| {
             (t.latest.netns == netns || t.latest.netns == other_netns) && !t.is_closed()
         }) {
             let line = self.lines.entry(t.latest.cookie).or_default();
@@ -245,24 +245,20 @@ impl Watch {
     }
 
     /// Polls every [`POLL`] until `done`.
-    fn until(
-        &mut self,
-        monitor: &mut Monitor,
-        mut done: impl FnMut() -> bool,
-    ) -> anyhow::Result<()> {
+    fn until(&mut self, poller: &mut Poller, mut done: impl FnMut() -> bool) -> anyhow::Result<()> {
         while !done() {
             std::thread::sleep(POLL);
-            self.poll(monitor)?;
+            self.poll(poller)?;
         }
         Ok(())
     }
 }
 
-/// Runs `sc` with `monitor` attached; `secs` overrides its length.
+/// Runs `sc` with `poller` attached; `secs` overrides its length.
 ///
 /// # Errors
 /// The path could not be built, or the traffic failed.
-pub fn run(monitor: &mut Monitor, sc: &Scenario, secs: u64) -> anyhow::Result<ScenarioReport> {
+pub fn run(poller: &mut Poller, sc: &Scenario, secs: u64) -> anyhow::Result<ScenarioReport> {
     let path =
         Path::new(sc.path.clone()).with_context(|| format!("building the path of {}", sc.name))?;
     prepare(&path, sc)?;
@@ -277,22 +273,22 @@ pub fn run(monitor: &mut Monitor, sc: &Scenario, secs: u64) -> anyhow::Result<Sc
         ),
         lines: HashMap::new(),
     };
-    watch.poll(monitor)?;
+    watch.poll(poller)?;
     let measured = match &sc.traffic {
         Traffic::Iperf { args } | Traffic::IperfReverse { args } => {
-            iperf_transfer(&path, sc, args, secs, monitor, &mut watch)?
+            iperf_transfer(&path, sc, args, secs, poller, &mut watch)?
         }
         Traffic::Http { server, client } => {
-            http_transfer(&path, sc, (server, client), secs, monitor, &mut watch)?
+            http_transfer(&path, sc, (server, client), secs, poller, &mut watch)?
         }
         Traffic::SmallSndbuf { .. } | Traffic::Phases { .. } | Traffic::ChunkReader { .. } => {
-            own_transfer(&path, sc, secs, monitor, &mut watch)?
+            own_transfer(&path, sc, secs, poller, &mut watch)?
         }
     };
     // Let the close records arrive.
     std::thread::sleep(POLL);
-    watch.poll(monitor)?;
-    Ok(report(monitor, sc, watch.netns, &watch.lines, &measured))
+    watch.poll(poller)?;
+    Ok(report(poller, sc, watch.netns, &watch.lines, &measured))
 }
 
 /// An iperf3 transfer (`IperfReverse`: -R, the server in A sends, the
@@ -302,7 +298,7 @@ fn iperf_transfer(
     sc: &Scenario,
     args: &[String],
     secs: u64,
-    monitor: &mut Monitor,
+    poller: &mut Poller,
     watch: &mut Watch,
 ) -> anyhow::Result<Measured> {
     let reverse = matches!(sc.traffic, Traffic::IperfReverse { .. });
@@ -320,7 +316,7 @@ fn iperf_transfer(
         args.push("-R".to_string());
     }
     let mut client = Iperf::start(path, server, client_side, secs, sc.cc, &args)?;
-    watch.until(monitor, || client.done())?;
+    watch.until(poller, || client.done())?;
     Ok(Measured::iperf(client.finish()?, client_side))
 }
 
@@ -331,14 +327,14 @@ fn http_transfer(
     sc: &Scenario,
     (server, client): (&HttpServer, &HttpClient),
     secs: u64,
-    monitor: &mut Monitor,
+    poller: &mut Poller,
     watch: &mut Watch,
 ) -> anyhow::Result<Measured> {
     let dir = TempDir::new(sc.name)?;
     let size = http::file_size(client, sc.path.forward.rate_bps, secs);
     let _server = http::serve(path, server, &dir, size)?;
     let mut download = Download::start(path, client, secs)?;
-    watch.until(monitor, || download.done())?;
+    watch.until(poller, || download.done())?;
     let r = download.finish()?;
     Ok(Measured {
         streams: vec![(r.local_port, r.bps)],
@@ -354,7 +350,7 @@ fn own_transfer(
     path: &Path,
     sc: &Scenario,
     secs: u64,
-    monitor: &mut Monitor,
+    poller: &mut Poller,
     watch: &mut Watch,
 ) -> anyhow::Result<Measured> {
     let (sndbuf, rate, paced) = match &sc.traffic {
@@ -374,7 +370,7 @@ fn own_transfer(
     std::thread::scope(|scope| {
         let rx = scope.spawn(move || traffic::drain(flow.receiver, period));
         let tx = scope.spawn(move || traffic::send(flow.sender, secs, rate, paced));
-        watch.until(monitor, || tx.is_finished())?;
+        watch.until(poller, || tx.is_finished())?;
         let (bytes, span) = rx
             .join()
             .map_err(|_| anyhow::anyhow!("receiver thread panicked"))?;
@@ -398,14 +394,14 @@ fn majority(samples: &[(f64, Verdict)], from: f64, to: f64) -> Option<Verdict> {
 }
 
 fn report(
-    monitor: &Monitor,
+    poller: &Poller,
     sc: &Scenario,
     (netns, other_netns): (u32, u32),
     lines: &HashMap<u64, Timeline>,
     measured: &Measured,
 ) -> ScenarioReport {
     let mut flows: Vec<FlowReport> = Vec::new();
-    let mut data: Vec<_> = monitor
+    let mut data: Vec<_> = poller
         .book()
         .flows()
         .filter(|t| t.latest.netns == netns)
@@ -450,7 +446,7 @@ fn report(
                 }
             })
             .collect();
-        let other_end = monitor
+        let other_end = poller
             .book()
             .flows()
             .find(|o| {

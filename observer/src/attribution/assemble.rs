@@ -62,7 +62,10 @@ pub(super) fn assemble(
     // the kernel let bursts overshoot): that arithmetic would contradict
     // the measured rate.
     let what_if = (window_verdict && rate > 0.0)
-        .then(|| what_if(ev, flow, verdict, cfg))
+        .then(|| {
+            let (window, rtt, rate) = binding_window(ev, flow, verdict);
+            what_if(window, rtt, rate, cfg)
+        })
         .filter(|w| w.ceiling_bps * cfg.max_fill >= rate);
     let explanation = match &what_if {
         Some(w) => format!("{explanation}; {}", w.summary),
@@ -75,5 +78,24 @@ pub(super) fn assemble(
         explanation,
         evidence: ev.clone(),
         what_if,
+    }
+}
+
+/// The window a window `verdict` names, in bytes, with the RTT (µs) and
+/// rate (bits/s) it is measured against: cwnd x MSS, sk_sndbuf or the
+/// peer's window at srtt; this host's advertised window at the receiver
+/// RTT for a download.
+fn binding_window(ev: &Evidence, flow: &Flow, verdict: Verdict) -> (u64, u32, f64) {
+    match verdict {
+        Verdict::CongestionWindow => (
+            u64::from(ev.snd_cwnd) * u64::from(ev.mss),
+            ev.srtt_us,
+            ev.rate_bps,
+        ),
+        Verdict::SendBuffer => (u64::from(flow.sndbuf), ev.srtt_us, ev.rate_bps),
+        _ if ev.bytes_received > ev.bytes_acked => {
+            (u64::from(ev.rcv_wnd), ev.receiver_rtt_us, ev.recv_rate_bps)
+        }
+        _ => (u64::from(ev.snd_wnd), ev.srtt_us, ev.rate_bps),
     }
 }

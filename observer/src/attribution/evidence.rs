@@ -219,6 +219,48 @@ fn receive(a: &Flow, b: &Flow, dt: u64, end_ns: u64, rate: f64) -> Receive {
     }
 }
 
+/// Where a flow's time went over an interval (µs), as the sender's
+/// figures split it: the kernel's rwnd- and sndbuf-limited clocks,
+/// cwnd-limited time, the rest of busy time, and idle time. The five sum
+/// to the interval.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LimitedTime {
+    /// Stalled on the peer's receive window (`tcpi_rwnd_limited`).
+    pub rwnd_us: u64,
+    /// Stalled on the send buffer (`tcpi_sndbuf_limited`).
+    pub sndbuf_us: u64,
+    /// Busy with in-flight at the congestion window.
+    pub cwnd_us: u64,
+    /// Busy otherwise (pacing, a full bottleneck).
+    pub other_busy_us: u64,
+    /// Idle: nothing to send.
+    pub idle_us: u64,
+}
+
+impl LimitedTime {
+    /// The interval of `ev` split by its shares.
+    pub fn of(ev: &Evidence) -> LimitedTime {
+        let us = |share: f64| (share * ev.interval_us as f64).round() as u64;
+        let s = &ev.shares;
+        LimitedTime {
+            rwnd_us: us(s.rwnd_limited),
+            sndbuf_us: us(s.sndbuf_limited),
+            cwnd_us: us(s.cwnd_limited),
+            other_busy_us: us(s.other_busy),
+            idle_us: us(s.idle),
+        }
+    }
+
+    /// Adds `other`, saturating.
+    pub fn add(&mut self, other: &LimitedTime) {
+        self.rwnd_us = self.rwnd_us.saturating_add(other.rwnd_us);
+        self.sndbuf_us = self.sndbuf_us.saturating_add(other.sndbuf_us);
+        self.cwnd_us = self.cwnd_us.saturating_add(other.cwnd_us);
+        self.other_busy_us = self.other_busy_us.saturating_add(other.other_busy_us);
+        self.idle_us = self.idle_us.saturating_add(other.idle_us);
+    }
+}
+
 impl Evidence {
     /// Computes the evidence for the interval `from`..`to`, or birth..`to`.
     pub fn between(from: Option<&Point>, to: &Point) -> Evidence {

@@ -23,7 +23,7 @@ mod verdict;
 mod whatif;
 
 pub use config::Config;
-pub use evidence::{Ceilings, Evidence, Receive, Shares};
+pub use evidence::{Ceilings, Evidence, LimitedTime, Receive, Shares};
 pub use point::Point;
 pub use verdict::{Attribution, Side, Verdict, ends_agree};
 pub use whatif::{WhatIf, what_if};

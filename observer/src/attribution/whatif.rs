@@ -4,8 +4,8 @@
 
 use serde::Serialize;
 
-use super::{config::Config, evidence::Evidence, verdict::Verdict};
-use crate::{model::flow::Flow, units};
+use super::config::Config;
+use crate::units;
 
 /// RTTs (ms) at which the current window's ceiling is also given.
 pub const OTHER_RTTS_MS: [u32; 4] = [10, 50, 100, 250];
@@ -52,20 +52,10 @@ pub fn bdp(bps: f64, rtt_us: f64) -> f64 {
     bps * rtt_us / 8e6
 }
 
-/// The window arithmetic for a flow whose `verdict` is a window verdict.
-pub fn what_if(ev: &Evidence, flow: &Flow, verdict: Verdict, cfg: &Config) -> WhatIf {
-    let (window, rtt, rate) = match verdict {
-        Verdict::CongestionWindow => (
-            u64::from(ev.snd_cwnd) * u64::from(ev.mss),
-            ev.srtt_us,
-            ev.rate_bps,
-        ),
-        Verdict::SendBuffer => (u64::from(flow.sndbuf), ev.srtt_us, ev.rate_bps),
-        _ if ev.bytes_received > ev.bytes_acked => {
-            (u64::from(ev.rcv_wnd), ev.receiver_rtt_us, ev.recv_rate_bps)
-        }
-        _ => (u64::from(ev.snd_wnd), ev.srtt_us, ev.rate_bps),
-    };
+/// The window arithmetic for a binding `window` (bytes) at `rtt` (µs) and
+/// the measured `rate` (bits/s); the target is `cfg.target_bps`, or twice
+/// the rate.
+pub fn what_if(window: u64, rtt: u32, rate: f64, cfg: &Config) -> WhatIf {
     let rtt_f = f64::from(rtt);
     let target = if cfg.target_bps > 0 {
         cfg.target_bps as f64

@@ -9,7 +9,7 @@ use observer::{
     kernel::probes::ProbeConfig,
     sink::metrics::{Catalogue, CatalogueConfig, http, labels::Aggregation},
     track::live::BookConfig,
-    track::poller::Monitor,
+    track::poller::Poller,
 };
 
 use super::{flows::parse_positive, session};
@@ -106,7 +106,7 @@ async fn agent(args: &Args) -> anyhow::Result<()> {
         linger: args.interval,
         ..BookConfig::default()
     };
-    let mut monitor = Monitor::new(s.probes, s.clock, cfg, args.max_flows);
+    let mut poller = Poller::new(s.probes, s.clock, cfg, args.max_flows);
     let server = tokio::spawn(http::serve(listener, catalogue.registry.clone()));
     log::info!("serving http://{}/metrics", args.listen);
     let mut tick = tokio::time::interval(args.interval);
@@ -117,15 +117,15 @@ async fn agent(args: &Args) -> anyhow::Result<()> {
             _ = int.recv() => break,
             _ = term.recv() => break,
         }
-        let (events, stats) = monitor.poll().context("reading the kernel maps")?;
+        let (events, stats) = poller.poll().context("reading the kernel maps")?;
         catalogue.update(
             &events,
-            monitor.book(),
-            &monitor.counters,
+            poller.book(),
+            &poller.counters,
             &stats,
-            monitor.max_flows,
+            poller.max_flows,
         );
-        log::info!("{}", summary(&monitor, &stats));
+        log::info!("{}", summary(&poller, &stats));
     }
     server.abort();
     log::info!("stopping: detaching probes");
@@ -133,7 +133,7 @@ async fn agent(args: &Args) -> anyhow::Result<()> {
 }
 
 /// One line per interval: flows by verdict, closes, poll cost, probe health.
-fn summary(m: &Monitor, stats: &observer::track::poller::PollStats) -> String {
+fn summary(m: &Poller, stats: &observer::track::poller::PollStats) -> String {
     use observer::attribution::Verdict;
     use observer_common::Counter;
     let mut by: Vec<(Verdict, usize)> = Verdict::ALL.iter().map(|v| (*v, 0)).collect();

@@ -11,7 +11,7 @@ use observer::{
         state::{Options, SortKey},
     },
     track::live::BookConfig,
-    track::poller::Monitor,
+    track::poller::Poller,
 };
 
 use super::{flows::parse_positive, session};
@@ -63,7 +63,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         history: HISTORY,
         ..BookConfig::default()
     };
-    let monitor = Monitor::new(s.probes, s.clock, book, args.max_flows);
+    let poller = Poller::new(s.probes, s.clock, book, args.max_flows);
     let opts = Options {
         interval: args.interval,
         filter: args
@@ -74,5 +74,5 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             .to_string(),
         sort: args.sort,
     };
-    tui::run(monitor, opts).context("observer top stopped")
+    tui::run(poller, opts).context("observer top stopped")
 }

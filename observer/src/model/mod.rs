@@ -1,6 +1,6 @@
-//! Stage 2: the flow model.
+//! The flow model, shared by the stages (not a stage of its own).
 //!
-//! In: raw [`observer_common::FlowSample`]s from [`crate::kernel`]. Out:
+//! In: a raw [`observer_common::FlowSample`]. Out:
 //! [`flow::Flow`], a flow's figures in the units `tcp_info` uses, the
 //! chrono arithmetic between two samples, and [`clock::Clock`], the
 //! kernel's time bases (HZ for the chrono jiffies, monotonic to wall time).

@@ -1,4 +1,4 @@
-//! Stage 5: where results go.
+//! The last stage: where results go.
 //!
 //! In: flows with their [`crate::attribution::Attribution`]s (from
 //! [`crate::track`]). Out: text for people and NDJSON for scripts

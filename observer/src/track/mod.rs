@@ -1,8 +1,11 @@
 //! Stage 3: tracking flows across polls.
 //!
 //! In: the samples [`crate::kernel::probes::Probes::read`] returns per poll
-//! (open flows from the map, closed ones from the ring). Out: per flow the
-//! samples an interval is judged between, handed to [`crate::attribution`].
+//! (open flows from the map, closed ones from the ring). It hands each
+//! flow's two points of an interval to [`crate::attribution`] and keeps the
+//! verdicts it returns. Out, to [`crate::sink`]: the judged flows
+//! ([`snapshot::Report`], [`live::Tracked`]) and what changed at a poll
+//! ([`live::Event`]).
 //!
 //! - [`snapshot`]: `observer flows`: per flow the first sample of the run
 //!   and the latest; judged once at the end.

@@ -23,7 +23,7 @@ pub struct PollStats {
 }
 
 /// Probes plus the book they feed.
-pub struct Monitor {
+pub struct Poller {
     probes: Probes,
     book: Book,
     active: Vec<FlowSample>,
@@ -40,10 +40,10 @@ pub struct Monitor {
     suspects: Vec<u64>,
 }
 
-impl Monitor {
+impl Poller {
     /// Wraps attached probes; the book starts now.
-    pub fn new(probes: Probes, clock: Clock, cfg: BookConfig, max_flows: u32) -> Monitor {
-        Monitor {
+    pub fn new(probes: Probes, clock: Clock, cfg: BookConfig, max_flows: u32) -> Poller {
+        Poller {
             probes,
             book: Book::new(cfg, clock, monotonic_ns()),
             active: Vec::new(),

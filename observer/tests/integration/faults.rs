@@ -25,7 +25,7 @@ use observer::{
     model::clock::{Clock, kernel_hz},
     sink::metrics::{Catalogue, CatalogueConfig, encode, labels::Aggregation},
     track::live::BookConfig,
-    track::poller::{Monitor, PollStats},
+    track::poller::{PollStats, Poller},
 };
 use observer_common::Counter;
 use pathemu::sockets::connect_from;
@@ -63,7 +63,7 @@ fn full_ring_buffer_counts_drops_and_forgets_no_flow_twice() {
     })
     .unwrap();
     let max_flows = ProbeConfig::default().max_flows;
-    let mut m = Monitor::new(
+    let mut m = Poller::new(
         probes,
         Clock::new(kernel_hz().unwrap()),
         BookConfig::default(),
@@ -88,7 +88,7 @@ fn full_ring_buffer_counts_drops_and_forgets_no_flow_twice() {
         })
         .unwrap();
     // The book sees them all open...
-    let open_in_ns = |m: &Monitor| {
+    let open_in_ns = |m: &Poller| {
         m.book()
             .flows()
             .filter(|t| t.flow.netns == netns && !t.is_closed())

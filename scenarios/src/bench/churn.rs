@@ -43,7 +43,7 @@ pub fn steps(rates: &[u64], secs: u64) -> anyhow::Result<Vec<ChurnStep>> {
         model::clock::{Clock, kernel_hz},
         track::live::BookConfig,
         track::live::Event,
-        track::poller::Monitor,
+        track::poller::Poller,
     };
 
     let ns = Netns::new("churn")?;
@@ -53,7 +53,7 @@ pub fn steps(rates: &[u64], secs: u64) -> anyhow::Result<Vec<ChurnStep>> {
         std::fs::metadata(format!("/run/netns/{}", ns.name))?.ino() as u32
     };
     let probes = Probes::load(ProbeConfig::default()).context("loading the probes")?;
-    let mut monitor = Monitor::new(
+    let mut poller = Poller::new(
         probes,
         Clock::new(kernel_hz()?),
         BookConfig::default(),
@@ -61,7 +61,7 @@ pub fn steps(rates: &[u64], secs: u64) -> anyhow::Result<Vec<ChurnStep>> {
     );
     let mut out = Vec::new();
     for &rate in rates {
-        let drops0 = monitor.counters[observer_common::Counter::RingbufDrops as usize];
+        let drops0 = poller.counters[observer_common::Counter::RingbufDrops as usize];
         let cost0 = prog_cost("observer_");
         let mut closed: HashMap<u64, u32> = HashMap::new();
         let done = AtomicBool::new(false);
@@ -73,7 +73,7 @@ pub fn steps(rates: &[u64], secs: u64) -> anyhow::Result<Vec<ChurnStep>> {
             });
             let mut grace: Option<Instant> = None;
             loop {
-                let (events, _) = monitor.poll()?;
+                let (events, _) = poller.poll()?;
                 for e in events {
                     if let Event::Closed { flow, .. } = e
                         && flow.netns == inode
@@ -111,7 +111,7 @@ pub fn steps(rates: &[u64], secs: u64) -> anyhow::Result<Vec<ChurnStep>> {
             } else {
                 0.0
             },
-            ringbuf_drops: monitor.counters[observer_common::Counter::RingbufDrops as usize]
+            ringbuf_drops: poller.counters[observer_common::Counter::RingbufDrops as usize]
                 .saturating_sub(drops0),
             probe_ns_per_hit: if hits > 0 {
                 cost1.ns.saturating_sub(cost0.ns) as f64 / hits as f64

@@ -16,8 +16,9 @@ use super::{
     registrar::Registrar,
     top::TopFlows,
 };
+use crate::attribution::LimitedTime;
 use crate::track::{
-    live::{Book, Event, LimitedTime},
+    live::{Book, Event},
     poller::PollStats,
 };
 

@@ -9,9 +9,9 @@ use super::{
     registrar::{Registrar, exp_buckets},
 };
 use crate::{
-    attribution::{Attribution, Verdict},
+    attribution::{Attribution, LimitedTime, Verdict},
     model::flow::Flow,
-    track::live::{Book, LimitedTime},
+    track::live::Book,
 };
 
 /// The per-flow metrics; each aggregated by the opt-in labels after its own.

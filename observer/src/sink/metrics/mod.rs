@@ -1,6 +1,10 @@
 //! The Prometheus exporter: the metric catalogue (metrics grouped by
 //! concept: [`flows`], [`top`], [`agent`]), aggregation labels with a cap,
 //! and the HTTP endpoint.
+//!
+//! In: each poll's [`crate::track::live::Event`]s, the live book, the
+//! kernel's self-counters and the poll's figures. Out: the registry that
+//! `/metrics` encodes in the Prometheus text format.
 
 mod agent;
 pub mod catalogue;

@@ -15,17 +15,13 @@ use ratatui::{
 use super::{row::Row, theme};
 use crate::{attribution::Side, units};
 
-fn share(x: f64) -> String {
-    format!("{:.0}%", x * 100.0)
-}
-
 /// `name ceiling (N%)`: the ceiling and the rate as a share of it.
 fn against(name: &str, ceiling: f64, rate: f64) -> String {
     if ceiling > 0.0 {
         format!(
-            "{name} {} ({:.0}%)",
+            "{name} {} ({})",
             units::rate(ceiling),
-            rate * 100.0 / ceiling
+            units::share(rate / ceiling)
         )
     } else {
         format!("{name} -")
@@ -77,11 +73,11 @@ fn detail_text(r: &Row) -> Text<'static> {
             head("limited"),
             Span::raw(format!(
                 "of busy: rwnd {}, sndbuf {}, cwnd {}, other {}; busy {} of wall",
-                share(ev.of_busy(s.rwnd_limited)),
-                share(ev.of_busy(s.sndbuf_limited)),
-                share(ev.of_busy(s.cwnd_limited)),
-                share(ev.of_busy(s.other_busy)),
-                share(ev.busy()),
+                units::share(ev.of_busy(s.rwnd_limited)),
+                units::share(ev.of_busy(s.sndbuf_limited)),
+                units::share(ev.of_busy(s.cwnd_limited)),
+                units::share(ev.of_busy(s.other_busy)),
+                units::share(ev.busy()),
             )),
         ]),
         Line::from(vec![head("rate"), Span::raw(rate)]),

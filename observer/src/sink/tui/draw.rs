@@ -128,7 +128,7 @@ fn fit_process(r: &Row, w: usize) -> String {
 }
 
 fn pct(x: Option<f64>) -> String {
-    x.map_or_else(|| "-".to_string(), |x| format!("{:.0}%", x * 100.0))
+    x.map_or_else(|| "-".to_string(), units::share)
 }
 
 /// The text of column `key` for row `r`, fitted to `w`.

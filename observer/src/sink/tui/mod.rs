@@ -1,5 +1,8 @@
 //! `observer top`: a live terminal view of flows and their bottlenecks.
 //!
+//! In: the live book after each poll (rows copied out of it) and the
+//! user's keys. Out: frames on the terminal.
+//!
 //! Split as ratatui's examples and bottom do: [`state`] is the pure view
 //! state, made of [`row::Row`]s (one flow each, sorted by [`sort`]);
 //! [`draw`] renders it (the detail pane in [`detail`]) in the colours and
@@ -34,7 +37,7 @@ use futures_core::Stream as _;
 use ratatui::{Terminal, backend::CrosstermBackend};
 use tokio::signal::unix::{SignalKind, signal};
 
-use crate::{kernel::probes::ProbeError, track::poller::Monitor};
+use crate::{kernel::probes::ProbeError, track::poller::Poller};
 use state::{App, Options, Snapshot};
 
 /// Why the view stopped early.
@@ -113,11 +116,11 @@ impl Drop for Screen {
 }
 
 /// Runs the view until `q`, Ctrl-C, SIGINT, SIGTERM or SIGHUP, polling
-/// `monitor` every `opts.interval`.
+/// `poller` every `opts.interval`.
 ///
 /// # Errors
 /// Terminal, signal or kernel-map failures; the terminal is restored first.
-pub fn run(mut monitor: Monitor, opts: Options) -> Result<(), TuiError> {
+pub fn run(mut poller: Poller, opts: Options) -> Result<(), TuiError> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .enable_io()
@@ -142,8 +145,8 @@ pub fn run(mut monitor: Monitor, opts: Options) -> Result<(), TuiError> {
                 .map_err(TuiError::Draw)?;
             tokio::select! {
                 _ = tick.tick() => {
-                    monitor.poll().map_err(TuiError::Poll)?;
-                    app.update(Snapshot::from_book(monitor.book(), &monitor.counters));
+                    poller.poll().map_err(TuiError::Poll)?;
+                    app.update(Snapshot::from_book(poller.book(), &poller.counters));
                 }
                 ev = std::future::poll_fn(|cx| std::pin::Pin::new(&mut events).poll_next(cx)) => {
                     match ev {
