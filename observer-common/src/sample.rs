@@ -26,7 +26,9 @@ pub struct FlowSample {
     /// `tcp_sock.bytes_sent` (bytes, retransmissions included).
     pub bytes_sent: u64,
     /// Time with the congestion window full: in-flight (packets out, less
-    /// SACKed and lost, plus retransmitted) >= cwnd, summed between
+    /// SACKed and lost, plus retransmitted) >= cwnd, or data waiting to be
+    /// sent while less than a third of the window is open (TSO deferral
+    /// holds it back: `tcp_tso_should_defer()`), summed between
     /// consecutive samples (ns). The kernel keeps no chrono for this (its
     /// `is_cwnd_limited` flag stays set for a round trip after the window
     /// was last full, so it is not used); each interval is charged to the

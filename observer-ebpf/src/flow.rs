@@ -516,17 +516,45 @@ unsafe fn refresh(s: *mut FlowSample, sk: Sk) {
     let retrans: u32 = sk.get(off!(retrans_out));
     let left = packets_out.saturating_sub(sacked.saturating_add(lost));
     let inflight = left.saturating_add(retrans);
+    // The unsent bytes and the writer's state, with direct reads only: with
+    // helper reads (kernels that reject bpf_skc_to_tcp_sock, 5.8) these
+    // reads push the program past the verifier's million instructions on
+    // 6.1, so there cwnd-limited is in-flight >= cwnd alone and the
+    // send-buffer clock stays 0 (docs/kernels.md). `direct` is a load-time
+    // constant: the verifier drops the branch not taken.
+    let (notsent, torn, state, socket_flags) = if sk.direct() {
+        let notsent = sk
+            .get::<u32>(off!(write_seq))
+            .wrapping_sub(sk.get::<u32>(off!(snd_nxt)));
+        let flags: u64 = deref(sk.raw(), off!(sk_socket), off!(socket_flags));
+        (
+            notsent,
+            notsent >= (1 << 30),
+            sk.get::<u8>(off!(state)),
+            flags,
+        )
+    } else {
+        (0, true, 0, 0)
+    };
+    // Above 1 GB is a torn read of the two sequence numbers, not data:
+    // neither clock below may count on it.
+    let notsent = if torn { 0 } else { notsent };
     // The window is full now, not "was full within the last round trip"
-    // (the kernel's is_cwnd_limited): see FlowSample::cwnd_limited_ns.
-    let limited = cwnd > 0 && inflight >= cwnd;
-    let notsent = sk
-        .get::<u32>(off!(write_seq))
-        .wrapping_sub(sk.get::<u32>(off!(snd_nxt)));
-    // Above 1 GB is a torn read of the two sequence numbers, not data.
-    let notsent = if notsent < (1 << 30) { notsent } else { 0 };
-    let socket_flags: u64 = deref(sk.raw(), off!(sk_socket), off!(socket_flags));
-    let sndbuf_full =
-        cwnd > 0 && !limited && notsent == 0 && socket_flags & (1u64 << SOCK_NOSPACE) != 0;
+    // (the kernel's is_cwnd_limited): in-flight >= cwnd, or data waits
+    // while less than a third of the window is open, which TSO deferral
+    // will not send either (net/ipv4/tcp_output.c tcp_tso_should_defer(),
+    // tcp_tso_win_divisor 3). See FlowSample::cwnd_limited_ns.
+    let limited =
+        cwnd > 0 && (inflight >= cwnd || (notsent > 0 && cwnd.saturating_sub(inflight) * 3 < cwnd));
+    // As the kernel's own sndbuf-limited test (tcp_cwnd_validate()): only
+    // while the connection carries the process's writes.
+    let writing = state == tcp_state::ESTABLISHED || state == tcp_state::CLOSE_WAIT;
+    let sndbuf_full = cwnd > 0
+        && writing
+        && !torn
+        && !limited
+        && notsent == 0
+        && socket_flags & (1u64 << SOCK_NOSPACE) != 0;
     let srtt: u32 = sk.get(off!(srtt_us));
     // SAFETY: caller guarantees `s`.
     unsafe {

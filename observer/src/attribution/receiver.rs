@@ -31,10 +31,6 @@ pub fn attribute(ev: &Evidence, flow: &Flow, cfg: &Config) -> Attribution {
     )
 }
 
-fn pct(x: f64) -> String {
-    format!("{:.0}%", x * 100.0)
-}
-
 /// "1 out-of-order arrival", "3 out-of-order arrivals".
 fn arrivals(n: u32) -> String {
     if n == 1 {
@@ -134,7 +130,7 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
             format!(
                 "receiver application: this host's reader leaves {} unread on average and the window was closed {} of the time ({window_line})",
                 units::bytes(rx.unread_mean),
-                pct(rx.closed_share)
+                units::share(rx.closed_share)
             ),
         );
     }
@@ -167,13 +163,16 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
     let paused = rx.gap_share >= cfg.sender_gap_share;
     let bursty = rx.burst_share >= cfg.sender_gap_share && rx.path_use < cfg.at_ceiling;
     let held = if paused {
-        format!("the sender paused {} of the time", pct(rx.gap_share))
+        format!(
+            "the sender paused {} of the time",
+            units::share(rx.gap_share)
+        )
     } else {
         format!(
             "{} of the data came in bursts at {} and the flow used {} of that",
-            pct(rx.burst_share),
+            units::share(rx.burst_share),
             units::rate(rx.burst_rate_bps),
-            pct(rx.path_use)
+            units::share(rx.path_use)
         )
     };
     let queued = f64::from(rx.queue_delay_us)
@@ -184,7 +183,7 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
         format!(
             "data arrives at {}, {} of the rate of its bursts ({})",
             units::rate(rate),
-            pct(rx.path_use),
+            units::share(rx.path_use),
             units::rate(rx.burst_rate_bps)
         )
     } else {

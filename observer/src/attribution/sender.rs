@@ -23,31 +23,32 @@ pub fn attribute(ev: &Evidence, flow: &Flow, cfg: &Config) -> Attribution {
     )
 }
 
-fn pct(x: f64) -> String {
-    format!("{:.0}%", x * 100.0)
-}
-
 /// The send-buffer explanation: how long the writer waited for space, the
 /// buffer's size and who set it, and what the rate would need.
-fn send_buffer(ev: &Evidence, flow: &Flow, sndbuf: f64, cwnd: f64) -> String {
+fn send_buffer(ev: &Evidence, flow: &Flow, sndbuf: f64, cwnd: f64, cfg: &Config) -> String {
+    let size = units::bytes(f64::from(flow.sndbuf));
     let who = if flow.sndbuf_locked {
-        "set by the application (SO_SNDBUF)"
+        // The kernel doubles what SO_SNDBUF asks for (sock_setsockopt()).
+        format!(
+            "the application set SO_SNDBUF {}, sk_sndbuf {size}",
+            units::bytes(f64::from(flow.sndbuf / 2))
+        )
     } else {
-        "sized by net.ipv4.tcp_wmem"
+        format!("sk_sndbuf {size}, sized by net.ipv4.tcp_wmem")
     };
     let buffer_ceiling = ceiling(f64::from(flow.sndbuf), f64::from(ev.srtt_us));
-    let bursts = if buffer_ceiling < ev.rate_bps {
+    // The same test as the what-if's (assemble.rs): the two never disagree.
+    let bursts = if buffer_ceiling * cfg.max_fill < ev.rate_bps {
         // The kernel let the queue overshoot sk_sndbuf: no ceiling to quote.
         ", moving in bursts that overshoot it"
     } else {
         ""
     };
     format!(
-        "send buffer: the writer waited for buffer space with everything sent and the window open {} of busy time (sk_sndbuf {}, {who}{bursts}); delivering {} with cwnd-limited {} of busy",
-        pct(sndbuf),
-        units::bytes(f64::from(flow.sndbuf)),
+        "send buffer: the writer waited for buffer space with everything sent and the window open {} of busy time ({who}{bursts}); delivering {} with cwnd-limited {} of busy",
+        units::share(sndbuf),
         units::rate(ev.rate_bps),
-        pct(cwnd),
+        units::share(cwnd),
     )
 }
 
@@ -73,8 +74,8 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
             format!(
                 "receive window: the peer's window is shut, nothing delivered for {} (rwnd-limited {} of busy, busy {} of the time); its reader, not its buffer size, is the limit while it stays shut",
                 units::time_us(ev.interval_us as f64),
-                pct(ev.of_busy(s.rwnd_limited)),
-                pct(ev.busy())
+                units::share(ev.of_busy(s.rwnd_limited)),
+                units::share(ev.busy())
             ),
         );
     }
@@ -103,7 +104,7 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
             s.idle,
             format!(
                 "application: idle {} of the time (no data outstanding), sending {}",
-                pct(s.idle),
+                units::share(s.idle),
                 units::rate(rate)
             ),
         );
@@ -112,6 +113,7 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
     let sndbuf = ev.of_busy(s.sndbuf_limited);
     let cwnd = ev.of_busy(s.cwnd_limited);
     let near = |ceiling: f64| ceiling > 0.0 && rate >= cfg.at_ceiling * ceiling;
+    let app_mark = ev.app_limited && !flow.cc.starts_with("bbr");
     let ceiling_line = |name: &str, window: String, ceiling: f64| {
         format!(
             "{name} {window} / srtt {} = {} ceiling, delivering {}",
@@ -124,16 +126,29 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
         return (
             Verdict::SendBuffer,
             sndbuf.clamp(0.5, 1.0),
-            send_buffer(ev, flow, sndbuf, cwnd),
+            send_buffer(ev, flow, sndbuf, cwnd, cfg),
         );
     }
-    // A window the flow outran (by more than max_fill) is not what binds
-    // it: its ceiling rests on an overstated RTT or a stale window.
+    // A window whose ceiling the flow outran (by more than max_fill) rests
+    // on an overstated RTT or a stale window: no verdict is drawn from it.
     let within = |ceiling: f64| ceiling <= 0.0 || rate <= cfg.max_fill * ceiling;
+    let outran = |name: &str, ceiling: f64| {
+        (
+            Verdict::Unknown,
+            0.0,
+            format!(
+                "unknown: the {name} binds by the kernel's clocks, but its ceiling {} is below the {} delivered (srtt {} overstated?); no verdict from it",
+                units::rate(ceiling),
+                units::rate(rate),
+                units::time_us(f64::from(ev.srtt_us))
+            ),
+        )
+    };
     let at_rwnd = near(c.rwnd_bps);
-    if ((rwnd >= cfg.significant_share && rwnd >= cwnd) || (at_rwnd && cwnd < 0.5))
-        && within(c.rwnd_bps)
-    {
+    if (rwnd >= cfg.significant_share && rwnd >= cwnd) || (at_rwnd && cwnd < 0.5) {
+        if !within(c.rwnd_bps) {
+            return outran("peer's window", c.rwnd_bps);
+        }
         let conf = rwnd.max(if at_rwnd { 0.8 } else { 0.0 }).clamp(0.5, 1.0);
         return (
             Verdict::ReceiveWindow,
@@ -141,7 +156,7 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
             format!(
                 "receive window: {} (rwnd-limited {} of busy)",
                 ceiling_line("snd_wnd", units::bytes(f64::from(ev.snd_wnd)), c.rwnd_bps),
-                pct(rwnd)
+                units::share(rwnd)
             ),
         );
     }
@@ -156,7 +171,7 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
     // The cwnd binds when the flow delivers at its ceiling, or spends most
     // of its busy time at it. A pacing sender (BBR) touches its cwnd now and
     // then while delivering well below cwnd / srtt: that is not a cwnd limit.
-    let at_cwnd = near(c.cwnd_bps) && !ev.app_limited;
+    let at_cwnd = near(c.cwnd_bps) && !app_mark;
     if cwnd >= 0.5 || at_cwnd {
         if queued {
             return (
@@ -167,36 +182,36 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
                     units::rate(rate),
                     ev.snd_cwnd,
                     ev.mss,
-                    pct(cwnd),
+                    units::share(cwnd),
                     ev.retransmits
                 ),
             );
         }
-        if within(c.cwnd_bps) {
-            return (
-                Verdict::CongestionWindow,
-                cwnd.max(if at_cwnd { 0.7 } else { 0.0 }).clamp(0.5, 1.0),
-                format!(
-                    "congestion window: {} (cwnd-limited {} of busy) while the path has room ({queue_line})",
-                    ceiling_line(
-                        "cwnd",
-                        format!("{} x {} B", ev.snd_cwnd, ev.mss),
-                        c.cwnd_bps
-                    ),
-                    pct(cwnd)
-                ),
-            );
+        if !within(c.cwnd_bps) {
+            return outran("congestion window", c.cwnd_bps);
         }
+        return (
+            Verdict::CongestionWindow,
+            cwnd.max(if at_cwnd { 0.7 } else { 0.0 }).clamp(0.5, 1.0),
+            format!(
+                "congestion window: {} (cwnd-limited {} of busy) while the path has room ({queue_line})",
+                ceiling_line(
+                    "cwnd",
+                    format!("{} x {} B", ev.snd_cwnd, ev.mss),
+                    c.cwnd_bps
+                ),
+                units::share(cwnd)
+            ),
+        );
     }
     let lowest = [c.rwnd_bps, c.cwnd_bps]
         .into_iter()
         .filter(|x| *x > 0.0)
         .fold(f64::INFINITY, f64::min);
-    // The last delivery-rate sample's app-limited mark is one moment: it
-    // names the application only while the rate also stays clear of the
-    // windows' ceilings (a busy BBR sender at its cwnd ceiling has such
-    // samples now and then).
-    if (ev.app_limited && rate < cfg.at_ceiling * lowest) || rate < 0.35 * lowest {
+    // BBR marks its own ProbeRTT samples app-limited (net/ipv4/tcp_bbr.c
+    // bbr_update_min_rtt()): for it the mark says nothing of the
+    // application.
+    if app_mark || rate < 0.35 * lowest {
         return (
             Verdict::Application,
             0.6,
@@ -204,7 +219,7 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
                 "application: sending {} with the windows allowing {} (not window-limited{})",
                 units::rate(rate),
                 units::rate(lowest),
-                if ev.app_limited {
+                if app_mark {
                     ", app-limited delivery samples"
                 } else {
                     ""
@@ -217,7 +232,7 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
         if queued { 0.8 } else { 0.6 },
         format!(
             "path: busy {} of the time without window limits, pacing at {} as the congestion control estimates the path; {queue_line}; {} retransmits",
-            pct(ev.busy()),
+            units::share(ev.busy()),
             units::rate(rate),
             ev.retransmits
         ),

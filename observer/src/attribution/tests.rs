@@ -85,9 +85,8 @@ pub(super) fn checked(a: Attribution) -> Attribution {
 }
 
 /// A flow that delivers 40 Mbit/s while its time-weighted cwnd / srtt says
-/// 10 Mbit/s (an RTT overstated by bursts): the cwnd is not what binds it,
-/// so the verdict is not `congestion_window`, and no ceiling it names is
-/// below the rate.
+/// 10 Mbit/s (an RTT overstated by bursts): the kernel's clocks say the
+/// cwnd binds, its arithmetic says it cannot: no verdict rests on it.
 #[test]
 fn a_ceiling_the_flow_outran_is_not_the_verdict() {
     let a = verdict_between(
@@ -106,7 +105,39 @@ fn a_ceiling_the_flow_outran_is_not_the_verdict() {
             ..P::default()
         },
     );
-    assert_ne!(a.verdict, Verdict::CongestionWindow, "{}", a.explanation);
+    assert_eq!(a.verdict, Verdict::Unknown, "{}", a.explanation);
+    assert!(
+        a.explanation.contains("congestion window binds")
+            && a.explanation
+                .contains("9.3 Mbit/s is below the 40.0 Mbit/s"),
+        "{}",
+        a.explanation
+    );
+}
+
+/// A steady application-limited cubic sender: cwnd validation keeps its
+/// cwnd near what it uses, so it delivers 86% of cwnd / srtt with
+/// app-limited delivery samples: `application`. The same figures from a
+/// BBR sender, whose ProbeRTT marks its own samples app-limited, are not.
+#[test]
+fn app_limited_marks_name_the_application_except_for_bbr() {
+    let end = |cc: &str| {
+        let mut p = point(P {
+            t: 1.0,
+            acked: 2_500_000,
+            busy_ms: 1000,
+            cwnd: 100,
+            app_limited: true,
+            ..P::default()
+        });
+        p.flow.cc = cc.to_string();
+        p
+    };
+    let from = point(P::default());
+    let cubic = checked(attribute(Some(&from), &end("cubic"), &Config::default()));
+    assert_eq!(cubic.verdict, Verdict::Application, "{}", cubic.explanation);
+    let bbr = checked(attribute(Some(&from), &end("bbr"), &Config::default()));
+    assert_ne!(bbr.verdict, Verdict::Application, "{}", bbr.explanation);
 }
 
 #[test]
@@ -218,7 +249,7 @@ fn send_buffer() {
     assert!(
         a.explanation.contains("window open 70% of busy time")
             && a.explanation
-                .contains("sk_sndbuf 16.4 KB, sized by net.ipv4.tcp_wmem)"),
+                .contains("(sk_sndbuf 16.4 KB, sized by net.ipv4.tcp_wmem)"),
         "{}",
         a.explanation
     );
@@ -249,13 +280,14 @@ fn bursty_send_buffer_is_send_buffer_without_a_ceiling() {
     });
     to.flow.sndbuf = 32_768;
     to.flow.sndbuf_locked = true;
-    let a = attribute(Some(&from), &to, &Config::default());
+    let a = checked(attribute(Some(&from), &to, &Config::default()));
     assert_eq!(a.verdict, Verdict::SendBuffer, "{}", a.explanation);
     assert_eq!(a.evidence.shares.sndbuf_limited, 0.55);
     assert!(
         a.explanation.contains("window open 55% of busy time")
-            && a.explanation
-                .contains("set by the application (SO_SNDBUF), moving in bursts")
+            && a.explanation.contains(
+                "the application set SO_SNDBUF 16.4 KB, sk_sndbuf 32.8 KB, moving in bursts"
+            )
             && a.explanation.contains("cwnd-limited 35% of busy"),
         "{}",
         a.explanation

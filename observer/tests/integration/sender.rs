@@ -11,7 +11,8 @@ use std::{
     time::{Duration, Instant},
 };
 
-use crate::support::{Observer, cookie, root_or_skip, serial, setsockopt_int, tcp_info};
+use crate::support::{Observer, TcpInfo, cookie, root_or_skip, serial, setsockopt_int, tcp_info};
+use observer::model::flow::Flow;
 use pathemu::{Path, PathConfig, Side};
 
 /// 100 Mbit/s, 10 ms each way, a 250 KB drop-tail queue: the path of the
@@ -29,7 +30,8 @@ fn path() -> Path {
 struct Sampled {
     /// Samples with data outstanding.
     busy: u32,
-    /// Of those, samples with in-flight >= cwnd.
+    /// Of those, samples with the window full as observer defines it:
+    /// in-flight >= cwnd, or data waiting with under a third of it open.
     full: u32,
 }
 
@@ -96,7 +98,9 @@ fn transfer(
             let info = tcp_info(&probe);
             if info.inflight > 0 {
                 s.busy += 1;
-                if info.inflight >= info.snd_cwnd {
+                let open = info.snd_cwnd.saturating_sub(info.inflight);
+                if info.inflight >= info.snd_cwnd || (info.notsent > 0 && open * 3 < info.snd_cwnd)
+                {
                     s.full += 1;
                 }
             }
@@ -105,6 +109,17 @@ fn transfer(
         s
     });
     (cookie(&tx), sampled, tx)
+}
+
+/// The sender `tx` (cookie `c`) as observer reports it once it has caught
+/// up with TCP_INFO's bytes acked, and that TCP_INFO; closes `tx`.
+fn observed(obs: &mut Observer, c: u64, tx: TcpStream) -> (Flow, TcpInfo) {
+    let info = tcp_info(&tx);
+    let flow = obs.wait_for_flow(c, Duration::from_secs(3), "the sender", |f| {
+        f.bytes_acked == info.bytes_acked
+    });
+    drop(tx);
+    (flow, info)
 }
 
 /// A 16 KB SO_SNDBUF on a 20 ms, 100 Mbit/s path: the sender moves in
@@ -122,11 +137,7 @@ fn a_bursty_send_buffer_is_not_cwnd_limited() {
     let mut obs = Observer::start();
     let path = path();
     let (c, sampled, tx) = transfer(&path, 3.0, Some(16 * 1024), 256 * 1024, None);
-    let info = tcp_info(&tx);
-    let flow = obs.wait_for_flow(c, Duration::from_secs(3), "the sender", |f| {
-        f.bytes_acked == info.bytes_acked
-    });
-    drop(tx);
+    let (flow, info) = observed(&mut obs, c, tx);
     assert!(sampled.busy > 500, "{} busy samples", sampled.busy);
     let full = f64::from(sampled.full) / f64::from(sampled.busy);
     let busy = flow.busy_us as f64;
@@ -146,10 +157,10 @@ fn a_bursty_send_buffer_is_not_cwnd_limited() {
     assert!(cwnd + sndbuf <= 1.0 + 1e-9, "{cwnd} + {sndbuf}");
 }
 
-/// A sender that writes 4 KB every 10 ms, about 3.3 Mbit/s on a 100 Mbit/s
-/// path: 8 KB in flight per 20 ms round trip, under even the initial
-/// window (10 segments). Only its first round trips, while the receiver
-/// still delays ACKs, may fill the window; it never waits on its buffer.
+/// A sender that writes 8 KB every 10 ms, about 6.5 Mbit/s on a 100 Mbit/s
+/// path: 16 KB per 20 ms round trip, about its initial window (10
+/// segments, 14.5 KB). Only its first round trips, before the window
+/// grows, may fill it; it never waits on its buffer.
 #[test]
 fn an_application_limited_sender_is_neither() {
     if !root_or_skip("an_application_limited_sender_is_neither") {
@@ -159,11 +170,7 @@ fn an_application_limited_sender_is_neither() {
     let mut obs = Observer::start();
     let path = path();
     let (c, sampled, tx) = transfer(&path, 2.0, None, 8 * 1024, Some(Duration::from_millis(10)));
-    let info = tcp_info(&tx);
-    let flow = obs.wait_for_flow(c, Duration::from_secs(3), "the sender", |f| {
-        f.bytes_acked == info.bytes_acked
-    });
-    drop(tx);
+    let (flow, _) = observed(&mut obs, c, tx);
     let full = f64::from(sampled.full) / f64::from(sampled.busy.max(1));
     let cwnd = flow.cwnd_limited_us as f64 / flow.busy_us.max(1) as f64;
     eprintln!(

@@ -56,6 +56,8 @@ pub struct TcpInfo {
     /// Packets in flight as the kernel counts them (`tcp_packets_in_flight()`:
     /// unacked - sacked - lost + retransmitted).
     pub inflight: u32,
+    /// `tcpi_notsent_bytes`: written and not yet sent.
+    pub notsent: u32,
     pub total_retrans: u32,
     pub bytes_acked: u64,
     pub bytes_received: u64,
@@ -111,6 +113,7 @@ pub fn tcp_info(fd: &impl AsRawFd) -> TcpInfo {
         snd_cwnd: u32_at(&buf, 80),
         inflight: (u32_at(&buf, 24) + u32_at(&buf, 36))
             .saturating_sub(u32_at(&buf, 28) + u32_at(&buf, 32)),
+        notsent: u32_at(&buf, 144),
         total_retrans: u32_at(&buf, 100),
         bytes_acked: u64_at(&buf, 120),
         bytes_received: u64_at(&buf, 128),
