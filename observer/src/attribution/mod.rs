@@ -70,4 +70,6 @@ pub fn attribute(from: Option<&Point>, to: &Point, cfg: &Config) -> Attribution 
 #[cfg(test)]
 mod receiver_tests;
 #[cfg(test)]
+mod sender_tests;
+#[cfg(test)]
 mod tests;
