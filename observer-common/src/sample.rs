@@ -230,8 +230,11 @@ pub struct FlowSample {
     /// ESTABLISHED): its counters start at this flow's birth. 0 for a flow
     /// first seen mid-life, whose counters include what it moved before.
     pub seen_from_start: u8,
-    /// Explicit padding; always 0.
-    pub _pad1: [u8; 4],
+    /// How many of the gaps summed in [`FlowSample::rx_gap_ns`] ended
+    /// (count): `rx_gap_ns / rx_gaps` is the mean pause of the sender. A
+    /// sender held by its congestion window waits at most about a round
+    /// trip for ACKs; longer pauses wait for data or a timer.
+    pub rx_gaps: u32,
 }
 
 impl FlowSample {
@@ -320,7 +323,7 @@ impl FlowSample {
         tstamp_ok: 0,
         sack_ok: 0,
         seen_from_start: 0,
-        _pad1: [0; 4],
+        rx_gaps: 0,
     };
 }
 
@@ -364,7 +367,7 @@ mod tests {
         assert_eq!(offset_of!(FlowSample, userlocks), 437);
         assert_eq!(offset_of!(FlowSample, sack_ok), 442);
         assert_eq!(offset_of!(FlowSample, seen_from_start), 443);
-        assert_eq!(offset_of!(FlowSample, _pad1), 444);
+        assert_eq!(offset_of!(FlowSample, rx_gaps), 444);
     }
 
     #[test]

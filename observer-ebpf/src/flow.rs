@@ -393,6 +393,7 @@ unsafe fn carry_forward(s: *mut FlowSample, sk: Sk, seg: &Segment) {
             let threshold = core::ptr::read_volatile(&raw const crate::maps::RX_GAP);
             if last != 0 && now > last && now - last > threshold {
                 (*s).rx_gap_ns += now - last;
+                (*s).rx_gaps = (*s).rx_gaps.wrapping_add(1);
             }
             (*s).last_rx_ns = now;
         }

@@ -32,6 +32,11 @@ pub struct Config {
     /// Receiver side: for a pausing sender, out-of-order arrivals must also
     /// be at least this share of the interval's data segments (and two).
     pub loss_share_paused: f64,
+    /// Receiver side: a pausing sender whose pauses last on average more
+    /// than this many base RTTs waits for data or a timer, not for ACKs
+    /// (a sender held by its congestion window waits about a round trip):
+    /// loss does not name its congestion window then.
+    pub ack_wait_rtts: f64,
     /// Receiver side: a window fill (in flight / window) above this is a
     /// measurement that cannot hold (the RTT is overstated); no window
     /// verdict is made from it.
@@ -52,6 +57,7 @@ impl Default for Config {
             loss_memory_s: 10.0,
             loss_memory_paused_s: 1.0,
             loss_share_paused: 0.001,
+            ack_wait_rtts: 3.0,
             max_fill: 1.25,
         }
     }

@@ -59,6 +59,10 @@ pub struct Receive {
     /// Share of the interval in arrival gaps over 10 ms (0 to 1): the sender
     /// sent nothing then.
     pub gap_share: f64,
+    /// Mean length of those gaps (µs; 0 when none ended in the interval):
+    /// a sender held by its congestion window waits about a round trip
+    /// for ACKs, one that waits longer waits for data or a timer.
+    pub mean_gap_us: f64,
     /// Out-of-order arrivals in the interval (segments).
     pub ooo_packets: u32,
     /// Segments with payload received in the interval.
@@ -200,6 +204,10 @@ fn receive(a: &Flow, b: &Flow, dt: u64, end_ns: u64, rate: f64) -> Receive {
         ),
         closed_share: share(b.rwnd_closed_us.saturating_sub(a.rwnd_closed_us)),
         gap_share: share(b.rx_gap_us.saturating_sub(a.rx_gap_us)),
+        mean_gap_us: match b.rx_gaps.wrapping_sub(a.rx_gaps) {
+            0 => 0.0,
+            n => b.rx_gap_us.saturating_sub(a.rx_gap_us) as f64 / f64::from(n),
+        },
         ooo_packets: b.rcv_ooopack.saturating_sub(a.rcv_ooopack),
         data_segments: b.data_segs_in.wrapping_sub(a.data_segs_in),
         since_ooo_s: (b.last_ooo_ns != 0)

@@ -73,18 +73,22 @@ pub fn window_cause(flow: &Flow) -> String {
 /// still hold the sender's congestion window down. A sender that pauses
 /// most of the time has a window far below the path's; without frequent
 /// loss it would regrow within a few round trips, so only loss in the last
-/// `loss_memory_paused_s` counts for it, even within the interval. A
+/// `loss_memory_paused_s` counts for it, even within the interval, and only
+/// when its pauses are round-trip sized (`acked_pauses`): a sender held by
+/// its window sends it, then waits about a round trip for the ACKs. A
 /// window cut by loss and spread over the round trip (bursts, few pauses)
 /// regrows for seconds (cubic): loss in the last `loss_memory_s` counts.
-fn recent_loss(rx: &Receive, paused: bool, cfg: &Config) -> bool {
+fn recent_loss(rx: &Receive, paused: bool, acked_pauses: bool, cfg: &Config) -> bool {
     if paused {
         // Not "any loss in the interval": a startup overshoot a second
         // before an application-paced stretch does not hold it back, nor
-        // does one reordered segment in tens of thousands. Loss that keeps
-        // a window small is fresh and repeated.
+        // does one reordered segment in tens of thousands, nor loss in the
+        // bursts of a sender that then waits a second for its application.
+        // Loss that keeps a window small is fresh and repeated.
         let repeated = rx.ooo_packets >= 2
             && f64::from(rx.ooo_packets) >= cfg.loss_share_paused * f64::from(rx.data_segments);
-        return repeated
+        return acked_pauses
+            && repeated
             && rx
                 .since_ooo_s
                 .is_some_and(|s| s <= cfg.loss_memory_paused_s);
@@ -203,7 +207,11 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
             ),
         );
     }
-    if (paused || bursty) && recent_loss(rx, paused, cfg) {
+    // Pauses no longer than a few round trips of the path: what a sender
+    // waiting for ACKs shows (a gap still running at the interval's end is
+    // not counted; no ended gap is no evidence against it).
+    let acked_pauses = rx.mean_gap_us <= cfg.ack_wait_rtts * path_rtt;
+    if (paused || bursty) && recent_loss(rx, paused, acked_pauses, cfg) {
         let when = match rx.since_ooo_s {
             Some(s) if rx.ooo_packets == 0 => format!(", the last {s:.1} s ago"),
             _ => String::new(),
@@ -222,6 +230,13 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
         // Loss too old to hold the window (see `recent_loss`) is still named.
         let loss = match (rx.ooo_packets, rx.since_ooo_s) {
             (0, _) | (_, None) => "without loss".to_string(),
+            (n, Some(_)) if paused && !acked_pauses => format!(
+                "{}, but its pauses last {} on average, over {} round trips of {}: it waits for data or a timer, not for ACKs",
+                arrivals(n),
+                units::time_us(rx.mean_gap_us),
+                cfg.ack_wait_rtts,
+                units::time_us(path_rtt)
+            ),
             (n, Some(ago)) => format!("{} but none in the last {ago:.1} s", arrivals(n)),
         };
         return (

@@ -17,6 +17,8 @@ struct R {
     unread: u32,
     closed_ms: u64,
     gap_ms: u64,
+    /// How many gaps make up `gap_ms`.
+    gaps: u32,
     ooo: u32,
     /// Out-of-order arrivals last grew this long before `t` (s).
     ooo_age_s: Option<f64>,
@@ -40,6 +42,7 @@ impl Default for R {
             unread: 0,
             closed_ms: 0,
             gap_ms: 0,
+            gaps: 0,
             ooo: 0,
             ooo_age_s: None,
             burst_bytes: 0,
@@ -67,6 +70,7 @@ fn point(r: R) -> Point {
     f.unread_bytes = r.unread;
     f.rwnd_closed_us = r.closed_ms * 1000;
     f.rx_gap_us = r.gap_ms * 1000;
+    f.rx_gaps = r.gaps;
     f.rcv_ooopack = r.ooo;
     f.data_segs_in = r.data_segs;
     f.last_ooo_ns = r.ooo_age_s.map_or(0, |a| at_ns - (a * SEC as f64) as u64);
@@ -100,6 +104,7 @@ fn judge(rate_bps: f64, end: R) -> Attribution {
         received: 0,
         closed_ms: 0,
         gap_ms: 0,
+        gaps: 0,
         ooo: 0,
         burst_bytes: 0,
         burst_ns: 0,
@@ -357,6 +362,56 @@ fn a_pausing_sender_is_held_by_loss_only_if_it_is_fresh() {
             .contains("5 out-of-order arrivals; the sender paused 90% of the time"),
         "{}",
         held.explanation
+    );
+}
+
+#[test]
+fn a_sender_that_pauses_longer_than_a_round_trip_waits_for_data_not_acks() {
+    // rx-server-paced as tcpdump shows it: nginx's limit_rate sends a
+    // second's allowance in one burst (BBR's window lets it out at once,
+    // and the burst overflows the queue), then waits about 940 ms.
+    let paced = R {
+        gap_ms: 1_800,
+        gaps: 2,
+        ooo: 24,
+        ooo_age_s: Some(0.2),
+        ..R::default()
+    };
+    let a = judge(3.0e6, paced);
+    assert_eq!(a.verdict, Verdict::Sender, "{}", a.explanation);
+    assert!(
+        a.explanation.contains(
+            "24 out-of-order arrivals, but its pauses last 900.0 ms on average, over 3 round trips of 50.0 ms: it waits for data or a timer, not for ACKs"
+        ),
+        "{}",
+        a.explanation
+    );
+    assert_eq!(a.evidence.receive.mean_gap_us, 900_000.0);
+    // rx-loss: 1% loss holds cubic's window at a few segments; it sends
+    // them and waits one round trip (less the burst) for the ACKs.
+    let held = judge(3.0e6, R { gaps: 40, ..paced });
+    assert_eq!(
+        held.verdict,
+        Verdict::CongestionWindow,
+        "{}",
+        held.explanation
+    );
+    assert_eq!(held.evidence.receive.mean_gap_us, 45_000.0);
+    // At the bar: pauses of exactly three round trips still count as ACK
+    // waits.
+    let bar = judge(
+        3.0e6,
+        R {
+            gap_ms: 1_500,
+            gaps: 10,
+            ..paced
+        },
+    );
+    assert_eq!(
+        bar.verdict,
+        Verdict::CongestionWindow,
+        "{}",
+        bar.explanation
     );
 }
 

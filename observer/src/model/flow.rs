@@ -176,6 +176,9 @@ pub struct Flow {
     /// at HZ=100) between arriving data segments (µs):
     /// the sender sent nothing for that long.
     pub rx_gap_us: u64,
+    /// How many such gaps ended (count): `rx_gap_us / rx_gaps` is the
+    /// sender's mean pause (`FlowSample::rx_gaps`).
+    pub rx_gaps: u32,
     /// Packets in flight (segments).
     pub inflight: u32,
     /// Total retransmitted segments (`tcpi_total_retrans`).
@@ -288,6 +291,7 @@ impl Flow {
             data_segs_in: 0,
             rwnd_closed_us: 0,
             rx_gap_us: 0,
+            rx_gaps: 0,
             integrals: Integrals::default(),
             last_ooo_ns: 0,
             ..f.clone()
@@ -353,6 +357,7 @@ impl Flow {
             data_segs_in: s.data_segs_in,
             rwnd_closed_us: s.rwnd_closed_ns / 1000,
             rx_gap_us: s.rx_gap_ns / 1000,
+            rx_gaps: s.rx_gaps,
             inflight: s.inflight,
             retransmits: s.total_retrans,
             busy_us: ch.busy_us,
