@@ -6,7 +6,7 @@ use super::{
     config::Config,
     evidence::Evidence,
     verdict::{Attribution, Side, Verdict},
-    whatif::what_if,
+    whatif::{Bounds, what_if},
 };
 use crate::{model::flow::Flow, units};
 
@@ -63,8 +63,8 @@ pub(super) fn assemble(
     // the measured rate.
     let what_if = (window_verdict && rate > 0.0)
         .then(|| {
-            let (window, rtt, rate) = binding_window(ev, flow, verdict);
-            what_if(window, rtt, rate, cfg)
+            let (window, rtt, rate, bounds) = binding_window(ev, flow, verdict);
+            what_if(window, rtt, rate, bounds, cfg)
         })
         .filter(|w| w.ceiling_bps * cfg.max_fill >= rate);
     let explanation = match &what_if {
@@ -82,20 +82,45 @@ pub(super) fn assemble(
 }
 
 /// The window a window `verdict` names, in bytes, with the RTT (µs) and
-/// rate (bits/s) it is measured against: cwnd x MSS, sk_sndbuf or the
-/// peer's window at srtt; this host's advertised window at the receiver
-/// RTT for a download.
-fn binding_window(ev: &Evidence, flow: &Flow, verdict: Verdict) -> (u64, u32, f64) {
+/// rate (bits/s) it is measured against and what bounds the answer:
+/// cwnd x MSS, sk_sndbuf or the peer's window (its scale) at srtt; this
+/// host's advertised window (its scale, and the rate within the flow's
+/// bursts, what the path has shown) at the receiver RTT for a download.
+/// Windows are the interval's time-weighted means, as the ceilings are.
+fn binding_window(ev: &Evidence, flow: &Flow, verdict: Verdict) -> (u64, u32, f64, Bounds) {
+    let shift = |s: u8| Some(if flow.wscale_ok { s } else { 0 });
     match verdict {
         Verdict::CongestionWindow => (
             u64::from(ev.snd_cwnd) * u64::from(ev.mss),
             ev.srtt_us,
             ev.rate_bps,
+            Bounds::default(),
         ),
-        Verdict::SendBuffer => (u64::from(flow.sndbuf), ev.srtt_us, ev.rate_bps),
-        _ if ev.bytes_received > ev.bytes_acked => {
-            (u64::from(ev.rcv_wnd), ev.receiver_rtt_us, ev.recv_rate_bps)
-        }
-        _ => (u64::from(ev.snd_wnd), ev.srtt_us, ev.rate_bps),
+        Verdict::SendBuffer => (
+            u64::from(flow.sndbuf),
+            ev.srtt_us,
+            ev.rate_bps,
+            Bounds::default(),
+        ),
+        _ if ev.bytes_received > ev.bytes_acked => (
+            ev.receive.rcv_wnd_mean.round() as u64,
+            ev.receiver_rtt_us,
+            ev.recv_rate_bps,
+            Bounds {
+                shift: shift(flow.rcv_wscale),
+                own: true,
+                path_bps: ev.receive.burst_rate_bps,
+            },
+        ),
+        _ => (
+            u64::from(ev.snd_wnd),
+            ev.srtt_us,
+            ev.rate_bps,
+            Bounds {
+                shift: shift(flow.snd_wscale),
+                own: false,
+                path_bps: 0.0,
+            },
+        ),
     }
 }

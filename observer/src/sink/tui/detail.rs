@@ -107,8 +107,17 @@ fn detail_text(r: &Row) -> Text<'static> {
                 .iter()
                 .map(|c| format!("{} at {} ms", units::rate(c.ceiling_bps), c.rtt_ms))
                 .collect();
+            let beyond = match (&w.other_fix, w.max_window_bytes) {
+                (Some(fix), Some(max)) => {
+                    format!(
+                        " (over the {} the header carries: {fix})",
+                        units::bytes(max as f64)
+                    )
+                }
+                _ => String::new(),
+            };
             format!(
-                "{} / {} = {}; {} needs {}; the window allows {}",
+                "{} / {} = {}; {} needs {}{beyond}; the window allows {}",
                 units::bytes(w.window_bytes as f64),
                 units::time_us(f64::from(w.rtt_us)),
                 units::rate(w.ceiling_bps),
