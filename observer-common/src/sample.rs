@@ -235,6 +235,19 @@ pub struct FlowSample {
     /// sender held by its congestion window waits at most about a round
     /// trip for ACKs; longer pauses wait for data or a timer.
     pub rx_gaps: u32,
+    /// Start of the current delivery-rate epoch (monotonic ns; epochs are
+    /// [`crate::DELIVERY_EPOCH_NS`] long, rotated at the first sample
+    /// after one ends).
+    pub delivery_epoch_ns: u64,
+    /// The fastest delivery-rate sample of the current epoch, as
+    /// (`rate_delivered` segments, `rate_interval_us` µs); [0, 0]: none.
+    /// With [`FlowSample::delivery_prev`], the flow's recent best rate: what
+    /// the path has shown it can carry (BBR keeps the same windowed max,
+    /// net/ipv4/tcp_bbr.c `bbr_update_bw()`). Kept with direct reads only.
+    pub delivery_best: [u32; 2],
+    /// The fastest sample of the previous epoch (same shape; [0, 0] when
+    /// that epoch saw none or ended over an epoch ago).
+    pub delivery_prev: [u32; 2],
 }
 
 impl FlowSample {
@@ -324,11 +337,14 @@ impl FlowSample {
         sack_ok: 0,
         seen_from_start: 0,
         rx_gaps: 0,
+        delivery_epoch_ns: 0,
+        delivery_best: [0; 2],
+        delivery_prev: [0; 2],
     };
 }
 
 /// Size of [`FlowSample`] in bytes; the kernel and user space must agree.
-pub const FLOW_SAMPLE_SIZE: usize = 448;
+pub const FLOW_SAMPLE_SIZE: usize = 472;
 const _: () = assert!(core::mem::size_of::<FlowSample>() == FLOW_SAMPLE_SIZE);
 const _: () = assert!(core::mem::align_of::<FlowSample>() == 8);
 
@@ -368,6 +384,9 @@ mod tests {
         assert_eq!(offset_of!(FlowSample, sack_ok), 442);
         assert_eq!(offset_of!(FlowSample, seen_from_start), 443);
         assert_eq!(offset_of!(FlowSample, rx_gaps), 444);
+        assert_eq!(offset_of!(FlowSample, delivery_epoch_ns), 448);
+        assert_eq!(offset_of!(FlowSample, delivery_best), 456);
+        assert_eq!(offset_of!(FlowSample, delivery_prev), 464);
     }
 
     #[test]

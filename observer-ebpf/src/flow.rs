@@ -595,8 +595,15 @@ unsafe fn refresh(s: *mut FlowSample, sk: Sk) {
         (*s).bytes_received = sk.get(off!(bytes_received));
         (*s).bytes_sent = sk.get(off!(bytes_sent));
         (*s).delivered = sk.get(off!(delivered));
-        (*s).rate_delivered = sk.get(off!(rate_delivered));
-        (*s).rate_interval_us = sk.get(off!(rate_interval_us));
+        let rate_delivered: u32 = sk.get(off!(rate_delivered));
+        let rate_interval_us: u32 = sk.get(off!(rate_interval_us));
+        (*s).rate_delivered = rate_delivered;
+        (*s).rate_interval_us = rate_interval_us;
+        // Direct reads only, like the clocks above (the verifier's budget
+        // on 6.1's helper reads).
+        if sk.direct() {
+            crate::delivery::delivery_max(s, now, rate_delivered, rate_interval_us);
+        }
         (*s).rate_app_limited =
             sk.bits(off!(rate_app_limited_bit), off!(rate_app_limited_width)) as u8;
         (*s).chrono_start = sk.get(off!(chrono_start));

@@ -114,6 +114,10 @@ pub struct Evidence {
     pub delivery_rate_bps: u64,
     /// The last delivery-rate sample was application-limited.
     pub app_limited: bool,
+    /// The fastest delivery-rate sample of the last one to two seconds
+    /// at the interval's end (bits/s; 0: none kept): what the path has
+    /// recently shown the flow can carry.
+    pub delivery_rate_max_bps: u64,
     /// Peer's advertised window, time-weighted over the interval (bytes).
     pub snd_wnd: u32,
     /// Congestion window, time-weighted over the interval (segments).
@@ -336,6 +340,7 @@ impl Evidence {
             retransmits: b.retransmits.saturating_sub(a.retransmits),
             delivery_rate_bps: b.delivery_rate_bps,
             app_limited: b.app_limited,
+            delivery_rate_max_bps: b.delivery_rate_max_bps,
             snd_wnd: snd_wnd.round() as u32,
             snd_cwnd: cwnd_mean.round() as u32,
             mss: b.mss,

@@ -172,8 +172,25 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
     // of its busy time at it. A pacing sender (BBR) touches its cwnd now and
     // then while delivering well below cwnd / srtt: that is not a cwnd limit.
     let at_cwnd = near(c.cwnd_bps) && !app_mark;
+    // A full bottleneck needs more than a queue: loss (the queue
+    // overflowed), or the flow running at the rate the path has shown it
+    // (its recent best delivery-rate sample). Bursts (a send buffer's,
+    // TSO's) queue briefly at a link the flow uses a fraction of; the mean
+    // srtt alone would call that link full. A flow sharing a full link
+    // sees samples above its share as the others back off, but it sees
+    // loss. Unknown (0: helper reads) leaves the queue to decide.
+    let shown = ev.delivery_rate_max_bps as f64;
+    let at_path = shown <= 0.0 || rate >= cfg.at_ceiling * shown || ev.retransmits > 0;
+    let room = if at_path {
+        String::new()
+    } else {
+        format!(
+            "; the path has delivered {} for it in the last seconds, so the queue is its own bursts'",
+            units::rate(shown)
+        )
+    };
     if cwnd >= 0.5 || at_cwnd {
-        if queued {
+        if queued && at_path {
             return (
                 Verdict::Path,
                 (0.5 + f64::from(ev.queue_delay_us) / f64::from(ev.srtt_us.max(1))).min(1.0),
@@ -194,7 +211,7 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
             Verdict::CongestionWindow,
             cwnd.max(if at_cwnd { 0.7 } else { 0.0 }).clamp(0.5, 1.0),
             format!(
-                "congestion window: {} (cwnd-limited {} of busy) while the path has room ({queue_line})",
+                "congestion window: {} (cwnd-limited {} of busy) while the path has room ({queue_line}{room})",
                 ceiling_line(
                     "cwnd",
                     format!("{} x {} B", ev.snd_cwnd, ev.mss),

@@ -101,3 +101,57 @@ fn bursty_send_buffer_is_send_buffer_without_a_ceiling() {
     // arithmetic that the measurement contradicts.
     assert!(a.what_if.is_none());
 }
+
+#[test]
+fn a_queue_needs_the_flow_at_the_paths_rate_to_be_a_full_bottleneck() {
+    // Cubic bound by its cwnd with srtt 208 ms against 104 ms: a full
+    // 35 Mbit/s link when its best recent delivery rate is what it
+    // delivers; its own bursts queueing at a link that has carried
+    // 160 Mbit/s for it when that rate is far above.
+    let judge_with = |delivery_max_bps: u64, retransmits: u32| {
+        verdict_between(
+            P {
+                t: 0.0,
+                cwnd: 600,
+                ..P::default()
+            },
+            P {
+                t: 1.0,
+                acked: 4_300_000,
+                busy_ms: 1000,
+                cwnd_ms: 700,
+                cwnd: 600,
+                srtt_us: 208_000,
+                min_rtt_us: 104_000,
+                delivery_max_bps,
+                retransmits,
+                ..P::default()
+            },
+        )
+    };
+    let judge = |delivery_max_bps: u64| judge_with(delivery_max_bps, 0);
+    let full = judge(36_000_000);
+    assert_eq!(full.verdict, Verdict::Path, "{}", full.explanation);
+    assert_eq!(full.evidence.delivery_rate_max_bps, 36_000_000);
+    let bursts = judge(160_000_000);
+    assert_eq!(
+        bursts.verdict,
+        Verdict::CongestionWindow,
+        "{}",
+        bursts.explanation
+    );
+    assert!(
+        bursts.explanation.contains(
+            "104.0 ms standing queue; the path has delivered 160.0 Mbit/s for it in the last seconds, so the queue is its own bursts'"
+        ),
+        "{}",
+        bursts.explanation
+    );
+    // Near the bar: 34.4 Mbit/s is 82% of 42 Mbit/s (and 78% of 44).
+    assert_eq!(judge(42_000_000).verdict, Verdict::Path);
+    assert_eq!(judge(44_000_000).verdict, Verdict::CongestionWindow);
+    // One of four flows sharing a full link (ref-b-bbr-p4): samples above
+    // its share as the others back off, but the queue overflows.
+    let shared = judge_with(160_000_000, 12);
+    assert_eq!(shared.verdict, Verdict::Path, "{}", shared.explanation);
+}

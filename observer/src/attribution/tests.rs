@@ -21,6 +21,10 @@ pub(super) struct P {
     pub(super) app_limited: bool,
     pub(super) rcv_wnd: u32,
     pub(super) rcv_rtt_us: u32,
+    /// The recent best delivery-rate sample (bits/s; 0: none kept).
+    pub(super) delivery_max_bps: u64,
+    /// Segments retransmitted so far.
+    pub(super) retransmits: u32,
 }
 
 impl Default for P {
@@ -41,6 +45,8 @@ impl Default for P {
             app_limited: false,
             rcv_wnd: 65_535,
             rcv_rtt_us: 0,
+            delivery_max_bps: 0,
+            retransmits: 0,
         }
     }
 }
@@ -61,6 +67,8 @@ pub(super) fn point(p: P) -> Point {
     f.app_limited = p.app_limited;
     f.rcv_wnd = p.rcv_wnd;
     f.rcv_rtt_us = p.rcv_rtt_us;
+    f.delivery_rate_max_bps = p.delivery_max_bps;
+    f.retransmits = p.retransmits;
     f.sndbuf = 16_384;
     Point {
         at_ns: (p.t * SEC as f64) as u64 + 10 * SEC,

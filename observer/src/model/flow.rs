@@ -61,14 +61,29 @@ pub fn c_str(bytes: &[u8]) -> String {
 /// `tcp_compute_delivery_rate()` (net/ipv4/tcp.c) computes `tcpi_delivery_rate`
 /// (which is in bytes/s).
 pub fn delivery_rate_bps(s: &FlowSample) -> u64 {
-    if s.rate_delivered == 0 || s.rate_interval_us == 0 {
+    rate_of(s.rate_delivered, s.rate_interval_us, s.mss)
+}
+
+/// `delivered` segments of `mss` bytes over `interval_us`, in bits/s; 0
+/// for an empty sample.
+fn rate_of(delivered: u32, interval_us: u32, mss: u32) -> u64 {
+    if delivered == 0 || interval_us == 0 {
         return 0;
     }
     // In u128: the kernel's product (packets x MSS x 10^6) fits its u64,
     // but not always once x 8 for bits; saturate rather than wrap.
-    let bps = u128::from(s.rate_delivered) * u128::from(s.mss) * 8_000_000
-        / u128::from(s.rate_interval_us);
+    let bps = u128::from(delivered) * u128::from(mss) * 8_000_000 / u128::from(interval_us);
     u64::try_from(bps).unwrap_or(u64::MAX)
+}
+
+/// The fastest delivery-rate sample of the last one to two seconds
+/// ([`FlowSample::delivery_best`] and `delivery_prev`), in bits/s: what the
+/// path has recently shown the flow can carry. 0 when none was kept
+/// (helper reads, or no ACKed data in that time).
+pub fn recent_max_delivery_rate_bps(s: &FlowSample) -> u64 {
+    let [d, i] = s.delivery_best;
+    let [pd, pi] = s.delivery_prev;
+    rate_of(d, i, s.mss).max(rate_of(pd, pi, s.mss))
 }
 
 /// Whether observer can judge the flow from its birth: it was set up at or
@@ -199,6 +214,10 @@ pub struct Flow {
     pub sndbuf_full_us: u64,
     /// Last delivery-rate sample (bits/s).
     pub delivery_rate_bps: u64,
+    /// The fastest delivery-rate sample of the last one to two seconds
+    /// (bits/s; 0: none kept): what the path has recently shown it can
+    /// carry ([`recent_max_delivery_rate_bps`]).
+    pub delivery_rate_max_bps: u64,
     /// Whether that sample was application-limited.
     pub app_limited: bool,
     /// Congestion-avoidance state (`icsk_ca_state`: 0 open .. 4 loss).
@@ -366,6 +385,7 @@ impl Flow {
             cwnd_limited_us: s.cwnd_limited_ns / 1000,
             sndbuf_full_us: s.sndbuf_full_ns / 1000,
             delivery_rate_bps: delivery_rate_bps(s),
+            delivery_rate_max_bps: recent_max_delivery_rate_bps(s),
             app_limited: s.rate_app_limited != 0,
             ca_state: s.ca_state,
             cc: c_str(&s.cc),
@@ -444,6 +464,21 @@ mod tests {
         s.mss = u32::MAX;
         s.rate_interval_us = 1;
         assert_eq!(delivery_rate_bps(&s), u64::MAX);
+    }
+
+    #[test]
+    fn recent_max_is_the_faster_of_the_two_epochs() {
+        let mut s = sample();
+        s.mss = 1448;
+        assert_eq!(recent_max_delivery_rate_bps(&s), 0);
+        // 10 segments in 20 ms now, 30 in 20 ms the epoch before.
+        s.delivery_best = [10, 20_000];
+        s.delivery_prev = [30, 20_000];
+        assert_eq!(recent_max_delivery_rate_bps(&s), 17_376_000);
+        s.delivery_prev = [0, 0];
+        assert_eq!(recent_max_delivery_rate_bps(&s), 5_792_000);
+        let f = Flow::from_sample(&s, &Clock::fixed(0, 250), 0);
+        assert_eq!(f.delivery_rate_max_bps, 5_792_000);
     }
 
     #[test]
