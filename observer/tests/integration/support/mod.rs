@@ -80,6 +80,8 @@ pub struct TcpInfo {
     pub rcv_ooopack: u32,
     /// `tcpi_rcv_wnd` (Linux 6.2 and later; None before).
     pub rcv_wnd: Option<u32>,
+    /// `tcpi_delivery_rate` x 8 (bits/s).
+    pub delivery_rate_bps: u64,
 }
 
 fn u32_at(b: &[u8], at: usize) -> u32 {
@@ -134,6 +136,7 @@ pub fn tcp_info(fd: &impl AsRawFd) -> TcpInfo {
         data_segs_in: u32_at(&buf, 152),
         rcv_ooopack: u32_at(&buf, 224),
         rcv_wnd: (len >= 236).then(|| u32_at(&buf, 232)),
+        delivery_rate_bps: u64_at(&buf, 160).saturating_mul(8),
     }
 }
 
