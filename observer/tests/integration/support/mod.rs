@@ -11,6 +11,7 @@ use std::{
 };
 
 use observer::{
+    attribution::Point,
     kernel::probes::{ProbeConfig, Probes},
     model::clock::{Clock, kernel_hz, monotonic_ns},
     model::flow::Flow,
@@ -216,6 +217,18 @@ impl Observer {
             .into_iter()
             .find(|s| s.cookie == cookie)
             .map(|s| Flow::from_sample(s, &self.clock, now))
+    }
+
+    /// The flow with socket cookie `cookie` as the engine reads it now:
+    /// its figures and when they hold.
+    pub fn point(&mut self, cookie: u64) -> Option<Point> {
+        self.poll();
+        let now = monotonic_ns();
+        self.table
+            .flows()
+            .into_iter()
+            .find(|s| s.cookie == cookie)
+            .map(|s| Point::new(s, &self.clock, now))
     }
 
     /// Every flow in namespace `netns`.
