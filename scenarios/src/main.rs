@@ -33,6 +33,11 @@ struct Cli {
     /// List the scenarios and exit.
     #[arg(long)]
     list: bool,
+    /// Congestion control for the scenarios that do not pin one (the
+    /// sending namespace's default; without it, the host's, bbr here), so
+    /// the suite can be run once per algorithm.
+    #[arg(long, value_name = "NAME")]
+    cc: Option<String>,
 }
 
 #[derive(Subcommand)]
@@ -70,9 +75,18 @@ fn suite(cli: &Cli) -> anyhow::Result<bool> {
             "unknown scenario '{o}'; --list shows the names"
         );
     }
+    // A leaked name: the catalogue holds &'static str, and this one name
+    // lives as long as the run.
+    let cc: Option<&'static str> = cli.cc.clone().map(|c| &*c.leak());
     let chosen: Vec<_> = all
         .into_iter()
         .filter(|s| cli.only.is_empty() || cli.only.iter().any(|o| o == s.name))
+        .map(|mut s| {
+            if s.cc.is_none() && s.snd_cc_default.is_none() {
+                s.snd_cc_default = cc;
+            }
+            s
+        })
         .collect();
     let mut poller = start_monitor()?;
     let (mut passed, mut failed) = (0, 0);

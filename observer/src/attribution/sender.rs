@@ -122,7 +122,15 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
             units::rate(rate)
         )
     };
-    if sndbuf >= cfg.significant_share && sndbuf >= rwnd && sndbuf >= cwnd {
+    // Before the cwnd, even with more cwnd-limited time: the send-buffer
+    // clocks run only with the congestion window open and nothing left
+    // to send, time the cwnd did not limit; a sender held by its cwnd
+    // alone shows none. A buffer that runs dry in each burst also keeps
+    // the cwnd from growing (Linux grows it only while it is the limit):
+    // cubic with a 64 KB SO_SNDBUF at 50 ms alternates, cwnd-limited 47%
+    // and waiting on the buffer 42% of busy time, and carries half the
+    // link it fills without the setsockopt.
+    if sndbuf >= cfg.significant_share && sndbuf >= rwnd {
         return (
             Verdict::SendBuffer,
             sndbuf.clamp(0.5, 1.0),

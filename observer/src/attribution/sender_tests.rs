@@ -155,3 +155,35 @@ fn a_queue_needs_the_flow_at_the_paths_rate_to_be_a_full_bottleneck() {
     let shared = judge_with(160_000_000, 12);
     assert_eq!(shared.verdict, Verdict::Path, "{}", shared.explanation);
 }
+
+#[test]
+fn a_send_buffer_that_runs_dry_each_burst_binds_though_the_cwnd_fills_longer() {
+    // The sndbuf scenario under cubic: 64 KB SO_SNDBUF, 100 Mbit/s, 50 ms;
+    // waiting on the buffer 42% and cwnd-limited 47% of busy time, at
+    // half the link.
+    let a = verdict_between(
+        P {
+            t: 0.0,
+            cwnd: 404,
+            ..P::default()
+        },
+        P {
+            t: 2.0,
+            acked: 12_250_000,
+            busy_ms: 2000,
+            sndbuf_full_ms: 840,
+            cwnd_ms: 940,
+            cwnd: 404,
+            srtt_us: 52_000,
+            min_rtt_us: 50_000,
+            ..P::default()
+        },
+    );
+    assert_eq!(a.verdict, Verdict::SendBuffer, "{}", a.explanation);
+    assert!(
+        a.explanation
+            .contains("open 42% of busy time (sk_sndbuf 16.4 KB, sized by net.ipv4.tcp_wmem, moving in bursts that overshoot it); delivering 49.0 Mbit/s with cwnd-limited 47% of busy"),
+        "{}",
+        a.explanation
+    );
+}
