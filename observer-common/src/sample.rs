@@ -248,6 +248,12 @@ pub struct FlowSample {
     /// The fastest sample of the previous epoch (same shape; [0, 0] when
     /// that epoch saw none or ended over an epoch ago).
     pub delivery_prev: [u32; 2],
+    /// Time whose latest delivery-rate sample was application-limited
+    /// (`rate_app_limited`), summed between samples like `cwnd_limited_ns`
+    /// (ns): the share of an interval the kernel's rate sampler judged the
+    /// sender short of data (net/ipv4/tcp_rate.c `tcp_rate_check_app_limited()`),
+    /// not one flag read at its end.
+    pub app_limited_ns: u64,
 }
 
 impl FlowSample {
@@ -340,11 +346,12 @@ impl FlowSample {
         delivery_epoch_ns: 0,
         delivery_best: [0; 2],
         delivery_prev: [0; 2],
+        app_limited_ns: 0,
     };
 }
 
 /// Size of [`FlowSample`] in bytes; the kernel and user space must agree.
-pub const FLOW_SAMPLE_SIZE: usize = 472;
+pub const FLOW_SAMPLE_SIZE: usize = 480;
 const _: () = assert!(core::mem::size_of::<FlowSample>() == FLOW_SAMPLE_SIZE);
 const _: () = assert!(core::mem::align_of::<FlowSample>() == 8);
 
@@ -387,6 +394,7 @@ mod tests {
         assert_eq!(offset_of!(FlowSample, delivery_epoch_ns), 448);
         assert_eq!(offset_of!(FlowSample, delivery_best), 456);
         assert_eq!(offset_of!(FlowSample, delivery_prev), 464);
+        assert_eq!(offset_of!(FlowSample, app_limited_ns), 472);
     }
 
     #[test]

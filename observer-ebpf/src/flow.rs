@@ -567,6 +567,9 @@ unsafe fn refresh(s: *mut FlowSample, sk: Sk) {
             if (*s).sndbuf_full != 0 {
                 (*s).sndbuf_full_ns += now - prev;
             }
+            if (*s).rate_app_limited != 0 {
+                (*s).app_limited_ns += now - prev;
+            }
         }
         if prev != 0 && now > prev {
             receive::integrate(s, now - prev);

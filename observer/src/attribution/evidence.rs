@@ -114,6 +114,9 @@ pub struct Evidence {
     pub delivery_rate_bps: u64,
     /// The last delivery-rate sample was application-limited.
     pub app_limited: bool,
+    /// Share of the interval whose latest delivery-rate sample was
+    /// application-limited (0 to 1; `Flow::app_limited_us`).
+    pub app_limited_share: f64,
     /// The fastest delivery-rate sample of the last one to two seconds
     /// at the interval's end (bits/s; 0: none kept): what the path has
     /// recently shown the flow can carry.
@@ -340,6 +343,7 @@ impl Evidence {
             retransmits: b.retransmits.saturating_sub(a.retransmits),
             delivery_rate_bps: b.delivery_rate_bps,
             app_limited: b.app_limited,
+            app_limited_share: share(b.app_limited_us.saturating_sub(a.app_limited_us).min(dt)),
             delivery_rate_max_bps: b.delivery_rate_max_bps,
             snd_wnd: snd_wnd.round() as u32,
             snd_cwnd: cwnd_mean.round() as u32,

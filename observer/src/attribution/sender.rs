@@ -113,7 +113,9 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
     let sndbuf = ev.of_busy(s.sndbuf_limited);
     let cwnd = ev.of_busy(s.cwnd_limited);
     let near = |ceiling: f64| ceiling > 0.0 && rate >= cfg.at_ceiling * ceiling;
-    let app_mark = ev.app_limited && !flow.cc.starts_with("bbr");
+    // Application-limited delivery samples over most of the interval, not
+    // the flag of its last one (BBR's excepted: see below).
+    let app_mark = ev.app_limited_share >= 0.5 && !flow.cc.starts_with("bbr");
     let ceiling_line = |name: &str, window: String, ceiling: f64| {
         format!(
             "{name} {window} / srtt {} = {} ceiling, delivering {}",

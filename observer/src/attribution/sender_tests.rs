@@ -48,7 +48,7 @@ fn app_limited_marks_name_the_application_except_for_bbr() {
             acked: 2_500_000,
             busy_ms: 1000,
             cwnd: 100,
-            app_limited: true,
+            app_limited_ms: 900,
             ..P::default()
         });
         p.flow.cc = cc.to_string();

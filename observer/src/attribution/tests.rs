@@ -18,7 +18,8 @@ pub(super) struct P {
     pub(super) min_rtt_us: u32,
     pub(super) snd_wnd: u32,
     pub(super) cwnd: u32,
-    pub(super) app_limited: bool,
+    /// Time whose latest delivery-rate sample was app-limited (ms).
+    pub(super) app_limited_ms: u64,
     pub(super) rcv_wnd: u32,
     pub(super) rcv_rtt_us: u32,
     /// The recent best delivery-rate sample (bits/s; 0: none kept).
@@ -42,7 +43,7 @@ impl Default for P {
             min_rtt_us: 50_000,
             snd_wnd: 4_000_000,
             cwnd: 1000,
-            app_limited: false,
+            app_limited_ms: 0,
             rcv_wnd: 65_535,
             rcv_rtt_us: 0,
             delivery_max_bps: 0,
@@ -64,7 +65,8 @@ pub(super) fn point(p: P) -> Point {
     f.min_rtt_us = p.min_rtt_us;
     f.snd_wnd = p.snd_wnd;
     f.snd_cwnd = p.cwnd;
-    f.app_limited = p.app_limited;
+    f.app_limited = p.app_limited_ms > 0;
+    f.app_limited_us = p.app_limited_ms * 1000;
     f.rcv_wnd = p.rcv_wnd;
     f.rcv_rtt_us = p.rcv_rtt_us;
     f.delivery_rate_max_bps = p.delivery_max_bps;
@@ -251,13 +253,38 @@ fn busy_but_app_limited_sender_is_application() {
             t: 2.0,
             acked: 500_000,
             busy_ms: 1800,
-            app_limited: true,
+            app_limited_ms: 1900,
             cwnd: 40,
             ..P::default()
         },
     );
     assert_eq!(a.verdict, Verdict::Application);
     assert!(a.explanation.contains("app-limited"));
+    assert_eq!(a.evidence.app_limited_share, 0.95);
+}
+
+#[test]
+fn one_app_limited_sample_at_the_end_does_not_name_the_application() {
+    // A bulk sender whose last delivery sample, and only the last 50 ms of
+    // the interval, was app-limited (its writer paused as the poll came):
+    // the interval was not the application's.
+    let a = verdict_between(
+        P {
+            t: 0.0,
+            cwnd: 100,
+            ..P::default()
+        },
+        P {
+            t: 1.0,
+            acked: 2_500_000,
+            busy_ms: 1000,
+            cwnd: 100,
+            app_limited_ms: 50,
+            ..P::default()
+        },
+    );
+    assert!(a.evidence.app_limited);
+    assert_ne!(a.verdict, Verdict::Application, "{}", a.explanation);
 }
 
 #[test]

@@ -212,6 +212,9 @@ pub struct Flow {
     /// `tcpi_sndbuf_limited` misses when the sender moves in bursts
     /// (see `FlowSample::sndbuf_full_ns`).
     pub sndbuf_full_us: u64,
+    /// Time whose latest delivery-rate sample was application-limited
+    /// (µs; observer's own sum, `FlowSample::app_limited_ns`).
+    pub app_limited_us: u64,
     /// Last delivery-rate sample (bits/s).
     pub delivery_rate_bps: u64,
     /// The fastest delivery-rate sample of the last one to two seconds
@@ -304,6 +307,7 @@ impl Flow {
             sndbuf_limited_us: 0,
             cwnd_limited_us: 0,
             sndbuf_full_us: 0,
+            app_limited_us: 0,
             samples: 0,
             rcv_ooopack: 0,
             segs_in: 0,
@@ -384,6 +388,7 @@ impl Flow {
             sndbuf_limited_us: ch.sndbuf_limited_us,
             cwnd_limited_us: s.cwnd_limited_ns / 1000,
             sndbuf_full_us: s.sndbuf_full_ns / 1000,
+            app_limited_us: s.app_limited_ns / 1000,
             delivery_rate_bps: delivery_rate_bps(s),
             delivery_rate_max_bps: recent_max_delivery_rate_bps(s),
             app_limited: s.rate_app_limited != 0,
