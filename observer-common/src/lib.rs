@@ -153,9 +153,9 @@ pub const fn rx_gap_ns(hz: u32) -> u64 {
 }
 
 /// Length of a delivery-rate epoch (ns): the kernel keeps the fastest
-/// delivery-rate sample of the current epoch and of the one before, so
-/// their maximum spans the last one to two seconds, as a verdict window
-/// does ([`FlowSample::delivery_best`]).
+/// delivery-rate sample of the current epoch and of the one before, and
+/// user space ages them at the read, so their maximum covers the last two
+/// seconds at most, as a verdict window does ([`FlowSample::delivery_best`]).
 pub const DELIVERY_EPOCH_NS: u64 = 1_000_000_000;
 
 /// Name of the load-time global holding the pause threshold (ns, u64).

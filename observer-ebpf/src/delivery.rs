@@ -5,13 +5,21 @@ use observer_common::{DELIVERY_EPOCH_NS, FlowSample};
 
 /// Keeps the fastest delivery-rate sample (`delivered` segments over
 /// `interval_us`) of the current epoch and of the one before it
-/// ([`FlowSample::delivery_best`]). Rates are compared by cross-multiplying
+/// ([`FlowSample::delivery_best`]); `fresh`: an ACK delivered data since
+/// the last refresh, so the kernel's stored sample is new (after a
+/// silence, the old one must not enter the new epoch). Rates are compared by cross-multiplying
 /// (d1 x i2 > d2 x i1, u32 x u32 in u64): no division in the program.
 ///
 /// # Safety
 /// `s` must be valid for reads and writes.
 #[inline(always)]
-pub unsafe fn delivery_max(s: *mut FlowSample, now: u64, delivered: u32, interval_us: u32) {
+pub unsafe fn delivery_max(
+    s: *mut FlowSample,
+    now: u64,
+    fresh: bool,
+    delivered: u32,
+    interval_us: u32,
+) {
     // SAFETY: caller guarantees `s`.
     unsafe {
         let age = now.saturating_sub((*s).delivery_epoch_ns);
@@ -26,7 +34,7 @@ pub unsafe fn delivery_max(s: *mut FlowSample, now: u64, delivered: u32, interva
             (*s).delivery_best = [0, 0];
             (*s).delivery_epoch_ns = now;
         }
-        if delivered != 0 && interval_us != 0 {
+        if fresh && delivered != 0 && interval_us != 0 {
             let [d, i] = (*s).delivery_best;
             if i == 0 || u64::from(delivered) * u64::from(i) > u64::from(d) * u64::from(interval_us)
             {

@@ -597,7 +597,11 @@ unsafe fn refresh(s: *mut FlowSample, sk: Sk) {
         (*s).bytes_acked = sk.get(off!(bytes_acked));
         (*s).bytes_received = sk.get(off!(bytes_received));
         (*s).bytes_sent = sk.get(off!(bytes_sent));
-        (*s).delivered = sk.get(off!(delivered));
+        let delivered: u32 = sk.get(off!(delivered));
+        // A delivery-rate sample is taken only on an ACK that delivers
+        // data: unchanged `delivered` means the stored sample is an old one.
+        let fresh = delivered != (*s).delivered;
+        (*s).delivered = delivered;
         let rate_delivered: u32 = sk.get(off!(rate_delivered));
         let rate_interval_us: u32 = sk.get(off!(rate_interval_us));
         (*s).rate_delivered = rate_delivered;
@@ -605,7 +609,7 @@ unsafe fn refresh(s: *mut FlowSample, sk: Sk) {
         // Direct reads only, like the clocks above (the verifier's budget
         // on 6.1's helper reads).
         if sk.direct() {
-            crate::delivery::delivery_max(s, now, rate_delivered, rate_interval_us);
+            crate::delivery::delivery_max(s, now, fresh, rate_delivered, rate_interval_us);
         }
         (*s).rate_app_limited =
             sk.bits(off!(rate_app_limited_bit), off!(rate_app_limited_width)) as u8;

@@ -37,6 +37,14 @@ pub struct Config {
     /// (a sender held by its congestion window waits about a round trip):
     /// loss does not name its congestion window then.
     pub ack_wait_rtts: f64,
+    /// ...or than this (µs) plus a round trip: `TCP_RTO_MIN`
+    /// (include/net/tcp.h), the shortest retransmission timeout, which a
+    /// sender held by loss may wait out.
+    pub rto_min_us: u64,
+    /// Sender side: the longest interval (µs) whose rate is compared with
+    /// the recent best delivery-rate sample, which covers the last one to
+    /// two seconds (three at most, between rotations).
+    pub shown_span_us: u64,
     /// Receiver side: a window fill (in flight / window) above this is a
     /// measurement that cannot hold (the RTT is overstated); no window
     /// verdict is made from it.
@@ -58,6 +66,8 @@ impl Default for Config {
             loss_memory_paused_s: 1.0,
             loss_share_paused: 0.001,
             ack_wait_rtts: 3.0,
+            rto_min_us: 200_000,
+            shown_span_us: 3_000_000,
             max_fill: 1.25,
         }
     }

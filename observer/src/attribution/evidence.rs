@@ -117,7 +117,7 @@ pub struct Evidence {
     /// Share of the interval whose latest delivery-rate sample was
     /// application-limited (0 to 1; `Flow::app_limited_us`).
     pub app_limited_share: f64,
-    /// The fastest delivery-rate sample of the last one to two seconds
+    /// The fastest delivery-rate sample of the last two seconds
     /// at the interval's end (bits/s; 0: none kept): what the path has
     /// recently shown the flow can carry.
     pub delivery_rate_max_bps: u64,

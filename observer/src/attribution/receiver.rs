@@ -207,10 +207,14 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
             ),
         );
     }
-    // Pauses no longer than a few round trips of the path: what a sender
-    // waiting for ACKs shows (a gap still running at the interval's end is
-    // not counted; no ended gap is no evidence against it).
-    let acked_pauses = rx.mean_gap_us <= cfg.ack_wait_rtts * path_rtt;
+    // Pauses no longer than a few round trips of the path, or than a
+    // retransmission timeout and a round trip: what a sender waiting for
+    // ACKs shows (a gap still running at the interval's end is not
+    // counted; no ended gap is no evidence against it). The timeout floor
+    // also keeps short paths judgeable: only gaps over 10 ms are counted,
+    // which is many round trips of a LAN.
+    let ack_wait_us = (cfg.ack_wait_rtts * path_rtt).max(cfg.rto_min_us as f64 + path_rtt);
+    let acked_pauses = rx.mean_gap_us <= ack_wait_us;
     if (paused || bursty) && recent_loss(rx, paused, acked_pauses, cfg) {
         let when = match rx.since_ooo_s {
             Some(s) if rx.ooo_packets == 0 => format!(", the last {s:.1} s ago"),
@@ -231,10 +235,10 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
         let loss = match (rx.ooo_packets, rx.since_ooo_s) {
             (0, _) | (_, None) => "without loss".to_string(),
             (n, Some(_)) if paused && !acked_pauses => format!(
-                "{}, but its pauses last {} on average, over {} round trips of {}: it waits for data or a timer, not for ACKs",
+                "{}, but its pauses last {} on average, longer than a sender waiting for ACKs waits ({} at a {} round trip): it waits for data or a timer",
                 arrivals(n),
                 units::time_us(rx.mean_gap_us),
-                cfg.ack_wait_rtts,
+                units::time_us(ack_wait_us),
                 units::time_us(path_rtt)
             ),
             (n, Some(ago)) => format!("{} but none in the last {ago:.1} s", arrivals(n)),

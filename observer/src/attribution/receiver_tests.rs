@@ -381,7 +381,7 @@ fn a_sender_that_pauses_longer_than_a_round_trip_waits_for_data_not_acks() {
     assert_eq!(a.verdict, Verdict::Sender, "{}", a.explanation);
     assert!(
         a.explanation.contains(
-            "24 out-of-order arrivals, but its pauses last 900.0 ms on average, over 3 round trips of 50.0 ms: it waits for data or a timer, not for ACKs"
+            "24 out-of-order arrivals, but its pauses last 900.0 ms on average, longer than a sender waiting for ACKs waits (250.0 ms at a 50.0 ms round trip): it waits for data or a timer"
         ),
         "{}",
         a.explanation
@@ -397,21 +397,51 @@ fn a_sender_that_pauses_longer_than_a_round_trip_waits_for_data_not_acks() {
         held.explanation
     );
     assert_eq!(held.evidence.receive.mean_gap_us, 45_000.0);
-    // At the bar: pauses of exactly three round trips still count as ACK
-    // waits.
+    // At the bar: pauses of a retransmission timeout (200 ms) and a round
+    // trip still count as ACK waits; longer ones do not.
     let bar = judge(
         3.0e6,
         R {
             gap_ms: 1_500,
-            gaps: 10,
+            gaps: 6,
             ..paced
         },
     );
+    assert_eq!(bar.evidence.receive.mean_gap_us, 250_000.0);
     assert_eq!(
         bar.verdict,
         Verdict::CongestionWindow,
         "{}",
         bar.explanation
+    );
+    let over = judge(
+        3.0e6,
+        R {
+            gap_ms: 1_500,
+            gaps: 5,
+            ..paced
+        },
+    );
+    assert_eq!(over.verdict, Verdict::Sender, "{}", over.explanation);
+    // A 1 ms LAN path stalled by retransmission timeouts (200 ms, the
+    // minimum, without backoff): every counted gap (over 10 ms) is many
+    // round trips, yet the sender waits on loss.
+    let lan = judge(
+        3.0e6,
+        R {
+            rtt_us: 1_000,
+            min_rtt_us: 1_000,
+            gap_ms: 1_800,
+            gaps: 9,
+            ..paced
+        },
+    );
+    assert_eq!(lan.evidence.receive.mean_gap_us, 200_000.0);
+    assert_eq!(
+        lan.verdict,
+        Verdict::CongestionWindow,
+        "{}",
+        lan.explanation
     );
 }
 

@@ -124,6 +124,36 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
             units::rate(rate)
         )
     };
+    let queued = f64::from(ev.queue_delay_us)
+        > (cfg.queue_fraction * f64::from(ev.min_rtt_us)).max(cfg.queue_floor_us as f64);
+    let queue_line = format!(
+        "srtt {} vs min_rtt {}: {} standing queue",
+        units::time_us(f64::from(ev.srtt_us)),
+        units::time_us(f64::from(ev.min_rtt_us)),
+        units::time_us(f64::from(ev.queue_delay_us))
+    );
+    // A full bottleneck needs more than a queue: loss (the queue
+    // overflowed), or the flow running, while busy, at the rate the path
+    // has recently shown it (its best delivery-rate sample; the kernel
+    // keeps none shorter than min_rtt, so that is a round trip's rate at
+    // least). A flow that bursts queues briefly at a link it uses a
+    // fraction of, and the mean srtt alone would call that link full. A
+    // flow sharing a full link sees samples above its share as the others
+    // back off, but it sees loss. The best sample covers the last one to
+    // two seconds: over a longer interval (a life verdict), or with none
+    // kept (helper reads), the queue alone decides.
+    let shown = ev.delivery_rate_max_bps as f64;
+    let busy_rate = rate / ev.busy().max(1e-9);
+    let comparable = shown > 0.0 && ev.interval_us <= cfg.shown_span_us;
+    let at_path = !comparable || busy_rate >= cfg.at_ceiling * shown || ev.retransmits > 0;
+    let room = if queued && !at_path {
+        format!(
+            "; the path has delivered {} for it in the last seconds, so the queue is its own bursts'",
+            units::rate(shown)
+        )
+    } else {
+        String::new()
+    };
     // Before the cwnd, even with more cwnd-limited time: the send-buffer
     // clocks run only with the congestion window open and nothing left
     // to send, time the cwnd did not limit; a sender held by its cwnd
@@ -131,8 +161,10 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
     // the cwnd from growing (Linux grows it only while it is the limit):
     // cubic with a 64 KB SO_SNDBUF at 50 ms alternates, cwnd-limited 47%
     // and waiting on the buffer 42% of busy time, and carries half the
-    // link it fills without the setsockopt.
-    if sndbuf >= cfg.significant_share && sndbuf >= rwnd {
+    // link it fills without the setsockopt. But not over a larger cwnd
+    // share at a full bottleneck: more buffer would add queue, not rate.
+    if sndbuf >= cfg.significant_share && sndbuf >= rwnd && (sndbuf >= cwnd || !(queued && at_path))
+    {
         return (
             Verdict::SendBuffer,
             sndbuf.clamp(0.5, 1.0),
@@ -170,35 +202,10 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
             ),
         );
     }
-    let queued = f64::from(ev.queue_delay_us)
-        > (cfg.queue_fraction * f64::from(ev.min_rtt_us)).max(cfg.queue_floor_us as f64);
-    let queue_line = format!(
-        "srtt {} vs min_rtt {}: {} standing queue",
-        units::time_us(f64::from(ev.srtt_us)),
-        units::time_us(f64::from(ev.min_rtt_us)),
-        units::time_us(f64::from(ev.queue_delay_us))
-    );
     // The cwnd binds when the flow delivers at its ceiling, or spends most
     // of its busy time at it. A pacing sender (BBR) touches its cwnd now and
     // then while delivering well below cwnd / srtt: that is not a cwnd limit.
     let at_cwnd = near(c.cwnd_bps) && !app_mark;
-    // A full bottleneck needs more than a queue: loss (the queue
-    // overflowed), or the flow running at the rate the path has shown it
-    // (its recent best delivery-rate sample). Bursts (a send buffer's,
-    // TSO's) queue briefly at a link the flow uses a fraction of; the mean
-    // srtt alone would call that link full. A flow sharing a full link
-    // sees samples above its share as the others back off, but it sees
-    // loss. Unknown (0: helper reads) leaves the queue to decide.
-    let shown = ev.delivery_rate_max_bps as f64;
-    let at_path = shown <= 0.0 || rate >= cfg.at_ceiling * shown || ev.retransmits > 0;
-    let room = if at_path {
-        String::new()
-    } else {
-        format!(
-            "; the path has delivered {} for it in the last seconds, so the queue is its own bursts'",
-            units::rate(shown)
-        )
-    };
     if cwnd >= 0.5 || at_cwnd {
         if queued && at_path {
             return (

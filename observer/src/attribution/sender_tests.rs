@@ -107,7 +107,8 @@ fn a_queue_needs_the_flow_at_the_paths_rate_to_be_a_full_bottleneck() {
     // Cubic bound by its cwnd with srtt 208 ms against 104 ms: a full
     // 35 Mbit/s link when its best recent delivery rate is what it
     // delivers; its own bursts queueing at a link that has carried
-    // 160 Mbit/s for it when that rate is far above.
+    // 60 Mbit/s for it when that rate is far above (a sample spans a
+    // min_rtt at least, so 600 x 1448 B / 104 ms = 67 Mbit/s at most).
     let judge_with = |delivery_max_bps: u64, retransmits: u32| {
         verdict_between(
             P {
@@ -133,7 +134,7 @@ fn a_queue_needs_the_flow_at_the_paths_rate_to_be_a_full_bottleneck() {
     let full = judge(36_000_000);
     assert_eq!(full.verdict, Verdict::Path, "{}", full.explanation);
     assert_eq!(full.evidence.delivery_rate_max_bps, 36_000_000);
-    let bursts = judge(160_000_000);
+    let bursts = judge(60_000_000);
     assert_eq!(
         bursts.verdict,
         Verdict::CongestionWindow,
@@ -142,7 +143,7 @@ fn a_queue_needs_the_flow_at_the_paths_rate_to_be_a_full_bottleneck() {
     );
     assert!(
         bursts.explanation.contains(
-            "104.0 ms standing queue; the path has delivered 160.0 Mbit/s for it in the last seconds, so the queue is its own bursts'"
+            "104.0 ms standing queue; the path has delivered 60.0 Mbit/s for it in the last seconds, so the queue is its own bursts'"
         ),
         "{}",
         bursts.explanation
@@ -152,8 +153,55 @@ fn a_queue_needs_the_flow_at_the_paths_rate_to_be_a_full_bottleneck() {
     assert_eq!(judge(44_000_000).verdict, Verdict::CongestionWindow);
     // One of four flows sharing a full link (ref-b-bbr-p4): samples above
     // its share as the others back off, but the queue overflows.
-    let shared = judge_with(160_000_000, 12);
+    let shared = judge_with(60_000_000, 12);
     assert_eq!(shared.verdict, Verdict::Path, "{}", shared.explanation);
+    // Idle 40% of the interval, then the full link: its rate while busy,
+    // not over the wall clock, is what the path has shown.
+    let idle_then_bulk = verdict_between(
+        P {
+            t: 0.0,
+            cwnd: 600,
+            ..P::default()
+        },
+        P {
+            t: 1.0,
+            acked: 2_580_000,
+            busy_ms: 600,
+            cwnd_ms: 420,
+            cwnd: 600,
+            srtt_us: 208_000,
+            min_rtt_us: 104_000,
+            delivery_max_bps: 36_000_000,
+            ..P::default()
+        },
+    );
+    assert_eq!(
+        idle_then_bulk.verdict,
+        Verdict::Path,
+        "{}",
+        idle_then_bulk.explanation
+    );
+    // A life verdict (an interval longer than the best sample's span)
+    // leaves the queue to decide.
+    let life = verdict_between(
+        P {
+            t: 0.0,
+            cwnd: 600,
+            ..P::default()
+        },
+        P {
+            t: 10.0,
+            acked: 43_000_000,
+            busy_ms: 10_000,
+            cwnd_ms: 7_000,
+            cwnd: 600,
+            srtt_us: 208_000,
+            min_rtt_us: 104_000,
+            delivery_max_bps: 60_000_000,
+            ..P::default()
+        },
+    );
+    assert_eq!(life.verdict, Verdict::Path, "{}", life.explanation);
 }
 
 #[test]
@@ -186,4 +234,26 @@ fn a_send_buffer_that_runs_dry_each_burst_binds_though_the_cwnd_fills_longer() {
         "{}",
         a.explanation
     );
+    // The same shares at a full bottleneck (a standing queue, and loss):
+    // the larger cwnd share decides, as more buffer would add queue.
+    let full = verdict_between(
+        P {
+            t: 0.0,
+            cwnd: 404,
+            ..P::default()
+        },
+        P {
+            t: 2.0,
+            acked: 12_250_000,
+            busy_ms: 2000,
+            sndbuf_full_ms: 840,
+            cwnd_ms: 940,
+            cwnd: 404,
+            srtt_us: 80_000,
+            min_rtt_us: 50_000,
+            retransmits: 5,
+            ..P::default()
+        },
+    );
+    assert_eq!(full.verdict, Verdict::Path, "{}", full.explanation);
 }

@@ -76,14 +76,21 @@ fn rate_of(delivered: u32, interval_us: u32, mss: u32) -> u64 {
     u64::try_from(bps).unwrap_or(u64::MAX)
 }
 
-/// The fastest delivery-rate sample of the last one to two seconds
-/// ([`FlowSample::delivery_best`] and `delivery_prev`), in bits/s: what the
-/// path has recently shown the flow can carry. 0 when none was kept
-/// (helper reads, or no ACKed data in that time).
-pub fn recent_max_delivery_rate_bps(s: &FlowSample) -> u64 {
+/// The fastest delivery-rate sample of the two seconds before `at_ns`
+/// (monotonic ns; [`FlowSample::delivery_best`] and `delivery_prev`, aged
+/// here because the kernel rotates its epochs only when it samples), in
+/// bits/s: what the path has recently shown the flow can carry. 0 when
+/// none was kept (helper reads, or no data ACKed in that time).
+pub fn recent_max_delivery_rate_bps(s: &FlowSample, at_ns: u64) -> u64 {
+    let epoch = observer_common::DELIVERY_EPOCH_NS;
+    let age = at_ns.saturating_sub(s.delivery_epoch_ns);
     let [d, i] = s.delivery_best;
     let [pd, pi] = s.delivery_prev;
-    rate_of(d, i, s.mss).max(rate_of(pd, pi, s.mss))
+    match age {
+        a if a < epoch => rate_of(d, i, s.mss).max(rate_of(pd, pi, s.mss)),
+        a if a < 2 * epoch => rate_of(d, i, s.mss),
+        _ => 0,
+    }
 }
 
 /// Whether observer can judge the flow from its birth: it was set up at or
@@ -217,11 +224,11 @@ pub struct Flow {
     pub app_limited_us: u64,
     /// Last delivery-rate sample (bits/s).
     pub delivery_rate_bps: u64,
-    /// The fastest delivery-rate sample of the last one to two seconds
+    /// The fastest delivery-rate sample of the last two seconds
     /// (bits/s; 0: none kept): what the path has recently shown it can
     /// carry ([`recent_max_delivery_rate_bps`]).
     pub delivery_rate_max_bps: u64,
-    /// Whether that sample was application-limited.
+    /// Whether the last delivery-rate sample was application-limited.
     pub app_limited: bool,
     /// Congestion-avoidance state (`icsk_ca_state`: 0 open .. 4 loss).
     pub ca_state: u8,
@@ -390,7 +397,14 @@ impl Flow {
             sndbuf_full_us: s.sndbuf_full_ns / 1000,
             app_limited_us: s.app_limited_ns / 1000,
             delivery_rate_bps: delivery_rate_bps(s),
-            delivery_rate_max_bps: recent_max_delivery_rate_bps(s),
+            delivery_rate_max_bps: recent_max_delivery_rate_bps(
+                s,
+                if s.closed_ns != 0 {
+                    s.closed_ns
+                } else {
+                    now_ns
+                },
+            ),
             app_limited: s.rate_app_limited != 0,
             ca_state: s.ca_state,
             cc: c_str(&s.cc),
@@ -472,18 +486,23 @@ mod tests {
     }
 
     #[test]
-    fn recent_max_is_the_faster_of_the_two_epochs() {
+    fn recent_max_is_the_faster_of_the_two_epochs_while_they_are_recent() {
+        const SEC: u64 = 1_000_000_000;
         let mut s = sample();
         s.mss = 1448;
-        assert_eq!(recent_max_delivery_rate_bps(&s), 0);
-        // 10 segments in 20 ms now, 30 in 20 ms the epoch before.
+        s.delivery_epoch_ns = 10 * SEC;
+        let at = |secs: f64| 10 * SEC + (secs * SEC as f64) as u64;
+        assert_eq!(recent_max_delivery_rate_bps(&s, at(0.5)), 0);
+        // 10 segments in 20 ms this epoch, 30 in 20 ms the one before.
         s.delivery_best = [10, 20_000];
         s.delivery_prev = [30, 20_000];
-        assert_eq!(recent_max_delivery_rate_bps(&s), 17_376_000);
-        s.delivery_prev = [0, 0];
-        assert_eq!(recent_max_delivery_rate_bps(&s), 5_792_000);
-        let f = Flow::from_sample(&s, &Clock::fixed(0, 250), 0);
-        assert_eq!(f.delivery_rate_max_bps, 5_792_000);
+        assert_eq!(recent_max_delivery_rate_bps(&s, at(0.5)), 17_376_000);
+        // No sample for over a second: the previous epoch is too old...
+        assert_eq!(recent_max_delivery_rate_bps(&s, at(1.5)), 5_792_000);
+        // ...and after two, neither is recent.
+        assert_eq!(recent_max_delivery_rate_bps(&s, at(2.0)), 0);
+        let f = Flow::from_sample(&s, &Clock::fixed(0, 250), at(0.2));
+        assert_eq!(f.delivery_rate_max_bps, 17_376_000);
     }
 
     #[test]
