@@ -36,6 +36,8 @@ mod maps;
 mod read;
 #[cfg(target_arch = "bpf")]
 mod receive;
+#[cfg(target_arch = "bpf")]
+mod refresh;
 
 #[cfg(target_arch = "bpf")]
 mod programs {
