@@ -109,24 +109,29 @@ fn a_queue_needs_the_flow_at_the_paths_rate_to_be_a_full_bottleneck() {
     // delivers; its own bursts queueing at a link that has carried
     // 60 Mbit/s for it when that rate is far above (a sample spans a
     // min_rtt at least, so 600 x 1448 B / 104 ms = 67 Mbit/s at most).
+    let start = P {
+        t: 0.0,
+        cwnd: 600,
+        ..P::default()
+    };
+    // One second, busy throughout, cwnd-limited 70% of it.
+    let end = P {
+        t: 1.0,
+        acked: 4_300_000,
+        busy_ms: 1000,
+        cwnd_ms: 700,
+        cwnd: 600,
+        srtt_us: 208_000,
+        min_rtt_us: 104_000,
+        ..P::default()
+    };
     let judge_with = |delivery_max_bps: u64, retransmits: u32| {
         verdict_between(
+            start,
             P {
-                t: 0.0,
-                cwnd: 600,
-                ..P::default()
-            },
-            P {
-                t: 1.0,
-                acked: 4_300_000,
-                busy_ms: 1000,
-                cwnd_ms: 700,
-                cwnd: 600,
-                srtt_us: 208_000,
-                min_rtt_us: 104_000,
                 delivery_max_bps,
                 retransmits,
-                ..P::default()
+                ..end
             },
         )
     };
@@ -158,21 +163,13 @@ fn a_queue_needs_the_flow_at_the_paths_rate_to_be_a_full_bottleneck() {
     // Idle 40% of the interval, then the full link: its rate while busy,
     // not over the wall clock, is what the path has shown.
     let idle_then_bulk = verdict_between(
+        start,
         P {
-            t: 0.0,
-            cwnd: 600,
-            ..P::default()
-        },
-        P {
-            t: 1.0,
             acked: 2_580_000,
             busy_ms: 600,
             cwnd_ms: 420,
-            cwnd: 600,
-            srtt_us: 208_000,
-            min_rtt_us: 104_000,
             delivery_max_bps: 36_000_000,
-            ..P::default()
+            ..end
         },
     );
     assert_eq!(
@@ -184,21 +181,14 @@ fn a_queue_needs_the_flow_at_the_paths_rate_to_be_a_full_bottleneck() {
     // A life verdict (an interval longer than the best sample's span)
     // leaves the queue to decide.
     let life = verdict_between(
-        P {
-            t: 0.0,
-            cwnd: 600,
-            ..P::default()
-        },
+        start,
         P {
             t: 10.0,
             acked: 43_000_000,
             busy_ms: 10_000,
             cwnd_ms: 7_000,
-            cwnd: 600,
-            srtt_us: 208_000,
-            min_rtt_us: 104_000,
             delivery_max_bps: 60_000_000,
-            ..P::default()
+            ..end
         },
     );
     assert_eq!(life.verdict, Verdict::Path, "{}", life.explanation);
@@ -209,24 +199,23 @@ fn a_send_buffer_that_runs_dry_each_burst_binds_though_the_cwnd_fills_longer() {
     // The sndbuf scenario under cubic: 64 KB SO_SNDBUF, 100 Mbit/s, 50 ms;
     // waiting on the buffer 42% and cwnd-limited 47% of busy time, at
     // half the link.
-    let a = verdict_between(
-        P {
-            t: 0.0,
-            cwnd: 404,
-            ..P::default()
-        },
-        P {
-            t: 2.0,
-            acked: 12_250_000,
-            busy_ms: 2000,
-            sndbuf_full_ms: 840,
-            cwnd_ms: 940,
-            cwnd: 404,
-            srtt_us: 52_000,
-            min_rtt_us: 50_000,
-            ..P::default()
-        },
-    );
+    let start = P {
+        t: 0.0,
+        cwnd: 404,
+        ..P::default()
+    };
+    let end = P {
+        t: 2.0,
+        acked: 12_250_000,
+        busy_ms: 2000,
+        sndbuf_full_ms: 840,
+        cwnd_ms: 940,
+        cwnd: 404,
+        srtt_us: 52_000,
+        min_rtt_us: 50_000,
+        ..P::default()
+    };
+    let a = verdict_between(start, end);
     assert_eq!(a.verdict, Verdict::SendBuffer, "{}", a.explanation);
     assert!(
         a.explanation
@@ -237,22 +226,11 @@ fn a_send_buffer_that_runs_dry_each_burst_binds_though_the_cwnd_fills_longer() {
     // The same shares at a full bottleneck (a standing queue, and loss):
     // the larger cwnd share decides, as more buffer would add queue.
     let full = verdict_between(
+        start,
         P {
-            t: 0.0,
-            cwnd: 404,
-            ..P::default()
-        },
-        P {
-            t: 2.0,
-            acked: 12_250_000,
-            busy_ms: 2000,
-            sndbuf_full_ms: 840,
-            cwnd_ms: 940,
-            cwnd: 404,
             srtt_us: 80_000,
-            min_rtt_us: 50_000,
             retransmits: 5,
-            ..P::default()
+            ..end
         },
     );
     assert_eq!(full.verdict, Verdict::Path, "{}", full.explanation);

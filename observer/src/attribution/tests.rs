@@ -4,6 +4,7 @@ use crate::testkit::sample::SampleBuilder;
 const SEC: u64 = 1_000_000_000;
 
 /// A sender flow at time `t` seconds with the given cumulative figures.
+#[derive(Clone, Copy)]
 pub(super) struct P {
     pub(super) t: f64,
     pub(super) acked: u64,

@@ -208,27 +208,30 @@ impl Observer {
         self.table.ingest(active, closed, monotonic_ns());
     }
 
-    /// The flow with socket cookie `cookie`, as the user would see it now.
-    pub fn flow(&mut self, cookie: u64) -> Option<Flow> {
+    /// The kernel sample of the flow with socket cookie `cookie`, read now,
+    /// with the read time (monotonic ns).
+    fn sample(&mut self, cookie: u64) -> Option<(FlowSample, u64)> {
         self.poll();
         let now = monotonic_ns();
-        self.table
+        let s = self
+            .table
             .flows()
             .into_iter()
-            .find(|s| s.cookie == cookie)
-            .map(|s| Flow::from_sample(s, &self.clock, now))
+            .find(|s| s.cookie == cookie)?;
+        Some((*s, now))
+    }
+
+    /// The flow with socket cookie `cookie`, as the user would see it now.
+    pub fn flow(&mut self, cookie: u64) -> Option<Flow> {
+        let (s, now) = self.sample(cookie)?;
+        Some(Flow::from_sample(&s, &self.clock, now))
     }
 
     /// The flow with socket cookie `cookie` as the engine reads it now:
     /// its figures and when they hold.
     pub fn point(&mut self, cookie: u64) -> Option<Point> {
-        self.poll();
-        let now = monotonic_ns();
-        self.table
-            .flows()
-            .into_iter()
-            .find(|s| s.cookie == cookie)
-            .map(|s| Point::new(s, &self.clock, now))
+        let (s, now) = self.sample(cookie)?;
+        Some(Point::new(&s, &self.clock, now))
     }
 
     /// Every flow in namespace `netns`.
