@@ -19,6 +19,8 @@ pub struct Span {
     pub to_s: Option<f64>,
     /// The imposed constraint.
     pub expected: Verdict,
+    /// A second verdict also counted right (a shared limit), if any.
+    pub also: Option<Verdict>,
     /// observer's majority verdict over the span.
     pub verdict: Verdict,
     /// Share of samples with that verdict.
@@ -240,10 +242,11 @@ impl ScenarioReport {
                 .iter()
                 .map(|sp| {
                     format!(
-                        "{}s..{}: expected {} got {} ({:.0}%; right {}/{}{})",
+                        "{}s..{}: expected {}{} got {} ({:.0}%; right {}/{}{})",
                         sp.from_s,
                         sp.to_s.map_or("end".to_string(), |t| format!("{t}s")),
                         sp.expected,
+                        sp.also.map(|a| format!(" (or {a})")).unwrap_or_default(),
                         sp.verdict,
                         sp.share * 100.0,
                         sp.right,

@@ -102,6 +102,10 @@ pub struct Expect {
     pub to_s: f64,
     /// What observer must say there.
     pub verdict: Verdict,
+    /// A second verdict that also counts as right, where the scenario's
+    /// limit is shared (its catalogue entry says how); `verdict` must then
+    /// still hold at least [`MIN_SHARE`] of the samples.
+    pub also: Option<Verdict>,
 }
 
 /// One scenario.

@@ -15,6 +15,16 @@ pub(crate) fn steady(v: Verdict) -> Vec<Expect> {
         from_s: 3.0,
         to_s: f64::INFINITY,
         verdict: v,
+        also: None,
+    }]
+}
+
+/// [`steady`], where `also` is a fair reading of the same flow too (a
+/// shared limit); `v` must still be the majority.
+pub(crate) fn steady_or(v: Verdict, also: Verdict) -> Vec<Expect> {
+    vec![Expect {
+        also: Some(also),
+        ..steady(v)[0]
     }]
 }
 

@@ -187,11 +187,13 @@ pub fn all() -> Vec<Scenario> {
                         from_s: 2.5,
                         to_s: 5.0,
                         verdict: Application,
+                        also: None,
                     },
                     Expect {
                         from_s: 8.5,
                         to_s: f64::INFINITY,
                         verdict: Path,
+                        also: None,
                     },
                 ],
             )
