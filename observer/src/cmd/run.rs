@@ -94,7 +94,8 @@ async fn agent(args: &Args) -> anyhow::Result<()> {
         aggregation: agg,
         max_label_sets: args.max_label_sets as usize,
         top_flows: args.top_flows,
-        programs_attached: 4,
+        programs_attached: i64::try_from(s.probes.attached().len())
+            .context("counting the attached programs")?,
     })
     .context("cannot define the metrics")?;
     let cfg = BookConfig {

@@ -126,6 +126,9 @@ pub struct Probes {
     /// Whether the programs read socket fields with direct BTF-checked loads
     /// (else with `bpf_probe_read_kernel`).
     pub direct: bool,
+    /// The tracepoints a program is attached to, in attach order: one
+    /// kernel link each (a hook this kernel lacks is not listed).
+    attached: Vec<&'static str>,
 }
 
 fn take<T>(ebpf: &mut Ebpf, name: &'static str) -> Result<T, ProbeError>
@@ -248,6 +251,7 @@ impl Probes {
             "inet_sock_set_state",
             &kernel_btf,
         )?;
+        let mut attached = vec!["tcp_probe", "inet_sock_set_state"];
         for (prog, tp) in [
             ("observer_send_length", "sock_send_length"),
             ("observer_recv_length", "sock_recv_length"),
@@ -260,14 +264,18 @@ impl Probes {
                 // Without sock_recv_length, figures are refreshed after reads
                 // through tcp_rcv_space_adjust (there since Linux 4.16); if
                 // that fails too, an idle flow's figures lag its last segment.
-                let lag = tp == "sock_recv_length"
+                let fallback = tp == "sock_recv_length"
                     && attach_tp(
                         &mut ebpf,
                         "observer_rcv_space",
                         "tcp_rcv_space_adjust",
                         &kernel_btf,
                     )
-                    .is_err();
+                    .is_ok();
+                if fallback {
+                    attached.push("tcp_rcv_space_adjust");
+                }
+                let lag = tp == "sock_recv_length" && !fallback;
                 degraded.push(format!(
                     "{why}: flows accepted by a listener show no pid or comm{} \
                      (tracepoint {tp} arrived in Linux 6.3)",
@@ -277,20 +285,23 @@ impl Probes {
                         ""
                     }
                 ));
+            } else {
+                attached.push(tp);
             }
         }
 
         // A backstop for CLOSE events the kernel skips (see flow::on_destroy
         // in observer-ebpf); tcp_destroy_sock is there since Linux 4.16.
-        if let Err(e) = attach_tp(
+        match attach_tp(
             &mut ebpf,
             "observer_destroy",
             "tcp_destroy_sock",
             &kernel_btf,
         ) {
-            degraded.push(format!(
+            Ok(()) => attached.push("tcp_destroy_sock"),
+            Err(e) => degraded.push(format!(
                 "{e}: a close the kernel skips reporting (nested in another) leaves its flow open"
-            ));
+            )),
         }
 
         Ok(Probes {
@@ -301,7 +312,16 @@ impl Probes {
             _ebpf: ebpf,
             degraded,
             direct,
+            attached,
         })
+    }
+
+    /// The tracepoints with a program attached (one kernel link each), in
+    /// attach order: `tcp_probe` and `inet_sock_set_state` always, then
+    /// those this kernel has of `sock_send_length`, `sock_recv_length` (or
+    /// its fallback `tcp_rcv_space_adjust`) and `tcp_destroy_sock`.
+    pub fn attached(&self) -> &[&'static str] {
+        &self.attached
     }
 
     /// One poll's read, in the one order every view uses: `closed` gets

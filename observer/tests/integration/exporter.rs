@@ -10,7 +10,7 @@ use std::{
 };
 
 use crate::support::{
-    http::{free_port, http_get, sum},
+    http::{free_port, http_get, metric, sum},
     process::BIN,
     root_or_skip, serial,
 };
@@ -21,10 +21,16 @@ use pathemu::{ChildGuard, Namespace, Path, PathConfig, Side};
 /// outgoing connection's ephemeral port) before the agent binds it: then
 /// it is tried again with another.
 fn start_observer() -> (u16, ChildGuard) {
+    start_observer_with(&[])
+}
+
+/// [`start_observer`] with `env` added to the agent's environment.
+fn start_observer_with(env: &[(&str, &str)]) -> (u16, ChildGuard) {
     for _ in 0..5 {
         let port = free_port();
         let mut k = ChildGuard::spawn(
             Command::new(BIN)
+                .envs(env.iter().copied())
                 .args([
                     "run",
                     "--listen",
@@ -223,4 +229,43 @@ fn series_stay_bounded_while_5000_short_flows_come_and_go() {
     let text = http_get(port, "/metrics").unwrap();
     let closed = sum(&text, "observer_flows_closed_total", "");
     assert!(closed >= 10_000.0, "closed flows counted: {closed}");
+}
+
+/// The kernel links (`anon_inode:bpf_link`) among process `pid`'s open
+/// files: one per attached program.
+fn bpf_links(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .filter(|t| t.to_string_lossy() == "anon_inode:bpf_link")
+        .count()
+}
+
+#[test]
+fn programs_attached_counts_the_kernel_links() {
+    if !root_or_skip("programs_attached_counts_the_kernel_links") {
+        return;
+    }
+    let _serial = serial();
+    let attached = |env: &[(&str, &str)]| {
+        let (port, observer) = start_observer_with(env);
+        let text = http_get(port, "/metrics").unwrap();
+        let reported = metric(&text, "observer_programs_attached").unwrap();
+        (reported, bpf_links(observer.id()))
+    };
+    // tcp_probe, inet_sock_set_state and tcp_destroy_sock on every
+    // supported kernel; sock_send_length and sock_recv_length from 6.3
+    // (before it, tcp_rcv_space_adjust stands in for the second).
+    let (reported, links) = attached(&[]);
+    assert_eq!(
+        reported, links as f64,
+        "the gauge against the process's links"
+    );
+    assert!((4..=5).contains(&links), "{links} links");
+    if cfg!(debug_assertions) {
+        // A hook the kernel lacks is not counted.
+        let (reported, fewer) = attached(&[("OBSERVER_MISSING_HOOK", "tcp_destroy_sock")]);
+        assert_eq!(fewer, links - 1);
+        assert_eq!(reported, fewer as f64);
+    }
 }

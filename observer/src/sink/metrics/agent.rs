@@ -27,8 +27,11 @@ impl AgentMetrics {
     /// Defines and registers the agent's metrics; `programs` is the value
     /// of `observer_programs_attached`, `version` that of `build_info`.
     pub fn new(r: &Registrar, programs: i64) -> Result<AgentMetrics, prometheus::Error> {
-        r.int_gauge("observer_programs_attached", "eBPF programs attached.")?
-            .set(programs);
+        r.int_gauge(
+            "observer_programs_attached",
+            "eBPF programs attached to a kernel hook (one kernel link each).",
+        )?
+        .set(programs);
         r.int_gauge_vec(
             "observer_build_info",
             "observer's version (value 1).",
