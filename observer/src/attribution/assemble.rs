@@ -110,6 +110,7 @@ fn binding_window(ev: &Evidence, flow: &Flow, verdict: Verdict) -> (u64, u32, f6
                 shift: shift(flow.rcv_wscale),
                 own: true,
                 path_bps: ev.receive.burst_rate_bps,
+                peer_full: None,
             },
         ),
         _ => (
@@ -120,6 +121,7 @@ fn binding_window(ev: &Evidence, flow: &Flow, verdict: Verdict) -> (u64, u32, f6
                 shift: shift(flow.snd_wscale),
                 own: false,
                 path_bps: 0.0,
+                peer_full: Some((ev.of_busy(ev.shares.rwnd_limited), ev.min_rtt_us)),
             },
         ),
     }

@@ -34,6 +34,10 @@ pub struct Bounds {
     /// The most the path has shown (bits/s): the rate within the flow's
     /// bursts at the receiving end; 0 when unknown.
     pub path_bps: f64,
+    /// For the peer's window: the share of busy time it was full (the
+    /// kernel's rwnd-limited clock, 0 to 1), and the path's round trip
+    /// without a queue (min_rtt, µs). None for other windows.
+    pub peer_full: Option<(f64, u32)>,
 }
 
 /// Window arithmetic for one flow.
@@ -57,8 +61,12 @@ pub struct WhatIf {
     /// `65535 << shift`; None where the header does not bound it.
     pub max_window_bytes: Option<u64>,
     /// The fix when the window alone cannot reach the target (the window
-    /// scale), else None.
+    /// scale) or is not the limit (the peer's reader), else None.
     pub other_fix: Option<String>,
+    /// Whether a larger window would raise the rate: false when the path
+    /// has shown no headroom, or when the peer's window binds only
+    /// through its late ACKs (`other_fix` then names its reader).
+    pub window_helps: bool,
     /// The current window's ceiling at other RTTs.
     pub at_other_rtts: Vec<CeilingAt>,
     /// The arithmetic in one line.
@@ -90,6 +98,31 @@ fn scale_fix(shift: u8, own: bool) -> String {
             "the peer's window scale {s} is fixed at its handshake: the peer must raise its receive buffer before connecting"
         ),
     }
+}
+
+/// Where a peer's window that `bounds.peer_full` says was seldom full
+/// (under `cfg.significant_share` of busy time) allows `rate` with room to
+/// spare at the path's round trip, the ceiling was reached only through a
+/// round trip stretched by the peer: the fix, in words, else None.
+///
+/// A receiver whose application leaves data unread ACKs at once only when
+/// its window's right edge advances (`__tcp_ack_snd_check()`,
+/// net/ipv4/tcp_input.c); otherwise its ACKs wait for the delayed-ACK
+/// timer or the next read, and srtt grows while the window stays open.
+/// A larger buffer would fill with unread data too.
+fn late_peer(window: u64, rtt: u32, rate: f64, bounds: Bounds, cfg: &Config) -> Option<String> {
+    let (full, base) = bounds.peer_full?;
+    let at_base = ceiling(window as f64, f64::from(base));
+    (base > 0 && rtt > base && full < cfg.significant_share && rate < cfg.at_ceiling * at_base)
+        .then(|| {
+            format!(
+                "the peer's reader, not its window's size: the window was full only {} of busy time and allows {} at the path's round trip (min_rtt {}), yet the peer's ACKs come late (srtt {}), as a receiver's do while its application leaves data unread; a larger buffer would fill too",
+                units::share(full),
+                units::rate(at_base),
+                units::time_us(f64::from(base)),
+                units::time_us(f64::from(rtt))
+            )
+        })
 }
 
 /// The window arithmetic for a binding `window` (bytes) at `rtt` (µs) and
@@ -131,11 +164,17 @@ pub fn what_if(window: u64, rtt: u32, rate: f64, bounds: Bounds, cfg: &Config) -
         units::bytes(window as f64),
         others.join(", ")
     );
+    let late = late_peer(window, rtt, rate, bounds, cfg);
+    let no_headroom = capped && path <= rate * 1.05;
+    let window_helps = late.is_none() && !no_headroom;
     let other_fix = match (bounds.shift, max_window) {
+        _ if late.is_some() => late.clone(),
         (Some(shift), Some(max)) if needed > max as f64 => Some(scale_fix(shift, bounds.own)),
         _ => None,
     };
-    let summary = if capped && path <= rate * 1.05 {
+    let summary = if let Some(fix) = late {
+        format!("a larger window would not help: {fix}; {allows}")
+    } else if no_headroom {
         // The path has shown no headroom: no window answers the question.
         format!(
             "the path has shown no more than {} (the rate within bursts): a larger window would fill a queue, not raise the rate; {allows}",
@@ -172,6 +211,7 @@ pub fn what_if(window: u64, rtt: u32, rate: f64, bounds: Bounds, cfg: &Config) -
         path_bps: path,
         max_window_bytes: max_window,
         other_fix,
+        window_helps,
         at_other_rtts,
         summary,
     }
@@ -216,6 +256,7 @@ mod tests {
                 shift: Some(0),
                 own: true,
                 path_bps: 0.0,
+                peer_full: None,
             },
         );
         assert_eq!(w.max_window_bytes, Some(65_535));
@@ -241,6 +282,7 @@ mod tests {
                 shift: Some(7),
                 own: true,
                 path_bps: 0.0,
+                peer_full: None,
             },
         );
         assert_eq!(scaled.max_window_bytes, Some(8_388_480));
@@ -254,6 +296,7 @@ mod tests {
                 shift: Some(7),
                 own: true,
                 path_bps: 0.0,
+                peer_full: None,
             },
         );
         assert!(
@@ -276,6 +319,7 @@ mod tests {
                 shift: Some(7),
                 own: true,
                 path_bps: 60e6,
+                peer_full: None,
             },
         );
         assert_eq!(w.target_bps, 60e6);
@@ -307,5 +351,50 @@ mod tests {
         let free = ask(290_000, 50_000, 46.5e6, Bounds::default());
         assert_eq!(free.target_bps, 93e6);
         assert_eq!(free.max_window_bytes, None);
+    }
+
+    #[test]
+    fn a_peer_window_reached_only_through_late_acks_names_the_reader() {
+        // Issue 14's slow reader (64 KB every 20 ms, 25 ms each way), from
+        // the sender: the peer's 232.4 KB window was full 8% of busy time,
+        // srtt 71.2 ms against min_rtt 50.3 ms, delivering 25.5 Mbit/s.
+        let peer = |full: f64| Bounds {
+            shift: Some(7),
+            own: false,
+            path_bps: 0.0,
+            peer_full: Some((full, 50_300)),
+        };
+        let w = ask(232_400, 71_200, 25.5e6, peer(0.08));
+        let fix = w.other_fix.as_deref().unwrap_or_default();
+        assert!(
+            fix.starts_with("the peer's reader, not its window's size: the window was full only 8% of busy time and allows 37.0 Mbit/s at the path's round trip (min_rtt 50.3 ms), yet the peer's ACKs come late (srtt 71.2 ms)"),
+            "{fix}"
+        );
+        assert!(!w.window_helps);
+        assert!(
+            w.summary
+                .starts_with("a larger window would not help: the peer's reader")
+                && !w.summary.contains("would need"),
+            "{}",
+            w.summary
+        );
+        // A window full most of the busy time is the limit: the arithmetic.
+        let full = ask(232_400, 71_200, 25.5e6, peer(0.6));
+        assert_eq!(full.other_fix, None);
+        assert!(full.window_helps);
+        assert!(
+            full.summary
+                .starts_with("51.0 Mbit/s would need 453.9 KB at 71.2 ms"),
+            "{}",
+            full.summary
+        );
+        // Seldom full, but at min_rtt the window allows no more than
+        // 0.8 of the rate's worth of room (37.0 x 0.8 = 29.6 Mbit/s):
+        // the round trip is not what stretched the ceiling.
+        let tight = ask(232_400, 71_200, 30e6, peer(0.08));
+        assert_eq!(tight.other_fix, None);
+        // No queue or late ACK: srtt at min_rtt.
+        let prompt = ask(232_400, 50_300, 25.5e6, peer(0.08));
+        assert_eq!(prompt.other_fix, None);
     }
 }

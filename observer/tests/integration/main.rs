@@ -18,6 +18,7 @@ mod faults;
 mod flows;
 mod life;
 mod preconditions;
+mod reader;
 mod receiver;
 mod sender;
 mod soak;

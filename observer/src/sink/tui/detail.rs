@@ -108,7 +108,7 @@ fn detail_text(r: &Row) -> Text<'static> {
                 .map(|c| format!("{} at {} ms", units::rate(c.ceiling_bps), c.rtt_ms))
                 .collect();
             let beyond = match (&w.other_fix, w.max_window_bytes) {
-                (Some(fix), Some(max)) => {
+                (Some(fix), Some(max)) if w.needed_bytes > max as f64 => {
                     format!(
                         " (over the {} the header carries: {fix})",
                         units::bytes(max as f64)
@@ -116,15 +116,24 @@ fn detail_text(r: &Row) -> Text<'static> {
                 }
                 _ => String::new(),
             };
-            format!(
-                "{} / {} = {}; {} needs {}{beyond}; the window allows {}",
-                units::bytes(w.window_bytes as f64),
-                units::time_us(f64::from(w.rtt_us)),
-                units::rate(w.ceiling_bps),
-                units::rate(w.target_bps),
-                units::bytes(w.needed_bytes),
-                others.join(", "),
-            )
+            match (&w.other_fix, w.window_helps) {
+                // The peer's reader, not the window: no size to ask for.
+                (Some(fix), false) => format!(
+                    "{} / {} = {}; a larger window would not help: {fix}",
+                    units::bytes(w.window_bytes as f64),
+                    units::time_us(f64::from(w.rtt_us)),
+                    units::rate(w.ceiling_bps),
+                ),
+                _ => format!(
+                    "{} / {} = {}; {} needs {}{beyond}; the window allows {}",
+                    units::bytes(w.window_bytes as f64),
+                    units::time_us(f64::from(w.rtt_us)),
+                    units::rate(w.ceiling_bps),
+                    units::rate(w.target_bps),
+                    units::bytes(w.needed_bytes),
+                    others.join(", "),
+                ),
+            }
         }
         None => "- (no window binds)".to_string(),
     };

@@ -1,0 +1,109 @@
+//! Root integration test of a slow reader (issue 14, item 8): the reader,
+//! not the window, limits the flow, so the what-if must not ask for a
+//! larger window at either end.
+
+use std::{
+    io::{Read, Write},
+    net::{TcpListener, TcpStream},
+    sync::atomic::{AtomicBool, Ordering},
+    time::{Duration, Instant},
+};
+
+use crate::support::{Observer, cookie, root_or_skip, serial};
+use observer::attribution::{Config, Point, Verdict, attribute};
+use pathemu::{Path, PathConfig, Side};
+
+/// Issue 14's reader: 100 Mbit/s, 25 ms each way; the client takes at most
+/// 64 KB every 20 ms (26 Mbit/s) and leaves the rest unread.
+#[test]
+fn a_slow_reader_is_not_answered_with_a_larger_window() {
+    if !root_or_skip("a_slow_reader_is_not_answered_with_a_larger_window") {
+        return;
+    }
+    let _serial = serial();
+    let mut obs = Observer::start();
+    let path = Path::new(PathConfig::bottleneck(
+        100_000_000,
+        Duration::from_millis(25),
+        625_000,
+    ))
+    .unwrap();
+    let bind = std::net::SocketAddr::new(path.addr(Side::A).into(), 0);
+    let listener = path
+        .run_in(Side::A, move || TcpListener::bind(bind).unwrap())
+        .unwrap();
+    let server = listener.local_addr().unwrap();
+    let mut rx = path
+        .run_in(Side::B, move || TcpStream::connect(server).unwrap())
+        .unwrap();
+    let (tx, _) = listener.accept().unwrap();
+    let (tx_cookie, rx_cookie) = (cookie(&tx), cookie(&rx));
+    let stop = AtomicBool::new(false);
+    let (start, end) = std::thread::scope(|scope| {
+        let stop = &stop;
+        scope.spawn(move || {
+            let mut buf = vec![0u8; 64 * 1024];
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(20));
+                let mut got = 0;
+                while got < buf.len() {
+                    match rx.read(&mut buf[got..]) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => got += n,
+                    }
+                }
+            }
+        });
+        let mut writer = tx.try_clone().unwrap();
+        writer
+            .set_write_timeout(Some(Duration::from_millis(50)))
+            .unwrap();
+        scope.spawn(move || {
+            let data = vec![7u8; 64 * 1024];
+            while !stop.load(Ordering::Relaxed) {
+                let _ = writer.write(&data);
+            }
+        });
+        let t0 = Instant::now();
+        std::thread::sleep(Duration::from_secs(2));
+        let start = (obs.point(tx_cookie), obs.point(rx_cookie));
+        while t0.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let end = (obs.point(tx_cookie), obs.point(rx_cookie));
+        stop.store(true, Ordering::Relaxed);
+        (start, end)
+    });
+    let cfg = Config::default();
+    let judge = |(a, b): (Option<Point>, Option<Point>)| {
+        attribute(
+            Some(&a.expect("seen at 2 s")),
+            &b.expect("seen at 5 s"),
+            &cfg,
+        )
+    };
+    let sent = judge((start.0, end.0));
+    let got = judge((start.1, end.1));
+    eprintln!("sender: {}", sent.explanation);
+    eprintln!("receiver: {}", got.explanation);
+    // The peer's window binds from the sender...
+    assert_eq!(sent.verdict, Verdict::ReceiveWindow, "{}", sent.explanation);
+    // ...but not by its size: no window is asked for, the reader is named.
+    let w = sent.what_if.expect("a window verdict has its arithmetic");
+    assert!(
+        w.other_fix
+            .as_deref()
+            .is_some_and(|f| f.starts_with("the peer's reader, not its window's size")),
+        "{:?}",
+        w.other_fix
+    );
+    assert!(!w.summary.contains("would need"), "{}", w.summary);
+    // The test bites: the sender's srtt is the stretched one (over 10 ms
+    // above min_rtt), while the path itself holds no queue at 26 Mbit/s.
+    assert!(
+        sent.evidence.srtt_us > sent.evidence.min_rtt_us + 10_000,
+        "{}",
+        sent.explanation
+    );
+    drop(tx);
+}
