@@ -45,6 +45,12 @@ pub struct Config {
     /// the recent best delivery-rate sample, which covers the last one to
     /// two seconds (three at most, between rotations).
     pub shown_span_us: u64,
+    /// Sender side: a pacing sender whose window-limited time is at least
+    /// this share of busy time (and more than its cwnd-limited time) meets
+    /// the peer's window when it probes for bandwidth: `receive_window`,
+    /// not `path`. BBR probes one phase in eight, so a window that stops
+    /// every probe shows up to about an eighth of busy time.
+    pub probe_share: f64,
     /// Receiver side: a window fill (in flight / window) above this is a
     /// measurement that cannot hold (the RTT is overstated); no window
     /// verdict is made from it.
@@ -69,6 +75,7 @@ impl Default for Config {
             rto_min_us: 200_000,
             shown_span_us: 3_000_000,
             max_fill: 1.25,
+            probe_share: 0.05,
         }
     }
 }

@@ -68,6 +68,10 @@ pub fn attribute(from: Option<&Point>, to: &Point, cfg: &Config) -> Attribution 
 }
 
 #[cfg(test)]
+mod receiver_kit;
+#[cfg(test)]
+mod receiver_reader_tests;
+#[cfg(test)]
 mod receiver_tests;
 #[cfg(test)]
 mod sender_tests;

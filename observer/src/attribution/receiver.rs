@@ -121,10 +121,15 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
     // window fill: a reader that reads in bursts leaves the window open
     // between them, yet holds the sender back all the same.
     // Judged even when too little arrived: a reader that keeps the window
-    // shut is why nothing did.
+    // shut is why nothing did. Nor need the window shut: a reader that
+    // keeps more data waiting than the network holds in flight (and at
+    // least half as much as the window offers) lags the network by more
+    // than a round trip, and the sender's bursts are the window it
+    // reopens by reading.
+    let waiting = rx.unread_mean >= rx.rcv_wnd_mean
+        || (rx.unread_mean >= rx.in_flight_bytes && rx.unread_mean >= 0.5 * rx.rcv_wnd_mean);
     let reader = (closed && rx.unread_mean > 0.0)
-        || (rx.unread_mean >= rx.rcv_wnd_mean
-            && rx.unread_mean >= 2.0 * f64::from(flow.rcv_mss.max(536)));
+        || (waiting && rx.unread_mean >= 2.0 * f64::from(flow.rcv_mss.max(536)));
     if reader {
         return (
             Verdict::ReceiverApplication,

@@ -261,6 +261,24 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
             ),
         );
     }
+    // A pacing sender (BBR) probes for more bandwidth now and then (one
+    // phase in eight at 1.25 times its estimate, net/ipv4/tcp_bbr.c): when
+    // its probes meet the peer's window rather than a queue, that window
+    // holds it, not the path (a reader at the peer that reopens its window
+    // at its own pace sets the estimate the sender paces at).
+    if rwnd >= cfg.probe_share && rwnd > cwnd && within(c.rwnd_bps) {
+        return (
+            Verdict::ReceiveWindow,
+            0.6,
+            format!(
+                "receive window: pacing at {} without a window limit most of the time, but its probes for more meet the peer's window (rwnd-limited {} of busy, cwnd-limited {}): {}",
+                units::rate(rate),
+                units::share(rwnd),
+                units::share(cwnd),
+                ceiling_line("snd_wnd", units::bytes(f64::from(ev.snd_wnd)), c.rwnd_bps)
+            ),
+        );
+    }
     (
         Verdict::Path,
         if queued { 0.8 } else { 0.6 },

@@ -235,3 +235,44 @@ fn a_send_buffer_that_runs_dry_each_burst_binds_though_the_cwnd_fills_longer() {
     );
     assert_eq!(full.verdict, Verdict::Path, "{}", full.explanation);
 }
+
+/// Issue 14's slow reader from a BBR sender: pacing at the 23.9 Mbit/s the
+/// reader's window lets through (below 80% of snd_wnd 300 KB / srtt 70.7
+/// ms, 33.9 Mbit/s), its probes meet that window 9% of busy time and never
+/// the cwnd: `receive_window`, and the what-if names the peer's reader
+/// (srtt stretched 20 ms over min_rtt while the window allows 48 Mbit/s
+/// there). Without the probes' window time it is the path.
+#[test]
+fn a_pacing_senders_probes_that_meet_the_peers_window_name_that_window() {
+    let end = |rwnd_ms: u64| P {
+        t: 1.0,
+        acked: 2_987_500,
+        busy_ms: 1000,
+        rwnd_ms,
+        srtt_us: 70_700,
+        min_rtt_us: 50_400,
+        snd_wnd: 300_000,
+        cwnd: 400,
+        ..P::default()
+    };
+    let a = verdict_between(P::default(), end(90));
+    assert_eq!(a.verdict, Verdict::ReceiveWindow, "{}", a.explanation);
+    assert!(
+        a.explanation.starts_with(
+            "receive window: pacing at 23.9 Mbit/s without a window limit most of the time, but its probes for more meet the peer's window (rwnd-limited 9% of busy, cwnd-limited 0%)"
+        ),
+        "{}",
+        a.explanation
+    );
+    let w = a.what_if.expect("a window verdict has its arithmetic");
+    assert!(!w.window_helps, "{}", w.summary);
+    assert!(
+        w.other_fix
+            .as_deref()
+            .is_some_and(|f| f.starts_with("the peer's reader")),
+        "{:?}",
+        w.other_fix
+    );
+    let b = verdict_between(P::default(), end(20));
+    assert_eq!(b.verdict, Verdict::Path, "{}", b.explanation);
+}

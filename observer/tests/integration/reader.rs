@@ -1,6 +1,6 @@
 //! Root integration test of a slow reader (issue 14, item 8): the reader,
-//! not the window, limits the flow, so the what-if must not ask for a
-//! larger window at either end.
+//! not the window, limits the flow; the sender's what-if must not ask for
+//! a larger window, and the reader's host must name its reader.
 
 use std::{
     io::{Read, Write},
@@ -98,6 +98,15 @@ fn a_slow_reader_is_not_answered_with_a_larger_window() {
         w.other_fix
     );
     assert!(!w.summary.contains("would need"), "{}", w.summary);
+    // From the reader's own host: its reader, though its window never
+    // shuts (more waits unread than is in flight).
+    assert_eq!(
+        got.verdict,
+        Verdict::ReceiverApplication,
+        "{}; {:?}",
+        got.explanation,
+        got.evidence.receive
+    );
     // The test bites: the sender's srtt is the stretched one (over 10 ms
     // above min_rtt), while the path itself holds no queue at 26 Mbit/s.
     assert!(
