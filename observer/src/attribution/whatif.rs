@@ -167,11 +167,10 @@ pub fn what_if(window: u64, rtt: u32, rate: f64, bounds: Bounds, cfg: &Config) -
     let late = late_peer(window, rtt, rate, bounds, cfg);
     let no_headroom = capped && path <= rate * 1.05;
     let window_helps = late.is_none() && !no_headroom;
-    let other_fix = match (bounds.shift, max_window) {
-        _ if late.is_some() => late.clone(),
+    let other_fix = late.clone().or_else(|| match (bounds.shift, max_window) {
         (Some(shift), Some(max)) if needed > max as f64 => Some(scale_fix(shift, bounds.own)),
         _ => None,
-    };
+    });
     let summary = if let Some(fix) = late {
         format!("a larger window would not help: {fix}; {allows}")
     } else if no_headroom {

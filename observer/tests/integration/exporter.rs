@@ -10,6 +10,7 @@ use std::{
 };
 
 use crate::support::{
+    bpf::{attached_programs, bpf_links},
     http::{free_port, http_get, metric, sum},
     process::BIN,
     root_or_skip, serial,
@@ -231,16 +232,6 @@ fn series_stay_bounded_while_5000_short_flows_come_and_go() {
     assert!(closed >= 10_000.0, "closed flows counted: {closed}");
 }
 
-/// The kernel links (`anon_inode:bpf_link`) among process `pid`'s open
-/// files: one per attached program.
-fn bpf_links(pid: u32) -> usize {
-    std::fs::read_dir(format!("/proc/{pid}/fd"))
-        .unwrap()
-        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
-        .filter(|t| t.to_string_lossy() == "anon_inode:bpf_link")
-        .count()
-}
-
 #[test]
 fn programs_attached_counts_the_kernel_links() {
     if !root_or_skip("programs_attached_counts_the_kernel_links") {
@@ -253,15 +244,14 @@ fn programs_attached_counts_the_kernel_links() {
         let reported = metric(&text, "observer_programs_attached").unwrap();
         (reported, bpf_links(observer.id()))
     };
-    // tcp_probe, inet_sock_set_state and tcp_destroy_sock on every
-    // supported kernel; sock_send_length and sock_recv_length from 6.3
-    // (before it, tcp_rcv_space_adjust stands in for the second).
+    // The gauge against the process's links, and both against the hooks
+    // this kernel's BTF offers (4 before Linux 6.3, 5 from it).
     let (reported, links) = attached(&[]);
     assert_eq!(
         reported, links as f64,
         "the gauge against the process's links"
     );
-    assert!((4..=5).contains(&links), "{links} links");
+    assert_eq!(links, attached_programs());
     if cfg!(debug_assertions) {
         // A hook the kernel lacks is not counted.
         let (reported, fewer) = attached(&[("OBSERVER_MISSING_HOOK", "tcp_destroy_sock")]);

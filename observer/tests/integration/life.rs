@@ -3,12 +3,11 @@
 
 use std::{
     io::{Read, Write},
-    net::{SocketAddr, TcpListener, TcpStream},
     sync::atomic::{AtomicBool, Ordering},
     time::{Duration, Instant},
 };
 
-use crate::support::{Observer, cookie, root_or_skip, serial, tcp_info};
+use crate::support::{Observer, cookie, net::connect_across, root_or_skip, serial, tcp_info};
 use observer::attribution::{Config, Verdict, attribute};
 use pathemu::{Path, PathConfig, Side};
 
@@ -46,15 +45,7 @@ fn a_window_that_collapses_at_the_end_does_not_describe_the_life() {
     assert_eq!(b_rmem.split_whitespace().nth(2), Some("131072"));
     assert_eq!(std::fs::read_to_string(RMEM).unwrap(), host_rmem);
     let server_v6 = path.addr_v6(Side::A).expect("the path has IPv6 on");
-    let bind = SocketAddr::new(server_v6.into(), 0);
-    let listener = path
-        .run_in(Side::A, move || TcpListener::bind(bind).unwrap())
-        .unwrap();
-    let server = listener.local_addr().unwrap();
-    let mut rx = path
-        .run_in(Side::B, move || TcpStream::connect(server).unwrap())
-        .unwrap();
-    let (tx, _) = listener.accept().unwrap();
+    let (tx, mut rx) = connect_across(&path, Side::A, server_v6.into());
     let c = cookie(&tx);
     let stop_reading = AtomicBool::new(false);
     let stop_writing = AtomicBool::new(false);

@@ -4,12 +4,11 @@
 
 use std::{
     io::{Read, Write},
-    net::{TcpListener, TcpStream},
     sync::atomic::{AtomicBool, Ordering},
     time::{Duration, Instant},
 };
 
-use crate::support::{Observer, cookie, root_or_skip, serial};
+use crate::support::{Observer, cookie, net::connect_across, root_or_skip, serial};
 use observer::attribution::{Config, Point, Verdict, attribute};
 use pathemu::{Path, PathConfig, Side};
 
@@ -28,15 +27,7 @@ fn a_slow_reader_is_not_answered_with_a_larger_window() {
         625_000,
     ))
     .unwrap();
-    let bind = std::net::SocketAddr::new(path.addr(Side::A).into(), 0);
-    let listener = path
-        .run_in(Side::A, move || TcpListener::bind(bind).unwrap())
-        .unwrap();
-    let server = listener.local_addr().unwrap();
-    let mut rx = path
-        .run_in(Side::B, move || TcpStream::connect(server).unwrap())
-        .unwrap();
-    let (tx, _) = listener.accept().unwrap();
+    let (tx, mut rx) = connect_across(&path, Side::A, path.addr(Side::A).into());
     let (tx_cookie, rx_cookie) = (cookie(&tx), cookie(&rx));
     let stop = AtomicBool::new(false);
     let (start, end) = std::thread::scope(|scope| {

@@ -6,12 +6,14 @@
 
 use std::{
     io::{Read, Write},
-    net::{SocketAddr, TcpListener, TcpStream},
+    net::TcpStream,
     sync::atomic::{AtomicBool, Ordering},
     time::{Duration, Instant},
 };
 
-use crate::support::{Observer, TcpInfo, cookie, root_or_skip, serial, setsockopt_int, tcp_info};
+use crate::support::{
+    Observer, TcpInfo, cookie, net::connect_across, root_or_skip, serial, setsockopt_int, tcp_info,
+};
 use observer::model::flow::Flow;
 use pathemu::{Path, PathConfig, Side};
 
@@ -62,21 +64,10 @@ fn transfer(
     chunk: usize,
     pause: Option<Duration>,
 ) -> (u64, Sampled, TcpStream) {
-    let bind = SocketAddr::new(path.ip(Side::B), 0);
-    let listener = path
-        .run_in(Side::B, move || TcpListener::bind(bind).unwrap())
-        .unwrap();
-    let server = listener.local_addr().unwrap();
-    let tx = path
-        .run_in(Side::A, move || {
-            let s = std::net::TcpStream::connect(server).unwrap();
-            if let Some(b) = sndbuf {
-                setsockopt_int(&s, libc::SOL_SOCKET, libc::SO_SNDBUF, b);
-            }
-            s
-        })
-        .unwrap();
-    let (mut rx, _) = listener.accept().unwrap();
+    let (mut rx, tx) = connect_across(path, Side::B, path.ip(Side::B));
+    if let Some(b) = sndbuf {
+        setsockopt_int(&tx, libc::SOL_SOCKET, libc::SO_SNDBUF, b);
+    }
     let done = AtomicBool::new(false);
     let probe = tx.try_clone().unwrap();
     let sampled = std::thread::scope(|scope| {

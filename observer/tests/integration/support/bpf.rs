@@ -27,6 +27,16 @@ pub fn attached_programs() -> usize {
     })
 }
 
+/// The kernel links (`anon_inode:bpf_link`) among process `pid`'s open
+/// files: one per program it attached.
+pub fn bpf_links(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .filter(|t| t.to_string_lossy() == "anon_inode:bpf_link")
+        .count()
+}
+
 /// Ids of loaded BPF programs that belong to an observer.
 pub fn observer_programs() -> BTreeSet<u32> {
     aya::programs::loaded_programs()

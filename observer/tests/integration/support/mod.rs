@@ -22,6 +22,7 @@ use pathemu::Namespace;
 
 pub mod bpf;
 pub mod http;
+pub mod net;
 pub mod process;
 
 /// Whether the tests can load eBPF programs; prints why not otherwise.
