@@ -136,9 +136,9 @@ def typedef_loop():
 
 
 def sample_record(cookie, closed=False):
-    """A FlowSample (observer-common/src/sample.rs, 480 bytes, little-endian;
+    """A FlowSample (observer-common/src/sample.rs, 488 bytes, little-endian;
     offsets as its layout test pins them)."""
-    r = bytearray(480)
+    r = bytearray(488)
     struct.pack_into("<Q", r, 0, cookie)
     struct.pack_into("<Q", r, 8, 100_000_000_000)   # first_seen_ns
     struct.pack_into("<Q", r, 16, 103_000_000_000)  # last_seen_ns
@@ -150,6 +150,7 @@ def sample_record(cookie, closed=False):
     r[256:262] = b"cubic\0"                         # cc
     struct.pack_into("<I", r, 280, 80_480)          # snd_wnd
     struct.pack_into("<HH", r, 424, 40000, 5201)    # sport, dport
+    struct.pack_into("<I", r, 480, 131_072)         # max_window
     r[430] = 7 if closed else 1                     # state
     return bytes(r)
 

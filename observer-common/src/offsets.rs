@@ -100,6 +100,8 @@ offsets! {
     ca_state_width,
     /// `tcp_sock.snd_wnd` (u32, bytes).
     snd_wnd,
+    /// `tcp_sock.max_window` (u32, bytes).
+    max_window,
     /// `tcp_sock.snd_cwnd` (u32, segments).
     snd_cwnd,
     /// `tcp_sock.snd_ssthresh` (u32, segments).
@@ -264,6 +266,6 @@ mod tests {
             assert_eq!(v, i as u32);
         }
         assert_eq!(Offsets::NAMES[0], "family");
-        assert_eq!(Offsets::NAMES.len(), 79);
+        assert_eq!(Offsets::NAMES.len(), 80);
     }
 }

@@ -254,6 +254,13 @@ pub struct FlowSample {
     /// sender short of data (net/ipv4/tcp_rate.c `tcp_rate_check_app_limited()`),
     /// not one flag read at its end.
     pub app_limited_ns: u64,
+    /// `tcp_sock.max_window`: the largest window the peer has advertised
+    /// over the connection (bytes; `tcp_ack_update_window()`,
+    /// net/ipv4/tcp_input.c). A window now offered well below it is a peer
+    /// buffer holding data its application has not read.
+    pub max_window: u32,
+    /// Explicit padding to the 8-byte alignment (always 0).
+    pub _pad: u32,
 }
 
 impl FlowSample {
@@ -347,11 +354,13 @@ impl FlowSample {
         delivery_best: [0; 2],
         delivery_prev: [0; 2],
         app_limited_ns: 0,
+        max_window: 0,
+        _pad: 0,
     };
 }
 
 /// Size of [`FlowSample`] in bytes; the kernel and user space must agree.
-pub const FLOW_SAMPLE_SIZE: usize = 480;
+pub const FLOW_SAMPLE_SIZE: usize = 488;
 const _: () = assert!(core::mem::size_of::<FlowSample>() == FLOW_SAMPLE_SIZE);
 const _: () = assert!(core::mem::align_of::<FlowSample>() == 8);
 
@@ -395,6 +404,8 @@ mod tests {
         assert_eq!(offset_of!(FlowSample, delivery_best), 456);
         assert_eq!(offset_of!(FlowSample, delivery_prev), 464);
         assert_eq!(offset_of!(FlowSample, app_limited_ns), 472);
+        assert_eq!(offset_of!(FlowSample, max_window), 480);
+        assert_eq!(offset_of!(FlowSample, _pad), 484);
     }
 
     #[test]

@@ -104,6 +104,7 @@ pub unsafe fn refresh(s: *mut FlowSample, sk: Sk) {
         (*s).inflight = inflight;
         (*s).srtt_us = srtt >> 3;
         (*s).snd_wnd = sk.get(off!(snd_wnd));
+        (*s).max_window = sk.get(off!(max_window));
         (*s).snd_ssthresh = sk.get(off!(snd_ssthresh));
         (*s).min_rtt_us = sk.get(off!(min_rtt));
         (*s).mss = sk.get(off!(mss_cache));

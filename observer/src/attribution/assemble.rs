@@ -6,7 +6,7 @@ use super::{
     config::Config,
     evidence::Evidence,
     verdict::{Attribution, Side, Verdict},
-    whatif::{Bounds, what_if},
+    whatif::{Bounds, PeerWindow, what_if},
 };
 use crate::{model::flow::Flow, units};
 
@@ -110,7 +110,7 @@ fn binding_window(ev: &Evidence, flow: &Flow, verdict: Verdict) -> (u64, u32, f6
                 shift: shift(flow.rcv_wscale),
                 own: true,
                 path_bps: ev.receive.burst_rate_bps,
-                peer_full: None,
+                peer: None,
             },
         ),
         _ => (
@@ -121,7 +121,12 @@ fn binding_window(ev: &Evidence, flow: &Flow, verdict: Verdict) -> (u64, u32, f6
                 shift: shift(flow.snd_wscale),
                 own: false,
                 path_bps: 0.0,
-                peer_full: Some((ev.of_busy(ev.shares.rwnd_limited), ev.min_rtt_us)),
+                peer: Some(PeerWindow {
+                    full_share: ev.of_busy(ev.shares.rwnd_limited),
+                    min_rtt_us: ev.min_rtt_us,
+                    now_bytes: u64::from(flow.snd_wnd),
+                    max_bytes: u64::from(flow.snd_wnd_max),
+                }),
             },
         ),
     }

@@ -26,7 +26,7 @@ pub use config::Config;
 pub use evidence::{Ceilings, Evidence, LimitedTime, Receive, Shares};
 pub use point::Point;
 pub use verdict::{Attribution, Side, Verdict, ends_agree};
-pub use whatif::{Bounds, WhatIf, what_if};
+pub use whatif::{Bounds, PeerWindow, WhatIf, what_if};
 
 use assemble::assemble;
 

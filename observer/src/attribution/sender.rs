@@ -5,7 +5,7 @@ use super::{
     config::Config,
     evidence::Evidence,
     verdict::{Attribution, Side, Verdict},
-    whatif::ceiling,
+    whatif::{ceiling, shrunk_by_unread},
 };
 use crate::{model::flow::Flow, units};
 
@@ -199,6 +199,33 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
                 "receive window: {} (rwnd-limited {} of busy)",
                 ceiling_line("snd_wnd", units::bytes(f64::from(ev.snd_wnd)), c.rwnd_bps),
                 units::share(rwnd)
+            ),
+        );
+    }
+    // A peer window under half the largest the peer has offered, over the
+    // interval and now, holds data the peer's application has not read:
+    // its reader is the slowest stage. The peer then ACKs at once only
+    // when a read reopens its window (`__tcp_ack_snd_check()`,
+    // net/ipv4/tcp_input.c); its late ACKs stretch srtt and hold the cwnd,
+    // so the cwnd's clocks and a "queue" would name the wrong limit.
+    if !app_mark
+        && within(c.rwnd_bps)
+        && shrunk_by_unread(
+            u64::from(ev.snd_wnd),
+            u64::from(flow.snd_wnd),
+            u64::from(flow.snd_wnd_max),
+        )
+    {
+        return (
+            Verdict::ReceiveWindow,
+            0.7,
+            format!(
+                "receive window: the peer's reader, whose unread data holds its window under half the largest it offered; its ACKs wait for reads (srtt {} vs min_rtt {}); delivering {} (rwnd-limited {} of busy, cwnd-limited {})",
+                units::time_us(f64::from(ev.srtt_us)),
+                units::time_us(f64::from(ev.min_rtt_us)),
+                units::rate(rate),
+                units::share(rwnd),
+                units::share(cwnd)
             ),
         );
     }

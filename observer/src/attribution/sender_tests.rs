@@ -276,3 +276,52 @@ fn a_pacing_senders_probes_that_meet_the_peers_window_name_that_window() {
     let b = verdict_between(P::default(), end(20));
     assert_eq!(b.verdict, Verdict::Path, "{}", b.explanation);
 }
+
+/// Issue 14's slow reader (64 KB every 20 ms, 25 ms each way) as the 6.1
+/// test VM once showed it from a cubic sender: the peer's buffer holds
+/// 2.46 MB unread, its window (1.01 MB) is never full, and its late ACKs
+/// stretch srtt to 110.4 ms over min_rtt 53.5 ms while the cwnd (390
+/// segments) is full 55% of busy time: the cwnd's clocks and the "queue"
+/// say `path`. The peer offers under half the 3 MB it offered before:
+/// `receive_window`, naming the reader, and no window is asked for. With
+/// the window at its largest it is the path.
+#[test]
+fn a_peer_window_shrunk_by_unread_data_is_the_peers_reader() {
+    let end = |snd_wnd_max: u32| P {
+        t: 1.0,
+        acked: 3_412_500,
+        busy_ms: 1000,
+        cwnd_ms: 550,
+        srtt_us: 110_400,
+        min_rtt_us: 53_500,
+        snd_wnd: 1_010_000,
+        snd_wnd_max,
+        cwnd: 390,
+        ..P::default()
+    };
+    let a = verdict_between(P::default(), end(3_000_000));
+    assert_eq!(a.verdict, Verdict::ReceiveWindow, "{}", a.explanation);
+    assert!(
+        a.explanation.starts_with(
+            "receive window: the peer's reader, whose unread data holds its window under half the largest it offered; its ACKs wait for reads (srtt 110.4 ms vs min_rtt 53.5 ms); delivering 27.3 Mbit/s (rwnd-limited 0% of busy, cwnd-limited 55%); a larger window would not help: the peer's reader, not its window's size: the peer offered 1.01 MB on average (1.01 MB now), under half the 3.00 MB it has offered before"
+        ),
+        "{}",
+        a.explanation
+    );
+    let w = a.what_if.expect("a window verdict has its arithmetic");
+    assert!(
+        !w.window_helps && !w.summary.contains("would need"),
+        "{}",
+        w.summary
+    );
+    assert!(
+        w.other_fix
+            .as_deref()
+            .is_some_and(|f| f
+                .starts_with("the peer's reader, not its window's size: the peer offered 1.01 MB")),
+        "{:?}",
+        w.other_fix
+    );
+    let b = verdict_between(P::default(), end(1_010_000));
+    assert_eq!(b.verdict, Verdict::Path, "{}", b.explanation);
+}

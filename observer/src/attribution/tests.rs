@@ -18,6 +18,8 @@ pub(super) struct P {
     pub(super) srtt_us: u32,
     pub(super) min_rtt_us: u32,
     pub(super) snd_wnd: u32,
+    /// The largest window the peer has offered (bytes; 0: unknown).
+    pub(super) snd_wnd_max: u32,
     pub(super) cwnd: u32,
     /// Time whose latest delivery-rate sample was app-limited (ms).
     pub(super) app_limited_ms: u64,
@@ -43,6 +45,7 @@ impl Default for P {
             srtt_us: 50_000,
             min_rtt_us: 50_000,
             snd_wnd: 4_000_000,
+            snd_wnd_max: 0,
             cwnd: 1000,
             app_limited_ms: 0,
             rcv_wnd: 65_535,
@@ -65,6 +68,7 @@ pub(super) fn point(p: P) -> Point {
     f.srtt_us = p.srtt_us;
     f.min_rtt_us = p.min_rtt_us;
     f.snd_wnd = p.snd_wnd;
+    f.snd_wnd_max = p.snd_wnd_max;
     f.snd_cwnd = p.cwnd;
     f.app_limited = p.app_limited_ms > 0;
     f.app_limited_us = p.app_limited_ms * 1000;

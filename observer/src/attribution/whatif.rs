@@ -34,10 +34,24 @@ pub struct Bounds {
     /// The most the path has shown (bits/s): the rate within the flow's
     /// bursts at the receiving end; 0 when unknown.
     pub path_bps: f64,
-    /// For the peer's window: the share of busy time it was full (the
-    /// kernel's rwnd-limited clock, 0 to 1), and the path's round trip
-    /// without a queue (min_rtt, µs). None for other windows.
-    pub peer_full: Option<(f64, u32)>,
+    /// For the peer's window: how it was used and offered. None for other
+    /// windows.
+    pub peer: Option<PeerWindow>,
+}
+
+/// How the peer used and offered its window over the judged interval.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PeerWindow {
+    /// The share of busy time the window was full (the kernel's
+    /// rwnd-limited clock, 0 to 1).
+    pub full_share: f64,
+    /// The path's round trip without a queue (min_rtt, µs).
+    pub min_rtt_us: u32,
+    /// The window offered at the interval's end (snd_wnd, bytes).
+    pub now_bytes: u64,
+    /// The largest window the peer has offered over the connection
+    /// (`tcp_sock.max_window`, bytes; 0 where unknown).
+    pub max_bytes: u64,
 }
 
 /// Window arithmetic for one flow.
@@ -100,24 +114,48 @@ fn scale_fix(shift: u8, own: bool) -> String {
     }
 }
 
-/// Where a peer's window that `bounds.peer_full` says was seldom full
-/// (under `cfg.significant_share` of busy time) allows `rate` with room to
-/// spare at the path's round trip, the ceiling was reached only through a
-/// round trip stretched by the peer: the fix, in words, else None.
+/// Whether a peer window whose time-weighted mean is `mean` and whose value
+/// now is `now` (bytes) has shrunk under half the largest the peer has
+/// offered, `max` (`tcp_sock.max_window`; 0: unknown, never shrunk): the
+/// peer's buffer holds data its application has not read. A peer that
+/// reads everything offers its whole free buffer, and autotuning only
+/// grows it (`tcp_rcv_space_adjust()`, net/ipv4/tcp_input.c), so a window
+/// that grew within the interval ends at its largest and is not shrunk.
+pub fn shrunk_by_unread(mean: u64, now: u64, max: u64) -> bool {
+    2 * mean < max && 2 * now < max
+}
+
+/// Where the peer's window binds only because its application leaves data
+/// unread, the fix in words, else None. Two shapes:
 ///
-/// A receiver whose application leaves data unread ACKs at once only when
-/// its window's right edge advances (`__tcp_ack_snd_check()`,
-/// net/ipv4/tcp_input.c); otherwise its ACKs wait for the delayed-ACK
-/// timer or the next read, and srtt grows while the window stays open.
-/// A larger buffer would fill with unread data too.
-fn late_peer(window: u64, rtt: u32, rate: f64, bounds: Bounds, cfg: &Config) -> Option<String> {
-    let (full, base) = bounds.peer_full?;
+/// - The window offered, over the interval and at its end, is under half
+///   the largest the peer has offered ([`shrunk_by_unread`]).
+/// - The window was seldom full (under `cfg.significant_share` of busy
+///   time) and allows `rate` with room to spare at the path's round trip:
+///   the ceiling was reached only through a round trip stretched by the
+///   peer. A receiver whose application leaves data unread ACKs at once
+///   only when its window's right edge advances (`__tcp_ack_snd_check()`,
+///   net/ipv4/tcp_input.c); otherwise its ACKs wait for the delayed-ACK
+///   timer or the next read, and srtt grows while the window stays open.
+///
+/// Either way a larger buffer would fill with unread data too.
+fn unread_peer(window: u64, rtt: u32, rate: f64, bounds: Bounds, cfg: &Config) -> Option<String> {
+    let peer = bounds.peer?;
+    if shrunk_by_unread(window, peer.now_bytes, peer.max_bytes) {
+        return Some(format!(
+            "the peer's reader, not its window's size: the peer offered {} on average ({} now), under half the {} it has offered before: its buffer holds data its application has not read; a larger buffer would fill too",
+            units::bytes(window as f64),
+            units::bytes(peer.now_bytes as f64),
+            units::bytes(peer.max_bytes as f64)
+        ));
+    }
+    let base = peer.min_rtt_us;
     let at_base = ceiling(window as f64, f64::from(base));
-    (base > 0 && rtt > base && full < cfg.significant_share && rate < cfg.at_ceiling * at_base)
+    (base > 0 && rtt > base && peer.full_share < cfg.significant_share && rate < cfg.at_ceiling * at_base)
         .then(|| {
             format!(
                 "the peer's reader, not its window's size: the window was full only {} of busy time and allows {} at the path's round trip (min_rtt {}), yet the peer's ACKs come late (srtt {}), as a receiver's do while its application leaves data unread; a larger buffer would fill too",
-                units::share(full),
+                units::share(peer.full_share),
                 units::rate(at_base),
                 units::time_us(f64::from(base)),
                 units::time_us(f64::from(rtt))
@@ -164,7 +202,7 @@ pub fn what_if(window: u64, rtt: u32, rate: f64, bounds: Bounds, cfg: &Config) -
         units::bytes(window as f64),
         others.join(", ")
     );
-    let late = late_peer(window, rtt, rate, bounds, cfg);
+    let late = unread_peer(window, rtt, rate, bounds, cfg);
     let no_headroom = capped && path <= rate * 1.05;
     let window_helps = late.is_none() && !no_headroom;
     let other_fix = late.clone().or_else(|| match (bounds.shift, max_window) {
@@ -255,7 +293,7 @@ mod tests {
                 shift: Some(0),
                 own: true,
                 path_bps: 0.0,
-                peer_full: None,
+                peer: None,
             },
         );
         assert_eq!(w.max_window_bytes, Some(65_535));
@@ -281,7 +319,7 @@ mod tests {
                 shift: Some(7),
                 own: true,
                 path_bps: 0.0,
-                peer_full: None,
+                peer: None,
             },
         );
         assert_eq!(scaled.max_window_bytes, Some(8_388_480));
@@ -295,7 +333,7 @@ mod tests {
                 shift: Some(7),
                 own: true,
                 path_bps: 0.0,
-                peer_full: None,
+                peer: None,
             },
         );
         assert!(
@@ -318,7 +356,7 @@ mod tests {
                 shift: Some(7),
                 own: true,
                 path_bps: 60e6,
-                peer_full: None,
+                peer: None,
             },
         );
         assert_eq!(w.target_bps, 60e6);
@@ -361,7 +399,12 @@ mod tests {
             shift: Some(7),
             own: false,
             path_bps: 0.0,
-            peer_full: Some((full, 50_300)),
+            peer: Some(PeerWindow {
+                full_share: full,
+                min_rtt_us: 50_300,
+                now_bytes: 232_400,
+                max_bytes: 262_144,
+            }),
         };
         let w = ask(232_400, 71_200, 25.5e6, peer(0.08));
         let fix = w.other_fix.as_deref().unwrap_or_default();
@@ -395,5 +438,50 @@ mod tests {
         // No queue or late ACK: srtt at min_rtt.
         let prompt = ask(232_400, 50_300, 25.5e6, peer(0.08));
         assert_eq!(prompt.other_fix, None);
+    }
+
+    #[test]
+    fn a_peer_window_shrunk_by_unread_data_names_the_reader() {
+        // A reader slower still: the window is full all the busy time, but
+        // the peer offers a fraction of what it offered before.
+        let peer = |now: u64, max: u64| Bounds {
+            shift: Some(7),
+            own: false,
+            path_bps: 0.0,
+            peer: Some(PeerWindow {
+                full_share: 1.0,
+                min_rtt_us: 50_300,
+                now_bytes: now,
+                max_bytes: max,
+            }),
+        };
+        let w = ask(180_000, 60_000, 24e6, peer(120_000, 1_500_000));
+        assert_eq!(
+            w.other_fix.as_deref(),
+            Some(
+                "the peer's reader, not its window's size: the peer offered 180.0 KB on average (120.0 KB now), under half the 1.50 MB it has offered before: its buffer holds data its application has not read; a larger buffer would fill too"
+            )
+        );
+        assert!(!w.window_helps);
+        assert!(w.summary.starts_with("a larger window would not help"));
+        // A window that grew within the interval ends at its largest: the
+        // arithmetic, not the reader.
+        let growing = ask(180_000, 60_000, 24e6, peer(400_000, 400_000));
+        assert_eq!(growing.other_fix, None);
+        assert!(
+            growing
+                .summary
+                .starts_with("48.0 Mbit/s would need 360.0 KB"),
+            "{}",
+            growing.summary
+        );
+        // Half the largest or more, over the interval or now: no reader.
+        let half = ask(180_000, 60_000, 24e6, peer(120_000, 360_000));
+        assert_eq!(half.other_fix, None);
+        let now_half = ask(120_000, 60_000, 24e6, peer(180_000, 360_000));
+        assert_eq!(now_half.other_fix, None);
+        // Unknown largest window (0): no reader.
+        let unknown = ask(180_000, 60_000, 24e6, peer(120_000, 0));
+        assert_eq!(unknown.other_fix, None);
     }
 }

@@ -118,6 +118,7 @@ fn specs() -> Vec<Spec> {
             false
         ),
         spec!("snd_wnd", "tcp_sock", "snd_wnd", Byte, true),
+        spec!("max_window", "tcp_sock", "max_window", Byte, false),
         spec!("snd_cwnd", "tcp_sock", "snd_cwnd", Byte, true),
         spec!("snd_ssthresh", "tcp_sock", "snd_ssthresh", Byte, false),
         spec!("srtt_us", "tcp_sock", "srtt_us", Byte, true),

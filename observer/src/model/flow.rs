@@ -143,6 +143,9 @@ pub struct Flow {
     pub mss: u32,
     /// Peer's advertised receive window (bytes).
     pub snd_wnd: u32,
+    /// The largest window the peer has advertised over the connection
+    /// (`tcp_sock.max_window`, bytes; 0 where the kernel lacks it).
+    pub snd_wnd_max: u32,
     /// Window this host last advertised, as it went on the wire (bytes):
     /// `tcp_sock.rcv_wnd` clamped to `65535 << rcv_wscale`
     /// ([`observer_common::advertised_window`]).
@@ -364,6 +367,7 @@ impl Flow {
             snd_ssthresh: s.snd_ssthresh,
             mss: s.mss,
             snd_wnd: s.snd_wnd,
+            snd_wnd_max: s.max_window,
             rcv_wnd: advertised_window(s.rcv_wnd, s.rcv_wscale),
             rcv_wnd_internal: s.rcv_wnd,
             rcv_wnd_left: s.rcv_wnd_left,

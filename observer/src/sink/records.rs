@@ -134,6 +134,7 @@ mod tests {
         s.dport = 5201;
         s.bytes_acked = 10 * 1024 * 1024;
         s.snd_wnd = 80_480;
+        s.max_window = 131_072;
         s.srtt_us = 104_500;
         s.chrono_stat = [10, 30, 0];
         s.state = 1;
@@ -172,6 +173,7 @@ mod tests {
         assert_eq!(v["cookie"], 7);
         assert_eq!(v["local"], "127.0.0.1:40000");
         assert_eq!(v["snd_wnd"], 80_480);
+        assert_eq!(v["snd_wnd_max"], 131_072);
         assert_eq!(v["busy_us"], 160_000);
         assert_eq!(v["rwnd_limited_us"], 120_000);
         assert_eq!(v["closed"], false);
