@@ -55,6 +55,11 @@ pub struct Config {
     /// measurement that cannot hold (the RTT is overstated); no window
     /// verdict is made from it.
     pub max_fill: f64,
+    /// Sender side: a peer window under this fraction of the largest the
+    /// peer has offered (`tcp_sock.max_window`), time-weighted over the
+    /// interval and at its end, holds data the peer's application has not
+    /// read (`whatif::shrunk_by_unread`).
+    pub unread_window: f64,
 }
 
 impl Default for Config {
@@ -76,6 +81,7 @@ impl Default for Config {
             shown_span_us: 3_000_000,
             max_fill: 1.25,
             probe_share: 0.05,
+            unread_window: 0.6,
         }
     }
 }

@@ -202,7 +202,7 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
             ),
         );
     }
-    // A peer window under half the largest the peer has offered, over the
+    // A peer window well under the largest the peer has offered, over the
     // interval and now, holds data the peer's application has not read:
     // its reader is the slowest stage. The peer then ACKs at once only
     // when a read reopens its window (`__tcp_ack_snd_check()`,
@@ -214,13 +214,14 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
             u64::from(ev.snd_wnd),
             u64::from(flow.snd_wnd),
             u64::from(flow.snd_wnd_max),
+            cfg.unread_window,
         )
     {
         return (
             Verdict::ReceiveWindow,
             0.7,
             format!(
-                "receive window: the peer's reader, whose unread data holds its window under half the largest it offered; its ACKs wait for reads (srtt {} vs min_rtt {}); delivering {} (rwnd-limited {} of busy, cwnd-limited {})",
+                "receive window: the peer's reader, whose unread data holds its window well under the largest it offered; its ACKs wait for reads (srtt {} vs min_rtt {}); delivering {} (rwnd-limited {} of busy, cwnd-limited {})",
                 units::time_us(f64::from(ev.srtt_us)),
                 units::time_us(f64::from(ev.min_rtt_us)),
                 units::rate(rate),

@@ -282,7 +282,7 @@ fn a_pacing_senders_probes_that_meet_the_peers_window_name_that_window() {
 /// 2.46 MB unread, its window (1.01 MB) is never full, and its late ACKs
 /// stretch srtt to 110.4 ms over min_rtt 53.5 ms while the cwnd (390
 /// segments) is full 55% of busy time: the cwnd's clocks and the "queue"
-/// say `path`. The peer offers under half the 3 MB it offered before:
+/// say `path`. The peer offers a third of the 3 MB it offered before:
 /// `receive_window`, naming the reader, and no window is asked for. With
 /// the window at its largest it is the path.
 #[test]
@@ -303,7 +303,7 @@ fn a_peer_window_shrunk_by_unread_data_is_the_peers_reader() {
     assert_eq!(a.verdict, Verdict::ReceiveWindow, "{}", a.explanation);
     assert!(
         a.explanation.starts_with(
-            "receive window: the peer's reader, whose unread data holds its window under half the largest it offered; its ACKs wait for reads (srtt 110.4 ms vs min_rtt 53.5 ms); delivering 27.3 Mbit/s (rwnd-limited 0% of busy, cwnd-limited 55%); a larger window would not help: the peer's reader, not its window's size: the peer offered 1.01 MB on average (1.01 MB now), under half the 3.00 MB it has offered before"
+            "receive window: the peer's reader, whose unread data holds its window well under the largest it offered; its ACKs wait for reads (srtt 110.4 ms vs min_rtt 53.5 ms); delivering 27.3 Mbit/s (rwnd-limited 0% of busy, cwnd-limited 55%); a larger window would not help: the peer's reader, not its window's size: the peer offered 1.01 MB on average (1.01 MB now), 34% of the 3.00 MB it has offered before"
         ),
         "{}",
         a.explanation

@@ -115,21 +115,24 @@ fn scale_fix(shift: u8, own: bool) -> String {
 }
 
 /// Whether a peer window whose time-weighted mean is `mean` and whose value
-/// now is `now` (bytes) has shrunk under half the largest the peer has
-/// offered, `max` (`tcp_sock.max_window`; 0: unknown, never shrunk): the
-/// peer's buffer holds data its application has not read. A peer that
-/// reads everything offers its whole free buffer, and autotuning only
-/// grows it (`tcp_rcv_space_adjust()`, net/ipv4/tcp_input.c), so a window
-/// that grew within the interval ends at its largest and is not shrunk.
-pub fn shrunk_by_unread(mean: u64, now: u64, max: u64) -> bool {
-    2 * mean < max && 2 * now < max
+/// now is `now` (bytes) has shrunk under `fraction` of the largest the
+/// peer has offered, `max` (`tcp_sock.max_window`; 0: unknown, never
+/// shrunk): the peer's buffer holds data its application has not read. A
+/// peer that reads everything offers its whole free buffer, and autotuning
+/// only grows it (`tcp_rcv_space_adjust()`, net/ipv4/tcp_input.c), so a
+/// window that grew within the interval ends at its largest and is not
+/// shrunk.
+pub fn shrunk_by_unread(mean: u64, now: u64, max: u64, fraction: f64) -> bool {
+    let under = |w: u64| (w as f64) < fraction * max as f64;
+    under(mean) && under(now)
 }
 
 /// Where the peer's window binds only because its application leaves data
 /// unread, the fix in words, else None. Two shapes:
 ///
-/// - The window offered, over the interval and at its end, is under half
-///   the largest the peer has offered ([`shrunk_by_unread`]).
+/// - The window offered, over the interval and at its end, is under
+///   `cfg.unread_window` of the largest the peer has offered
+///   ([`shrunk_by_unread`]).
 /// - The window was seldom full (under `cfg.significant_share` of busy
 ///   time) and allows `rate` with room to spare at the path's round trip:
 ///   the ceiling was reached only through a round trip stretched by the
@@ -141,11 +144,12 @@ pub fn shrunk_by_unread(mean: u64, now: u64, max: u64) -> bool {
 /// Either way a larger buffer would fill with unread data too.
 fn unread_peer(window: u64, rtt: u32, rate: f64, bounds: Bounds, cfg: &Config) -> Option<String> {
     let peer = bounds.peer?;
-    if shrunk_by_unread(window, peer.now_bytes, peer.max_bytes) {
+    if shrunk_by_unread(window, peer.now_bytes, peer.max_bytes, cfg.unread_window) {
         return Some(format!(
-            "the peer's reader, not its window's size: the peer offered {} on average ({} now), under half the {} it has offered before: its buffer holds data its application has not read; a larger buffer would fill too",
+            "the peer's reader, not its window's size: the peer offered {} on average ({} now), {} of the {} it has offered before: its buffer holds data its application has not read; a larger buffer would fill too",
             units::bytes(window as f64),
             units::bytes(peer.now_bytes as f64),
+            units::share(window as f64 / peer.max_bytes as f64),
             units::bytes(peer.max_bytes as f64)
         ));
     }
@@ -459,7 +463,7 @@ mod tests {
         assert_eq!(
             w.other_fix.as_deref(),
             Some(
-                "the peer's reader, not its window's size: the peer offered 180.0 KB on average (120.0 KB now), under half the 1.50 MB it has offered before: its buffer holds data its application has not read; a larger buffer would fill too"
+                "the peer's reader, not its window's size: the peer offered 180.0 KB on average (120.0 KB now), 12% of the 1.50 MB it has offered before: its buffer holds data its application has not read; a larger buffer would fill too"
             )
         );
         assert!(!w.window_helps);
@@ -475,10 +479,10 @@ mod tests {
             "{}",
             growing.summary
         );
-        // Half the largest or more, over the interval or now: no reader.
-        let half = ask(180_000, 60_000, 24e6, peer(120_000, 360_000));
+        // 60% of the largest or more, over the interval or now: no reader.
+        let half = ask(180_000, 60_000, 24e6, peer(120_000, 300_000));
         assert_eq!(half.other_fix, None);
-        let now_half = ask(120_000, 60_000, 24e6, peer(180_000, 360_000));
+        let now_half = ask(120_000, 60_000, 24e6, peer(180_000, 300_000));
         assert_eq!(now_half.other_fix, None);
         // Unknown largest window (0): no reader.
         let unknown = ask(180_000, 60_000, 24e6, peer(120_000, 0));

@@ -93,7 +93,7 @@ fn a_slow_reader_is_not_answered_with_a_larger_window() {
     // paces at the reader's rate and only its probes meet the window:
     // 8-17% of busy time on this 6.18 host) and where the reader is slower
     // still and keeps it full (100% in the 6.1 test VM, 1.47 MB unread):
-    // there the peer offers under half the window it offered before.
+    // there the peer offers a fraction of the window it offered before.
     let w = sent.what_if.expect("a window verdict has its arithmetic");
     assert!(
         w.other_fix
