@@ -108,6 +108,7 @@ fn binding_window(ev: &Evidence, flow: &Flow, verdict: Verdict) -> (u64, u32, f6
             ev.recv_rate_bps,
             Bounds {
                 shift: shift(flow.rcv_wscale),
+                scaling_off: !flow.wscale_ok,
                 own: true,
                 path_bps: ev.receive.burst_rate_bps,
                 peer: None,
@@ -119,6 +120,7 @@ fn binding_window(ev: &Evidence, flow: &Flow, verdict: Verdict) -> (u64, u32, f6
             ev.rate_bps,
             Bounds {
                 shift: shift(flow.snd_wscale),
+                scaling_off: !flow.wscale_ok,
                 own: false,
                 path_bps: 0.0,
                 peer: Some(PeerWindow {

@@ -28,6 +28,11 @@ pub struct Bounds {
     /// net/ipv4/tcp_output.c). None for windows the header does not carry
     /// (cwnd, the send buffer).
     pub shift: Option<u8>,
+    /// Window scaling was not agreed at the handshake (`wscale_ok` unset;
+    /// the shift is then 0): the fix for a window the header cannot
+    /// carry is to enable it, not a larger buffer. False with scaling on,
+    /// even at shift 0 (a small buffer at connect time).
+    pub scaling_off: bool,
     /// Whose window the shift scales: true for this host's advertised
     /// window, false for the peer's.
     pub own: bool,
@@ -78,8 +83,10 @@ pub struct WhatIf {
     /// scale) or is not the limit (the peer's reader), else None.
     pub other_fix: Option<String>,
     /// Whether a larger window would raise the rate: false when the path
-    /// has shown no headroom, or when the peer's window binds only
-    /// through its late ACKs (`other_fix` then names its reader).
+    /// has shown no headroom, when the window there now already carries
+    /// the target at this RTT, or when the peer's window binds only
+    /// through its late ACKs or unread data (`other_fix` then names its
+    /// reader).
     pub window_helps: bool,
     /// The current window's ceiling at other RTTs.
     pub at_other_rtts: Vec<CeilingAt>,
@@ -101,15 +108,19 @@ pub fn bdp(bps: f64, rtt_us: f64) -> f64 {
     bps * rtt_us / 8e6
 }
 
-/// The fix for a window that its scale keeps below `needed` bytes.
-fn scale_fix(shift: u8, own: bool) -> String {
-    match (shift, own) {
-        (0, _) => "window scaling is off on this connection: enable net.ipv4.tcp_window_scaling on both hosts (it is agreed at the handshake)".to_string(),
-        (s, true) => format!(
-            "this host's window scale {s} is fixed at the handshake: raise net.ipv4.tcp_rmem's maximum (or SO_RCVBUF) before connecting"
+/// The fix for a window that its scale keeps below `needed` bytes. Linux
+/// picks its shift at the handshake from the largest buffer it may grow
+/// to: `tcp_rmem`'s maximum, or SO_RCVBUF when the application set one,
+/// which `net.core.rmem_max` caps (`tcp_select_initial_window()`,
+/// net/ipv4/tcp_output.c).
+fn scale_fix(shift: u8, own: bool, scaling_off: bool) -> String {
+    match (scaling_off, own) {
+        (true, _) => "window scaling is off on this connection: enable net.ipv4.tcp_window_scaling on both hosts (it is agreed at the handshake)".to_string(),
+        (false, true) => format!(
+            "this host's window scale {shift} is fixed at the handshake: raise net.ipv4.tcp_rmem's maximum (or SO_RCVBUF, which net.core.rmem_max caps) before connecting"
         ),
-        (s, false) => format!(
-            "the peer's window scale {s} is fixed at its handshake: the peer must raise its receive buffer before connecting"
+        (false, false) => format!(
+            "the peer's window scale {shift} is fixed at its handshake: the peer must raise its receive buffer before connecting"
         ),
     }
 }
@@ -208,9 +219,14 @@ pub fn what_if(window: u64, rtt: u32, rate: f64, bounds: Bounds, cfg: &Config) -
     );
     let late = unread_peer(window, rtt, rate, bounds, cfg);
     let no_headroom = capped && path <= rate * 1.05;
-    let window_helps = late.is_none() && !no_headroom;
+    // The window there now already carries the target at this RTT: the
+    // rate is held by something else, and no window answers.
+    let enough = needed <= window as f64;
+    let window_helps = late.is_none() && !no_headroom && !enough;
     let other_fix = late.clone().or_else(|| match (bounds.shift, max_window) {
-        (Some(shift), Some(max)) if needed > max as f64 => Some(scale_fix(shift, bounds.own)),
+        (Some(shift), Some(max)) if needed > max as f64 => {
+            Some(scale_fix(shift, bounds.own, bounds.scaling_off))
+        }
         _ => None,
     });
     let summary = if let Some(fix) = late {
@@ -234,6 +250,10 @@ pub fn what_if(window: u64, rtt: u32, rate: f64, bounds: Bounds, cfg: &Config) -
             (Some(fix), Some(max)) => format!(
                 ", more than the {} this connection's window can carry: {fix}",
                 units::bytes(max as f64)
+            ),
+            _ if enough => format!(
+                ", no more than the {} there now: a larger window would not raise the rate",
+                units::bytes(window as f64)
             ),
             _ => String::new(),
         };
@@ -295,6 +315,7 @@ mod tests {
             8.6e6,
             Bounds {
                 shift: Some(0),
+                scaling_off: true,
                 own: true,
                 path_bps: 0.0,
                 peer: None,
@@ -321,6 +342,7 @@ mod tests {
             8.6e6,
             Bounds {
                 shift: Some(7),
+                scaling_off: false,
                 own: true,
                 path_bps: 0.0,
                 peer: None,
@@ -335,6 +357,7 @@ mod tests {
             500e6,
             Bounds {
                 shift: Some(7),
+                scaling_off: false,
                 own: true,
                 path_bps: 0.0,
                 peer: None,
@@ -350,6 +373,55 @@ mod tests {
     }
 
     #[test]
+    fn scaling_on_at_shift_0_asks_for_a_buffer_before_connecting() {
+        // SO_RCVBUF 32K set before connect at 100 ms: scaling agreed, shift
+        // 0 (ss: wscale:0,0), so 65,535 B is the most; twice 2.6 Mbit/s
+        // needs 65.5 KB... and 10 Mbit/s needs 125 KB, which only a buffer
+        // set before connecting (a larger shift) can carry.
+        let w = what_if(
+            32_768,
+            100_000,
+            2.6e6,
+            Bounds {
+                shift: Some(0),
+                scaling_off: false,
+                own: true,
+                path_bps: 0.0,
+                peer: None,
+            },
+            &Config {
+                target_bps: 10_000_000,
+                ..Config::default()
+            },
+        );
+        assert_eq!(w.max_window_bytes, Some(65_535));
+        assert_eq!(
+            w.other_fix.as_deref(),
+            Some(
+                "this host's window scale 0 is fixed at the handshake: raise net.ipv4.tcp_rmem's maximum (or SO_RCVBUF, which net.core.rmem_max caps) before connecting"
+            )
+        );
+    }
+
+    #[test]
+    fn a_window_that_already_carries_the_target_does_not_help() {
+        // curl --limit-rate 2M behind a 395 KB window at 80 ms: twice the
+        // rate needs 40 KB, which the window already carries.
+        let w = ask(395_000, 80_000, 2.0e6, Bounds::default());
+        assert!(!w.window_helps);
+        assert!(
+            w.summary.starts_with(
+                "4.0 Mbit/s would need 40.0 KB at 80.0 ms, no more than the 395.0 KB there now: a larger window would not raise the rate;"
+            ),
+            "{}",
+            w.summary
+        );
+        // One byte short of the need: it helps.
+        let short = ask(39_999, 80_000, 2.0e6, Bounds::default());
+        assert!(short.window_helps, "{}", short.summary);
+    }
+
+    #[test]
     fn the_target_never_exceeds_what_the_path_has_shown() {
         // 46.5 Mbit/s through a 50 Mbit/s link: not "93 Mbit/s would need".
         let w = ask(
@@ -358,6 +430,7 @@ mod tests {
             46.5e6,
             Bounds {
                 shift: Some(7),
+                scaling_off: false,
                 own: true,
                 path_bps: 60e6,
                 peer: None,
@@ -401,6 +474,7 @@ mod tests {
         // srtt 71.2 ms against min_rtt 50.3 ms, delivering 25.5 Mbit/s.
         let peer = |full: f64| Bounds {
             shift: Some(7),
+            scaling_off: false,
             own: false,
             path_bps: 0.0,
             peer: Some(PeerWindow {
@@ -450,6 +524,7 @@ mod tests {
         // the peer offers a fraction of what it offered before.
         let peer = |now: u64, max: u64| Bounds {
             shift: Some(7),
+            scaling_off: false,
             own: false,
             path_bps: 0.0,
             peer: Some(PeerWindow {
