@@ -147,6 +147,34 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
     {
         return unknown;
     }
+    // A window full only through a queue: at the path's base RTT it would
+    // allow well over the rate, a queue stands, and data arrives without
+    // the sender pausing. The flow fills the bottleneck, and the excess of
+    // its window waits in the queue: a larger window would add queue, not
+    // rate (65,535 B without window scaling over a 10 Mbit/s path with
+    // 20 ms of base RTT is 2.6 BDPs).
+    let base_ceiling = rx.rcv_wnd_mean * 8e6 / path_rtt.max(1.0);
+    let queue_only = f64::from(rx.queue_delay_us)
+        > (cfg.queue_fraction * f64::from(rx.base_rtt_us)).max(cfg.queue_floor_us as f64)
+        && rx.base_rtt_us > 0
+        && rx.gap_share < cfg.sender_gap_share
+        && rate < cfg.at_ceiling * base_ceiling;
+    if rx.window_fill >= cfg.at_ceiling && queue_only {
+        return (
+            Verdict::Path,
+            (0.5 + f64::from(rx.queue_delay_us) / rtt.max(1.0)).min(1.0),
+            format!(
+                "path: the bottleneck is full: this host's window is full only through a queue: rcv_wnd {} allows {} at the base RTT {}, and rcv_rtt {} vs base {}; data arrives at {}, {}: a larger window would add queue, not rate",
+                units::bytes(rx.rcv_wnd_mean),
+                units::rate(base_ceiling),
+                units::time_us(path_rtt),
+                units::time_us(rtt),
+                units::time_us(path_rtt),
+                units::rate(rate),
+                arrivals(rx.ooo_packets)
+            ),
+        );
+    }
     // More in flight than the window (by over 25%) cannot be: the RTT it
     // rests on is overstated, so no window verdict rests on that ceiling.
     if rx.window_fill >= cfg.at_ceiling && rx.window_fill <= cfg.max_fill {

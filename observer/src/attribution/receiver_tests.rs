@@ -470,3 +470,28 @@ fn a_rate_past_the_window_ceiling_is_not_a_window_limit() {
     assert!(a.evidence.receive.window_fill > 1.25);
     assert_eq!(a.verdict, Verdict::Sender, "{}", a.explanation);
 }
+
+/// Window scaling off over a 10 Mbit/s path with 20 ms of base RTT and a
+/// 250 KB queue (an adversarial run, 4 of 4): 65,535 B is 2.6 BDPs, so
+/// the window fills the link and the rest waits in the queue (rcv_rtt
+/// 51.6 ms). At the base RTT the window allows 26.2 Mbit/s: `path`, not
+/// "enable window scaling". Without the queue it is the window.
+#[test]
+fn a_window_full_only_through_a_queue_is_the_path() {
+    let unscaled = |rtt_us: u32| R {
+        rcv_wnd: 65_535,
+        rtt_us,
+        min_rtt_us: 20_000,
+        wscale_ok: false,
+        ..R::default()
+    };
+    let a = judge(9.6e6, unscaled(51_600));
+    assert_eq!(a.verdict, Verdict::Path, "{}", a.explanation);
+    assert_eq!(
+        a.explanation,
+        "path: the bottleneck is full: this host's window is full only through a queue: rcv_wnd 65.5 KB allows 26.2 Mbit/s at the base RTT 20.0 ms, and rcv_rtt 51.6 ms vs base 20.0 ms; data arrives at 9.6 Mbit/s, 0 out-of-order arrivals: a larger window would add queue, not rate"
+    );
+    assert!(a.what_if.is_none());
+    let b = judge(24.0e6, unscaled(20_500));
+    assert_eq!(b.verdict, Verdict::ReceiveWindow, "{}", b.explanation);
+}

@@ -186,22 +186,6 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
             ),
         )
     };
-    let at_rwnd = near(c.rwnd_bps);
-    if (rwnd >= cfg.significant_share && rwnd >= cwnd) || (at_rwnd && cwnd < 0.5) {
-        if !within(c.rwnd_bps) {
-            return outran("peer's window", c.rwnd_bps);
-        }
-        let conf = rwnd.max(if at_rwnd { 0.8 } else { 0.0 }).clamp(0.5, 1.0);
-        return (
-            Verdict::ReceiveWindow,
-            conf,
-            format!(
-                "receive window: {} (rwnd-limited {} of busy)",
-                ceiling_line("snd_wnd", units::bytes(f64::from(ev.snd_wnd)), c.rwnd_bps),
-                units::share(rwnd)
-            ),
-        );
-    }
     // A peer window well under the largest the peer has offered, over the
     // interval and now, holds data the peer's application has not read:
     // its reader is the slowest stage. The peer then ACKs at once only
@@ -230,12 +214,55 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
             ),
         );
     }
+    let at_rwnd = near(c.rwnd_bps);
+    if (rwnd >= cfg.significant_share && rwnd >= cwnd) || (at_rwnd && cwnd < 0.5) {
+        if !within(c.rwnd_bps) {
+            return outran("peer's window", c.rwnd_bps);
+        }
+        // A window that at the path's own round trip would allow well over
+        // the rate is full only through a queue: the flow fills the
+        // bottleneck, and a larger window would add queue, not rate (a
+        // 65,535 B window over a 10 Mbit/s, 20 ms path is 2.6 BDPs, and
+        // its excess stands in the bottleneck's queue).
+        let at_base = ceiling(f64::from(ev.snd_wnd), f64::from(ev.min_rtt_us));
+        if queued && rate < cfg.at_ceiling * at_base {
+            return (
+                Verdict::Path,
+                (0.5 + f64::from(ev.queue_delay_us) / f64::from(ev.srtt_us.max(1))).min(1.0),
+                format!(
+                    "path: the bottleneck is full: the peer's window is full (rwnd-limited {} of busy) only through a queue: snd_wnd {} allows {} at min_rtt {}, and {queue_line}; delivering {}: a larger window would add queue, not rate",
+                    units::share(rwnd),
+                    units::bytes(f64::from(ev.snd_wnd)),
+                    units::rate(at_base),
+                    units::time_us(f64::from(ev.min_rtt_us)),
+                    units::rate(rate)
+                ),
+            );
+        }
+        let conf = rwnd.max(if at_rwnd { 0.8 } else { 0.0 }).clamp(0.5, 1.0);
+        return (
+            Verdict::ReceiveWindow,
+            conf,
+            format!(
+                "receive window: {} (rwnd-limited {} of busy)",
+                ceiling_line("snd_wnd", units::bytes(f64::from(ev.snd_wnd)), c.rwnd_bps),
+                units::share(rwnd)
+            ),
+        );
+    }
     // The cwnd binds when the flow delivers at its ceiling, or spends most
     // of its busy time at it. A pacing sender (BBR) touches its cwnd now and
     // then while delivering well below cwnd / srtt: that is not a cwnd limit.
     let at_cwnd = near(c.cwnd_bps) && !app_mark;
     if cwnd >= 0.5 || at_cwnd {
-        if queued && at_path {
+        // A shallow bottleneck overflows before a queue of 20% of min_rtt
+        // can stand: four cubic flows over a 60 KB queue at 50 Mbit/s and
+        // 80 ms fill the link with a 4.7 ms queue and lose hundreds of
+        // segments. Loss with a queue above the floor is that overflow;
+        // random loss on a path with room leaves the queue empty
+        // (reference B's 0.01%: 0.4-0.6 ms).
+        let overflow = ev.retransmits > 0 && u64::from(ev.queue_delay_us) > cfg.queue_floor_us;
+        if (queued && at_path) || overflow {
             return (
                 Verdict::Path,
                 (0.5 + f64::from(ev.queue_delay_us) / f64::from(ev.srtt_us.max(1))).min(1.0),

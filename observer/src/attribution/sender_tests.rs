@@ -325,3 +325,78 @@ fn a_peer_window_shrunk_by_unread_data_is_the_peers_reader() {
     let b = verdict_between(P::default(), end(1_010_000));
     assert_eq!(b.verdict, Verdict::Path, "{}", b.explanation);
 }
+
+/// Window scaling off at the receiver over a 10 Mbit/s path, 10 ms each
+/// way, 250 KB queue (an adversarial run, 4 of 4): 65,535 B is 2.6 times
+/// the path's BDP, so the window fills the link and its excess stands in
+/// the queue (srtt 53.7 ms against min_rtt 20 ms). The kernel's clock
+/// says the window binds; at min_rtt it would allow 26.2 Mbit/s: `path`,
+/// not "19.1 Mbit/s would need 128.4 KB". The same window at a path
+/// without the queue stays `receive_window`.
+#[test]
+fn a_window_full_only_through_a_queue_is_the_path() {
+    let end = |srtt_us: u32, acked: u64| P {
+        t: 1.0,
+        acked,
+        busy_ms: 1000,
+        rwnd_ms: 900,
+        srtt_us,
+        min_rtt_us: 20_000,
+        snd_wnd: 65_535,
+        snd_wnd_max: 65_535,
+        cwnd: 200,
+        ..P::default()
+    };
+    let a = verdict_between(P::default(), end(53_700, 1_200_000));
+    assert_eq!(a.verdict, Verdict::Path, "{}", a.explanation);
+    assert_eq!(
+        a.explanation,
+        "path: the bottleneck is full: the peer's window is full (rwnd-limited 90% of busy) only through a queue: snd_wnd 65.5 KB allows 26.2 Mbit/s at min_rtt 20.0 ms, and srtt 53.7 ms vs min_rtt 20.0 ms: 33.7 ms standing queue; delivering 9.6 Mbit/s: a larger window would add queue, not rate"
+    );
+    assert!(a.what_if.is_none());
+    // No queue: the window is the limit (65.5 KB / 20.4 ms = 25.7 Mbit/s).
+    let b = verdict_between(P::default(), end(20_400, 3_100_000));
+    assert_eq!(b.verdict, Verdict::ReceiveWindow, "{}", b.explanation);
+}
+
+/// Four cubic flows over a 60 KB queue at 50 Mbit/s, 40 ms each way (an
+/// adversarial run, 8 of 8 verdicts `congestion_window` "while the path
+/// has room"): the link is 94-97% used, each flow loses tens of segments
+/// a second, and the queue never stands above 4.7 ms, under 20% of
+/// min_rtt. Loss with a queue above the 2 ms floor: `path`. The same
+/// figures with reference B's random loss and an empty queue (0.4 ms)
+/// stay `congestion_window`.
+#[test]
+fn loss_with_a_shallow_queue_standing_is_a_full_path() {
+    let end = |srtt_us: u32| P {
+        t: 1.0,
+        acked: 1_500_000,
+        busy_ms: 1000,
+        cwnd_ms: 1000,
+        srtt_us,
+        min_rtt_us: 80_000,
+        cwnd: 83,
+        retransmits: 60,
+        ..P::default()
+    };
+    let a = verdict_between(P::default(), end(84_700));
+    assert_eq!(a.verdict, Verdict::Path, "{}", a.explanation);
+    assert!(
+        a.explanation.starts_with(
+            "path: the bottleneck is full, srtt 84.7 ms vs min_rtt 80.0 ms: 4.7 ms standing queue; delivering 12.0 Mbit/s with cwnd 83 x 1448 B (cwnd-limited 100% of busy), 60 retransmits"
+        ),
+        "{}",
+        a.explanation
+    );
+    let b = verdict_between(P::default(), end(80_400));
+    assert_eq!(b.verdict, Verdict::CongestionWindow, "{}", b.explanation);
+    // No loss: the 4.7 ms queue alone is no full bottleneck.
+    let c = verdict_between(
+        P::default(),
+        P {
+            retransmits: 0,
+            ..end(84_700)
+        },
+    );
+    assert_eq!(c.verdict, Verdict::CongestionWindow, "{}", c.explanation);
+}

@@ -413,6 +413,7 @@ fn since_birth_uses_first_seen() {
         busy_ms: 2000,
         rwnd_ms: 1200,
         srtt_us: 105_000,
+        min_rtt_us: 104_000,
         snd_wnd: 80_480,
         ..P::default()
     });
