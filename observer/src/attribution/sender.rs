@@ -255,14 +255,7 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
     // then while delivering well below cwnd / srtt: that is not a cwnd limit.
     let at_cwnd = near(c.cwnd_bps) && !app_mark;
     if cwnd >= 0.5 || at_cwnd {
-        // A shallow bottleneck overflows before a queue of 20% of min_rtt
-        // can stand: four cubic flows over a 60 KB queue at 50 Mbit/s and
-        // 80 ms fill the link with a 4.7 ms queue and lose hundreds of
-        // segments. Loss with a queue above the floor is that overflow;
-        // random loss on a path with room leaves the queue empty
-        // (reference B's 0.01%: 0.4-0.6 ms).
-        let overflow = ev.retransmits > 0 && u64::from(ev.queue_delay_us) > cfg.queue_floor_us;
-        if (queued && at_path) || overflow {
+        if queued && at_path {
             return (
                 Verdict::Path,
                 (0.5 + f64::from(ev.queue_delay_us) / f64::from(ev.srtt_us.max(1))).min(1.0),

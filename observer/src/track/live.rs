@@ -51,6 +51,12 @@ pub struct HistoryPoint {
     pub snd_wnd: u32,
     /// Smoothed RTT (µs).
     pub srtt_us: u32,
+    /// The window this host advertised, as on the wire (bytes).
+    pub rcv_wnd: u32,
+    /// Bytes received and not yet read (bytes).
+    pub unread: u32,
+    /// The receiver RTT estimate (`tcpi_rcv_rtt`, µs; 0: none yet).
+    pub rcv_rtt_us: u32,
 }
 
 /// A sample and when it was read.
@@ -375,6 +381,9 @@ fn point(read: Read, rate_bps: f64) -> HistoryPoint {
         snd_cwnd: read.sample.snd_cwnd,
         snd_wnd: read.sample.snd_wnd,
         srtt_us: read.sample.srtt_us,
+        rcv_wnd: observer_common::advertised_window(read.sample.rcv_wnd, read.sample.rcv_wscale),
+        unread: read.sample.unread,
+        rcv_rtt_us: read.sample.rcv_rtt_us,
     }
 }
 

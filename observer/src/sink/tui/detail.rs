@@ -28,6 +28,49 @@ fn against(name: &str, ceiling: f64, rate: f64) -> String {
     }
 }
 
+/// The evidence lines of a download judged from this, the receiving, end:
+/// the receiving end's figures, not those of the little this host sends
+/// (its requests and ACKs).
+fn receiver_lines(r: &Row, rate: String) -> Vec<Line<'static>> {
+    let head = |s: &'static str| Span::styled(format!("{s:<9}"), theme::bold());
+    let rx = &r.current.evidence.receive;
+    vec![
+        Line::from(vec![
+            head("receive"),
+            Span::raw(format!(
+                "window fill {} (in flight {} of rcv_wnd {}), unread {}, window closed {}, sender paused {}",
+                units::share(rx.window_fill),
+                units::bytes(rx.in_flight_bytes),
+                units::bytes(rx.rcv_wnd_mean),
+                units::bytes(rx.unread_mean),
+                units::share(rx.closed_share),
+                units::share(rx.gap_share),
+            )),
+        ]),
+        Line::from(vec![head("rate"), Span::raw(rate)]),
+        Line::from(vec![
+            head("bursts"),
+            Span::raw(format!(
+                "{} of the data at {}; the flow used {} of that",
+                units::share(rx.burst_share),
+                units::rate(rx.burst_rate_bps),
+                units::share(rx.path_use),
+            )),
+        ]),
+        Line::from(vec![
+            head("rtt"),
+            Span::raw(format!(
+                "rcv_rtt {}, base {}, queue {}; out-of-order {} ({} total)",
+                units::time_us(rx.rtt_mean_us),
+                units::time_us(f64::from(rx.base_rtt_us)),
+                units::time_us(f64::from(rx.queue_delay_us)),
+                rx.ooo_packets,
+                r.flow.rcv_ooopack,
+            )),
+        ]),
+    ]
+}
+
 /// The detail pane's text: verdict, explanation, evidence, what-if.
 fn detail_text(r: &Row) -> Text<'static> {
     let a = &r.current;
@@ -69,37 +112,43 @@ fn detail_text(r: &Row) -> Text<'static> {
             )),
         ]),
         Line::raw(a.explanation.clone()),
-        Line::from(vec![
-            head("limited"),
-            Span::raw(format!(
-                "of busy: rwnd {}, sndbuf {}, cwnd {}, other {}; busy {} of wall",
-                units::share(ev.of_busy(s.rwnd_limited)),
-                units::share(ev.of_busy(s.sndbuf_limited)),
-                units::share(ev.of_busy(s.cwnd_limited)),
-                units::share(ev.of_busy(s.other_busy)),
-                units::share(ev.busy()),
-            )),
-        ]),
-        Line::from(vec![head("rate"), Span::raw(rate)]),
-        Line::from(vec![
-            head("windows"),
-            Span::raw(format!(
-                "cwnd {} x {} B, snd_wnd {} B, rcv_wnd {} B, in flight {}",
-                ev.snd_cwnd, ev.mss, ev.snd_wnd, ev.rcv_wnd, f.inflight,
-            )),
-        ]),
-        Line::from(vec![
-            head("rtt"),
-            Span::raw(format!(
-                "srtt {}, min {}, queue {}; retrans {} ({} total)",
-                units::time_us(f64::from(ev.srtt_us)),
-                units::time_us(f64::from(ev.min_rtt_us)),
-                units::time_us(f64::from(ev.queue_delay_us)),
-                ev.retransmits,
-                f.retransmits,
-            )),
-        ]),
     ];
+    if a.side == Side::Receiver {
+        lines.extend(receiver_lines(r, rate));
+    } else {
+        lines.extend([
+            Line::from(vec![
+                head("limited"),
+                Span::raw(format!(
+                    "of busy: rwnd {}, sndbuf {}, cwnd {}, other {}; busy {} of wall",
+                    units::share(ev.of_busy(s.rwnd_limited)),
+                    units::share(ev.of_busy(s.sndbuf_limited)),
+                    units::share(ev.of_busy(s.cwnd_limited)),
+                    units::share(ev.of_busy(s.other_busy)),
+                    units::share(ev.busy()),
+                )),
+            ]),
+            Line::from(vec![head("rate"), Span::raw(rate)]),
+            Line::from(vec![
+                head("windows"),
+                Span::raw(format!(
+                    "cwnd {} x {} B, snd_wnd {} B, rcv_wnd {} B, in flight {}",
+                    ev.snd_cwnd, ev.mss, ev.snd_wnd, ev.rcv_wnd, f.inflight,
+                )),
+            ]),
+            Line::from(vec![
+                head("rtt"),
+                Span::raw(format!(
+                    "srtt {}, min {}, queue {}; retrans {} ({} total)",
+                    units::time_us(f64::from(ev.srtt_us)),
+                    units::time_us(f64::from(ev.min_rtt_us)),
+                    units::time_us(f64::from(ev.queue_delay_us)),
+                    ev.retransmits,
+                    f.retransmits,
+                )),
+            ]),
+        ]);
+    }
     let what_if = match &a.what_if {
         Some(w) => {
             let others: Vec<String> = w
@@ -182,28 +231,52 @@ fn draw_sparklines(frame: &mut Frame, r: &Row, interval: Duration, area: Rect) {
     let bytes = |b: u64| units::compact(&units::bytes(b as f64));
     let rtt = |us: u64| units::compact(&units::time_us(us as f64));
     type Series<'a> = (&'a str, Vec<u64>, &'a dyn Fn(u64) -> String);
-    let series: [Series; 4] = [
-        (
-            "rate",
-            h.iter().map(|p| p.rate_bps.round() as u64).collect(),
-            &rate,
-        ),
-        (
-            "cwnd",
-            h.iter().map(|p| u64::from(p.snd_cwnd)).collect(),
-            &cwnd,
-        ),
-        (
-            "snd_wnd",
-            h.iter().map(|p| u64::from(p.snd_wnd)).collect(),
-            &bytes,
-        ),
-        (
-            "srtt",
-            h.iter().map(|p| u64::from(p.srtt_us)).collect(),
-            &rtt,
-        ),
-    ];
+    let rates = (
+        "rate",
+        h.iter().map(|p| p.rate_bps.round() as u64).collect(),
+        &rate as &dyn Fn(u64) -> String,
+    );
+    // A download's history is the receiving end's: its window, unread
+    // bytes and receiver RTT.
+    let series: [Series; 4] = if r.download() {
+        [
+            rates,
+            (
+                "rcv_wnd",
+                h.iter().map(|p| u64::from(p.rcv_wnd)).collect(),
+                &bytes,
+            ),
+            (
+                "unread",
+                h.iter().map(|p| u64::from(p.unread)).collect(),
+                &bytes,
+            ),
+            (
+                "rcv_rtt",
+                h.iter().map(|p| u64::from(p.rcv_rtt_us)).collect(),
+                &rtt,
+            ),
+        ]
+    } else {
+        [
+            rates,
+            (
+                "cwnd",
+                h.iter().map(|p| u64::from(p.snd_cwnd)).collect(),
+                &cwnd,
+            ),
+            (
+                "snd_wnd",
+                h.iter().map(|p| u64::from(p.snd_wnd)).collect(),
+                &bytes,
+            ),
+            (
+                "srtt",
+                h.iter().map(|p| u64::from(p.srtt_us)).collect(),
+                &rtt,
+            ),
+        ]
+    };
     let span = interval.as_secs_f64() * h.len() as f64;
     let title = format!("history: last {span:.0} s ({} polls), oldest left", h.len());
     frame.render_widget(

@@ -143,16 +143,17 @@ fn cell_text(key: SortKey, r: &Row, w: usize) -> String {
             Side::Receiver => format!("↓{}", units::compact(&units::rate(r.rate_bps()))),
             Side::Sender => units::compact(&units::rate(r.rate_bps())),
         },
-        SortKey::Srtt => units::compact(&units::time_us(f64::from(f.srtt_us))),
-        SortKey::MinRtt => units::compact(&units::time_us(f64::from(f.min_rtt_us))),
-        SortKey::Cwnd => format!(
-            "{}/{}",
-            f.snd_cwnd,
-            units::compact(&units::bytes(f64::from(f.snd_cwnd) * f64::from(f.mss)))
+        SortKey::Srtt => units::compact(&units::time_us(f64::from(r.rtt_us()))),
+        SortKey::MinRtt => units::compact(&units::time_us(f64::from(r.base_rtt_us()))),
+        SortKey::Cwnd => r.cwnd().map_or_else(
+            || "-".to_string(),
+            |(segs, bytes)| format!("{segs}/{}", units::compact(&units::bytes(bytes as f64))),
         ),
-        SortKey::SndWnd => units::compact(&units::bytes(f64::from(f.snd_wnd))),
-        SortKey::Inflight => f.inflight.to_string(),
-        SortKey::Retrans => f.retransmits.to_string(),
+        SortKey::SndWnd => units::compact(&units::bytes(f64::from(r.window_bytes()))),
+        SortKey::Inflight => r
+            .inflight()
+            .map_or_else(|| "-".to_string(), |n| n.to_string()),
+        SortKey::Retrans => r.losses().to_string(),
         SortKey::RwndLimited => pct(r.rwnd_limited()),
         SortKey::CwndLimited => pct(r.cwnd_limited()),
         SortKey::Verdict => r.verdict().name().to_string(),
@@ -319,7 +320,7 @@ fn draw_footer(frame: &mut Frame, app: &App, area: Rect) {
     frame.render_widget(Paragraph::new(line), area);
 }
 
-const HELP: [(&str, &str); 14] = [
+const HELP: [(&str, &str); 15] = [
     ("q, Ctrl-C", "quit"),
     (
         "Up Down, j k",
@@ -337,6 +338,10 @@ const HELP: [(&str, &str); 14] = [
     ),
     ("Esc", "close help, then the details"),
     ("RATE", "send or receive rate over the verdict window"),
+    (
+        "↓",
+        "a download: rcv_rtt, base RTT, rcv_wnd, out-of-order, fill",
+    ),
     (
         "RWND% CWND%",
         "rwnd-/cwnd-limited share of busy time, same window",

@@ -3,7 +3,7 @@
 //! pane derive from them.
 
 use crate::{
-    attribution::{Attribution, Verdict},
+    attribution::{Attribution, Side, Verdict},
     model::flow::Flow,
     track::live::{HistoryPoint, Tracked},
 };
@@ -57,14 +57,84 @@ impl Row {
         self.send_bps().max(self.recv_bps())
     }
 
+    /// Whether the row is a download judged from this, the receiving, end:
+    /// its columns then show the receiving end's figures, not those of
+    /// the little it sends (requests, ACK-only segments).
+    pub fn download(&self) -> bool {
+        self.current.side == Side::Receiver
+    }
+
+    /// The data direction's round trip (µs): srtt for a sender; for a
+    /// download the receiver RTT the verdict used (its mean `rcv_rtt`).
+    pub fn rtt_us(&self) -> u32 {
+        if self.download() {
+            self.current.evidence.receiver_rtt_us
+        } else {
+            self.flow.srtt_us
+        }
+    }
+
+    /// The data direction's base round trip (µs): min_rtt for a sender,
+    /// the receiving end's base RTT for a download.
+    pub fn base_rtt_us(&self) -> u32 {
+        if self.download() {
+            self.current.evidence.receive.base_rtt_us
+        } else {
+            self.flow.min_rtt_us
+        }
+    }
+
+    /// The window that limits the data direction (bytes): the peer's
+    /// (snd_wnd) for a sender, this host's advertised one (rcv_wnd) for a
+    /// download.
+    pub fn window_bytes(&self) -> u32 {
+        if self.download() {
+            self.flow.rcv_wnd
+        } else {
+            self.flow.snd_wnd
+        }
+    }
+
+    /// The congestion window in segments and bytes; None for a download
+    /// (the sender's, which this end cannot read).
+    pub fn cwnd(&self) -> Option<(u32, u64)> {
+        let f = &self.flow;
+        (!self.download()).then(|| (f.snd_cwnd, u64::from(f.snd_cwnd) * u64::from(f.mss)))
+    }
+
+    /// Packets in flight (segments); None for a download.
+    pub fn inflight(&self) -> Option<u32> {
+        (!self.download()).then_some(self.flow.inflight)
+    }
+
+    /// Loss seen over the flow's life: segments retransmitted by a
+    /// sender; for a download, data segments that arrived out of order
+    /// (`rcv_ooopack`: loss or reordering upstream).
+    pub fn losses(&self) -> u32 {
+        if self.download() {
+            self.flow.rcv_ooopack
+        } else {
+            self.flow.retransmits
+        }
+    }
+
     /// Share of busy time rwnd-limited over the verdict window (0 to 1),
-    /// `None` when the flow was never busy in it.
+    /// `None` when the flow was never busy in it. For a download, the
+    /// fill of this host's window instead (in flight / rcv_wnd, at most 1).
     pub fn rwnd_limited(&self) -> Option<f64> {
+        if self.download() {
+            let fill = self.current.evidence.receive.window_fill;
+            return (fill > 0.0).then(|| fill.min(1.0));
+        }
         self.of_busy(self.current.evidence.shares.rwnd_limited)
     }
 
-    /// Share of busy time cwnd-limited over the verdict window (0 to 1).
+    /// Share of busy time cwnd-limited over the verdict window (0 to 1);
+    /// `None` for a download (the sender's clock).
     pub fn cwnd_limited(&self) -> Option<f64> {
+        if self.download() {
+            return None;
+        }
         self.of_busy(self.current.evidence.shares.cwnd_limited)
     }
 

@@ -202,16 +202,20 @@ fn help_overlays_the_table() {
     key(&mut a, KeyCode::Char('?'));
     let l = lines(&render(&mut a, 80, 24));
     assert_eq!(
-        l[5],
-        "ipe┌ help (Esc or ? closes) ────────────────────────────────────────────────┐"
+        l[4],
+        "cur┌ help (Esc or ? closes) ────────────────────────────────────────────────┐"
     );
     assert_eq!(
-        l[6],
+        l[5],
         "ipe│ q, Ctrl-C    quit                                                      │"
     );
     assert!(l.iter().any(|l| l.contains("│ dim rows     closed flows")));
+    assert!(
+        l.iter()
+            .any(|l| l.contains("│ ↓            a download: rcv_rtt"))
+    );
     // The table still shows around it.
-    assert!(l[4].starts_with("curl/777"));
+    assert!(l[3].starts_with("PROCESS"), "{}", l[3]);
 }
 
 #[test]
@@ -297,13 +301,52 @@ fn downloads_are_marked_and_receiver_verdicts_fit_at_80_columns() {
     let r = rows.iter_mut().find(|r| r.cookie() == 2).unwrap();
     r.current.side = crate::attribution::Side::Receiver;
     r.current.verdict = Verdict::ReceiverApplication;
+    // The receiving end's figures, not those of what this host sends.
+    r.current.evidence.receiver_rtt_us = 41_000;
+    r.current.evidence.receive.window_fill = 0.45;
     let mut a = App::new(Options::default());
     a.update(Snapshot::from_rows(rows, &COUNTERS));
     let b = render(&mut a, 80, 24);
     let l = lines(&b);
     assert_eq!(
         l[4],
-        "curl/777      [2001:db8::2]:443  ↓10.0Mbit/s   60.0ms    0% receiver_application"
+        "curl/777      [2001:db8::2]:443  ↓10.0Mbit/s   41.0ms   45% receiver_application"
     );
     assert_eq!(b[(60, 4)].fg, verdict_color(Verdict::ReceiverApplication));
+}
+
+#[test]
+fn a_downloads_detail_pane_gives_the_receiving_ends_figures() {
+    let mut rows = snapshot().rows;
+    let r = rows.iter_mut().find(|r| r.cookie() == 2).unwrap();
+    r.current.side = crate::attribution::Side::Receiver;
+    r.current.verdict = Verdict::ReceiverApplication;
+    let rx = &mut r.current.evidence.receive;
+    rx.window_fill = 0.45;
+    rx.in_flight_bytes = 75_000.0;
+    rx.rcv_wnd_mean = 166_000.0;
+    rx.unread_mean = 91_000.0;
+    rx.rtt_mean_us = 41_000.0;
+    rx.base_rtt_us = 40_000;
+    rx.queue_delay_us = 1_000;
+    let mut a = App::new(Options::default());
+    a.update(Snapshot::from_rows(rows, &COUNTERS));
+    key(&mut a, KeyCode::Enter);
+    let l = lines(&render(&mut a, 80, 24));
+    let has = |s: &str| l.iter().any(|l| l.starts_with(s));
+    assert!(
+        has("│receive  window fill 45% (in flight 75.0 KB of rcv_wnd 166.0 KB), unread 91.0"),
+        "{l:#?}"
+    );
+    assert!(
+        has("│rtt      rcv_rtt 41.0 ms, base 40.0 ms, queue 1.0 ms; out-of-order 0 (0 total)"),
+        "{l:#?}"
+    );
+    for name in ["│rcv_wnd ", "│unread ", "│rcv_rtt "] {
+        assert!(has(name), "{name}: {l:#?}");
+    }
+    // Nothing of the little this host sends: no cwnd, srtt or busy time.
+    for name in ["│limited ", "│windows ", "│cwnd ", "│snd_wnd ", "│srtt "] {
+        assert!(!has(name), "{name}: {l:#?}");
+    }
 }
