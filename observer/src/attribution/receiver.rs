@@ -148,8 +148,9 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
         return unknown;
     }
     // A window full only through a queue: at the path's base RTT it would
-    // allow well over the rate, a queue stands, and data arrives without
-    // the sender pausing. The flow fills the bottleneck, and the excess of
+    // allow twice the rate or more (`cfg.queue_only`), a queue stands, and
+    // data arrives without the sender pausing. The flow fills the
+    // bottleneck, and the excess of
     // its window waits in the queue: a larger window would add queue, not
     // rate (65,535 B without window scaling over a 10 Mbit/s path with
     // 20 ms of base RTT is 2.6 BDPs).
@@ -158,7 +159,7 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
         > (cfg.queue_fraction * f64::from(rx.base_rtt_us)).max(cfg.queue_floor_us as f64)
         && rx.base_rtt_us > 0
         && rx.gap_share < cfg.sender_gap_share
-        && rate < cfg.at_ceiling * base_ceiling;
+        && rate < cfg.queue_only * base_ceiling;
     if rx.window_fill >= cfg.at_ceiling && queue_only {
         return (
             Verdict::Path,

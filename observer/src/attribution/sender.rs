@@ -163,6 +163,33 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
     // and waiting on the buffer 42% of busy time, and carries half the
     // link it fills without the setsockopt. But not over a larger cwnd
     // share at a full bottleneck: more buffer would add queue, not rate.
+    // Nor a buffer full only through a queue: at min_rtt it would allow
+    // twice the rate or more (`cfg.queue_only`), yet a queue stands; the
+    // buffer holds what waits in it (cubic with a 64 KB SO_SNDBUF, sk_sndbuf 128 KB, over
+    // 10 Mbit/s and 10 ms each way delivers 9.6 Mbit/s with a 76 ms queue
+    // and drops, waiting on its buffer most of its busy time). The same
+    // test as the peer's window's below. A buffer whose bursts overshoot
+    // it allows less than the rate at min_rtt and is not this case.
+    let buffer_at_base = ceiling(f64::from(flow.sndbuf), f64::from(ev.min_rtt_us));
+    if sndbuf >= cfg.significant_share
+        && sndbuf >= rwnd
+        && queued
+        && rate < cfg.queue_only * buffer_at_base
+    {
+        return (
+            Verdict::Path,
+            (0.5 + f64::from(ev.queue_delay_us) / f64::from(ev.srtt_us.max(1))).min(1.0),
+            format!(
+                "path: the bottleneck is full: the send buffer is full (the writer waited {} of busy time) only through a queue: sk_sndbuf {} allows {} at min_rtt {}, and {queue_line}; delivering {}, {} retransmits: a larger buffer would add queue, not rate",
+                units::share(sndbuf),
+                units::bytes(f64::from(flow.sndbuf)),
+                units::rate(buffer_at_base),
+                units::time_us(f64::from(ev.min_rtt_us)),
+                units::rate(rate),
+                ev.retransmits
+            ),
+        );
+    }
     if sndbuf >= cfg.significant_share && sndbuf >= rwnd && (sndbuf >= cwnd || !(queued && at_path))
     {
         return (
@@ -219,13 +246,13 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
         if !within(c.rwnd_bps) {
             return outran("peer's window", c.rwnd_bps);
         }
-        // A window that at the path's own round trip would allow well over
-        // the rate is full only through a queue: the flow fills the
+        // A window that at the path's own round trip would allow twice the
+        // rate or more is full only through a queue: the flow fills the
         // bottleneck, and a larger window would add queue, not rate (a
         // 65,535 B window over a 10 Mbit/s, 20 ms path is 2.6 BDPs, and
         // its excess stands in the bottleneck's queue).
         let at_base = ceiling(f64::from(ev.snd_wnd), f64::from(ev.min_rtt_us));
-        if queued && rate < cfg.at_ceiling * at_base {
+        if queued && rate < cfg.queue_only * at_base {
             return (
                 Verdict::Path,
                 (0.5 + f64::from(ev.queue_delay_us) / f64::from(ev.srtt_us.max(1))).min(1.0),

@@ -357,4 +357,64 @@ fn a_window_full_only_through_a_queue_is_the_path() {
     // No queue: the window is the limit (65.5 KB / 20.4 ms = 25.7 Mbit/s).
     let b = verdict_between(P::default(), end(20_400, 3_100_000));
     assert_eq!(b.verdict, Verdict::ReceiveWindow, "{}", b.explanation);
+    // A mild queue that stretches srtt by a fifth (a 6.1 VM's 128 KB
+    // receiver: 25.9 ms against 21.2 ms, 18.0 Mbit/s in a 63 KB window,
+    // which allows 23.8 Mbit/s at min_rtt): still the window.
+    let c = verdict_between(
+        P::default(),
+        P {
+            acked: 2_250_000,
+            srtt_us: 25_900,
+            min_rtt_us: 21_200,
+            snd_wnd: 63_000,
+            snd_wnd_max: 63_000,
+            ..end(25_900, 2_250_000)
+        },
+    );
+    assert_eq!(c.verdict, Verdict::ReceiveWindow, "{}", c.explanation);
+}
+
+/// Cubic with a 64 KB SO_SNDBUF (sk_sndbuf 128 KB) over 10 Mbit/s, 10 ms
+/// each way, a 250 KB queue (an adversarial run, 3 of 3 `send_buffer`):
+/// 9.6 Mbit/s, srtt 96 ms against min_rtt 20 ms, drops at the queue, the
+/// writer waiting on its buffer 70% of busy time. At min_rtt the buffer
+/// would allow 52.4 Mbit/s: it is full only through the queue, `path`.
+/// The sndbuf scenario's shape (a buffer that at min_rtt allows less than
+/// the rate, overshot in bursts) stays `send_buffer` even with a queue.
+#[test]
+fn a_send_buffer_full_only_through_a_queue_is_the_path() {
+    let end = |sndbuf: u32, acked: u64| {
+        let mut p = point(P {
+            t: 1.0,
+            acked,
+            busy_ms: 1000,
+            sndbuf_full_ms: 700,
+            cwnd_ms: 200,
+            srtt_us: 96_000,
+            min_rtt_us: 20_000,
+            cwnd: 200,
+            retransmits: 8,
+            ..P::default()
+        });
+        p.flow.sndbuf = sndbuf;
+        p
+    };
+    let from = point(P::default());
+    let a = checked(attribute(
+        Some(&from),
+        &end(131_072, 1_200_000),
+        &Config::default(),
+    ));
+    assert_eq!(a.verdict, Verdict::Path, "{}", a.explanation);
+    assert_eq!(
+        a.explanation,
+        "path: the bottleneck is full: the send buffer is full (the writer waited 70% of busy time) only through a queue: sk_sndbuf 131.1 KB allows 52.4 Mbit/s at min_rtt 20.0 ms, and srtt 96.0 ms vs min_rtt 20.0 ms: 76.0 ms standing queue; delivering 9.6 Mbit/s, 8 retransmits: a larger buffer would add queue, not rate"
+    );
+    // 24 KB at min_rtt allows 9.8 Mbit/s, under 1.25 x the rate.
+    let b = checked(attribute(
+        Some(&from),
+        &end(24_576, 1_200_000),
+        &Config::default(),
+    ));
+    assert_eq!(b.verdict, Verdict::SendBuffer, "{}", b.explanation);
 }
