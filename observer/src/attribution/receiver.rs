@@ -13,6 +13,7 @@ use super::{
     config::Config,
     evidence::{Evidence, Receive},
     verdict::{Attribution, Side, Verdict},
+    whatif::full_through_queue,
 };
 use crate::{model::flow::Flow, units};
 
@@ -147,20 +148,15 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
     {
         return unknown;
     }
-    // A window full only through a queue: at the path's base RTT it would
-    // allow twice the rate or more (`cfg.queue_only`), a queue stands, and
-    // data arrives without the sender pausing. The flow fills the
-    // bottleneck, and the excess of
-    // its window waits in the queue: a larger window would add queue, not
-    // rate (65,535 B without window scaling over a 10 Mbit/s path with
-    // 20 ms of base RTT is 2.6 BDPs).
-    let base_ceiling = rx.rcv_wnd_mean * 8e6 / path_rtt.max(1.0);
-    let queue_only = f64::from(rx.queue_delay_us)
-        > (cfg.queue_fraction * f64::from(rx.base_rtt_us)).max(cfg.queue_floor_us as f64)
-        && rx.base_rtt_us > 0
-        && rx.gap_share < cfg.sender_gap_share
-        && rate < cfg.queue_only * base_ceiling;
-    if rx.window_fill >= cfg.at_ceiling && queue_only {
+    let queued = f64::from(rx.queue_delay_us)
+        > (cfg.queue_fraction * f64::from(rx.base_rtt_us)).max(cfg.queue_floor_us as f64);
+    // A window full only through a queue (`full_through_queue`, at the
+    // base RTT), with data arriving without the sender pausing: the flow
+    // fills its bottleneck, and a larger window would add queue, not rate.
+    let queue_only = (queued && rx.base_rtt_us > 0 && rx.gap_share < cfg.sender_gap_share)
+        .then(|| full_through_queue(rx.rcv_wnd_mean, path_rtt, rate, cfg))
+        .flatten();
+    if let Some(base_ceiling) = queue_only.filter(|_| rx.window_fill >= cfg.at_ceiling) {
         return (
             Verdict::Path,
             (0.5 + f64::from(rx.queue_delay_us) / rtt.max(1.0)).min(1.0),
@@ -213,8 +209,6 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
             units::share(rx.path_use)
         )
     };
-    let queued = f64::from(rx.queue_delay_us)
-        > (cfg.queue_fraction * f64::from(rx.base_rtt_us)).max(cfg.queue_floor_us as f64);
     // How the data arrives when the path is the limit: evenly, or in bursts
     // at a rate the flow uses nearly all of.
     let how = if rx.burst_share >= cfg.sender_gap_share {

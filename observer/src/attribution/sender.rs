@@ -5,7 +5,7 @@ use super::{
     config::Config,
     evidence::Evidence,
     verdict::{Attribution, Side, Verdict},
-    whatif::{ceiling, shrunk_by_unread},
+    whatif::{ceiling, full_through_queue, shrunk_by_unread},
 };
 use crate::{model::flow::Flow, units};
 
@@ -126,6 +126,8 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
     };
     let queued = f64::from(ev.queue_delay_us)
         > (cfg.queue_fraction * f64::from(ev.min_rtt_us)).max(cfg.queue_floor_us as f64);
+    // A full bottleneck's confidence grows with the share of srtt queued.
+    let path_conf = (0.5 + f64::from(ev.queue_delay_us) / f64::from(ev.srtt_us.max(1))).min(1.0);
     let queue_line = format!(
         "srtt {} vs min_rtt {}: {} standing queue",
         units::time_us(f64::from(ev.srtt_us)),
@@ -163,27 +165,27 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
     // and waiting on the buffer 42% of busy time, and carries half the
     // link it fills without the setsockopt. But not over a larger cwnd
     // share at a full bottleneck: more buffer would add queue, not rate.
-    // Nor a buffer full only through a queue: at min_rtt it would allow
-    // twice the rate or more (`cfg.queue_only`), yet a queue stands; the
-    // buffer holds what waits in it (cubic with a 64 KB SO_SNDBUF, sk_sndbuf 128 KB, over
-    // 10 Mbit/s and 10 ms each way delivers 9.6 Mbit/s with a 76 ms queue
-    // and drops, waiting on its buffer most of its busy time). The same
-    // test as the peer's window's below. A buffer whose bursts overshoot
-    // it allows less than the rate at min_rtt and is not this case.
-    let buffer_at_base = ceiling(f64::from(flow.sndbuf), f64::from(ev.min_rtt_us));
-    if sndbuf >= cfg.significant_share
-        && sndbuf >= rwnd
-        && queued
-        && rate < cfg.queue_only * buffer_at_base
+    // Nor a buffer full only through a queue (`full_through_queue`, the
+    // same test as the peer's window's below): it holds what waits in the
+    // bottleneck's queue. Cubic with a 64 KB SO_SNDBUF, sk_sndbuf 128 KB,
+    // over 10 Mbit/s and 10 ms each way delivers 9.6 Mbit/s with a 76 ms
+    // queue and drops, waiting on its buffer most of its busy time. A
+    // buffer whose bursts overshoot it allows less than the rate at
+    // min_rtt and is not this case.
+    let buffer_at_base = queued
+        .then(|| full_through_queue(f64::from(flow.sndbuf), f64::from(ev.min_rtt_us), rate, cfg))
+        .flatten();
+    if let Some(at_base) =
+        buffer_at_base.filter(|_| sndbuf >= cfg.significant_share && sndbuf >= rwnd)
     {
         return (
             Verdict::Path,
-            (0.5 + f64::from(ev.queue_delay_us) / f64::from(ev.srtt_us.max(1))).min(1.0),
+            path_conf,
             format!(
                 "path: the bottleneck is full: the send buffer is full (the writer waited {} of busy time) only through a queue: sk_sndbuf {} allows {} at min_rtt {}, and {queue_line}; delivering {}, {} retransmits: a larger buffer would add queue, not rate",
                 units::share(sndbuf),
                 units::bytes(f64::from(flow.sndbuf)),
-                units::rate(buffer_at_base),
+                units::rate(at_base),
                 units::time_us(f64::from(ev.min_rtt_us)),
                 units::rate(rate),
                 ev.retransmits
@@ -246,16 +248,14 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
         if !within(c.rwnd_bps) {
             return outran("peer's window", c.rwnd_bps);
         }
-        // A window that at the path's own round trip would allow twice the
-        // rate or more is full only through a queue: the flow fills the
-        // bottleneck, and a larger window would add queue, not rate (a
-        // 65,535 B window over a 10 Mbit/s, 20 ms path is 2.6 BDPs, and
-        // its excess stands in the bottleneck's queue).
-        let at_base = ceiling(f64::from(ev.snd_wnd), f64::from(ev.min_rtt_us));
-        if queued && rate < cfg.queue_only * at_base {
+        // Full only through a queue (`full_through_queue`): the path.
+        let window_at_base = queued
+            .then(|| full_through_queue(f64::from(ev.snd_wnd), f64::from(ev.min_rtt_us), rate, cfg))
+            .flatten();
+        if let Some(at_base) = window_at_base {
             return (
                 Verdict::Path,
-                (0.5 + f64::from(ev.queue_delay_us) / f64::from(ev.srtt_us.max(1))).min(1.0),
+                path_conf,
                 format!(
                     "path: the bottleneck is full: the peer's window is full (rwnd-limited {} of busy) only through a queue: snd_wnd {} allows {} at min_rtt {}, and {queue_line}; delivering {}: a larger window would add queue, not rate",
                     units::share(rwnd),
@@ -285,7 +285,7 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
         if queued && at_path {
             return (
                 Verdict::Path,
-                (0.5 + f64::from(ev.queue_delay_us) / f64::from(ev.srtt_us.max(1))).min(1.0),
+                path_conf,
                 format!(
                     "path: the bottleneck is full, {queue_line}; delivering {} with cwnd {} x {} B (cwnd-limited {} of busy), {} retransmits",
                     units::rate(rate),

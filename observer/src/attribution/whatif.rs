@@ -125,6 +125,18 @@ fn scale_fix(shift: u8, own: bool, scaling_off: bool) -> String {
     }
 }
 
+/// For a window (or send buffer) of `bytes` that is full while the flow
+/// moves `rate` (bits/s) and a queue stands: the ceiling it would allow at
+/// the path's base RTT `base_rtt_us` (bits/s) when that is at least
+/// `1 / cfg.queue_only` times the rate, else None. The window is then full
+/// only through the queue: the flow fills its bottleneck and the excess of
+/// the window waits there, so a larger one would add queue, not rate (a
+/// 65,535 B window over a 10 Mbit/s, 20 ms path is 2.6 BDPs).
+pub fn full_through_queue(bytes: f64, base_rtt_us: f64, rate: f64, cfg: &Config) -> Option<f64> {
+    let at_base = ceiling(bytes, base_rtt_us);
+    (rate < cfg.queue_only * at_base).then_some(at_base)
+}
+
 /// Whether a peer window whose time-weighted mean is `mean` and whose value
 /// now is `now` (bytes) has shrunk under `fraction` of the largest the
 /// peer has offered, `max` (`tcp_sock.max_window`; 0: unknown, never
