@@ -29,6 +29,9 @@ pub const MAP_FLOWS: &str = "FLOWS";
 pub const MAP_CLOSED: &str = "CLOSED";
 /// Name of the per-CPU self-counter array in the eBPF object.
 pub const MAP_COUNTERS: &str = "COUNTERS";
+/// Name of the map the tick program (`observer_tick`) writes: slot 0
+/// `bpf_jiffies64()`, slot 1 `bpf_ktime_get_ns()`, read at the same run.
+pub const MAP_TICK: &str = "TICK";
 /// Name of the single-slot array holding the number of live flow entries.
 pub const MAP_LIVE: &str = "LIVE";
 /// Name of the read-only global that carries the BTF-resolved offsets.

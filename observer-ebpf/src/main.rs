@@ -41,7 +41,11 @@ mod refresh;
 
 #[cfg(target_arch = "bpf")]
 mod programs {
-    use aya_ebpf::{macros::btf_tracepoint, programs::BtfTracePointContext};
+    use aya_ebpf::{
+        helpers::{bpf_jiffies64, bpf_ktime_get_ns},
+        macros::{btf_tracepoint, raw_tracepoint},
+        programs::{BtfTracePointContext, RawTracePointContext},
+    };
 
     use crate::flow;
 
@@ -95,6 +99,25 @@ mod programs {
     /// hook costs on the machine (never attached by the agent).
     #[btf_tracepoint(function = "tcp_probe")]
     pub fn bench_floor(_ctx: BtfTracePointContext) -> i32 {
+        0
+    }
+
+    /// The kernel's tick counter and monotonic clock, read together into
+    /// the `TICK` map: `bpf_jiffies64()` (kernel/time/jiffies.c
+    /// `get_jiffies_64`) and `bpf_ktime_get_ns()`. Never attached: user
+    /// space runs it with `BPF_PROG_TEST_RUN` at two tick edges to learn HZ,
+    /// the rate the `tcp_sock.chrono_*` figures tick at, where no host file
+    /// tells it (a pod).
+    #[raw_tracepoint(tracepoint = "sys_enter")]
+    pub fn observer_tick(_ctx: RawTracePointContext) -> i32 {
+        // SAFETY: helper calls with no arguments.
+        let (jiffies, ns) = unsafe { (bpf_jiffies64(), bpf_ktime_get_ns()) };
+        for (slot, v) in [(0, jiffies), (1, ns)] {
+            if let Some(p) = crate::maps::TICK.get_ptr_mut(slot) {
+                // SAFETY: an array slot the verifier has bounds-checked.
+                unsafe { *p = v };
+            }
+        }
         0
     }
 

@@ -26,6 +26,10 @@ pub static LIVE: Array<u64> = Array::with_max_entries(1, 0);
 #[map(name = "SCRATCH")]
 pub static SCRATCH: PerCpuArray<FlowSample> = PerCpuArray::with_max_entries(1, 0);
 
+/// The tick program's reading (see `observer_common::MAP_TICK`).
+#[map(name = "TICK")]
+pub static TICK: Array<u64> = Array::with_max_entries(2, 0);
+
 /// BTF-resolved member offsets, written by user space before load.
 #[unsafe(no_mangle)]
 pub static OFFSETS: Offsets = Offsets::NONE;

@@ -9,7 +9,8 @@ use clap::{Parser, Subcommand};
 use observer::{
     kernel::preflight,
     kernel::probes::{ProbeConfig, Probes},
-    model::clock::{Clock, kernel_hz},
+    kernel::tick::kernel_hz,
+    model::clock::Clock,
     track::live::BookConfig,
     track::poller::Poller,
 };
@@ -48,7 +49,7 @@ enum Cmd {
 
 fn start_monitor() -> anyhow::Result<Poller> {
     preflight::check()?;
-    let hz = kernel_hz()?;
+    let hz = kernel_hz()?.hz;
     let cfg = ProbeConfig {
         rx_gap_ns: observer_common::rx_gap_ns(hz),
         ..ProbeConfig::default()

@@ -5,7 +5,8 @@ use anyhow::Context as _;
 use observer::{
     kernel::preflight,
     kernel::probes::{ProbeConfig, Probes},
-    model::clock::{Clock, kernel_hz},
+    kernel::tick::kernel_hz,
+    model::clock::Clock,
 };
 
 /// Attached probes and the clock to read their samples with.
@@ -24,6 +25,11 @@ pub struct Session {
 pub fn start(config: ProbeConfig) -> anyhow::Result<Session> {
     preflight::check()?;
     let hz = kernel_hz()?;
+    log::info!("{}", hz.describe());
+    if let Some(line) = hz.disagreement() {
+        log::warn!("{line}");
+    }
+    let hz = hz.hz;
     let config = ProbeConfig {
         rx_gap_ns: observer_common::rx_gap_ns(hz),
         ..config

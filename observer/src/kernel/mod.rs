@@ -13,6 +13,7 @@
 //!   ([`probes::Probes::read`]) every view polls with;
 //! - [`flow_map`], [`closed_ring`], [`program_info`]: reading the maps and
 //!   the programs' statistics;
+//! - [`tick`]: the kernel's HZ, measured with a test-run program;
 //! - [`privilege`]: drop every capability once attached;
 //! - [`env`]: the test-only environment overrides, all in one place.
 
@@ -25,3 +26,4 @@ pub mod preflight;
 pub mod privilege;
 pub mod probes;
 pub mod program_info;
+pub mod tick;

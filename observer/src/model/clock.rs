@@ -1,19 +1,10 @@
-//! Kernel time bases: the jiffy rate (HZ) that `tcp_sock.chrono_*` count in,
-//! and the mapping from `bpf_ktime_get_ns()` (CLOCK_MONOTONIC) to wall time.
+//! Kernel time bases: the jiffy rate (HZ) that `tcp_sock.chrono_*` count in
+//! (its arithmetic and the config files' word on it; `kernel::tick` measures
+//! it), and the mapping from `bpf_ktime_get_ns()` (CLOCK_MONOTONIC) to wall
+//! time.
 
 use std::io::Read as _;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-
-/// Errors finding the kernel's HZ.
-#[derive(Debug, thiserror::Error)]
-pub enum ClockError {
-    /// Neither the kernel config nor `/proc/timer_list` told HZ.
-    #[error(
-        "cannot tell the kernel's HZ: no CONFIG_HZ in /proc/config.gz or /boot/config-$(uname -r), \
-         and /proc/timer_list is unreadable ({0}); mount /proc or run as root"
-    )]
-    NoHz(String),
-}
 
 /// The HZ values Linux can be configured with.
 const KNOWN_HZ: [u32; 4] = [100, 250, 300, 1000];
@@ -39,45 +30,27 @@ pub fn snap_hz(measured: f64) -> u32 {
         .unwrap_or(250)
 }
 
-fn timer_list_jiffies() -> Result<u64, String> {
-    let text = std::fs::read_to_string("/proc/timer_list").map_err(|e| e.to_string())?;
-    text.lines()
-        .find_map(|l| l.strip_prefix("jiffies: "))
-        .and_then(|v| v.trim().parse().ok())
-        .ok_or_else(|| "no jiffies line".to_string())
-}
-
-/// The kernel's HZ: from its config when published, else measured from
-/// `/proc/timer_list` over 200 ms.
-///
-/// # Errors
-/// [`ClockError::NoHz`] when neither source is readable.
-pub fn kernel_hz() -> Result<u32, ClockError> {
+/// `CONFIG_HZ` from the running kernel's config, when the host publishes
+/// it: `/proc/config.gz` (CONFIG_IKCONFIG_PROC), else
+/// `/boot/config-$(uname -r)`. A pod usually sees neither; observer learns
+/// HZ from the kernel itself (`kernel::tick`) and uses this only as a
+/// cross-check.
+pub fn config_hz() -> Option<u32> {
     let mut gz = String::new();
     if let Ok(f) = std::fs::File::open("/proc/config.gz") {
         let mut d = flate2::read::GzDecoder::new(f);
         if d.read_to_string(&mut gz).is_ok()
             && let Some(hz) = hz_from_config(&gz)
         {
-            return Ok(hz);
+            return Some(hz);
         }
     }
-    if let Ok(uts) = std::fs::read_to_string("/proc/sys/kernel/osrelease") {
-        let path = format!("/boot/config-{}", uts.trim());
-        if let Some(hz) = std::fs::read_to_string(path)
-            .ok()
-            .as_deref()
-            .and_then(hz_from_config)
-        {
-            return Ok(hz);
-        }
-    }
-    let t0 = std::time::Instant::now();
-    let j0 = timer_list_jiffies().map_err(ClockError::NoHz)?;
-    std::thread::sleep(Duration::from_millis(200));
-    let j1 = timer_list_jiffies().map_err(ClockError::NoHz)?;
-    let secs = t0.elapsed().as_secs_f64();
-    Ok(snap_hz(j1.saturating_sub(j0) as f64 / secs))
+    let uts = std::fs::read_to_string("/proc/sys/kernel/osrelease").ok()?;
+    let path = format!("/boot/config-{}", uts.trim());
+    std::fs::read_to_string(path)
+        .ok()
+        .as_deref()
+        .and_then(hz_from_config)
 }
 
 /// Monotonic nanoseconds now (`CLOCK_MONOTONIC`, as `bpf_ktime_get_ns`).
@@ -155,12 +128,6 @@ mod tests {
         assert_eq!(snap_hz(990.0), 1000);
         assert_eq!(snap_hz(120.0), 100);
         assert_eq!(snap_hz(290.0), 300);
-    }
-
-    #[test]
-    fn running_kernel_hz_is_a_known_value() {
-        let hz = kernel_hz().unwrap();
-        assert!(KNOWN_HZ.contains(&hz), "{hz}");
     }
 
     #[test]

@@ -22,7 +22,8 @@ use crate::support::{
 };
 use observer::{
     kernel::probes::{ProbeConfig, Probes},
-    model::clock::{Clock, kernel_hz},
+    kernel::tick::kernel_hz,
+    model::clock::Clock,
     sink::metrics::{Catalogue, CatalogueConfig, encode, labels::Aggregation},
     track::live::BookConfig,
     track::poller::{PollStats, Poller},
@@ -65,7 +66,7 @@ fn full_ring_buffer_counts_drops_and_forgets_no_flow_twice() {
     let max_flows = ProbeConfig::default().max_flows;
     let mut m = Poller::new(
         probes,
-        Clock::new(kernel_hz().unwrap()),
+        Clock::new(kernel_hz().unwrap().hz),
         BookConfig::default(),
         max_flows,
     );

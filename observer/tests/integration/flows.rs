@@ -247,6 +247,57 @@ fn small_receive_buffer_makes_sender_rwnd_limited() {
     assert_eq!(flow.snd_wnd, info.snd_wnd);
 }
 
+/// What a pod sees: no `/proc/timer_list`, no `/proc/config.gz`, no
+/// `/boot`. observer learns HZ from the kernel itself, so the figures
+/// counted in jiffies (busy, rwnd-limited) still equal TCP_INFO's.
+#[test]
+fn figures_in_jiffies_match_tcp_info_without_host_hz_files() {
+    if !root_or_skip("figures_in_jiffies_match_tcp_info_without_host_hz_files") {
+        return;
+    }
+    crate::support::pod::hide_hz_files();
+    assert_eq!(std::fs::read_to_string("/proc/timer_list").unwrap(), "");
+    assert_eq!(observer::model::clock::config_hz(), None);
+    let hz = observer::kernel::tick::kernel_hz().unwrap();
+    let measured = hz.measured.unwrap();
+    assert!(
+        (f64::from(hz.hz) - measured).abs() < f64::from(hz.hz) * 0.02,
+        "{hz:?}"
+    );
+    let mut obs = Observer::start();
+    let ns = Namespace::standalone().unwrap();
+    const N: usize = 1024 * 1024;
+    let (flow, info) = ns
+        .run(|| {
+            let client = transfer("127.0.0.1:0", N, Some(4096), true);
+            let key = cookie(&client);
+            let info = tcp_info(&client);
+            let mut flow = None;
+            assert!(obs.wait_until(Duration::from_secs(3), |o| {
+                flow = o.flow(key);
+                flow.as_ref()
+                    .is_some_and(|f| f.bytes_acked == info.bytes_acked)
+            }));
+            (flow.unwrap(), info)
+        })
+        .unwrap();
+    // Several hundred ms of rwnd-limited time: a wrong HZ (100 or 1000
+    // for 250) would put observer's figure off by 60% or more.
+    assert!(info.rwnd_limited_us > 100_000, "kernel: {info:?}");
+    assert!(
+        within_jiffy_and_percent(flow.rwnd_limited_us, info.rwnd_limited_us),
+        "rwnd_limited {} vs TCP_INFO {}",
+        flow.rwnd_limited_us,
+        info.rwnd_limited_us
+    );
+    assert!(
+        within_jiffy_and_percent(flow.busy_us, info.busy_us),
+        "busy {} vs TCP_INFO {}",
+        flow.busy_us,
+        info.busy_us
+    );
+}
+
 #[test]
 fn thousand_short_connections_close_exactly_once() {
     if !root_or_skip("thousand_short_connections_close_exactly_once") {

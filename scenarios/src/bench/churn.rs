@@ -40,7 +40,7 @@ pub fn steps(rates: &[u64], secs: u64) -> anyhow::Result<Vec<ChurnStep>> {
 
     use observer::{
         kernel::probes::{ProbeConfig, Probes},
-        model::clock::{Clock, kernel_hz},
+        model::clock::Clock,
         track::live::BookConfig,
         track::live::Event,
         track::poller::Poller,
@@ -55,7 +55,7 @@ pub fn steps(rates: &[u64], secs: u64) -> anyhow::Result<Vec<ChurnStep>> {
     let probes = Probes::load(ProbeConfig::default()).context("loading the probes")?;
     let mut poller = Poller::new(
         probes,
-        Clock::new(kernel_hz()?),
+        Clock::new(observer::kernel::tick::kernel_hz()?.hz),
         BookConfig::default(),
         ProbeConfig::default().max_flows,
     );

@@ -13,7 +13,8 @@ use std::{
 use observer::{
     attribution::Point,
     kernel::probes::{ProbeConfig, Probes},
-    model::clock::{Clock, kernel_hz, monotonic_ns},
+    kernel::tick::kernel_hz,
+    model::clock::{Clock, monotonic_ns},
     model::flow::Flow,
     track::snapshot::FlowTable,
 };
@@ -23,6 +24,7 @@ use pathemu::Namespace;
 pub mod bpf;
 pub mod http;
 pub mod net;
+pub mod pod;
 pub mod process;
 
 /// Whether the tests can load eBPF programs; prints why not otherwise.
@@ -197,7 +199,7 @@ impl Observer {
         Observer {
             probes,
             table: FlowTable::new(),
-            clock: Clock::new(kernel_hz().unwrap()),
+            clock: Clock::new(kernel_hz().unwrap().hz),
             buf: (Vec::new(), Vec::new()),
         }
     }
