@@ -23,6 +23,10 @@ fuzz_target!(|data: &[u8]| {
             "{s:?} -> {n}"
         );
     }
+    if let Ok(a) = args::parse_listen(&s) {
+        // What it parsed reads back as the same address.
+        assert_eq!(args::parse_listen(&a.to_string()), Ok(a), "{s:?}");
+    }
     if let Some(k) = SortKey::from_name(&s) {
         assert_eq!(k.name(), s);
     }

@@ -33,6 +33,34 @@ pub fn parse_positive(s: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+/// The port `--listen` uses when given an address without one.
+pub const DEFAULT_PORT: u16 = 19190;
+
+/// Parses where to serve `/metrics`: `ADDR:PORT` (`[V6]:PORT` for IPv6), a
+/// bare address (`10.0.0.5`, `fd00::5`: port [`DEFAULT_PORT`]), which is
+/// what a DaemonSet can hand over from the node's `status.hostIP` whatever
+/// its family, or `:PORT` (every address, IPv4 and IPv6, as `[::]:PORT`).
+///
+/// # Errors
+/// A message saying what is wrong with `s`.
+pub fn parse_listen(s: &str) -> Result<std::net::SocketAddr, String> {
+    use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+    let t = s.trim();
+    if let Ok(a) = t.parse::<SocketAddr>() {
+        return Ok(a);
+    }
+    if let Ok(ip) = t.parse::<IpAddr>() {
+        return Ok(SocketAddr::new(ip, DEFAULT_PORT));
+    }
+    if let Some(Ok(port)) = t.strip_prefix(':').map(str::parse::<u16>) {
+        return Ok(SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), port));
+    }
+    Err(format!(
+        "'{s}' is not an address to listen on (use e.g. 127.0.0.1:{DEFAULT_PORT}, \
+         [::1]:{DEFAULT_PORT}, 10.0.0.5 or :{DEFAULT_PORT})"
+    ))
+}
+
 /// Parses a rate in bits/s: `35M`, `1.5G`, `800k`, `2000000`.
 ///
 /// # Errors
@@ -160,6 +188,20 @@ mod tests {
         // A multi-byte space before the number: was a slicing panic.
         assert_eq!(parse_rate("\u{3000}1k"), Ok(1000));
         assert!(parse_rate("1\u{e9}").is_err());
+    }
+
+    #[test]
+    fn listen_addresses() {
+        let a = |s: &str| parse_listen(s).map(|a| a.to_string());
+        assert_eq!(a("127.0.0.1:19190"), Ok("127.0.0.1:19190".into()));
+        assert_eq!(a("[::1]:9000"), Ok("[::1]:9000".into()));
+        assert_eq!(a("10.0.0.5"), Ok("10.0.0.5:19190".into()));
+        assert_eq!(a(" fd00::5 "), Ok("[fd00::5]:19190".into()));
+        assert_eq!(a(":9100"), Ok("[::]:9100".into()));
+        assert!(a("localhost:19190").unwrap_err().contains("not an address"));
+        assert!(a(":99999").is_err());
+        assert!(a("").is_err());
+        assert!(a("10.0.0.5:").is_err());
     }
 
     #[test]

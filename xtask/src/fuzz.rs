@@ -43,7 +43,7 @@ fn cargo_fuzz(root: &Path) -> Command {
 /// # Errors
 /// cargo-fuzz missing or the targets failing to build.
 pub fn fuzz(seconds: u64, only: &[String]) -> anyhow::Result<Tally> {
-    setup::setup()?;
+    setup::setup_for(&[setup::Group::Fuzz])?;
     let root = util::workspace_root();
     let targets: Vec<(&str, usize)> = TARGETS
         .iter()

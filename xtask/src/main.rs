@@ -9,6 +9,7 @@ use std::process::{Command, ExitCode};
 use clap::{Parser, Subcommand};
 
 mod fuzz;
+mod image;
 mod integration;
 mod lint;
 mod setup;
@@ -44,6 +45,9 @@ enum Cmd {
         #[arg(last = true)]
         args: Vec<String>,
     },
+    /// Build the container image of deploy/Containerfile (a static
+    /// release binary, FROM scratch, offline) and print its reference.
+    Image,
     /// Run every test: formatting, lints, unit and root integration tests,
     /// and the scenario suite.
     Test,
@@ -114,7 +118,7 @@ enum Cmd {
 }
 
 fn build(release: bool) -> anyhow::Result<std::path::PathBuf> {
-    setup::setup()?;
+    setup::setup_build()?;
     let mut c = Command::new("cargo");
     c.args(["build", "--package", "observer"]);
     if release {
@@ -146,8 +150,9 @@ fn main() -> ExitCode {
                 Err(anyhow::anyhow!("observer exited with {status}"))
             }
         }),
+        Cmd::Image => image::build().map(|reference| println!("{reference}")),
         Cmd::Test => test::test(),
-        Cmd::Lint => setup::setup().and_then(|()| lint::lint()),
+        Cmd::Lint => setup::setup_build().and_then(|()| lint::lint()),
         Cmd::Scenarios { args } => test::scenarios_command(&args),
         Cmd::Demo => test::demo(),
         Cmd::Soak { minutes } => soak::command(minutes),

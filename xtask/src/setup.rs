@@ -9,34 +9,67 @@ use anyhow::{Context as _, bail};
 
 use crate::util::{is_root, run, which};
 
-/// Debian packages: the eBPF compiler set (see ../shared/docs/toolchain.md in
-/// the development docs), and the tools the tests drive (iperf3, ip, promtool
-/// and a Prometheus server, tmux for the terminal view, and the HTTP servers
-/// and clients of the receiver-side scenarios: nginx-light, python3, curl,
-/// wget).
-const PACKAGES: &[&str] = &[
-    "rustc-web",
-    "cargo-web",
-    "rust-web-src",
-    // clippy for that compiler: `cargo xtask test` lints the eBPF crate
-    // for its own target with it.
-    "rust-web-clippy",
-    "llvm-22-dev",
-    "zlib1g-dev",
-    "libzstd-dev",
-    // libfuzzer-sys compiles libFuzzer with it (`cargo xtask fuzz`).
-    "g++",
-    "iperf3",
-    "iproute2",
-    "prometheus",
-    "tmux",
-    "curl",
-    "wget",
-    "nginx-light",
-    "python3",
-    // The kernel matrix (`vm-test`): an emulator and the VM's userland.
-    "qemu-system-x86",
-    "busybox-static",
+/// What a command needs installed. Each command installs only its own
+/// groups: `run` and `build` the build chain, `test` everything its phases
+/// drive; nothing a command does not use is installed, and apt is never
+/// allowed to remove a package for it (see [`install_packages`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Group {
+    /// The eBPF compiler set (see ../shared/docs/toolchain.md in the
+    /// development docs): Debian's rustc-web with its sources and clippy
+    /// (`cargo xtask lint` checks the eBPF crate for its own target with
+    /// it), LLVM 22 for bpf-linker, and bpf-linker itself.
+    Build,
+    /// The tools the root tests and scenarios drive: iperf3, ip, promtool
+    /// and a Prometheus server, tmux for the terminal view, and the HTTP
+    /// servers and clients of the receiver-side scenarios.
+    Tools,
+    /// The kernel matrix (`vm-test`): an emulator and the VM's userland.
+    Vm,
+    /// `cargo xtask fuzz`: g++ (libfuzzer-sys compiles libFuzzer) and
+    /// cargo-fuzz.
+    Fuzz,
+    /// `cargo xtask image` and the image's root test: podman.
+    Image,
+}
+
+impl Group {
+    /// The Debian packages of this group.
+    fn packages(self) -> &'static [&'static str] {
+        match self {
+            Group::Build => &[
+                "rustc-web",
+                "cargo-web",
+                "rust-web-src",
+                "rust-web-clippy",
+                "llvm-22-dev",
+                "zlib1g-dev",
+                "libzstd-dev",
+            ],
+            Group::Tools => &[
+                "iperf3",
+                "iproute2",
+                "prometheus",
+                "tmux",
+                "curl",
+                "wget",
+                "nginx-light",
+                "python3",
+            ],
+            Group::Vm => &["qemu-system-x86", "busybox-static"],
+            Group::Fuzz => &["g++"],
+            Group::Image => &["podman"],
+        }
+    }
+}
+
+/// Every group: what `cargo xtask test` (and `cargo xtask setup`) needs.
+pub const ALL: &[Group] = &[
+    Group::Build,
+    Group::Tools,
+    Group::Vm,
+    Group::Fuzz,
+    Group::Image,
 ];
 
 /// The rustup toolchain name under which Debian's rustc-web is linked.
@@ -103,29 +136,57 @@ fn bpf_linker_ok() -> bool {
         })
 }
 
-/// Makes sure every build and test dependency is present.
+/// Makes sure every build and test dependency is present (`cargo xtask
+/// setup`, and what `cargo xtask test` runs first).
 ///
 /// # Errors
 /// A failed install step, or a machine where observer cannot install
 /// things itself (then the message lists what to install).
 pub fn setup() -> anyhow::Result<()> {
+    setup_for(ALL)
+}
+
+/// Only the build chain: what `run`, `build` and `lint` need.
+///
+/// # Errors
+/// As [`setup`].
+pub fn setup_build() -> anyhow::Result<()> {
+    setup_for(&[Group::Build])
+}
+
+/// Makes sure what `groups` need is present; the build chain always.
+///
+/// # Errors
+/// As [`setup`].
+pub fn setup_for(groups: &[Group]) -> anyhow::Result<()> {
     // Looked at before the packages go in: nightly's rust-src is the
     // user's own set-up, which Debian's compiler does not replace.
     let use_nightly = has_rust_src("nightly");
-    install_packages()?;
+    let mut packages: Vec<&str> = Group::Build.packages().to_vec();
+    for p in groups.iter().flat_map(|g| g.packages()) {
+        if !packages.contains(p) {
+            packages.push(p);
+        }
+    }
+    install_packages(&packages)?;
     if use_nightly {
         eprintln!("setup: rustup nightly with rust-src present; using it for the eBPF build");
     } else {
         link_toolchain()?;
     }
     install_bpf_linker()?;
-    install_cargo_fuzz()
+    if groups.contains(&Group::Fuzz) {
+        install_cargo_fuzz()?;
+    }
+    Ok(())
 }
 
-/// The Debian packages of [`PACKAGES`] that are missing, through apt-get
-/// where this is root on Debian/Ubuntu.
-fn install_packages() -> anyhow::Result<()> {
-    let missing: Vec<&str> = PACKAGES
+/// The packages of `wanted` that are missing, through apt-get where this
+/// is root on Debian/Ubuntu. apt may not remove anything for them: the
+/// install is simulated first, and a conflict stops with one line naming
+/// what would go and the command that would resolve it by hand.
+fn install_packages(wanted: &[&str]) -> anyhow::Result<()> {
+    let missing: Vec<&str> = wanted
         .iter()
         .copied()
         .filter(|p| !dpkg_installed(p))
@@ -145,10 +206,54 @@ fn install_packages() -> anyhow::Result<()> {
     }
     eprintln!("setup: installing {}", missing.join(" "));
     run(Command::new("apt-get").args(["update", "-q"]))?;
-    run(Command::new("apt-get")
-        .args(["install", "-y", "-q", "--no-install-recommends"])
-        .args(&missing)
-        .env("DEBIAN_FRONTEND", "noninteractive"))
+    let apt = |simulate: bool| {
+        let mut c = Command::new("apt-get");
+        c.args(["install", "-y", "-q", "--no-install-recommends"]);
+        // The simulation lists what would go (`Remv`); the real run may
+        // remove nothing whatever the simulation missed.
+        c.arg(if simulate {
+            "--simulate"
+        } else {
+            "--no-remove"
+        });
+        c.args(&missing).env("DEBIAN_FRONTEND", "noninteractive");
+        c
+    };
+    let sim = apt(true).output().context("cannot run apt-get")?;
+    let removed = removals(&String::from_utf8_lossy(&sim.stdout));
+    if !removed.is_empty() || !sim.status.success() {
+        bail!(
+            "installing {} would make apt remove {}; observer's set-up removes nothing: if that \
+             may go, run `apt-get install {}` yourself, then run this again",
+            missing.join(" "),
+            if removed.is_empty() {
+                "packages (apt-get --simulate refused)".to_string()
+            } else {
+                removed.join(" ")
+            },
+            missing.join(" ")
+        );
+    }
+    run(&mut apt(false))
+}
+
+/// The packages an `apt-get --simulate` run says it would remove (its
+/// `Remv NAME ...` lines).
+fn removals(simulated: &str) -> Vec<String> {
+    simulated
+        .lines()
+        .filter_map(|l| l.strip_prefix("Remv "))
+        .filter_map(|rest| rest.split_whitespace().next())
+        .map(str::to_string)
+        .collect()
+}
+
+/// podman, for `cargo xtask image`.
+///
+/// # Errors
+/// As [`setup`].
+pub fn install_podman() -> anyhow::Result<()> {
+    install_packages(Group::Image.packages())
 }
 
 /// Debian's rustc-web as the rustup toolchain [`LINKED_TOOLCHAIN`].
@@ -200,4 +305,17 @@ fn install_cargo_fuzz() -> anyhow::Result<()> {
         CARGO_FUZZ_VERSION,
     ]))
     .context("building cargo-fuzz")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn simulated_removals_are_named() {
+        let out = "Reading package lists...\nRemv qemu-utils [1:7.2+dfsg-7]\n\
+                   Inst qemu-system-x86 (1:7.2+dfsg-7 Debian:12)\nRemv libfoo1 [1.0]\n";
+        assert_eq!(removals(out), ["qemu-utils", "libfoo1"]);
+        assert!(removals("Inst iperf3 (3.12-1)\nConf iperf3\n").is_empty());
+    }
 }

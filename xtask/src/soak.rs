@@ -22,7 +22,7 @@ pub const TEST_SECONDS: u64 = 45;
 /// # Errors
 /// A failed build, or a test binary that could not start.
 pub fn soak(seconds: u64) -> anyhow::Result<Tally> {
-    setup::setup()?;
+    setup::setup_for(&[setup::Group::Tools])?;
     let exe = util::build_tests(
         &["--release", "-p", "observer", "--test", INTEGRATION],
         "the soak test",

@@ -136,7 +136,7 @@ pub fn bench(args: &[String], quick: bool) -> anyhow::Result<()> {
 /// Builds observer and the scenario runner in release mode and returns a
 /// command that runs the runner as root.
 fn runner() -> anyhow::Result<Command> {
-    setup::setup()?;
+    setup::setup_for(&[setup::Group::Tools])?;
     let build = ["build", "--release", "-p", "observer", "-p", "scenarios"];
     util::run(Command::new("cargo").args(build))?;
     let bin = util::target_dir().join("release").join("scenarios");

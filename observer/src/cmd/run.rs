@@ -7,7 +7,7 @@ use anyhow::Context as _;
 use observer::{
     args::{parse_prefixes, parse_ringbuf_bytes},
     kernel::probes::ProbeConfig,
-    sink::metrics::{Catalogue, CatalogueConfig, http, labels::Aggregation},
+    sink::metrics::{Catalogue, CatalogueConfig, health::Health, http, labels::Aggregation},
     track::live::BookConfig,
     track::poller::Poller,
 };
@@ -21,9 +21,10 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:19190";
 /// Arguments of `observer run`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// Address for /metrics and /healthz. Loopback by default: expose it on
-    /// purpose (e.g. 0.0.0.0:19190) for a remote Prometheus.
-    #[arg(long, default_value = DEFAULT_LISTEN)]
+    /// Address for /metrics and /healthz: ADDR:PORT, a bare ADDR (port
+    /// 19190) or :PORT (every address). Loopback by default: expose it on
+    /// purpose (e.g. the host's own address) for a remote Prometheus.
+    #[arg(long, default_value = DEFAULT_LISTEN, value_parser = observer::args::parse_listen)]
     listen: SocketAddr,
     /// How often to read the kernel maps and update the metrics.
     #[arg(long, default_value = "1s", value_parser = parse_positive, allow_hyphen_values = true)]
@@ -48,6 +49,11 @@ pub struct Args {
     /// Most distinct aggregation label sets; past it, new ones become `other`.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..), allow_hyphen_values = true)]
     max_label_sets: u64,
+    /// How often to log a summary line (flows by verdict, closes, poll
+    /// cost, probe health). Ring-buffer drops and flow-map evictions are
+    /// logged at the poll that sees them, whatever this says.
+    #[arg(long, default_value = "1m", value_parser = parse_positive, allow_hyphen_values = true)]
+    log_every: Duration,
     /// Span of the current verdict (the sliding window it is computed over).
     #[arg(long, default_value = "1s", value_parser = parse_positive, allow_hyphen_values = true)]
     window: Duration,
@@ -108,8 +114,14 @@ async fn agent(args: &Args) -> anyhow::Result<()> {
         ..BookConfig::default()
     };
     let mut poller = Poller::new(s.probes, s.clock, cfg, args.max_flows);
-    let server = tokio::spawn(http::serve(listener, catalogue.registry.clone()));
+    let health = Health::new(poller.probes().attached().len(), args.interval);
+    let server = tokio::spawn(http::serve(
+        listener,
+        catalogue.registry.clone(),
+        health.clone(),
+    ));
     log::info!("serving http://{}/metrics", args.listen);
+    let mut log = LogState::new(&poller);
     let mut tick = tokio::time::interval(args.interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -126,19 +138,95 @@ async fn agent(args: &Args) -> anyhow::Result<()> {
             &stats,
             poller.max_flows,
         );
-        log::info!("{}", summary(&poller, &stats));
+        health.polled();
+        log.poll(&poller, &stats, args.log_every);
     }
+    log.summary(&poller);
     server.abort();
     log::info!("stopping: detaching probes");
     Ok(())
 }
 
-/// One line per interval: flows by verdict, closes, poll cost, probe health.
-fn summary(m: &Poller, stats: &observer::track::poller::PollStats) -> String {
+/// What the agent logs between summaries: closes and the slowest poll
+/// since the last summary, and the kernel's loss counters as last logged.
+struct LogState {
+    since: std::time::Instant,
+    polls: u64,
+    closed: usize,
+    slowest_us: u64,
+    drops: u64,
+    evictions: u64,
+}
+
+impl LogState {
+    fn new(m: &Poller) -> LogState {
+        use observer_common::Counter;
+        LogState {
+            since: std::time::Instant::now(),
+            polls: 0,
+            closed: 0,
+            slowest_us: 0,
+            drops: m.counters[Counter::RingbufDrops as usize],
+            evictions: m.counters[Counter::LruEvictions as usize],
+        }
+    }
+
+    /// Takes one poll: warns at once of new ring-buffer drops or flow-map
+    /// evictions, and logs the summary once `every` has passed.
+    fn poll(&mut self, m: &Poller, stats: &observer::track::poller::PollStats, every: Duration) {
+        use observer_common::Counter;
+        self.polls += 1;
+        self.closed += stats.closed;
+        self.slowest_us = self.slowest_us.max(stats.took_us);
+        let drops = m.counters[Counter::RingbufDrops as usize];
+        if drops > self.drops {
+            log::warn!(
+                "ringbuf drops {drops} (+{}): the kernel lost close records because the ring \
+                 buffer was full between polls; a shorter --interval drains it sooner",
+                drops - self.drops
+            );
+            self.drops = drops;
+        }
+        let evictions = m.counters[Counter::LruEvictions as usize];
+        if evictions > self.evictions {
+            log::warn!(
+                "lru evictions {evictions} (+{}): the flow map was full and the kernel dropped \
+                 the least recently seen flows; raise --max-flows (now {})",
+                evictions - self.evictions,
+                m.max_flows
+            );
+            self.evictions = evictions;
+        }
+        if self.since.elapsed() >= every {
+            self.summary(m);
+        }
+    }
+
+    /// Logs the summary line and starts the next period.
+    fn summary(&mut self, m: &Poller) {
+        log::info!(
+            "{} (over {:.0} s: {} polls, {} closed, slowest poll {:.1} ms)",
+            summary(m),
+            self.since.elapsed().as_secs_f64(),
+            self.polls,
+            self.closed,
+            self.slowest_us as f64 / 1000.0
+        );
+        self.since = std::time::Instant::now();
+        self.polls = 0;
+        self.closed = 0;
+        self.slowest_us = 0;
+    }
+}
+
+/// Flows by verdict now, and the kernel's loss counters since start.
+fn summary(m: &Poller) -> String {
     use observer::attribution::Verdict;
     use observer_common::Counter;
     let mut by: Vec<(Verdict, usize)> = Verdict::ALL.iter().map(|v| (*v, 0)).collect();
+    let mut open = 0;
     for t in m.book().flows().filter(|t| !t.is_closed()) {
+        open += 1;
         if let Some(e) = by.iter_mut().find(|(v, _)| *v == t.current.verdict) {
             e.1 += 1;
         }
@@ -149,11 +237,8 @@ fn summary(m: &Poller, stats: &observer::track::poller::PollStats) -> String {
         .map(|(v, n)| format!("{v}={n}"))
         .collect();
     format!(
-        "{} open flows [{}], {} closed this poll, poll {:.1} ms, ringbuf drops {}, lru evictions {}",
-        stats.active,
+        "{open} open flows [{}], ringbuf drops {}, lru evictions {}",
         verdicts.join(" "),
-        stats.closed,
-        stats.took_us as f64 / 1000.0,
         m.counters[Counter::RingbufDrops as usize],
         m.counters[Counter::LruEvictions as usize]
     )

@@ -48,7 +48,7 @@ pub enum ProbeError {
     )]
     Layout(btf::BtfError),
     /// The eBPF object did not load (verifier, map creation).
-    #[error("loading the eBPF programs failed: {0}")]
+    #[error("loading the eBPF programs failed: {}", chain(.0))]
     Load(aya::EbpfError),
     /// A program is missing from the object (a build problem).
     #[error("eBPF object has no program {0}")]
@@ -78,6 +78,22 @@ pub enum ProbeError {
         /// What aya said.
         error: aya::maps::MapError,
     },
+}
+
+/// `e` and its sources, joined with ": ": aya's map and program errors keep
+/// the errno (what an operator acts on) in their source.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut next = e.source();
+    while let Some(s) = next {
+        let part = s.to_string();
+        if !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        next = s.source();
+    }
+    text
 }
 
 /// Settings fixed at load time.

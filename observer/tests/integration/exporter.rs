@@ -46,7 +46,7 @@ fn start_observer_with(env: &[(&str, &str)]) -> (u16, ChildGuard) {
         )
         .unwrap();
         let deadline = std::time::Instant::now() + Duration::from_secs(15);
-        while http_get(port, "/healthz").as_deref() != Some("ok\n") {
+        while !http_get(port, "/healthz").is_some_and(|t| t.starts_with("ok: ")) {
             if !k.running() {
                 let err = k.stderr_after_exit();
                 assert!(

@@ -91,7 +91,7 @@ struct KernelRun {
 /// An unknown kernel, a failed build, download or boot, or any failed test.
 pub fn vm_test(kernel: &str, netem: bool, timeout_s: u64, only: &[String]) -> anyhow::Result<()> {
     let series = select_series(kernel)?;
-    setup::setup()?;
+    setup::setup_for(&[setup::Group::Vm])?;
     for tool in ["qemu-system-x86_64", "busybox", "apt-get", "dpkg-deb"] {
         if initramfs::find_program(tool).is_none() {
             bail!(

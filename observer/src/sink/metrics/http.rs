@@ -1,5 +1,6 @@
 //! The HTTP endpoint: `GET /metrics` (Prometheus text format) and
-//! `GET /healthz`. Nothing served changes any state.
+//! `GET /healthz` ([`super::health`]: 200 or 503 with the reason). Nothing
+//! served changes any state.
 
 use std::{convert::Infallible, net::SocketAddr};
 
@@ -8,6 +9,8 @@ use http_body_util::Full;
 use hyper::{Method, Request, Response, StatusCode, body::Incoming, service::service_fn};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
+
+use super::health::Health;
 
 /// Errors starting the endpoint.
 #[derive(Debug, thiserror::Error)]
@@ -52,7 +55,11 @@ fn reply(status: StatusCode, content_type: &str, body: String) -> Response<Full<
     r
 }
 
-fn route(req: &Request<Incoming>, registry: &prometheus::Registry) -> Response<Full<Bytes>> {
+fn route(
+    req: &Request<Incoming>,
+    registry: &prometheus::Registry,
+    health: &Health,
+) -> Response<Full<Bytes>> {
     if req.method() != Method::GET && req.method() != Method::HEAD {
         return reply(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -65,7 +72,10 @@ fn route(req: &Request<Incoming>, registry: &prometheus::Registry) -> Response<F
             Ok(text) => reply(StatusCode::OK, "text/plain; version=0.0.4; charset=utf-8", text),
             Err(e) => reply(StatusCode::INTERNAL_SERVER_ERROR, "text/plain", format!("{e}\n")),
         },
-        "/healthz" => reply(StatusCode::OK, "text/plain", "ok\n".into()),
+        "/healthz" => match health.check_now() {
+            Ok(text) => reply(StatusCode::OK, "text/plain", text),
+            Err(text) => reply(StatusCode::SERVICE_UNAVAILABLE, "text/plain", text),
+        },
         "/" => reply(
             StatusCode::OK,
             "text/html",
@@ -76,15 +86,16 @@ fn route(req: &Request<Incoming>, registry: &prometheus::Registry) -> Response<F
 }
 
 /// Serves connections on `listener` until the task is dropped.
-pub async fn serve(listener: TcpListener, registry: prometheus::Registry) {
+pub async fn serve(listener: TcpListener, registry: prometheus::Registry, health: Health) {
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             continue;
         };
         let registry = registry.clone();
+        let health = health.clone();
         tokio::spawn(async move {
             let svc = service_fn(move |req| {
-                let resp = route(&req, &registry);
+                let resp = route(&req, &registry, &health);
                 async move { Ok::<_, Infallible>(resp) }
             });
             if let Err(e) = hyper::server::conn::http1::Builder::new()

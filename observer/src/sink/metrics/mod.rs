@@ -9,6 +9,7 @@
 mod agent;
 pub mod catalogue;
 mod flows;
+pub mod health;
 pub mod http;
 pub mod labels;
 mod registrar;

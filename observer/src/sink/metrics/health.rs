@@ -1,0 +1,114 @@
+//! What `GET /healthz` answers: whether the agent is doing its job, for a
+//! liveness or readiness probe. Healthy means the kernel programs are
+//! attached (at least the two hooks every figure needs) and the poll loop
+//! has read the maps recently; a stalled loop or a failed attach answers
+//! 503 with the reason.
+
+use std::sync::{
+    Arc,
+    atomic::{AtomicU64, Ordering},
+};
+use std::time::Duration;
+
+use crate::model::clock::monotonic_ns;
+
+/// The hooks every figure needs (`tcp_probe`, `inet_sock_set_state`):
+/// fewer attached is unhealthy.
+pub const REQUIRED_PROGRAMS: u64 = 2;
+
+/// Health shared between the poll loop (writer) and the endpoint (reader).
+#[derive(Clone, Debug)]
+pub struct Health {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    /// Programs attached (count).
+    attached: AtomicU64,
+    /// When the maps were last read (ns, CLOCK_MONOTONIC); at start, when
+    /// the programs were attached.
+    last_poll_ns: AtomicU64,
+    /// How long without a poll is a stall (ns).
+    stall_ns: u64,
+}
+
+impl Health {
+    /// Health for an agent polling every `interval` with `attached`
+    /// programs attached; a poll is overdue after three intervals (at
+    /// least 5 s, so a busy node's slow poll is not a restart).
+    pub fn new(attached: usize, interval: Duration) -> Health {
+        let stall = (interval * 3).max(Duration::from_secs(5));
+        Health {
+            inner: Arc::new(Inner {
+                attached: AtomicU64::new(attached as u64),
+                last_poll_ns: AtomicU64::new(monotonic_ns()),
+                stall_ns: u64::try_from(stall.as_nanos()).unwrap_or(u64::MAX),
+            }),
+        }
+    }
+
+    /// Records a completed poll.
+    pub fn polled(&self) {
+        self.inner
+            .last_poll_ns
+            .store(monotonic_ns(), Ordering::Relaxed);
+    }
+
+    /// The answer at monotonic time `now_ns`: `Ok(text)` when healthy,
+    /// `Err(reason)` when not; one line each.
+    pub fn check(&self, now_ns: u64) -> Result<String, String> {
+        let attached = self.inner.attached.load(Ordering::Relaxed);
+        let since = now_ns.saturating_sub(self.inner.last_poll_ns.load(Ordering::Relaxed));
+        let secs = since as f64 / 1e9;
+        if attached < REQUIRED_PROGRAMS {
+            return Err(format!(
+                "unhealthy: {attached} programs attached, {REQUIRED_PROGRAMS} needed\n"
+            ));
+        }
+        if since > self.inner.stall_ns {
+            return Err(format!(
+                "unhealthy: the kernel maps were last read {secs:.1} s ago (stalled past {:.1} s)\n",
+                self.inner.stall_ns as f64 / 1e9
+            ));
+        }
+        Ok(format!(
+            "ok: {attached} programs attached, maps read {secs:.1} s ago\n"
+        ))
+    }
+
+    /// [`Health::check`] now.
+    pub fn check_now(&self) -> Result<String, String> {
+        self.check(monotonic_ns())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn healthy_stalled_and_unattached() {
+        let h = Health::new(5, Duration::from_secs(1));
+        let t0 = h.inner.last_poll_ns.load(Ordering::Relaxed);
+        let ok = h.check(t0 + 400_000_000).unwrap();
+        assert_eq!(ok, "ok: 5 programs attached, maps read 0.4 s ago\n");
+        // 1 s interval: stalled after 5 s (the floor), not after 3 s.
+        assert!(h.check(t0 + 4_900_000_000).is_ok());
+        let stalled = h.check(t0 + 6_000_000_000).unwrap_err();
+        assert!(stalled.contains("last read 6.0 s ago"), "{stalled}");
+        assert!(stalled.contains("past 5.0 s"), "{stalled}");
+        // 10 s interval: 30 s of grace.
+        let slow = Health::new(5, Duration::from_secs(10));
+        let t1 = slow.inner.last_poll_ns.load(Ordering::Relaxed);
+        assert!(slow.check(t1 + 29_000_000_000).is_ok());
+        assert!(slow.check(t1 + 31_000_000_000).is_err());
+        let one = Health::new(1, Duration::from_secs(1));
+        let t2 = one.inner.last_poll_ns.load(Ordering::Relaxed);
+        assert!(
+            one.check(t2)
+                .unwrap_err()
+                .contains("1 programs attached, 2 needed")
+        );
+    }
+}

@@ -1,0 +1,131 @@
+//! `cargo xtask image`: the container image of deploy/Containerfile, built
+//! offline from a statically linked release binary.
+//!
+//! The binary links glibc statically (`-C target-feature=+crt-static`, for
+//! the host's target triple given explicitly, so the flag reaches only
+//! observer and not the build scripts or the eBPF build); the image is
+//! `FROM scratch` with that one file, so building it pulls nothing.
+
+use std::{
+    path::{Path, PathBuf},
+    process::Command,
+};
+
+use anyhow::{Context as _, bail};
+
+use crate::{setup, util};
+
+/// The image's name; the tag is the workspace version.
+pub const NAME: &str = "localhost/observer";
+
+/// Builds the image and returns its reference (`localhost/observer:VERSION`).
+///
+/// # Errors
+/// A failed install, build, or a binary that is not static.
+pub fn build() -> anyhow::Result<String> {
+    setup::setup_build()?;
+    setup::install_podman()?;
+    let bin = static_binary()?;
+    let context = util::target_dir().join("image");
+    std::fs::create_dir_all(&context)
+        .with_context(|| format!("cannot create {}", context.display()))?;
+    std::fs::copy(&bin, context.join("observer"))
+        .with_context(|| format!("cannot copy {} into {}", bin.display(), context.display()))?;
+    let reference = format!("{NAME}:{}", env!("CARGO_PKG_VERSION"));
+    let containerfile = util::workspace_root().join("deploy/Containerfile");
+    util::run(
+        podman()?
+            .args(["build", "--quiet", "--file"])
+            .arg(&containerfile)
+            .args(["--tag", &reference])
+            .arg(&context),
+    )?;
+    Ok(reference)
+}
+
+/// `podman` with the one adjustment these machines need to start
+/// containers at all: a containers.conf without default ulimits (root here
+/// lacks CAP_SYS_RESOURCE, so podman's default RLIMIT_NOFILE fails). The
+/// file is written under the target directory; it sets nothing else.
+///
+/// # Errors
+/// The file cannot be written.
+pub fn podman() -> anyhow::Result<Command> {
+    let conf = util::target_dir().join("podman/containers.conf");
+    if let Some(dir) = conf.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(&conf, "[containers]\ndefault_ulimits = []\n")
+        .with_context(|| format!("cannot write {}", conf.display()))?;
+    let mut c = Command::new("podman");
+    c.env("CONTAINERS_CONF", conf);
+    Ok(c)
+}
+
+/// `cargo build --release` of observer for the host triple with glibc
+/// linked in; checks that the result has no program interpreter.
+fn static_binary() -> anyhow::Result<PathBuf> {
+    let triple = host_triple()?;
+    let var = format!(
+        "CARGO_TARGET_{}_RUSTFLAGS",
+        triple.to_uppercase().replace(['-', '.'], "_")
+    );
+    util::run(
+        Command::new("cargo")
+            .args(["build", "--release", "--package", "observer", "--target"])
+            .arg(&triple)
+            .env(var, "-C target-feature=+crt-static"),
+    )?;
+    let bin = util::target_dir()
+        .join(&triple)
+        .join("release")
+        .join("observer");
+    if has_interpreter(&bin)? {
+        bail!(
+            "{} is dynamically linked (it names an ELF interpreter); the image needs a static \
+             binary",
+            bin.display()
+        );
+    }
+    Ok(bin)
+}
+
+/// The host's target triple, as rustc reports it (`host: ...`).
+fn host_triple() -> anyhow::Result<String> {
+    let out = Command::new("rustc")
+        .arg("-vV")
+        .output()
+        .context("cannot run rustc -vV")?;
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .map(str::to_string)
+        .context("rustc -vV printed no host triple")
+}
+
+/// Whether the ELF executable at `path` has a `PT_INTERP` program header
+/// (a dynamically linked one does), read with the `object` crate.
+fn has_interpreter(path: &Path) -> anyhow::Result<bool> {
+    use object::read::elf::{ElfFile64, ProgramHeader as _};
+    let data = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let elf = ElfFile64::<object::Endianness>::parse(&*data)
+        .with_context(|| format!("{} is not a 64-bit ELF file", path.display()))?;
+    let endian = elf.endian();
+    Ok(elf
+        .elf_program_headers()
+        .iter()
+        .any(|h| h.p_type(endian) == object::elf::PT_INTERP))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dynamic_executable_names_an_interpreter() {
+        // Any program on the host: cargo's build of this test is dynamic.
+        let me = std::env::current_exe().unwrap();
+        assert!(has_interpreter(&me).unwrap());
+        assert!(has_interpreter(Path::new("/nonexistent")).is_err());
+    }
+}
