@@ -22,7 +22,8 @@ pub enum Group {
     Build,
     /// The tools the root tests and scenarios drive: iperf3, ip, promtool
     /// and a Prometheus server, tmux for the terminal view, and the HTTP
-    /// servers and clients of the receiver-side scenarios.
+    /// servers and clients of the receiver-side scenarios, and what
+    /// deploy/check.py needs (PyYAML, systemd-analyze).
     Tools,
     /// The kernel matrix (`vm-test`): an emulator and the VM's userland.
     Vm,
@@ -55,6 +56,9 @@ impl Group {
                 "wget",
                 "nginx-light",
                 "python3",
+                // deploy/check.py: YAML, and the systemd unit's checks.
+                "python3-yaml",
+                "systemd",
             ],
             Group::Vm => &["qemu-system-x86", "busybox-static"],
             Group::Fuzz => &["g++"],

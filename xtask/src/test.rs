@@ -8,7 +8,7 @@ use std::process::Command;
 use anyhow::Context as _;
 
 use crate::{
-    fuzz,
+    fuzz, image,
     integration::{INTEGRATION, integration_modules, module_filter},
     lint, setup, soak,
     tally::{Tally, run_counting},
@@ -23,6 +23,15 @@ pub fn test() -> anyhow::Result<()> {
     setup::setup()?;
     lint::lint()?;
     let mut total = Tally::default();
+    // The deployment files (deploy/check.py), and the image the root test
+    // `image::` runs as the DaemonSet would.
+    let root = util::workspace_root();
+    total.add(run_counting(
+        Command::new("python3")
+            .arg(root.join("deploy/check.py"))
+            .arg("--require-tools"),
+    )?);
+    let image = image::build()?;
     if util::is_root() {
         // Root: cargo runs the documentation tests too.
         let mut c = Command::new("cargo");
@@ -40,7 +49,7 @@ pub fn test() -> anyhow::Result<()> {
         let dir = a.manifest_path.parent();
         let run = |filter: Option<String>| -> anyhow::Result<Tally> {
             let mut c = util::as_root(exe.as_str())?;
-            c.args(filter);
+            c.args(filter).env("OBSERVER_IMAGE", &image);
             if let Some(d) = dir {
                 c.current_dir(d);
             }

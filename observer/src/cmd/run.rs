@@ -121,6 +121,11 @@ async fn agent(args: &Args) -> anyhow::Result<()> {
         health.clone(),
     ));
     log::info!("serving http://{}/metrics", args.listen);
+    // Under systemd (deploy/observer.service, Type=notify): ready now that
+    // the programs are attached and /metrics is served; a no-op elsewhere.
+    if let Err(e) = sd_notify::notify(&[sd_notify::NotifyState::Ready]) {
+        log::warn!("cannot tell systemd the agent is ready: {e}");
+    }
     let mut log = LogState::new(&poller);
     let mut tick = tokio::time::interval(args.interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

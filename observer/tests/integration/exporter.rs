@@ -13,6 +13,7 @@ use crate::support::{
     bpf::{attached_programs, bpf_links},
     http::{free_port, http_get, metric, sum},
     process::BIN,
+    prom::Prometheus,
     root_or_skip, serial,
 };
 use pathemu::{ChildGuard, Namespace, Path, PathConfig, Side};
@@ -68,61 +69,14 @@ fn start_observer_with(env: &[(&str, &str)]) -> (u16, ChildGuard) {
     panic!("five free ports were all taken before observer could bind them");
 }
 
-/// The value of an instant query's first sample, if any.
-fn query(prom: u16, q: &str) -> Option<f64> {
-    let out = Command::new("curl")
-        .args([
-            "-sf",
-            "--max-time",
-            "2",
-            "-G",
-            &format!("http://127.0.0.1:{prom}/api/v1/query"),
-        ])
-        .args(["--data-urlencode", &format!("query={q}")])
-        .output()
-        .ok()?;
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
-    v["data"]["result"][0]["value"][1].as_str()?.parse().ok()
-}
-
 #[test]
 fn prometheus_sees_window_and_path_verdicts_move() {
     if !root_or_skip("prometheus_sees_window_and_path_verdicts_move") {
         return;
     }
-    if Command::new("prometheus")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        panic!("prometheus is not installed: run `cargo xtask setup`");
-    }
     let _serial = serial();
     let (port, _observer) = start_observer();
-    let dir = std::env::temp_dir().join(format!("observer-prom-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let cfg = dir.join("prometheus.yml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "global: {{scrape_interval: 1s, evaluation_interval: 1s}}\n\
-             scrape_configs:\n  - job_name: observer\n    static_configs: [{{targets: ['127.0.0.1:{port}']}}]\n"
-        ),
-    )
-    .unwrap();
-    let prom = free_port();
-    let _prometheus = ChildGuard::spawn(
-        Command::new("prometheus")
-            .arg(format!("--config.file={}", cfg.display()))
-            .arg(format!(
-                "--storage.tsdb.path={}",
-                dir.join("data").display()
-            ))
-            .arg(format!("--web.listen-address=127.0.0.1:{prom}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null()),
-    )
-    .unwrap();
+    let prom = Prometheus::scraping(port);
     // A window-limited transfer (64 KB on 104 ms) and a path-limited one
     // (cubic into a 20 Mbit/s bottleneck), at the same time.
     let window = Path::new(PathConfig::bottleneck(
@@ -151,10 +105,9 @@ fn prometheus_sees_window_and_path_verdicts_move() {
         clients.push(ChildGuard::spawn(&mut c).unwrap());
     }
     let moved = |verdict: &str| {
-        query(
-            prom,
-            &format!("sum(observer_bytes_acked_total{{verdict=\"{verdict}\"}})"),
-        )
+        prom.query(&format!(
+            "sum(observer_bytes_acked_total{{verdict=\"{verdict}\"}})"
+        ))
         .unwrap_or(0.0)
     };
     let deadline = Instant::now() + Duration::from_secs(25);
@@ -164,7 +117,6 @@ fn prometheus_sees_window_and_path_verdicts_move() {
         rwnd = moved("receive_window");
         path = moved("path");
     }
-    let _ = std::fs::remove_dir_all(&dir);
     assert!(rwnd >= 1e6, "receive_window bytes in Prometheus: {rwnd}");
     assert!(path >= 1e6, "path bytes in Prometheus: {path}");
 }
@@ -230,6 +182,34 @@ fn series_stay_bounded_while_5000_short_flows_come_and_go() {
     let text = http_get(port, "/metrics").unwrap();
     let closed = sum(&text, "observer_flows_closed_total", "");
     assert!(closed >= 10_000.0, "closed flows counted: {closed}");
+}
+
+/// deploy/observer.service is `Type=notify`: the agent says READY=1 on
+/// `$NOTIFY_SOCKET` once its programs are attached and it serves.
+#[test]
+fn tells_systemd_it_is_ready_once_attached() {
+    if !root_or_skip("tells_systemd_it_is_ready_once_attached") {
+        return;
+    }
+    let _serial = serial();
+    let dir = std::env::temp_dir().join(format!("observer-notify-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("notify");
+    let sock = std::os::unix::net::UnixDatagram::bind(&path).unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let before = crate::support::bpf::observer_programs();
+    let (port, _observer) = start_observer_with(&[("NOTIFY_SOCKET", path.to_str().unwrap())]);
+    let mut buf = [0u8; 256];
+    let n = sock.recv(&mut buf).unwrap();
+    let attached = crate::support::bpf::observer_programs()
+        .difference(&before)
+        .count();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(String::from_utf8_lossy(&buf[..n]), "READY=1\n");
+    assert_eq!(attached, attached_programs());
+    let health = http_get(port, "/healthz").unwrap_or_default();
+    assert!(health.starts_with("ok: "), "{health}");
 }
 
 #[test]

@@ -16,6 +16,7 @@ mod counters;
 mod exporter;
 mod faults;
 mod flows;
+mod image;
 mod life;
 mod preconditions;
 mod reader;

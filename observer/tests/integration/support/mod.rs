@@ -26,6 +26,7 @@ pub mod http;
 pub mod net;
 pub mod pod;
 pub mod process;
+pub mod prom;
 
 /// Whether the tests can load eBPF programs; prints why not otherwise.
 pub fn root_or_skip(test: &str) -> bool {

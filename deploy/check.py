@@ -1,0 +1,311 @@
+#!/usr/bin/env python3
+"""Checks the deployment files in this folder, as `cargo xtask test` does.
+
+    python3 deploy/check.py                  # every check; `N passed, M failed`
+    python3 deploy/check.py --require-tools  # and fail where promtool or
+                                             # systemd-analyze is missing
+    python3 deploy/check.py --podman-args    # the DaemonSet container's security
+                                             # context as podman flags (JSON list)
+
+No Kubernetes schema validator is packaged for Debian, so this checks the
+fields observer relies on, each with the reason it matters: the objects'
+shape (apiVersion, kind, names, types), what the agent needs to start
+(capabilities, the node IP, probes on /healthz), what it must not ask for
+(hostPID, host paths, a token), and that exactly one scrape path reaches the
+pods. The systemd unit is checked with systemd-analyze (verify, and the
+offline security score) and the host scrape job with promtool, where those
+are installed. Edit a manifest, run this.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PORT = 19190
+# Measured (see daemonset.yaml): maps 78 MB at the default --max-flows, plus
+# the agent's 54 MiB RSS at 100k flows.
+MIN_MEMORY_LIMIT_MI = 160
+DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+# systemd-analyze security's "OK" band ends at 2.5 (lower is better).
+MAX_EXPOSURE = 2.5
+
+results = []
+require_tools = False
+
+
+def tool(name):
+    """The path of `name`, or None; a failed check when tools are required."""
+    path = shutil.which(name)
+    if path is None and require_tools:
+        check(False, f"{name} is installed (cargo xtask setup installs it)")
+    return path
+
+
+def check(ok, what):
+    results.append((bool(ok), what))
+
+
+def load(name):
+    with open(os.path.join(HERE, name), encoding="utf-8") as f:
+        return [d for d in yaml.safe_load_all(f) if d is not None]
+
+
+def memory_mi(q):
+    """A Kubernetes memory quantity in MiB (Mi, Gi, M, plain bytes)."""
+    m = re.fullmatch(r"(\d+)(Ki|Mi|Gi|K|M|G)?", str(q))
+    if not m:
+        return None
+    n, unit = int(m.group(1)), m.group(2) or ""
+    factor = {"": 1, "Ki": 1024, "Mi": 1 << 20, "Gi": 1 << 30,
+              "K": 1000, "M": 10**6, "G": 10**9}[unit]
+    return n * factor / (1 << 20)
+
+
+def shape(doc, where):
+    """What every Kubernetes object needs: apiVersion, kind, a DNS-1123 name."""
+    meta = doc.get("metadata") or {}
+    name = meta.get("name", "")
+    check(isinstance(doc.get("apiVersion"), str) and "apiVersion" in doc,
+          f"{where}: has an apiVersion")
+    check(isinstance(doc.get("kind"), str), f"{where}: has a kind")
+    check(DNS1123.match(name) and len(name) <= 63,
+          f"{where}: metadata.name {name!r} is a DNS-1123 label")
+    labels = meta.get("labels") or {}
+    check(all(isinstance(v, str) for v in labels.values()),
+          f"{where}: label values are strings")
+
+
+def by_kind(docs):
+    out = {}
+    for d in docs:
+        out.setdefault(d.get("kind"), []).append(d)
+    return out
+
+
+def observer_container(ds):
+    containers = ds["spec"]["template"]["spec"].get("containers") or []
+    return next((c for c in containers if c.get("name") == "observer"), None)
+
+
+def check_daemonset(kinds):
+    ns = (kinds.get("Namespace") or [None])[0]
+    check(ns is not None, "daemonset.yaml: defines the observer Namespace")
+    if ns:
+        labels = ns["metadata"].get("labels") or {}
+        # Added capabilities, hostNetwork and hostPort break "baseline".
+        check(labels.get("pod-security.kubernetes.io/enforce") == "privileged",
+              "Namespace: enforces Pod Security 'privileged' (the agent breaks 'baseline')")
+    pcs = kinds.get("PriorityClass") or []
+    dss = kinds.get("DaemonSet") or []
+    check(len(dss) == 1, "daemonset.yaml: one DaemonSet")
+    if not dss:
+        return None
+    ds = dss[0]
+    check(ds["apiVersion"] == "apps/v1", "DaemonSet: apiVersion apps/v1")
+    check(ds["metadata"].get("namespace") == (ns or {}).get("metadata", {}).get("name"),
+          "DaemonSet: in the Namespace the file creates")
+    spec = ds["spec"]
+    tmpl = spec["template"]
+    pod = tmpl["spec"]
+    sel = spec["selector"]["matchLabels"]
+    tlabels = tmpl["metadata"].get("labels") or {}
+    check(all(tlabels.get(k) == v for k, v in sel.items()),
+          "DaemonSet: the selector matches the pod template's labels")
+    check(not pod.get("hostPID"), "pod: no hostPID (pids come from the kernel, not /proc)")
+    check(not pod.get("hostIPC"), "pod: no hostIPC")
+    check(pod.get("hostNetwork") is True,
+          "pod: hostNetwork (the endpoint listens on the node's address)")
+    check(pod.get("dnsPolicy") == "ClusterFirstWithHostNet",
+          "pod: dnsPolicy ClusterFirstWithHostNet (as hostNetwork needs)")
+    check(pod.get("automountServiceAccountToken") is False,
+          "pod: no service account token (the agent calls no API)")
+    check((pod.get("nodeSelector") or {}).get("kubernetes.io/os") == "linux",
+          "pod: nodeSelector kubernetes.io/os=linux")
+    pc = pod.get("priorityClassName")
+    check(pc and (pc.startswith("system-") or any(p["metadata"]["name"] == pc for p in pcs)),
+          f"pod: priorityClassName {pc!r} exists (defined here or a system class)")
+    sc = pod.get("securityContext") or {}
+    check((sc.get("seccompProfile") or {}).get("type") == "RuntimeDefault",
+          "pod: seccomp RuntimeDefault")
+    check(not pod.get("volumes"),
+          "pod: no volumes (BTF is read from the container's own /sys; nothing from the node)")
+    ann = tmpl["metadata"].get("annotations") or {}
+    check(not any(k.startswith("prometheus.io/") for k in ann),
+          "pod: no prometheus.io annotations (the ServiceMonitor or the sd job scrapes it, once)")
+    c = observer_container(ds)
+    check(c is not None, "pod: has the observer container")
+    if c is None:
+        return ds
+    image = c.get("image", "")
+    check(image and not image.endswith(":latest") and ":" in image.rsplit("/", 1)[-1],
+          f"container: image {image!r} names a version, not :latest")
+    args = c.get("args") or []
+    check(args[:1] == ["run"], "container: runs the agent (`observer run`)")
+    check("--listen=$(NODE_IP)" in args,
+          "container: listens on the node IP (--listen=$(NODE_IP)), not 0.0.0.0")
+    env = {e["name"]: e for e in c.get("env") or []}
+    node_ip = ((env.get("NODE_IP") or {}).get("valueFrom") or {}).get("fieldRef") or {}
+    check(node_ip.get("fieldPath") == "status.hostIP", "container: NODE_IP from status.hostIP")
+    ports = c.get("ports") or []
+    metrics = next((p for p in ports if p.get("name") == "metrics"), None)
+    check(metrics and metrics.get("containerPort") == PORT and metrics.get("hostPort") == PORT,
+          f"container: port 'metrics' {PORT}, hostPort equal (hostNetwork requires it)")
+    check(all(len(p.get("name", "")) <= 15 for p in ports), "container: port names of 15 characters or fewer")
+    csc = c.get("securityContext") or {}
+    caps = csc.get("capabilities") or {}
+    check(caps.get("drop") == ["ALL"], "container: drops ALL capabilities")
+    check(sorted(caps.get("add") or []) == ["BPF", "PERFMON"],
+          "container: adds exactly BPF and PERFMON")
+    check(csc.get("readOnlyRootFilesystem") is True, "container: read-only root filesystem")
+    check(csc.get("allowPrivilegeEscalation") is False, "container: no privilege escalation")
+    check(not csc.get("privileged"), "container: not privileged")
+    check(csc.get("runAsUser") == 0,
+          "container: runs as uid 0 (runtimes grant added capabilities only to root)")
+    for probe in ("livenessProbe", "readinessProbe"):
+        get = ((c.get(probe) or {}).get("httpGet")) or {}
+        check(get.get("path") == "/healthz" and get.get("port") in ("metrics", PORT),
+              f"container: {probe} on /healthz")
+    res = c.get("resources") or {}
+    lim = memory_mi((res.get("limits") or {}).get("memory", ""))
+    req = memory_mi((res.get("requests") or {}).get("memory", ""))
+    check(lim is not None and lim >= MIN_MEMORY_LIMIT_MI,
+          f"container: memory limit of at least {MIN_MEMORY_LIMIT_MI}Mi (maps + agent at 100k flows)")
+    check(req is not None and lim is not None and req <= lim, "container: memory request within the limit")
+    check("cpu" not in (res.get("limits") or {}), "container: no CPU limit (a throttled poll misses closes)")
+    return ds
+
+
+def check_servicemonitor(kinds, ds):
+    svc = (kinds.get("Service") or [None])[0]
+    sm = (kinds.get("ServiceMonitor") or [None])[0]
+    check(svc is not None and sm is not None, "servicemonitor.yaml: a Service and a ServiceMonitor")
+    if not (svc and sm):
+        return
+    check(sm["apiVersion"] == "monitoring.coreos.com/v1", "ServiceMonitor: monitoring.coreos.com/v1")
+    if ds is not None:
+        tlabels = ds["spec"]["template"]["metadata"].get("labels") or {}
+        check(all(tlabels.get(k) == v for k, v in svc["spec"]["selector"].items()),
+              "Service: selects the DaemonSet's pods")
+        check(svc["metadata"].get("namespace") == ds["metadata"].get("namespace"),
+              "Service: in the DaemonSet's namespace")
+    check(svc["spec"].get("clusterIP") == "None", "Service: headless (one target per pod)")
+    sport = next((p for p in svc["spec"].get("ports") or [] if p.get("name") == "metrics"), {})
+    check(sport.get("port") == PORT, f"Service: port 'metrics' {PORT}")
+    slabels = svc["metadata"].get("labels") or {}
+    sel = sm["spec"]["selector"].get("matchLabels") or {}
+    check(sel and all(slabels.get(k) == v for k, v in sel.items()),
+          "ServiceMonitor: selects the Service")
+    check("release" in (sm["metadata"].get("labels") or {}),
+          "ServiceMonitor: has the `release` label kube-prometheus-stack selects on")
+    ep = (sm["spec"].get("endpoints") or [{}])[0]
+    check(ep.get("port") == "metrics", "ServiceMonitor: scrapes the 'metrics' port")
+
+
+def check_prometheus_yml():
+    cfg = load("prometheus.yml")[0]
+    jobs = {j["job_name"]: j for j in cfg.get("scrape_configs") or []}
+    sd = jobs.get("observer") or {}
+    keep = [r for r in sd.get("relabel_configs") or [] if r.get("action") == "keep"]
+    check(sd.get("kubernetes_sd_configs") and any(r.get("regex") == "observer" for r in keep)
+          and any(r.get("regex") == "metrics" for r in keep),
+          "prometheus.yml: the pod job keeps observer pods on their 'metrics' port")
+    promtool = tool("promtool")
+    if not promtool:
+        return
+    # Debian's Prometheus is built without Kubernetes discovery: promtool
+    # checks the rest of the file.
+    rest = dict(cfg, scrape_configs=[j for j in cfg["scrape_configs"]
+                                     if "kubernetes_sd_configs" not in j])
+    with tempfile.NamedTemporaryFile("w", suffix=".yml", delete=False) as f:
+        yaml.safe_dump(rest, f)
+    try:
+        r = subprocess.run([promtool, "check", "config", f.name], capture_output=True, text=True)
+        check(r.returncode == 0, "prometheus.yml: promtool check config (hosts job)"
+              + ("" if r.returncode == 0 else ": " + (r.stdout + r.stderr).strip()))
+    finally:
+        os.unlink(f.name)
+
+
+def check_unit():
+    unit = os.path.join(HERE, "observer.service")
+    analyze = tool("systemd-analyze")
+    if not analyze:
+        return
+    # verify needs ExecStart's binary to exist: point it at a stand-in.
+    with tempfile.TemporaryDirectory() as d:
+        text = open(unit, encoding="utf-8").read()
+        stand_in = os.path.join(d, "observer")
+        with open(stand_in, "w") as f:
+            f.write("#!/bin/sh\n")
+        os.chmod(stand_in, 0o755)
+        copy = os.path.join(d, "observer.service")
+        with open(copy, "w") as f:
+            f.write(text.replace("/usr/local/bin/observer", stand_in))
+        r = subprocess.run([analyze, "verify", copy], capture_output=True, text=True)
+        msgs = [l for l in (r.stdout + r.stderr).splitlines() if l.strip()]
+        check(r.returncode == 0 and not msgs,
+              "observer.service: systemd-analyze verify" + ("" if not msgs else ": " + " | ".join(msgs)))
+        r = subprocess.run([analyze, "security", "--offline=true", "--no-pager", copy],
+                           capture_output=True, text=True)
+        m = re.search(r"Overall exposure level for \S+: ([0-9.]+)", r.stdout + r.stderr)
+        score = float(m.group(1)) if m else None
+        check(score is not None and score <= MAX_EXPOSURE,
+              f"observer.service: systemd-analyze security exposure {score} <= {MAX_EXPOSURE}")
+
+
+def podman_args():
+    """The DaemonSet container's security context as podman flags."""
+    kinds = by_kind(load("daemonset.yaml"))
+    ds = kinds["DaemonSet"][0]
+    pod = ds["spec"]["template"]["spec"]
+    c = observer_container(ds)
+    csc = c["securityContext"]
+    args = [f"--user={csc['runAsUser']}:0"]
+    caps = csc["capabilities"]
+    if caps.get("drop") == ["ALL"]:
+        args.append("--cap-drop=all")
+    if caps.get("add"):
+        args.append("--cap-add=" + ",".join(caps["add"]))
+    if csc.get("readOnlyRootFilesystem"):
+        args.append("--read-only")
+    if csc.get("allowPrivilegeEscalation") is False:
+        args.append("--security-opt=no-new-privileges")
+    if pod.get("hostNetwork"):
+        args.append("--network=host")
+    if pod.get("hostPID"):
+        args.append("--pid=host")
+    return args
+
+
+def main():
+    global require_tools
+    require_tools = "--require-tools" in sys.argv[1:]
+    if sys.argv[1:] == ["--podman-args"]:
+        print(json.dumps(podman_args()))
+        return 0
+    ds_docs = load("daemonset.yaml")
+    sm_docs = load("servicemonitor.yaml")
+    for name, docs in (("daemonset.yaml", ds_docs), ("servicemonitor.yaml", sm_docs)):
+        for d in docs:
+            shape(d, f"{name} {d.get('kind')}")
+    ds = check_daemonset(by_kind(ds_docs))
+    check_servicemonitor(by_kind(sm_docs), ds)
+    check_prometheus_yml()
+    check_unit()
+    failed = [w for ok, w in results if not ok]
+    # libtest's line shapes, which `cargo xtask test` counts.
+    for ok, what in results:
+        print(f"test deploy: {what} ... {'ok' if ok else 'FAILED'}")
+    print(f"{len(results) - len(failed)} passed, {len(failed)} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
