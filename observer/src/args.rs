@@ -17,13 +17,27 @@ pub const MAX_RATE: u64 = 1_000_000_000_000_000;
 /// Largest ring buffer observer asks the kernel for (bytes).
 pub const MAX_RINGBUF_BYTES: u32 = 1 << 30;
 
-/// Parses a duration above zero and at most [`MAX_DURATION`] (`5s`, `250ms`, `1m`).
+/// Parses a duration above zero and at most [`MAX_DURATION`] (`5s`,
+/// `250ms`, `1m`); a bare number is seconds (`7`, `0.5`), as `iperf3 -t`,
+/// `timeout` and `sleep` read it.
 ///
 /// # Errors
 /// A message saying what is wrong with `s`.
 pub fn parse_positive(s: &str) -> Result<Duration, String> {
-    let d = humantime::parse_duration(s.trim())
-        .map_err(|_| format!("'{s}' is not a duration (use e.g. 5s, 250ms, 1m)"))?;
+    let t = s.trim();
+    let bare = t
+        .parse::<f64>()
+        .ok()
+        .filter(|_| t.bytes().all(|b| b.is_ascii_digit() || b == b'.'));
+    let d = match bare {
+        Some(secs) if secs > MAX_DURATION.as_secs_f64() => {
+            return Err("must be at most a year (365d)".to_string());
+        }
+        Some(secs) => Duration::from_secs_f64(secs),
+        None => humantime::parse_duration(t).map_err(|_| {
+            format!("'{s}' is not a duration (use e.g. 5s, 250ms, 1m, or 7 for seconds)")
+        })?,
+    };
     if d.is_zero() {
         return Err("must be greater than zero".to_string());
     }
@@ -167,6 +181,21 @@ mod tests {
         // Would overflow Instant + Duration: was a panic.
         assert!(parse_positive("500000000000y").is_err());
         assert!(parse_positive("").is_err());
+        // A bare number is seconds.
+        assert_eq!(parse_positive("7"), Ok(Duration::from_secs(7)));
+        assert_eq!(parse_positive("0.25"), Ok(Duration::from_millis(250)));
+        assert!(
+            parse_positive("0")
+                .unwrap_err()
+                .contains("greater than zero")
+        );
+        assert!(parse_positive("1e3").is_err());
+        assert!(
+            parse_positive("99999999999")
+                .unwrap_err()
+                .contains("at most a year")
+        );
+        assert!(parse_positive(".").is_err());
     }
 
     #[test]

@@ -95,11 +95,14 @@ fn row(r: &Report) -> [String; COLUMNS] {
 /// # Errors
 /// Write failures.
 pub fn write_table(out: &mut impl Write, flows: &[Report]) -> std::io::Result<()> {
+    use unicode_width::UnicodeWidthStr as _;
+    // Widths in terminal columns, not bytes: a command name in Cyrillic or
+    // CJK takes two or three bytes a character, and one or two columns.
     let rows: Vec<[String; COLUMNS]> = flows.iter().map(row).collect();
     let mut width = HEADERS.map(str::len);
     for r in &rows {
         for (w, cell) in width.iter_mut().zip(r.iter()) {
-            *w = (*w).max(cell.len());
+            *w = (*w).max(cell.width());
         }
     }
     let line = |cells: &[String]| -> String {
@@ -108,7 +111,8 @@ pub fn write_table(out: &mut impl Write, flows: &[Report]) -> std::io::Result<()
             if i > 0 {
                 l.push_str("  ");
             }
-            l.push_str(&format!("{c:<w$}", w = width[i]));
+            l.push_str(c);
+            l.push_str(&" ".repeat(width[i].saturating_sub(c.width())));
         }
         l.trim_end().to_string()
     };
@@ -163,6 +167,32 @@ mod tests {
         assert_eq!(cells.len(), 17, "{cells:?}");
         assert_eq!(cells[14], "75");
         assert_eq!(cells[16], "unknown");
+    }
+
+    #[test]
+    fn columns_align_by_display_width() {
+        use unicode_width::UnicodeWidthStr as _;
+        let mut wide = flow();
+        wide.flow.comm = "服务器".to_string();
+        let mut cyrillic = flow();
+        cyrillic.flow.comm = "сервер".to_string();
+        let mut out = Vec::new();
+        write_table(&mut out, &[flow(), wide, cyrillic]).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        // The STATE column starts at the same terminal column on every line.
+        let starts: Vec<usize> = text
+            .lines()
+            .map(|l| {
+                let at = l.find(if l.starts_with("LOCAL") {
+                    "STATE"
+                } else {
+                    "established"
+                });
+                l[..at.unwrap_or_else(|| panic!("{l}"))].width()
+            })
+            .collect();
+        assert_eq!(starts.len(), 4);
+        assert!(starts.iter().all(|s| *s == starts[0]), "{starts:?}\n{text}");
     }
 
     #[test]
