@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory as _, Parser, Subcommand};
 
 mod cmd;
 
@@ -24,6 +24,15 @@ enum Command {
     Run(cmd::run::Args),
     /// Watch flows live in the terminal, with each one's bottleneck (like top).
     Top(cmd::top::Args),
+    /// Print a shell completion script: `observer completions bash >
+    /// /etc/bash_completion.d/observer` (or zsh, fish, elvish, powershell).
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (`observer man | man -l -`), or write one per
+    /// command with `--dir /usr/local/share/man/man1`.
+    Man(cmd::man::Args),
 }
 
 fn main() -> ExitCode {
@@ -39,6 +48,12 @@ fn main() -> ExitCode {
         Command::Flows(args) => cmd::flows::run(&args),
         Command::Run(args) => cmd::run::run(&args),
         Command::Top(args) => cmd::top::run(&args),
+        Command::Completions { shell } => {
+            let mut cmd = Cli::command();
+            clap_complete::generate(shell, &mut cmd, "observer", &mut std::io::stdout());
+            Ok(())
+        }
+        Command::Man(args) => cmd::man::run(&args, Cli::command()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

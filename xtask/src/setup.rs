@@ -59,6 +59,8 @@ impl Group {
                 // deploy/check.py: YAML, and the systemd unit's checks.
                 "python3-yaml",
                 "systemd",
+                // The manual pages' test renders them.
+                "man-db",
             ],
             Group::Vm => &["qemu-system-x86", "busybox-static"],
             Group::Fuzz => &["g++"],

@@ -19,7 +19,7 @@ use super::session;
 /// Arguments of `observer flows`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// How long to collect before printing (e.g. 5s, 500ms, 1m).
+    /// How long to collect before printing (e.g. 5s, 500ms, 1m, or a bare number of seconds).
     #[arg(long, default_value = "5s", value_parser = parse_positive, allow_hyphen_values = true)]
     duration: Duration,
     /// How often to read the kernel flow map while collecting.

@@ -35,7 +35,7 @@ fn zero_duration_is_rejected_like_clap_does() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("'soon' is not a duration (use e.g. 5s, 250ms, 1m)"),
+        err.contains("'soon' is not a duration (use e.g. 5s, 250ms, 1m, or 7 for seconds)"),
         "{err}"
     );
     let out = Command::new(BIN)
@@ -240,4 +240,105 @@ fn run_stops_on_sigterm_with_exit_0_and_detaches() {
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("stopping: detaching probes"));
     assert_eq!(leftover(&before), Vec::<u32>::new());
+}
+
+/// Whether `prog` runs here; says why a test is skipped when not (the VM's
+/// busybox userland has neither bash nor man).
+fn have(prog: &str, test: &str) -> bool {
+    let ok = Command::new("sh")
+        .args(["-c", &format!("command -v {prog}")])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("{test}: skipped, no {prog} here");
+    }
+    ok
+}
+
+#[test]
+fn bash_completion_loads() {
+    if !have("bash", "bash_completion_loads") {
+        return;
+    }
+    let out = Command::new("bash")
+        .args([
+            "-c",
+            &format!("source <({BIN} completions bash) && complete -p observer"),
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("-F _observer") && text.trim_end().ends_with(" observer"),
+        "{text}"
+    );
+    // It completes subcommands and their flags.
+    let script = Command::new(BIN)
+        .args(["completions", "bash"])
+        .output()
+        .unwrap();
+    let script = String::from_utf8_lossy(&script.stdout);
+    for word in [
+        "flows",
+        "run",
+        "top",
+        "--duration",
+        "--listen",
+        "--log-every",
+    ] {
+        assert!(script.contains(word), "no {word} in the completion script");
+    }
+}
+
+#[test]
+fn manual_pages_render() {
+    if !have("man", "manual_pages_render") {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("observer-man-{}", std::process::id()));
+    let out = Command::new(BIN)
+        .args(["man", "--dir", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let render = |page: &str| {
+        let out = Command::new("man")
+            .arg("-l")
+            .arg(dir.join(page))
+            .env("MANPAGER", "cat")
+            .env("MANWIDTH", "100")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "man -l {page}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let top = render("observer.1");
+    let flows = render("observer-flows.1");
+    let run = render("observer-run.1");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        top.contains("SUBCOMMANDS") && top.contains("observer-flows(1)"),
+        "{top}"
+    );
+    assert!(
+        flows.contains("--duration") && flows.contains("bare number"),
+        "{flows}"
+    );
+    assert!(
+        run.contains("--listen") && run.contains("--log-every"),
+        "{run}"
+    );
 }
