@@ -30,7 +30,37 @@ fn has_rust_src(toolchain: &str) -> bool {
     })
 }
 
+/// The build's identity for `observer_build_info`: the commit
+/// (`git rev-parse`, "unknown" outside a git checkout) and the compiler
+/// (`rustc --version` of the compiler cargo uses).
+fn identity() {
+    let out = |cmd: &mut Command| {
+        cmd.output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .filter(|s| !s.is_empty())
+    };
+    let manifest = env!("CARGO_MANIFEST_DIR");
+    let revision =
+        out(Command::new("git").args(["-C", manifest, "rev-parse", "--short=12", "HEAD"]))
+            .unwrap_or_else(|| "unknown".to_string());
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_string());
+    let version =
+        out(Command::new(rustc).arg("--version")).unwrap_or_else(|| "unknown".to_string());
+    println!("cargo:rustc-env=OBSERVER_REVISION={revision}");
+    println!("cargo:rustc-env=OBSERVER_RUSTC={version}");
+    // A new commit changes HEAD or the branch it names.
+    if let Some(git) =
+        out(Command::new("git").args(["-C", manifest, "rev-parse", "--absolute-git-dir"]))
+    {
+        println!("cargo:rerun-if-changed={git}/HEAD");
+        println!("cargo:rerun-if-changed={git}/refs/heads");
+    }
+}
+
 fn main() -> anyhow::Result<()> {
+    identity();
     println!("cargo:rerun-if-env-changed=OBSERVER_BPF_TOOLCHAIN");
     let chosen = match std::env::var("OBSERVER_BPF_TOOLCHAIN") {
         Ok(t) if !t.is_empty() => t,

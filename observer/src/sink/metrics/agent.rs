@@ -34,10 +34,14 @@ impl AgentMetrics {
         .set(programs);
         r.int_gauge_vec(
             "observer_build_info",
-            "observer's version (value 1).",
-            &["version"],
+            "observer's version, the commit it was built from and the compiler (value 1).",
+            &["version", "revision", "rustc"],
         )?
-        .with_label_values(&[env!("CARGO_PKG_VERSION")])
+        .with_label_values(&[
+            env!("CARGO_PKG_VERSION"),
+            env!("OBSERVER_REVISION"),
+            env!("OBSERVER_RUSTC"),
+        ])
         .set(1);
         Ok(AgentMetrics {
             kernel: r.counter_vec(

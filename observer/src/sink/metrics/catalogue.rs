@@ -66,6 +66,12 @@ impl Catalogue {
         let flows = FlowMetrics::new(&r)?;
         let top = TopFlows::new(&r, cfg.top_flows)?;
         let agent = AgentMetrics::new(&r, cfg.programs_attached)?;
+        // The agent process's CPU, memory, open files and start time
+        // (`process_*`, read from /proc/self at each scrape), as every
+        // Prometheus client library exports them.
+        registry.register(Box::new(
+            prometheus::process_collector::ProcessCollector::for_self(),
+        ))?;
         Ok(Catalogue {
             registry,
             labels,

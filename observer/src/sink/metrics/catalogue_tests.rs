@@ -102,7 +102,23 @@ fn counts_flows_bytes_and_limited_time() {
         7.0
     );
     assert_eq!(value(&text, "observer_programs_attached"), 4.0);
-    assert_eq!(value(&text, r#"observer_build_info{version="0.1.0"}"#), 1.0);
+    let build = format!(
+        r#"observer_build_info{{revision="{}",rustc="{}",version="0.1.0"}}"#,
+        env!("OBSERVER_REVISION"),
+        env!("OBSERVER_RUSTC")
+    );
+    assert_eq!(value(&text, &build), 1.0);
+    // This test process's own figures.
+    assert!(value(&text, "process_resident_memory_bytes") > 1e6);
+    assert!(value(&text, "process_open_fds") >= 3.0);
+    assert!(value(&text, "process_start_time_seconds") > 1.7e9);
+    // A commit id (or "unknown" outside a git checkout), and a compiler.
+    let rev = env!("OBSERVER_REVISION");
+    assert!(
+        rev == "unknown" || (rev.len() == 12 && rev.bytes().all(|b| b.is_ascii_hexdigit())),
+        "{rev}"
+    );
+    assert!(env!("OBSERVER_RUSTC").starts_with("rustc 1."));
     assert_eq!(
         value(
             &text,
