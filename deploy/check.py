@@ -6,6 +6,9 @@
                                              # systemd-analyze is missing
     python3 deploy/check.py --podman-args    # the DaemonSet container's security
                                              # context as podman flags (JSON list)
+    python3 deploy/check.py --seccomp-from /usr/share/containers/seccomp.json \
+        > observer-seccomp.json              # a runtime's default seccomp profile
+                                             # with bpf(2) allowed to CAP_BPF
 
 No Kubernetes schema validator is packaged for Debian, so this checks the
 fields observer relies on, each with the reason it matters: the objects'
@@ -128,6 +131,8 @@ def check_daemonset(kinds):
           "pod: no service account token (the agent calls no API)")
     check((pod.get("nodeSelector") or {}).get("kubernetes.io/os") == "linux",
           "pod: nodeSelector kubernetes.io/os=linux")
+    check((pod.get("nodeSelector") or {}).get("kubernetes.io/arch") in ("amd64", "arm64"),
+          "pod: nodeSelector kubernetes.io/arch (the image holds one architecture's binary)")
     pc = pod.get("priorityClassName")
     check(pc and (pc.startswith("system-") or any(p["metadata"]["name"] == pc for p in pcs)),
           f"pod: priorityClassName {pc!r} exists (defined here or a system class)")
@@ -161,8 +166,10 @@ def check_daemonset(kinds):
     csc = c.get("securityContext") or {}
     caps = csc.get("capabilities") or {}
     check(caps.get("drop") == ["ALL"], "container: drops ALL capabilities")
-    check(sorted(caps.get("add") or []) == ["BPF", "PERFMON"],
-          "container: adds exactly BPF and PERFMON")
+    added = set(caps.get("add") or [])
+    check({"BPF", "PERFMON"} <= added <= {"BPF", "PERFMON", "SYS_RESOURCE"},
+          "container: adds BPF and PERFMON, and nothing else but SYS_RESOURCE "
+          "(for RLIMIT_MEMLOCK on Linux 5.8-5.10)")
     check(csc.get("readOnlyRootFilesystem") is True, "container: read-only root filesystem")
     check(csc.get("allowPrivilegeEscalation") is False, "container: no privilege escalation")
     check(not csc.get("privileged"), "container: not privileged")
@@ -284,11 +291,36 @@ def podman_args():
     return args
 
 
+def seccomp_from(path):
+    """A runtime's default seccomp profile (OCI JSON) that lets only
+    CAP_SYS_ADMIN call bpf(2) and perf_event_open(2) (podman 4's
+    containers-common, older CRI-O), changed as containerd's default profile
+    has it: bpf(2) allowed to CAP_BPF, perf_event_open(2) to CAP_PERFMON.
+    Both names leave the rule that denies them to everyone without
+    CAP_SYS_ADMIN (an allow rule added beside it does not win); every other
+    rule stays as it was."""
+    with open(path, encoding="utf-8") as f:
+        profile = json.load(f)
+    gated = {"bpf": "CAP_BPF", "perf_event_open": "CAP_PERFMON"}
+    rules = profile.get("syscalls") or []
+    for r in rules:
+        if r.get("action") == "SCMP_ACT_ERRNO":
+            r["names"] = [n for n in r.get("names") or [] if n not in gated]
+    profile["syscalls"] = [r for r in rules if r.get("names")]
+    for name, cap in gated.items():
+        profile["syscalls"].append(
+            {"names": [name], "action": "SCMP_ACT_ALLOW", "includes": {"caps": [cap]}})
+    return profile
+
+
 def main():
     global require_tools
     require_tools = "--require-tools" in sys.argv[1:]
     if sys.argv[1:] == ["--podman-args"]:
         print(json.dumps(podman_args()))
+        return 0
+    if sys.argv[1:2] == ["--seccomp-from"] and len(sys.argv) == 3:
+        print(json.dumps(seccomp_from(sys.argv[2]), indent=2))
         return 0
     ds_docs = load("daemonset.yaml")
     sm_docs = load("servicemonitor.yaml")

@@ -18,7 +18,11 @@ use crate::{setup, util};
 /// The image's name; the tag is the workspace version.
 pub const NAME: &str = "localhost/observer";
 
-/// Builds the image and returns its reference (`localhost/observer:VERSION`).
+/// Builds the image and returns its reference,
+/// `localhost/observer:VERSION-REVISION` (the commit, so that a rebuilt
+/// image never hides behind a tag nodes already hold); it is also tagged
+/// `localhost/observer:VERSION`. The OCI labels `version` and `revision`
+/// say the same.
 ///
 /// # Errors
 /// A failed install, build, or a binary that is not static.
@@ -31,13 +35,21 @@ pub fn build() -> anyhow::Result<String> {
         .with_context(|| format!("cannot create {}", context.display()))?;
     std::fs::copy(&bin, context.join("observer"))
         .with_context(|| format!("cannot copy {} into {}", bin.display(), context.display()))?;
-    let reference = format!("{NAME}:{}", env!("CARGO_PKG_VERSION"));
+    let version = env!("CARGO_PKG_VERSION");
+    let revision = revision()?;
+    let reference = format!("{NAME}:{version}-{revision}");
     let containerfile = util::workspace_root().join("deploy/Containerfile");
     util::run(
         podman()?
             .args(["build", "--quiet", "--file"])
             .arg(&containerfile)
-            .args(["--tag", &reference])
+            .args(["--tag", &reference, "--tag", &format!("{NAME}:{version}")])
+            .arg(format!(
+                "--label=org.opencontainers.image.version={version}"
+            ))
+            .arg(format!(
+                "--label=org.opencontainers.image.revision={revision}"
+            ))
             .arg(&context),
     )?;
     Ok(reference)
@@ -88,6 +100,29 @@ fn static_binary() -> anyhow::Result<PathBuf> {
         );
     }
     Ok(bin)
+}
+
+/// The commit the work tree is at (12 hex digits), with `-dirty` when it
+/// has uncommitted changes to tracked files.
+fn revision() -> anyhow::Result<String> {
+    let git = |args: &[&str]| -> anyhow::Result<String> {
+        let out = Command::new("git")
+            .arg("-C")
+            .arg(util::workspace_root())
+            .args(args)
+            .output()
+            .context("cannot run git")?;
+        if !out.status.success() {
+            bail!(
+                "git {} failed: the image is tagged by commit",
+                args.join(" ")
+            );
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    };
+    let rev = git(&["rev-parse", "--short=12", "HEAD"])?;
+    let dirty = !git(&["status", "--porcelain", "--untracked-files=no"])?.is_empty();
+    Ok(if dirty { format!("{rev}-dirty") } else { rev })
 }
 
 /// The host's target triple, as rustc reports it (`host: ...`).

@@ -27,9 +27,14 @@ pub fn test() -> anyhow::Result<()> {
     // `image::` runs as the DaemonSet would.
     let root = util::workspace_root();
     total.add(run_counting(
-        Command::new("python3")
-            .arg(root.join("deploy/check.py"))
-            .arg("--require-tools"),
+        // Debian's python3, where apt's python3-yaml goes.
+        Command::new(if std::path::Path::new("/usr/bin/python3").exists() {
+            "/usr/bin/python3"
+        } else {
+            "python3"
+        })
+        .arg(root.join("deploy/check.py"))
+        .arg("--require-tools"),
     )?);
     let image = image::build()?;
     if util::is_root() {

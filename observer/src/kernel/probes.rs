@@ -48,7 +48,7 @@ pub enum ProbeError {
     )]
     Layout(btf::BtfError),
     /// The eBPF object did not load (verifier, map creation).
-    #[error("loading the eBPF programs failed: {}", chain(.0))]
+    #[error("loading the eBPF programs failed: {}{}", chain(.0), eperm_hint(&chain(.0)))]
     Load(aya::EbpfError),
     /// A program is missing from the object (a build problem).
     #[error("eBPF object has no program {0}")]
@@ -82,7 +82,7 @@ pub enum ProbeError {
 
 /// `e` and its sources, joined with ": ": aya's map and program errors keep
 /// the errno (what an operator acts on) in their source.
-fn chain(e: &dyn std::error::Error) -> String {
+pub(crate) fn chain(e: &dyn std::error::Error) -> String {
     let mut text = e.to_string();
     let mut next = e.source();
     while let Some(s) = next {
@@ -94,6 +94,20 @@ fn chain(e: &dyn std::error::Error) -> String {
         next = s.source();
     }
     text
+}
+
+/// What to check when the kernel refused with EPERM: with CAP_BPF held
+/// (preflight checked it), that is a seccomp profile or an LSM denying
+/// bpf(2), most often a container runtime's default seccomp profile that
+/// allows bpf(2) only with CAP_SYS_ADMIN.
+pub fn eperm_hint(text: &str) -> &'static str {
+    if text.contains("Operation not permitted") {
+        " (EPERM although observer holds CAP_BPF: a seccomp profile or an LSM denies bpf(2); \
+         in a container, use a seccomp profile that allows bpf(2) to CAP_BPF, as the README's \
+         Kubernetes section shows)"
+    } else {
+        ""
+    }
 }
 
 /// Settings fixed at load time.

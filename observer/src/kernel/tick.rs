@@ -35,8 +35,9 @@ const SPAN: Duration = Duration::from_millis(150);
 pub enum TickError {
     /// The tick-reading program did not load or run.
     #[error(
-        "cannot learn the kernel's HZ: running the tick-reading program failed ({0}); observer \
-         needs CAP_BPF and CAP_PERFMON (or root) and Linux 5.10 or later"
+        "cannot learn the kernel's HZ: running the tick-reading program failed ({0}){hint}; \
+         observer needs CAP_BPF and CAP_PERFMON (or root) and Linux 5.10 or later",
+        hint = super::probes::eperm_hint(.0)
     )]
     Run(String),
     /// The kernel's tick counter did not advance.
@@ -117,7 +118,7 @@ pub fn kernel_hz() -> Result<Hz, TickError> {
 /// privilege, a kernel before 5.10); [`TickError::Stalled`] when the tick
 /// counter does not move.
 pub fn measure() -> Result<f64, TickError> {
-    let run = |e: &dyn std::fmt::Display| TickError::Run(e.to_string());
+    let run = |e: &dyn std::error::Error| TickError::Run(super::probes::chain(e));
     let page = page_size();
     let mut ebpf = EbpfLoader::new()
         .btf(None)

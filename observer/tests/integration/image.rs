@@ -26,10 +26,21 @@ use pathemu::{ChildGuard, Path, PathConfig, Side};
 
 /// The DaemonSet's container security context as podman flags.
 fn daemonset_flags() -> Vec<String> {
+    serde_json::from_slice(&check_py(&["--podman-args"])).unwrap()
+}
+
+/// deploy/check.py run with Debian's python3 (where apt's python3-yaml
+/// goes), with `args`; its standard output.
+fn check_py(args: &[&str]) -> Vec<u8> {
     let check = FsPath::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/check.py");
-    let out = Command::new("python3")
+    let python = if FsPath::new("/usr/bin/python3").exists() {
+        "/usr/bin/python3"
+    } else {
+        "python3"
+    };
+    let out = Command::new(python)
         .arg(&check)
-        .arg("--podman-args")
+        .args(args)
         .output()
         .unwrap();
     assert!(
@@ -37,35 +48,17 @@ fn daemonset_flags() -> Vec<String> {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).unwrap()
+    out.stdout
 }
 
-/// The seccomp profile Kubernetes' `RuntimeDefault` gives on containerd:
-/// podman's default profile, whose rules let only CAP_SYS_ADMIN call
-/// bpf(2) and perf_event_open(2), with those two allowed by CAP_BPF and
-/// CAP_PERFMON as containerd's default profile allows them. Every other
-/// rule is podman's own.
+/// The seccomp profile Kubernetes' `RuntimeDefault` gives on containerd,
+/// made as the README tells CRI-O and podman users to make it: podman's
+/// default profile, whose rules let only CAP_SYS_ADMIN call bpf(2), with
+/// bpf(2) allowed to CAP_BPF (and perf_event_open(2) to CAP_PERFMON).
 fn runtime_default_profile(dir: &FsPath) -> PathBuf {
-    let src = "/usr/share/containers/seccomp.json";
-    let mut p: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(src).unwrap()).unwrap();
-    let gated = ["bpf", "perf_event_open"];
-    let rules = p["syscalls"].as_array_mut().unwrap();
-    for r in rules.iter_mut() {
-        // The rule that denies them to containers without CAP_SYS_ADMIN.
-        if r["action"] == "SCMP_ACT_ERRNO"
-            && let Some(names) = r["names"].as_array_mut()
-        {
-            names.retain(|n| !gated.contains(&n.as_str().unwrap_or("")));
-        }
-    }
-    for (name, cap) in [("bpf", "CAP_BPF"), ("perf_event_open", "CAP_PERFMON")] {
-        rules.push(serde_json::json!({
-            "names": [name], "action": "SCMP_ACT_ALLOW", "includes": {"caps": [cap]}
-        }));
-    }
+    let profile = check_py(&["--seccomp-from", "/usr/share/containers/seccomp.json"]);
     let out = dir.join("seccomp.json");
-    std::fs::write(&out, serde_json::to_vec(&p).unwrap()).unwrap();
+    std::fs::write(&out, profile).unwrap();
     out
 }
 
