@@ -62,10 +62,10 @@ def load(name):
 
 def memory_mi(q):
     """A Kubernetes memory quantity in MiB (Mi, Gi, M, plain bytes)."""
-    m = re.fullmatch(r"(\d+)(Ki|Mi|Gi|K|M|G)?", str(q))
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)(Ki|Mi|Gi|K|M|G)?", str(q))
     if not m:
         return None
-    n, unit = int(m.group(1)), m.group(2) or ""
+    n, unit = float(m.group(1)), m.group(2) or ""
     factor = {"": 1, "Ki": 1024, "Mi": 1 << 20, "Gi": 1 << 30,
               "K": 1000, "M": 10**6, "G": 10**9}[unit]
     return n * factor / (1 << 20)
@@ -119,10 +119,15 @@ def check_daemonset(kinds):
     pod = tmpl["spec"]
     sel = spec["selector"]["matchLabels"]
     tlabels = tmpl["metadata"].get("labels") or {}
-    check(all(tlabels.get(k) == v for k, v in sel.items()),
-          "DaemonSet: the selector matches the pod template's labels")
+    check(sel and all(tlabels.get(k) == v for k, v in sel.items()),
+          "DaemonSet: a selector that matches the pod template's labels")
     check(not pod.get("hostPID"), "pod: no hostPID (pids come from the kernel, not /proc)")
     check(not pod.get("hostIPC"), "pod: no hostIPC")
+    check(pod.get("hostUsers", True) is not False,
+          "pod: no user namespace (hostUsers: false leaves CAP_BPF useless for bpf(2))")
+    for p in pcs:
+        check(0 <= p.get("value", 0) <= 1_000_000_000,
+              f"PriorityClass {p['metadata']['name']}: value within user range (<= 1e9)")
     check(pod.get("hostNetwork") is True,
           "pod: hostNetwork (the endpoint listens on the node's address)")
     check(pod.get("dnsPolicy") == "ClusterFirstWithHostNet",
@@ -155,6 +160,16 @@ def check_daemonset(kinds):
     check(args[:1] == ["run"], "container: runs the agent (`observer run`)")
     check("--listen=$(NODE_IP)" in args,
           "container: listens on the node IP (--listen=$(NODE_IP)), not 0.0.0.0")
+    flags = [a.split("=", 1)[0] for a in args[1:] if a.startswith("--")]
+    check(len(flags) == len(set(flags)),
+          "container: no flag given twice (observer refuses a repeated flag)")
+    check(not c.get("command"), "container: no command override (the image's entrypoint runs)")
+    others = [x for x in pod.get("containers") or [] if x is not c] + list(pod.get("initContainers") or [])
+    for x in [c] + others:
+        xsc = x.get("securityContext") or {}
+        check(not xsc.get("privileged"), f"container {x.get('name')!r}: not privileged")
+        check((xsc.get("seccompProfile") or {}).get("type") != "Unconfined",
+              f"container {x.get('name')!r}: seccomp not Unconfined")
     env = {e["name"]: e for e in c.get("env") or []}
     node_ip = ((env.get("NODE_IP") or {}).get("valueFrom") or {}).get("fieldRef") or {}
     check(node_ip.get("fieldPath") == "status.hostIP", "container: NODE_IP from status.hostIP")
@@ -162,6 +177,7 @@ def check_daemonset(kinds):
     metrics = next((p for p in ports if p.get("name") == "metrics"), None)
     check(metrics and metrics.get("containerPort") == PORT and metrics.get("hostPort") == PORT,
           f"container: port 'metrics' {PORT}, hostPort equal (hostNetwork requires it)")
+    check(metrics and metrics.get("protocol", "TCP") == "TCP", "container: port 'metrics' is TCP")
     check(all(len(p.get("name", "")) <= 15 for p in ports), "container: port names of 15 characters or fewer")
     csc = c.get("securityContext") or {}
     caps = csc.get("capabilities") or {}
@@ -173,12 +189,13 @@ def check_daemonset(kinds):
     check(csc.get("readOnlyRootFilesystem") is True, "container: read-only root filesystem")
     check(csc.get("allowPrivilegeEscalation") is False, "container: no privilege escalation")
     check(not csc.get("privileged"), "container: not privileged")
-    check(csc.get("runAsUser") == 0,
+    check(csc.get("runAsUser") == 0 and not csc.get("runAsNonRoot"),
           "container: runs as uid 0 (runtimes grant added capabilities only to root)")
-    for probe in ("livenessProbe", "readinessProbe"):
+    for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
         get = ((c.get(probe) or {}).get("httpGet")) or {}
-        check(get.get("path") == "/healthz" and get.get("port") in ("metrics", PORT),
-              f"container: {probe} on /healthz")
+        check(get.get("path") == "/healthz" and get.get("port") in ("metrics", PORT)
+              and get.get("scheme", "HTTP") == "HTTP",
+              f"container: {probe} on http /healthz, port metrics")
     res = c.get("resources") or {}
     lim = memory_mi((res.get("limits") or {}).get("memory", ""))
     req = memory_mi((res.get("requests") or {}).get("memory", ""))
@@ -204,7 +221,11 @@ def check_servicemonitor(kinds, ds):
               "Service: in the DaemonSet's namespace")
     check(svc["spec"].get("clusterIP") == "None", "Service: headless (one target per pod)")
     sport = next((p for p in svc["spec"].get("ports") or [] if p.get("name") == "metrics"), {})
-    check(sport.get("port") == PORT, f"Service: port 'metrics' {PORT}")
+    check(sport.get("port") == PORT and sport.get("targetPort") in ("metrics", PORT),
+          f"Service: port 'metrics' {PORT}, to the pods' 'metrics' port")
+    sann = svc["metadata"].get("annotations") or {}
+    check(not any(k.startswith("prometheus.io/") for k in sann),
+          "Service: no prometheus.io annotations (the ServiceMonitor scrapes it, once)")
     slabels = svc["metadata"].get("labels") or {}
     sel = sm["spec"]["selector"].get("matchLabels") or {}
     check(sel and all(slabels.get(k) == v for k, v in sel.items()),
@@ -212,16 +233,25 @@ def check_servicemonitor(kinds, ds):
     check("release" in (sm["metadata"].get("labels") or {}),
           "ServiceMonitor: has the `release` label kube-prometheus-stack selects on")
     ep = (sm["spec"].get("endpoints") or [{}])[0]
-    check(ep.get("port") == "metrics", "ServiceMonitor: scrapes the 'metrics' port")
+    check(ep.get("port") == "metrics" and ep.get("path", "/metrics") == "/metrics",
+          "ServiceMonitor: scrapes /metrics on the 'metrics' port")
+    nsel = (sm["spec"].get("namespaceSelector") or {}).get("matchNames")
+    check(nsel is None or svc["metadata"].get("namespace") in nsel,
+          "ServiceMonitor: its namespaceSelector includes the Service's namespace")
 
 
 def check_prometheus_yml():
     cfg = load("prometheus.yml")[0]
     jobs = {j["job_name"]: j for j in cfg.get("scrape_configs") or []}
     sd = jobs.get("observer") or {}
-    keep = [r for r in sd.get("relabel_configs") or [] if r.get("action") == "keep"]
-    check(sd.get("kubernetes_sd_configs") and any(r.get("regex") == "observer" for r in keep)
-          and any(r.get("regex") == "metrics" for r in keep),
+    names = [n for c in sd.get("kubernetes_sd_configs") or []
+             for n in ((c.get("namespaces") or {}).get("names") or [])]
+    check(names == ["observer"], "prometheus.yml: the pod job looks in namespace observer")
+    keep = {(tuple(r.get("source_labels") or []), r.get("regex"))
+            for r in sd.get("relabel_configs") or [] if r.get("action") == "keep"}
+    check(sd.get("kubernetes_sd_configs")
+          and (("__meta_kubernetes_pod_label_app_kubernetes_io_name",), "observer") in keep
+          and (("__meta_kubernetes_pod_container_port_name",), "metrics") in keep,
           "prometheus.yml: the pod job keeps observer pods on their 'metrics' port")
     promtool = tool("promtool")
     if not promtool:
@@ -240,8 +270,29 @@ def check_prometheus_yml():
         os.unlink(f.name)
 
 
+def unit_values(text, key):
+    """Every value of `key=` in a unit file's text, split into words."""
+    return [w for line in text.splitlines()
+            if line.strip().startswith(key + "=")
+            for w in line.split("=", 1)[1].split()]
+
+
 def check_unit():
     unit = os.path.join(HERE, "observer.service")
+    text = open(unit, encoding="utf-8").read()
+    for key in ("AmbientCapabilities", "CapabilityBoundingSet"):
+        check({"CAP_BPF", "CAP_PERFMON"} <= set(unit_values(text, key)),
+              f"observer.service: {key} holds CAP_BPF and CAP_PERFMON")
+    check("bpf" in unit_values(text, "SystemCallFilter"),
+          "observer.service: SystemCallFilter allows bpf")
+    check({"AF_INET", "AF_INET6", "AF_UNIX"} <= set(unit_values(text, "RestrictAddressFamilies")),
+          "observer.service: RestrictAddressFamilies allows AF_INET, AF_INET6 (serving) and "
+          "AF_UNIX (sd_notify)")
+    check(unit_values(text, "Type") == ["notify"], "observer.service: Type=notify")
+    check(not unit_values(text, "WatchdogSec"),
+          "observer.service: no WatchdogSec (the agent does not ping the watchdog)")
+    check(unit_values(text, "ExecStart")[1:3] == ["run", "$OBSERVER_OPTIONS"],
+          "observer.service: ExecStart runs `observer run $OBSERVER_OPTIONS`")
     analyze = tool("systemd-analyze")
     if not analyze:
         return

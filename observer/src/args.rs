@@ -60,14 +60,31 @@ pub const DEFAULT_PORT: u16 = 19190;
 pub fn parse_listen(s: &str) -> Result<std::net::SocketAddr, String> {
     use std::net::{IpAddr, Ipv6Addr, SocketAddr};
     let t = s.trim();
-    if let Ok(a) = t.parse::<SocketAddr>() {
+    let bare = t
+        .strip_prefix('[')
+        .and_then(|r| r.strip_suffix(']'))
+        .unwrap_or(t);
+    let parsed = t
+        .parse::<SocketAddr>()
+        .ok()
+        .or_else(|| {
+            bare.parse::<IpAddr>()
+                .ok()
+                .map(|ip| SocketAddr::new(ip, DEFAULT_PORT))
+        })
+        .or_else(|| {
+            let port = t.strip_prefix(':')?.parse::<u16>().ok()?;
+            Some(SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), port))
+        });
+    if let Some(a) = parsed {
+        let ip = a.ip();
+        let v4_broadcast = matches!(ip, IpAddr::V4(v4) if v4.is_broadcast());
+        if ip.is_multicast() || v4_broadcast {
+            return Err(format!(
+                "'{s}' is a multicast or broadcast address, which no client can connect to"
+            ));
+        }
         return Ok(a);
-    }
-    if let Ok(ip) = t.parse::<IpAddr>() {
-        return Ok(SocketAddr::new(ip, DEFAULT_PORT));
-    }
-    if let Some(Ok(port)) = t.strip_prefix(':').map(str::parse::<u16>) {
-        return Ok(SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), port));
     }
     Err(format!(
         "'{s}' is not an address to listen on (use e.g. 127.0.0.1:{DEFAULT_PORT}, \
@@ -227,6 +244,10 @@ mod tests {
         assert_eq!(a("10.0.0.5"), Ok("10.0.0.5:19190".into()));
         assert_eq!(a(" fd00::5 "), Ok("[fd00::5]:19190".into()));
         assert_eq!(a(":9100"), Ok("[::]:9100".into()));
+        assert_eq!(a("[::1]"), Ok("[::1]:19190".into()));
+        assert!(a("224.0.0.1").unwrap_err().contains("multicast"));
+        assert!(a("255.255.255.255:80").unwrap_err().contains("broadcast"));
+        assert!(a("[ff02::1]:80").unwrap_err().contains("multicast"));
         assert!(a("localhost:19190").unwrap_err().contains("not an address"));
         assert!(a(":99999").is_err());
         assert!(a("").is_err());

@@ -168,8 +168,17 @@ pub fn setup_for(groups: &[Group]) -> anyhow::Result<()> {
     // Looked at before the packages go in: nightly's rust-src is the
     // user's own set-up, which Debian's compiler does not replace.
     let use_nightly = has_rust_src("nightly");
-    let mut packages: Vec<&str> = Group::Build.packages().to_vec();
-    for p in groups.iter().flat_map(|g| g.packages()) {
+    // With nightly and rust-src, Debian's compiler set is not needed.
+    let mut packages: Vec<&str> = if use_nightly {
+        Vec::new()
+    } else {
+        Group::Build.packages().to_vec()
+    };
+    for p in groups
+        .iter()
+        .filter(|g| !(use_nightly && **g == Group::Build))
+        .flat_map(|g| g.packages())
+    {
         if !packages.contains(p) {
             packages.push(p);
         }
@@ -197,16 +206,16 @@ fn install_packages(wanted: &[&str]) -> anyhow::Result<()> {
         .copied()
         .filter(|p| !dpkg_installed(p))
         .collect();
-    if missing.is_empty() {
+    if missing.is_empty() || wanted.is_empty() {
         eprintln!("setup: system packages present");
         return Ok(());
     }
     if !(which("apt-get") && is_root()) {
         bail!(
-            "missing system packages: {}. On Debian/Ubuntu run `cargo xtask setup` as root; \
-             elsewhere install iperf3 and iproute2, plus either rustup nightly with the \
-             rust-src and clippy components, or Debian's rustc-web, cargo-web, rust-web-src, \
-             rust-web-clippy and llvm-22-dev",
+            "missing system packages: {}. On Debian/Ubuntu run this as root; elsewhere \
+             install their equivalents (for building, rustup nightly with the rust-src and \
+             clippy components and `cargo install bpf-linker` stand in for Debian's compiler \
+             set)",
             missing.join(" ")
         );
     }
@@ -226,17 +235,24 @@ fn install_packages(wanted: &[&str]) -> anyhow::Result<()> {
         c
     };
     let sim = apt(true).output().context("cannot run apt-get")?;
+    if !sim.status.success() {
+        let err = String::from_utf8_lossy(&sim.stderr);
+        bail!(
+            "apt-get cannot install {}: {}",
+            missing.join(" "),
+            err.lines()
+                .filter(|l| l.starts_with("E:"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+    }
     let removed = removals(&String::from_utf8_lossy(&sim.stdout));
-    if !removed.is_empty() || !sim.status.success() {
+    if !removed.is_empty() {
         bail!(
             "installing {} would make apt remove {}; observer's set-up removes nothing: if that \
              may go, run `apt-get install {}` yourself, then run this again",
             missing.join(" "),
-            if removed.is_empty() {
-                "packages (apt-get --simulate refused)".to_string()
-            } else {
-                removed.join(" ")
-            },
+            removed.join(" "),
             missing.join(" ")
         );
     }

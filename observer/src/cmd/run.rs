@@ -84,7 +84,10 @@ async fn agent(args: &Args) -> anyhow::Result<()> {
     let mut term = signal(SignalKind::terminate()).context("cannot install a SIGTERM handler")?;
     let mut int = signal(SignalKind::interrupt()).context("cannot install a SIGINT handler")?;
     // Bind first: a taken port fails before anything is loaded.
+    http::raise_fd_limit();
     let listener = http::bind(args.listen).await?;
+    // The address bound (a port 0 becomes the one the kernel chose).
+    let serving = listener.local_addr().unwrap_or(args.listen);
     let s = session::start(ProbeConfig {
         max_flows: args.max_flows,
         ringbuf_bytes: args.ringbuf_bytes,
@@ -120,7 +123,7 @@ async fn agent(args: &Args) -> anyhow::Result<()> {
         catalogue.registry.clone(),
         health.clone(),
     ));
-    log::info!("serving http://{}/metrics", args.listen);
+    log::info!("serving http://{serving}/metrics");
     // Under systemd (deploy/observer.service, Type=notify): ready now that
     // the programs are attached and /metrics is served; a no-op elsewhere.
     if let Err(e) = sd_notify::notify(&[sd_notify::NotifyState::Ready]) {
@@ -152,10 +155,17 @@ async fn agent(args: &Args) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Least time between two warnings of one kind (drops, evictions): the
+/// first comes at the poll that sees it, later ones carry the increase.
+const WARN_EVERY: Duration = Duration::from_secs(10);
+
 /// What the agent logs between summaries: closes and the slowest poll
 /// since the last summary, and the kernel's loss counters as last logged.
 struct LogState {
     since: std::time::Instant,
+    /// When drops or evictions were last warned of: at most one warning
+    /// each per [`WARN_EVERY`], carrying the increase since the last one.
+    warned: [Option<std::time::Instant>; 2],
     polls: u64,
     closed: usize,
     slowest_us: u64,
@@ -171,6 +181,7 @@ impl LogState {
             polls: 0,
             closed: 0,
             slowest_us: 0,
+            warned: [None; 2],
             drops: m.counters[Counter::RingbufDrops as usize],
             evictions: m.counters[Counter::LruEvictions as usize],
         }
@@ -184,7 +195,7 @@ impl LogState {
         self.closed += stats.closed;
         self.slowest_us = self.slowest_us.max(stats.took_us);
         let drops = m.counters[Counter::RingbufDrops as usize];
-        if drops > self.drops {
+        if drops > self.drops && self.may_warn(0) {
             log::warn!(
                 "ringbuf drops {drops} (+{}): the kernel lost close records because the ring \
                  buffer was full between polls; a shorter --interval drains it sooner",
@@ -193,7 +204,7 @@ impl LogState {
             self.drops = drops;
         }
         let evictions = m.counters[Counter::LruEvictions as usize];
-        if evictions > self.evictions {
+        if evictions > self.evictions && self.may_warn(1) {
             log::warn!(
                 "lru evictions {evictions} (+{}): the flow map was full and the kernel dropped \
                  the least recently seen flows; raise --max-flows (now {})",
@@ -205,6 +216,17 @@ impl LogState {
         if self.since.elapsed() >= every {
             self.summary(m);
         }
+    }
+
+    /// Whether warning `which` (0 drops, 1 evictions) may be logged now;
+    /// notes that it is.
+    fn may_warn(&mut self, which: usize) -> bool {
+        let now = std::time::Instant::now();
+        let ok = self.warned[which].is_none_or(|t| now.duration_since(t) >= WARN_EVERY);
+        if ok {
+            self.warned[which] = Some(now);
+        }
+        ok
     }
 
     /// Logs the summary line and starts the next period.

@@ -2,7 +2,8 @@
 //! liveness or readiness probe. Healthy means the kernel programs are
 //! attached (at least the two hooks every figure needs) and the poll loop
 //! has read the maps recently; a stalled loop or a failed attach answers
-//! 503 with the reason.
+//! 503 with the reason. The count of programs is taken when they are
+//! attached; a link detached later by another process is not noticed yet.
 
 use std::sync::{
     Arc,

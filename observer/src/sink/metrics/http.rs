@@ -36,15 +36,71 @@ fn hint(e: &std::io::Error) -> &'static str {
     }
 }
 
-/// Binds `addr`; the caller then runs [`serve`].
+/// Binds `addr`; the caller then runs [`serve`]. The IPv6 wildcard `[::]`
+/// (what `--listen :PORT` gives) takes IPv4 too, whatever
+/// `net.ipv6.bindv6only` says; where IPv6 is disabled it becomes
+/// `0.0.0.0`.
 ///
 /// # Errors
 /// [`HttpError::Bind`] when the port is taken or the address is not local.
 pub async fn bind(addr: SocketAddr) -> Result<TcpListener, HttpError> {
-    TcpListener::bind(addr)
-        .await
-        .map_err(|source| HttpError::Bind { addr, source })
+    let err = |source| HttpError::Bind { addr, source };
+    if addr.ip() != std::net::IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED) {
+        return TcpListener::bind(addr).await.map_err(err);
+    }
+    // socket2 (tokio's own socket layer) sets IPV6_V6ONLY before bind,
+    // which tokio's TcpListener::bind cannot.
+    use socket2::{Domain, Socket, Type};
+    let dual = || -> std::io::Result<std::net::TcpListener> {
+        let s = Socket::new(Domain::IPV6, Type::STREAM, None)?;
+        s.set_only_v6(false)?;
+        s.set_reuse_address(true)?;
+        s.bind(&addr.into())?;
+        s.listen(1024)?;
+        s.set_nonblocking(true)?;
+        Ok(s.into())
+    };
+    let std = match dual() {
+        Ok(l) => l,
+        Err(e) if e.raw_os_error() == Some(libc::EAFNOSUPPORT) => {
+            let v4 = SocketAddr::new(std::net::Ipv4Addr::UNSPECIFIED.into(), addr.port());
+            std::net::TcpListener::bind(v4).map_err(err)?
+        }
+        Err(e) => return Err(err(e)),
+    };
+    std.set_nonblocking(true).map_err(err)?;
+    TcpListener::from_std(std).map_err(err)
 }
+
+/// Lifts the soft limit on open files to the hard one (as Go's runtime does
+/// for every server), so that [`MAX_CONNECTIONS`] fit beside the maps and
+/// links; a failure leaves the limit as it was.
+pub fn raise_fd_limit() {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit read and write the struct we own.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
+            lim.rlim_cur = lim.rlim_max;
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                log::debug!(
+                    "could not raise RLIMIT_NOFILE: {}",
+                    std::io::Error::last_os_error()
+                );
+            }
+        }
+    }
+}
+
+/// Most connections open at once; one more is closed as soon as it is
+/// accepted, so idle clients can neither use up the file descriptors nor
+/// queue ahead of a probe.
+const MAX_CONNECTIONS: usize = 512;
+
+/// How long a client may take to send its request headers.
+const HEADER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 fn reply(status: StatusCode, content_type: &str, body: String) -> Response<Full<Bytes>> {
     let mut r = Response::new(Full::new(Bytes::from(body)));
@@ -86,19 +142,39 @@ fn route(
 }
 
 /// Serves connections on `listener` until the task is dropped.
+///
+/// A scrape endpoint on a node's address must not be held by idle clients:
+/// at most [`MAX_CONNECTIONS`] are open at once (later ones are closed at
+/// once), each must send its headers within [`HEADER_TIMEOUT`], and a
+/// failed accept (out of file descriptors) waits 100 ms instead of
+/// spinning.
 pub async fn serve(listener: TcpListener, registry: prometheus::Registry, health: Health) {
+    let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     loop {
-        let Ok((stream, _)) = listener.accept().await else {
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(e) => {
+                log::debug!("metrics accept: {e}");
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let Ok(permit) = slots.clone().try_acquire_owned() else {
+            log::debug!("metrics: {MAX_CONNECTIONS} connections open; closing one more");
+            drop(stream);
             continue;
         };
         let registry = registry.clone();
         let health = health.clone();
         tokio::spawn(async move {
+            let _permit = permit;
             let svc = service_fn(move |req| {
                 let resp = route(&req, &registry, &health);
                 async move { Ok::<_, Infallible>(resp) }
             });
             if let Err(e) = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT)
                 .serve_connection(TokioIo::new(stream), svc)
                 .await
             {
