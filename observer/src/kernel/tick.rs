@@ -131,7 +131,7 @@ pub fn kernel_hz() -> Result<Hz, TickError> {
 /// counter does not move.
 pub fn measure() -> Result<f64, TickError> {
     let run = |e: &dyn std::error::Error| TickError::Run(super::probes::chain(e));
-    let page = page_size();
+    let page = crate::args::page_size();
     let mut ebpf = EbpfLoader::new()
         .btf(None)
         .map_max_entries(MAP_FLOWS, 64)
@@ -180,12 +180,6 @@ struct Reading {
 pub fn rate(ticks: u64, span: Duration) -> f64 {
     let secs = span.as_secs_f64();
     if secs > 0.0 { ticks as f64 / secs } else { 0.0 }
-}
-
-fn page_size() -> u32 {
-    // SAFETY: sysconf reads a constant of the running system.
-    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    u32::try_from(p).ok().filter(|p| *p > 0).unwrap_or(4096)
 }
 
 #[cfg(test)]

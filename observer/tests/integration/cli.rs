@@ -13,7 +13,7 @@ use crate::support::{
     cookie,
     http::free_port,
     netns_id,
-    process::BIN,
+    process::{BIN, stdout_of},
     root_or_skip, serial,
 };
 use pathemu::{ChildGuard, Namespace};
@@ -260,29 +260,16 @@ fn bash_completion_loads() {
     if !have("bash", "bash_completion_loads") {
         return;
     }
-    let out = Command::new("bash")
-        .args([
-            "-c",
-            &format!("source <({BIN} completions bash) && complete -p observer"),
-        ])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = stdout_of(Command::new("bash").args([
+        "-c",
+        &format!("source <({BIN} completions bash) && complete -p observer"),
+    ]));
     assert!(
         text.contains("-F _observer") && text.trim_end().ends_with(" observer"),
         "{text}"
     );
     // It completes subcommands and their flags.
-    let script = Command::new(BIN)
-        .args(["completions", "bash"])
-        .output()
-        .unwrap();
-    let script = String::from_utf8_lossy(&script.stdout);
+    let script = stdout_of(Command::new(BIN).args(["completions", "bash"]));
     for word in [
         "flows",
         "run",
@@ -301,29 +288,15 @@ fn manual_pages_render() {
         return;
     }
     let dir = std::env::temp_dir().join(format!("observer-man-{}", std::process::id()));
-    let out = Command::new(BIN)
-        .args(["man", "--dir", dir.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    stdout_of(Command::new(BIN).args(["man", "--dir", dir.to_str().unwrap()]));
     let render = |page: &str| {
-        let out = Command::new("man")
-            .arg("-l")
-            .arg(dir.join(page))
-            .env("MANPAGER", "cat")
-            .env("MANWIDTH", "100")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "man -l {page}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        stdout_of(
+            Command::new("man")
+                .arg("-l")
+                .arg(dir.join(page))
+                .env("MANPAGER", "cat")
+                .env("MANWIDTH", "100"),
+        )
     };
     let top = render("observer.1");
     let flows = render("observer-flows.1");

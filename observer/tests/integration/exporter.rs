@@ -12,11 +12,12 @@ use std::{
 use crate::support::{
     bpf::{attached_programs, bpf_links},
     http::{free_port, http_get, metric, sum},
+    net::iperf,
     process::BIN,
     prom::Prometheus,
     root_or_skip, serial,
 };
-use pathemu::{ChildGuard, Namespace, Path, PathConfig, Side};
+use pathemu::{ChildGuard, Namespace, Path, PathConfig};
 
 /// `observer run` on a free loopback port, polling every 500 ms, once it
 /// serves; returns the port. A port free when picked can be taken (an
@@ -91,19 +92,8 @@ fn prometheus_sees_window_and_path_verdicts_move() {
         125_000,
     ))
     .unwrap();
-    let mut clients = Vec::new();
-    let mut servers = Vec::new();
-    for (path, args) in [(&window, vec!["-w", "64K"]), (&full, vec!["-C", "cubic"])] {
-        let mut s = path.command(Side::B, "iperf3");
-        s.args(["-s", "-1"]).stdout(Stdio::null());
-        servers.push(ChildGuard::spawn(&mut s).unwrap());
-        std::thread::sleep(Duration::from_millis(300));
-        let mut c = path.command(Side::A, "iperf3");
-        c.args(["-c", &path.addr(Side::B).to_string(), "-t", "12"])
-            .args(&args)
-            .stdout(Stdio::null());
-        clients.push(ChildGuard::spawn(&mut c).unwrap());
-    }
+    let _window_iperf = iperf(&window, 12, &["-w", "64K"]);
+    let _full_iperf = iperf(&full, 12, &["-C", "cubic"]);
     let moved = |verdict: &str| {
         prom.query(&format!(
             "sum(observer_bytes_acked_total{{verdict=\"{verdict}\"}})"

@@ -214,28 +214,34 @@ fn helper_reads_fallback_matches_tcp_info_too() {
     assert!(within_jiffy_and_percent(flow.busy_us, info.busy_us));
 }
 
+/// 1 MiB to a slow reader behind a 4 KB receive buffer, in a namespace of
+/// its own, under a fresh observer: the flow as observer last saw it (once
+/// it has every ACK) and TCP_INFO of the same socket.
+fn rwnd_limited_transfer() -> (observer::model::flow::Flow, crate::support::TcpInfo) {
+    let mut obs = Observer::start();
+    let ns = Namespace::standalone().unwrap();
+    const N: usize = 1024 * 1024;
+    ns.run(|| {
+        let client = transfer("127.0.0.1:0", N, Some(4096), true);
+        let key = cookie(&client);
+        let info = tcp_info(&client);
+        let mut flow = None;
+        assert!(obs.wait_until(Duration::from_secs(3), |o| {
+            flow = o.flow(key);
+            flow.as_ref()
+                .is_some_and(|f| f.bytes_acked == info.bytes_acked)
+        }));
+        (flow.unwrap(), info)
+    })
+    .unwrap()
+}
+
 #[test]
 fn small_receive_buffer_makes_sender_rwnd_limited() {
     if !root_or_skip("small_receive_buffer_makes_sender_rwnd_limited") {
         return;
     }
-    let mut obs = Observer::start();
-    let ns = Namespace::standalone().unwrap();
-    const N: usize = 1024 * 1024;
-    let (flow, info) = ns
-        .run(|| {
-            let client = transfer("127.0.0.1:0", N, Some(4096), true);
-            let key = cookie(&client);
-            let info = tcp_info(&client);
-            let mut flow = None;
-            assert!(obs.wait_until(Duration::from_secs(3), |o| {
-                flow = o.flow(key);
-                flow.as_ref()
-                    .is_some_and(|f| f.bytes_acked == info.bytes_acked)
-            }));
-            (flow.unwrap(), info)
-        })
-        .unwrap();
+    let (flow, info) = rwnd_limited_transfer();
     assert!(info.rwnd_limited_us > info.busy_us / 2, "kernel: {info:?}");
     assert!(
         within_jiffy_and_percent(flow.rwnd_limited_us, info.rwnd_limited_us),
@@ -264,23 +270,7 @@ fn figures_in_jiffies_match_tcp_info_without_host_hz_files() {
         (f64::from(hz.hz) - measured).abs() < f64::from(hz.hz) * 0.02,
         "{hz:?}"
     );
-    let mut obs = Observer::start();
-    let ns = Namespace::standalone().unwrap();
-    const N: usize = 1024 * 1024;
-    let (flow, info) = ns
-        .run(|| {
-            let client = transfer("127.0.0.1:0", N, Some(4096), true);
-            let key = cookie(&client);
-            let info = tcp_info(&client);
-            let mut flow = None;
-            assert!(obs.wait_until(Duration::from_secs(3), |o| {
-                flow = o.flow(key);
-                flow.as_ref()
-                    .is_some_and(|f| f.bytes_acked == info.bytes_acked)
-            }));
-            (flow.unwrap(), info)
-        })
-        .unwrap();
+    let (flow, info) = rwnd_limited_transfer();
     // Several hundred ms of rwnd-limited time: a wrong HZ (100 or 1000
     // for 250) would put observer's figure off by 60% or more.
     assert!(info.rwnd_limited_us > 100_000, "kernel: {info:?}");

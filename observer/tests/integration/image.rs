@@ -19,36 +19,28 @@ use std::{
 use crate::support::{
     bpf::{attached_programs, leftover, observer_programs},
     http::{free_port, http_get},
+    net::iperf,
+    process::stdout_of,
     prom::Prometheus,
     root_or_skip, serial,
 };
-use pathemu::{ChildGuard, Path, PathConfig, Side};
+use pathemu::{ChildGuard, Path, PathConfig};
 
 /// The DaemonSet's container security context as podman flags.
 fn daemonset_flags() -> Vec<String> {
-    serde_json::from_slice(&check_py(&["--podman-args"])).unwrap()
+    serde_json::from_str(&check_py(&["--podman-args"])).unwrap()
 }
 
 /// deploy/check.py run with Debian's python3 (where apt's python3-yaml
 /// goes), with `args`; its standard output.
-fn check_py(args: &[&str]) -> Vec<u8> {
+fn check_py(args: &[&str]) -> String {
     let check = FsPath::new(env!("CARGO_MANIFEST_DIR")).join("../deploy/check.py");
     let python = if FsPath::new("/usr/bin/python3").exists() {
         "/usr/bin/python3"
     } else {
         "python3"
     };
-    let out = Command::new(python)
-        .arg(&check)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
+    stdout_of(Command::new(python).arg(&check).args(args))
 }
 
 /// The seccomp profile Kubernetes' `RuntimeDefault` gives on containerd,
@@ -158,21 +150,7 @@ fn the_image_runs_with_the_daemonsets_privileges() {
         460_000,
     ))
     .unwrap();
-    let mut s = path.command(Side::B, "iperf3");
-    s.args(["-s", "-1"]).stdout(Stdio::null());
-    let _server = ChildGuard::spawn(&mut s).unwrap();
-    std::thread::sleep(Duration::from_millis(300));
-    let mut c = path.command(Side::A, "iperf3");
-    c.args([
-        "-c",
-        &path.addr(Side::B).to_string(),
-        "-t",
-        "10",
-        "-w",
-        "64K",
-    ])
-    .stdout(Stdio::null());
-    let _client = ChildGuard::spawn(&mut c).unwrap();
+    let _iperf = iperf(&path, 10, &["-w", "64K"]);
     let q = "sum(observer_bytes_acked_total{verdict=\"receive_window\"})";
     let deadline = Instant::now() + Duration::from_secs(25);
     let mut moved = 0.0;

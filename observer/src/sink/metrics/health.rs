@@ -25,8 +25,8 @@ pub struct Health {
 
 #[derive(Debug)]
 struct Inner {
-    /// Programs attached (count).
-    attached: AtomicU64,
+    /// Programs attached (count), as the loader attached them.
+    attached: u64,
     /// When the maps were last read (ns, CLOCK_MONOTONIC); at start, when
     /// the programs were attached.
     last_poll_ns: AtomicU64,
@@ -42,7 +42,7 @@ impl Health {
         let stall = (interval * 3).max(Duration::from_secs(5));
         Health {
             inner: Arc::new(Inner {
-                attached: AtomicU64::new(attached as u64),
+                attached: attached as u64,
                 last_poll_ns: AtomicU64::new(monotonic_ns()),
                 stall_ns: u64::try_from(stall.as_nanos()).unwrap_or(u64::MAX),
             }),
@@ -59,7 +59,7 @@ impl Health {
     /// The answer at monotonic time `now_ns`: `Ok(text)` when healthy,
     /// `Err(reason)` when not; one line each.
     pub fn check(&self, now_ns: u64) -> Result<String, String> {
-        let attached = self.inner.attached.load(Ordering::Relaxed);
+        let attached = self.inner.attached;
         let since = now_ns.saturating_sub(self.inner.last_poll_ns.load(Ordering::Relaxed));
         let secs = since as f64 / 1e9;
         if attached < REQUIRED_PROGRAMS {

@@ -57,7 +57,6 @@ pub async fn bind(addr: SocketAddr) -> Result<TcpListener, HttpError> {
         s.set_reuse_address(true)?;
         s.bind(&addr.into())?;
         s.listen(1024)?;
-        s.set_nonblocking(true)?;
         Ok(s.into())
     };
     let std = match dual() {

@@ -3,7 +3,30 @@
 
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 
-use pathemu::{Path, Side};
+use std::{process::Stdio, time::Duration};
+
+use pathemu::{ChildGuard, Path, Side};
+
+/// An iperf3 transfer across `path` for `secs` seconds, side A sending to
+/// a one-shot server on side B, with the client's extra `args` (`-w 64K`,
+/// `-C cubic`); returns (server, client), both killed on drop.
+pub fn iperf(path: &Path, secs: u32, args: &[&str]) -> (ChildGuard, ChildGuard) {
+    let mut s = path.command(Side::B, "iperf3");
+    s.args(["-s", "-1"]).stdout(Stdio::null());
+    let server = ChildGuard::spawn(&mut s).unwrap();
+    // Listening before the client connects.
+    std::thread::sleep(Duration::from_millis(300));
+    let mut c = path.command(Side::A, "iperf3");
+    c.args([
+        "-c",
+        &path.addr(Side::B).to_string(),
+        "-t",
+        &secs.to_string(),
+    ])
+    .args(args)
+    .stdout(Stdio::null());
+    (server, ChildGuard::spawn(&mut c).unwrap())
+}
 
 /// A TCP connection across `path`: a listener at `addr` (port 0) in
 /// `server`'s namespace, a client connecting from the other side's.

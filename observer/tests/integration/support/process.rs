@@ -4,6 +4,20 @@
 /// The observer binary cargo built for these tests.
 pub const BIN: &str = env!("CARGO_BIN_EXE_observer");
 
+/// Runs `cmd` to its end and returns its standard output as text; fails
+/// the test, with the command and its standard error, when it exits
+/// non-zero.
+pub fn stdout_of(cmd: &mut std::process::Command) -> String {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// VmRSS of `pid` in KiB.
 pub fn rss_kib(pid: u32) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
