@@ -136,9 +136,9 @@ def typedef_loop():
 
 
 def sample_record(cookie, closed=False):
-    """A FlowSample (observer-common/src/sample.rs, 488 bytes, little-endian;
+    """A FlowSample (observer-common/src/sample.rs, 520 bytes, little-endian;
     offsets as its layout test pins them)."""
-    r = bytearray(488)
+    r = bytearray(520)
     struct.pack_into("<Q", r, 0, cookie)
     struct.pack_into("<Q", r, 8, 100_000_000_000)   # first_seen_ns
     struct.pack_into("<Q", r, 16, 103_000_000_000)  # last_seen_ns

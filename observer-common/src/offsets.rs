@@ -218,6 +218,23 @@ offsets! {
     sack_ok_width,
     /// `net.ipv4.sysctl_tcp_rmem`, relative to `struct net` (int[3], bytes).
     tcp_rmem,
+    /// `inet_connection_sock.icsk_rto` (u32, jiffies): the retransmission timeout.
+    icsk_rto,
+    /// `sock.sk_pacing_rate` (unsigned long, bytes/s; `~0UL`: no pacing).
+    sk_pacing_rate,
+    /// `tcp_sock.lsndtime` (u32, jiffies): when data was last sent.
+    lsndtime,
+    /// `inet_connection_sock.icsk_ack.lrcvtime` (u32, jiffies): when data
+    /// was last received.
+    lrcvtime,
+    /// `tcp_sock.rcv_tstamp` (u32, jiffies): when an ACK was last received.
+    rcv_tstamp,
+    /// `tcp_sock.reordering` (u32, segments): the reordering the sender tolerates.
+    reordering,
+    /// `tcp_sock.delivered_ce` (u32, segments): delivered with an ECN CE mark.
+    delivered_ce,
+    /// `tcp_sock.dsack_dups` (u32, segments): duplicate segments reported by D-SACK.
+    dsack_dups,
 }
 
 #[cfg(feature = "user")]
@@ -266,6 +283,6 @@ mod tests {
             assert_eq!(v, i as u32);
         }
         assert_eq!(Offsets::NAMES[0], "family");
-        assert_eq!(Offsets::NAMES.len(), 80);
+        assert_eq!(Offsets::NAMES.len(), 88);
     }
 }

@@ -259,8 +259,32 @@ pub struct FlowSample {
     /// net/ipv4/tcp_input.c). A window now offered well below it is a peer
     /// buffer holding data its application has not read.
     pub max_window: u32,
-    /// Explicit padding to the 8-byte alignment (always 0).
-    pub _pad: u32,
+    /// `inet_connection_sock.icsk_rto`: the retransmission timeout
+    /// (jiffies; `tcpi_rto` is it in µs).
+    pub rto_jiffies: u32,
+    /// `sock.sk_pacing_rate` (bytes/s; `u64::MAX`, the kernel's `~0UL`:
+    /// not paced), what `tcpi_pacing_rate` reports.
+    pub pacing_rate: u64,
+    /// `tcp_sock.lsndtime`: when data was last sent (u32 jiffies;
+    /// `tcpi_last_data_sent` is its age).
+    pub lsndtime: u32,
+    /// `inet_connection_sock.icsk_ack.lrcvtime`: when data was last
+    /// received (u32 jiffies; `tcpi_last_data_recv` is its age). Carried
+    /// forward to the sampled segment's arrival for in-order data.
+    pub lrcvtime: u32,
+    /// `tcp_sock.rcv_tstamp`: when an ACK was last received (u32 jiffies;
+    /// `tcpi_last_ack_recv` is its age). Carried forward to the sampled
+    /// segment's arrival for an ACK the kernel will take.
+    pub rcv_tstamp: u32,
+    /// `tcp_sock.reordering`: how far out of order the sender takes
+    /// segments to be before it calls them lost (segments; `tcpi_reordering`).
+    pub reordering: u32,
+    /// `tcp_sock.delivered_ce`: segments delivered with an ECN CE mark
+    /// (`tcpi_delivered_ce`).
+    pub delivered_ce: u32,
+    /// `tcp_sock.dsack_dups`: segments the peer reported received twice
+    /// with D-SACK, spurious retransmissions (`tcpi_dsack_dups`).
+    pub dsack_dups: u32,
 }
 
 impl FlowSample {
@@ -355,12 +379,19 @@ impl FlowSample {
         delivery_prev: [0; 2],
         app_limited_ns: 0,
         max_window: 0,
-        _pad: 0,
+        rto_jiffies: 0,
+        pacing_rate: 0,
+        lsndtime: 0,
+        lrcvtime: 0,
+        rcv_tstamp: 0,
+        reordering: 0,
+        delivered_ce: 0,
+        dsack_dups: 0,
     };
 }
 
 /// Size of [`FlowSample`] in bytes; the kernel and user space must agree.
-pub const FLOW_SAMPLE_SIZE: usize = 488;
+pub const FLOW_SAMPLE_SIZE: usize = 520;
 const _: () = assert!(core::mem::size_of::<FlowSample>() == FLOW_SAMPLE_SIZE);
 const _: () = assert!(core::mem::align_of::<FlowSample>() == 8);
 
@@ -405,7 +436,11 @@ mod tests {
         assert_eq!(offset_of!(FlowSample, delivery_prev), 464);
         assert_eq!(offset_of!(FlowSample, app_limited_ns), 472);
         assert_eq!(offset_of!(FlowSample, max_window), 480);
-        assert_eq!(offset_of!(FlowSample, _pad), 484);
+        assert_eq!(offset_of!(FlowSample, rto_jiffies), 484);
+        assert_eq!(offset_of!(FlowSample, pacing_rate), 488);
+        assert_eq!(offset_of!(FlowSample, lsndtime), 496);
+        assert_eq!(offset_of!(FlowSample, rcv_tstamp), 504);
+        assert_eq!(offset_of!(FlowSample, dsack_dups), 516);
     }
 
     #[test]

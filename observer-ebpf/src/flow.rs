@@ -348,6 +348,11 @@ unsafe fn carry_forward(s: *mut FlowSample, sk: Sk, seg: &Segment) {
             let una: u32 = sk.get(off!(snd_una));
             let nxt: u32 = sk.get(off!(snd_nxt));
             let acked = ack.wrapping_sub(una);
+            if acked <= nxt.wrapping_sub(una) {
+                // Neither old nor ahead of snd_nxt: tcp_ack() stamps it
+                // (refresh just read the jiffies).
+                (*s).rcv_tstamp = (*s).jiffies as u32;
+            }
             if acked != 0 && acked <= nxt.wrapping_sub(una) {
                 (*s).bytes_acked += u64::from(acked);
                 let write_seq: u32 = sk.get(off!(write_seq));
@@ -394,6 +399,10 @@ unsafe fn carry_forward(s: *mut FlowSample, sk: Sk, seg: &Segment) {
         }
         let rcv_nxt: u32 = sk.get(off!(rcv_nxt));
         if consumed != 0 && consumed < (1 << 30) && seq == rcv_nxt {
+            if consumed > u32::from(flags & TH_FIN != 0) {
+                // In-order payload: tcp_event_data_recv() stamps lrcvtime.
+                (*s).lrcvtime = (*s).jiffies as u32;
+            }
             (*s).bytes_received += u64::from(consumed);
             // In order, it waits for the reader too (FIN included, as in
             // rcv_nxt - copied_seq), and takes its room in the window.

@@ -142,5 +142,15 @@ pub unsafe fn refresh(s: *mut FlowSample, sk: Sk) {
         (*s).sk_sndbuf = sndbuf.max(0) as u32;
         (*s).sk_wmem_queued = wmem.max(0) as u32;
         (*s).sk_rcvbuf = rcvbuf.max(0) as u32;
+        // What `ss -ti` prints beside the figures above (tcp_get_info() in
+        // net/ipv4/tcp.c reads the same members).
+        (*s).rto_jiffies = sk.get(off!(icsk_rto));
+        (*s).pacing_rate = sk.get(off!(sk_pacing_rate));
+        (*s).lsndtime = sk.get(off!(lsndtime));
+        (*s).lrcvtime = sk.get(off!(lrcvtime));
+        (*s).rcv_tstamp = sk.get(off!(rcv_tstamp));
+        (*s).reordering = sk.get(off!(reordering));
+        (*s).delivered_ce = sk.get(off!(delivered_ce));
+        (*s).dsack_dups = sk.get(off!(dsack_dups));
     }
 }

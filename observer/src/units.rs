@@ -41,6 +41,18 @@ pub fn time_us(us: f64) -> String {
     }
 }
 
+/// An age given in milliseconds, as `ss` prints `lastsnd`: `340 ms`
+/// under a second, `12.3 s` under a minute, then `5 min`.
+pub fn age_ms(ms: u64) -> String {
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else if ms < 60_000 {
+        format!("{:.1} s", ms as f64 / 1000.0)
+    } else {
+        format!("{} min", ms / 60_000)
+    }
+}
+
 /// A share (0 to 1) as a whole percentage: `0.56` -> `56%`.
 pub fn share(x: f64) -> String {
     format!("{:.0}%", x * 100.0)
@@ -69,5 +81,8 @@ mod tests {
         assert_eq!(compact(&bytes(80_480.0)), "80.5KB");
         assert_eq!(compact(&time_us(41.0)), "41µs");
         assert_eq!(share(0.556), "56%");
+        assert_eq!(age_ms(340), "340 ms");
+        assert_eq!(age_ms(12_345), "12.3 s");
+        assert_eq!(age_ms(301_000), "5 min");
     }
 }

@@ -185,6 +185,26 @@ fn specs() -> Vec<Spec> {
         spec!("tstamp_ok", "tcp_sock", "rx_opt.tstamp_ok", Bits, false),
         spec!("sack_ok", "tcp_sock", "rx_opt.sack_ok", Bits, false),
         spec!("tcp_rmem", "net", "ipv4.sysctl_tcp_rmem", Byte, false),
+        spec!("icsk_rto", "tcp_sock", "inet_conn.icsk_rto", Byte, false),
+        spec!(
+            "sk_pacing_rate",
+            "tcp_sock",
+            sk("sk_pacing_rate"),
+            Byte,
+            false
+        ),
+        spec!("lsndtime", "tcp_sock", "lsndtime", Byte, false),
+        spec!(
+            "lrcvtime",
+            "tcp_sock",
+            "inet_conn.icsk_ack.lrcvtime",
+            Byte,
+            false
+        ),
+        spec!("rcv_tstamp", "tcp_sock", "rcv_tstamp", Byte, false),
+        spec!("reordering", "tcp_sock", "reordering", Byte, false),
+        spec!("delivered_ce", "tcp_sock", "delivered_ce", Byte, false),
+        spec!("dsack_dups", "tcp_sock", "dsack_dups", Byte, false),
     ]
 }
 

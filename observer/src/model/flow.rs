@@ -245,6 +245,38 @@ pub struct Flow {
     pub notsent: u32,
     /// Receive buffer size (`sk_rcvbuf`, bytes).
     pub rcvbuf: u32,
+    /// Segments sent and not yet acknowledged (`tcpi_unacked`,
+    /// `tcp_sock.packets_out`).
+    pub unacked: u32,
+    /// Segments the peer has SACKed (`tcpi_sacked`, `tcp_sock.sacked_out`).
+    pub sacked: u32,
+    /// Segments marked lost (`tcpi_lost`, `tcp_sock.lost_out`).
+    pub lost: u32,
+    /// Retransmitted segments still in flight (`tcpi_retrans`,
+    /// `tcp_sock.retrans_out`; `ss`'s `retrans:A/B` shows it as A).
+    pub retrans_out: u32,
+    /// Retransmission timeout (`tcpi_rto`, µs; `icsk_rto` in jiffies).
+    pub rto_us: u64,
+    /// Pacing rate (`tcpi_pacing_rate` x 8, bits/s; `None`: not paced,
+    /// the kernel's `~0`).
+    pub pacing_rate_bps: Option<u64>,
+    /// Reordering the sender tolerates before it calls a segment lost
+    /// (`tcpi_reordering`, segments; 3 unless reordering was seen).
+    pub reordering: u32,
+    /// Segments delivered with an ECN CE mark (`tcpi_delivered_ce`).
+    pub delivered_ce: u32,
+    /// Segments the peer reported received twice with D-SACK: spurious
+    /// retransmissions (`tcpi_dsack_dups`).
+    pub dsack_dups: u32,
+    /// Time since data was last sent (`tcpi_last_data_sent`, ms), as of
+    /// the record: now for an open flow, its close for a closed one.
+    pub last_data_sent_ms: u64,
+    /// Time since data was last received (`tcpi_last_data_recv`, ms), as of
+    /// the record.
+    pub last_data_recv_ms: u64,
+    /// Time since an ACK was last received (`tcpi_last_ack_recv`, ms), as of
+    /// the record.
+    pub last_ack_recv_ms: u64,
     /// First seen (RFC 3339, UTC).
     pub first_seen: String,
     /// Last sampled, or closed (RFC 3339, UTC).
@@ -325,6 +357,8 @@ impl Flow {
             rwnd_closed_us: 0,
             rx_gap_us: 0,
             rx_gaps: 0,
+            delivered_ce: 0,
+            dsack_dups: 0,
             integrals: Integrals::default(),
             last_ooo_ns: 0,
             ..f.clone()
@@ -343,6 +377,9 @@ impl Flow {
         };
         let ch = chrono(s, jiffies_now as u32, clock.us_per_jiffy());
         let stamp = |ns: u64| humantime::format_rfc3339_millis(clock.wall(ns)).to_string();
+        // tcp_get_info(): jiffies_to_msecs(now - stamp), in u32 jiffies.
+        let hz = u64::from(clock.hz.max(1));
+        let age_ms = |stamp: u32| u64::from((jiffies_now as u32).wrapping_sub(stamp)) * 1000 / hz;
         Flow {
             cookie: s.cookie,
             netns: s.netns,
@@ -416,6 +453,18 @@ impl Flow {
             sndbuf_queued: s.sk_wmem_queued,
             notsent: s.notsent,
             rcvbuf: s.sk_rcvbuf,
+            unacked: s.packets_out,
+            sacked: s.sacked_out,
+            lost: s.lost_out,
+            retrans_out: s.retrans_out,
+            rto_us: u64::from(s.rto_jiffies) * 1_000_000 / hz,
+            pacing_rate_bps: (s.pacing_rate != u64::MAX).then(|| s.pacing_rate.saturating_mul(8)),
+            reordering: s.reordering,
+            delivered_ce: s.delivered_ce,
+            dsack_dups: s.dsack_dups,
+            last_data_sent_ms: age_ms(s.lsndtime),
+            last_data_recv_ms: age_ms(s.lrcvtime),
+            last_ack_recv_ms: age_ms(s.rcv_tstamp),
             first_seen: stamp(s.first_seen_ns),
             last_seen: stamp(if closed { s.closed_ns } else { s.last_seen_ns }),
             samples: s.samples,
@@ -426,107 +475,5 @@ impl Flow {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn sample() -> FlowSample {
-        let mut s = FlowSample::ZERO;
-        s.cookie = 42;
-        s.saddr = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 1];
-        s.daddr = [0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
-        s.sport = 40000;
-        s.dport = 5201;
-        s.chrono_stat = [100, 50, 10];
-        s.chrono_start = u32::MAX - 4;
-        s.chrono_type = 2;
-        s.state = tcp_state::ESTABLISHED;
-        s.comm = *b"iperf3\0\0\0\0\0\0\0\0\0\0";
-        s
-    }
-
-    #[test]
-    fn chrono_adds_the_running_period_to_its_type() {
-        let s = sample();
-        // 5 jiffies since chrono_start, across the u32 wrap.
-        let c = chrono(&s, 0, 4000);
-        assert_eq!(c.rwnd_limited_us, (50 + 5) * 4000);
-        assert_eq!(c.sndbuf_limited_us, 10 * 4000);
-        assert_eq!(c.busy_us, (100 + 55 + 10) * 4000);
-        let mut idle = s;
-        idle.chrono_type = 0;
-        assert_eq!(chrono(&idle, 0, 4000).busy_us, 160 * 4000);
-    }
-
-    #[test]
-    fn endpoints_print_like_ss() {
-        let s = sample();
-        assert_eq!(endpoint(s.saddr, s.sport).to_string(), "10.0.0.1:40000");
-        assert_eq!(endpoint(s.daddr, s.dport).to_string(), "[2001:db8::1]:5201");
-    }
-
-    #[test]
-    fn no_rtt_sample_yet_reads_as_zero_not_the_kernels_sentinel() {
-        let mut s = sample();
-        s.min_rtt_us = u32::MAX;
-        let f = Flow::from_sample(&s, &Clock::fixed(0, 250), 0);
-        assert_eq!(f.min_rtt_us, 0);
-    }
-
-    #[test]
-    fn delivery_rate_matches_tcp_info_formula() {
-        let mut s = sample();
-        s.mss = 1448;
-        s.rate_delivered = 10;
-        s.rate_interval_us = 20_000;
-        // 10 * 1448 B / 20 ms = 724,000 B/s = 5,792,000 bit/s.
-        assert_eq!(delivery_rate_bps(&s), 5_792_000);
-        s.rate_interval_us = 0;
-        assert_eq!(delivery_rate_bps(&s), 0);
-        // Found by fuzz/kernel_samples: the product overflowed u64.
-        s.rate_delivered = u32::MAX;
-        s.mss = u32::MAX;
-        s.rate_interval_us = 1;
-        assert_eq!(delivery_rate_bps(&s), u64::MAX);
-    }
-
-    #[test]
-    fn recent_max_is_the_faster_of_the_two_epochs_while_they_are_recent() {
-        const SEC: u64 = 1_000_000_000;
-        let mut s = sample();
-        s.mss = 1448;
-        s.delivery_epoch_ns = 10 * SEC;
-        let at = |secs: f64| 10 * SEC + (secs * SEC as f64) as u64;
-        assert_eq!(recent_max_delivery_rate_bps(&s, at(0.5)), 0);
-        // 10 segments in 20 ms this epoch, 30 in 20 ms the one before.
-        s.delivery_best = [10, 20_000];
-        s.delivery_prev = [30, 20_000];
-        assert_eq!(recent_max_delivery_rate_bps(&s, at(0.5)), 17_376_000);
-        // No sample for over a second: the previous epoch is too old...
-        assert_eq!(recent_max_delivery_rate_bps(&s, at(1.5)), 5_792_000);
-        // ...and after two, neither is recent.
-        assert_eq!(recent_max_delivery_rate_bps(&s, at(2.0)), 0);
-        let f = Flow::from_sample(&s, &Clock::fixed(0, 250), at(0.2));
-        assert_eq!(f.delivery_rate_max_bps, 17_376_000);
-    }
-
-    #[test]
-    fn flow_from_open_sample_extrapolates_running_chrono() {
-        let mut s = sample();
-        s.jiffies = u64::from(u32::MAX - 4) + 5;
-        s.last_seen_ns = 1_000_000_000;
-        s.first_seen_ns = 500_000_000;
-        let clock = Clock::fixed(0, 250);
-        // 8 ms later: two more jiffies of rwnd-limited time.
-        let f = Flow::from_sample(&s, &clock, 1_008_000_000);
-        assert_eq!(f.rwnd_limited_us, (50 + 7) * 4000);
-        assert_eq!(f.comm, "iperf3");
-        assert!(!f.closed);
-        assert_eq!(f.state, "established");
-        assert_eq!(f.first_seen, "1970-01-01T00:00:00.500Z");
-        let mut c = s;
-        c.closed_ns = 1_000_000_000;
-        let f = Flow::from_sample(&c, &clock, 9_000_000_000);
-        assert_eq!(f.rwnd_limited_us, (50 + 5) * 4000);
-        assert!(f.closed);
-    }
-}
+#[path = "flow_tests.rs"]
+mod tests;

@@ -23,4 +23,5 @@ mod reader;
 mod receiver;
 mod sender;
 mod soak;
+mod ss;
 mod top;

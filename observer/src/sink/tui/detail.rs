@@ -187,7 +187,39 @@ fn detail_text(r: &Row) -> Text<'static> {
         None => "- (no window binds)".to_string(),
     };
     lines.push(Line::from(vec![head("what-if"), Span::raw(what_if)]));
+    let (counts, ages) = ss_fields(f);
+    lines.push(Line::from(vec![head("ss"), Span::raw(counts)]));
+    lines.push(Line::from(vec![head("last"), Span::raw(ages)]));
     Text::from(lines)
+}
+
+/// The figures `ss -ti` prints beside the windows, in its words and
+/// order: RTO, pacing rate, reordering, segments unacknowledged, SACKed,
+/// lost and retransmitted (in flight / total), CE-marked and D-SACKed; then
+/// the ages of the last data sent, data received and ACK received.
+fn ss_fields(f: &crate::model::flow::Flow) -> (String, String) {
+    let c = |s: String| units::compact(&s);
+    let counts = format!(
+        "rto {} pacing {} reord {} unacked {} sacked {} lost {} retrans {}/{} ce {} dsack {}",
+        c(units::time_us(f.rto_us as f64)),
+        f.pacing_rate_bps
+            .map_or_else(|| "-".to_string(), |r| c(units::rate(r as f64))),
+        f.reordering,
+        f.unacked,
+        f.sacked,
+        f.lost,
+        f.retrans_out,
+        f.retransmits,
+        f.delivered_ce,
+        f.dsack_dups,
+    );
+    let ages = format!(
+        "data sent {} ago, data received {} ago, ACK received {} ago",
+        units::age_ms(f.last_data_sent_ms),
+        units::age_ms(f.last_data_recv_ms),
+        units::age_ms(f.last_ack_recv_ms),
+    );
+    (counts, ages)
 }
 
 /// Draws the detail pane of `row` (or says that its flow has gone).

@@ -87,6 +87,22 @@ pub struct TcpInfo {
     pub rcv_wnd: Option<u32>,
     /// `tcpi_delivery_rate` x 8 (bits/s).
     pub delivery_rate_bps: u64,
+    /// `tcpi_rto` (µs).
+    pub rto_us: u32,
+    /// `tcpi_unacked`, `tcpi_sacked`, `tcpi_lost`, `tcpi_retrans` (segments).
+    pub unacked: u32,
+    pub sacked: u32,
+    pub lost: u32,
+    pub retrans: u32,
+    /// `tcpi_last_data_sent`, `tcpi_last_data_recv`, `tcpi_last_ack_recv` (ms).
+    pub last_data_sent_ms: u32,
+    pub last_data_recv_ms: u32,
+    pub last_ack_recv_ms: u32,
+    pub reordering: u32,
+    /// `tcpi_pacing_rate` (bytes/s; `u64::MAX`: not paced).
+    pub pacing_rate: u64,
+    pub delivered_ce: u32,
+    pub dsack_dups: u32,
 }
 
 fn u32_at(b: &[u8], at: usize) -> u32 {
@@ -142,6 +158,18 @@ pub fn tcp_info(fd: &impl AsRawFd) -> TcpInfo {
         rcv_ooopack: u32_at(&buf, 224),
         rcv_wnd: (len >= 236).then(|| u32_at(&buf, 232)),
         delivery_rate_bps: u64_at(&buf, 160).saturating_mul(8),
+        rto_us: u32_at(&buf, 8),
+        unacked: u32_at(&buf, 24),
+        sacked: u32_at(&buf, 28),
+        lost: u32_at(&buf, 32),
+        retrans: u32_at(&buf, 36),
+        last_data_sent_ms: u32_at(&buf, 44),
+        last_data_recv_ms: u32_at(&buf, 52),
+        last_ack_recv_ms: u32_at(&buf, 56),
+        reordering: u32_at(&buf, 88),
+        pacing_rate: u64_at(&buf, 104),
+        delivered_ce: u32_at(&buf, 196),
+        dsack_dups: u32_at(&buf, 216),
     }
 }
 

@@ -99,7 +99,7 @@ fn detail_pane_at_80x24_shows_evidence_what_if_and_history() {
         "│what-if  80.5 KB / 105.0 ms = 6.1 Mbit/s; 12.3 Mbit/s needs 161.0 KB; the     │",
         "│window allows 64.4 Mbit/s at 10 ms, 12.9 Mbit/s at 50 ms, 6.4 Mbit/s at 100   │",
         "│ms, 2.6 Mbit/s at 250 ms                                                      │",
-        "│                                                                              │",
+        "│ss       rto 308.0ms pacing 12.3Mbit/s reord 3 unacked 55 sacked 0 lost 0     │",
         "│history: last 4 s (4 polls), oldest left                                      │",
         "│rate     ████                                          6.1Mbit/s max 6.1Mbit/s│",
         "│cwnd     ████                                          500 seg max 500 seg    │",

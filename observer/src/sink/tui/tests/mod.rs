@@ -50,6 +50,16 @@ fn window_bound(cookie: u64, t: u64) -> FlowSample {
         )
         .build();
     s.inflight = 55;
+    // What `ss -ti` would add: RTO 308 ms (77 jiffies), pacing at twice
+    // the window's rate, the default reordering, data last sent 40 ms
+    // (10 jiffies) before the sample.
+    s.rto_jiffies = 77;
+    s.pacing_rate = 1_533_000;
+    s.reordering = 3;
+    s.packets_out = 55;
+    s.lsndtime = 1_000_000 - 10;
+    s.lrcvtime = 1_000_000 - 250 * 90;
+    s.rcv_tstamp = 1_000_000;
     s
 }
 

@@ -1,0 +1,151 @@
+//! The figures `ss -ti` prints beside the windows and RTTs (segments
+//! unacknowledged, SACKed, lost and retransmitted in flight, the RTO, the
+//! pacing rate, reordering, ECN-marked and D-SACKed segments, and the ages
+//! of the last data sent, data received and ACK received), checked against
+//! TCP_INFO of the same socket.
+
+use std::{
+    io::{Read, Write},
+    net::{TcpListener, TcpStream},
+    time::Duration,
+};
+
+use pathemu::{Link, Namespace, Path, PathConfig, Side};
+
+use crate::support::{Observer, cookie, net::connect_across, root_or_skip, tcp_info};
+
+/// An age observer extrapolates from its last sample and one TCP_INFO
+/// computes a moment later agree within two jiffies at the slowest HZ
+/// (100) and the time between the two reads.
+const AGE_SLACK_MS: u64 = 30;
+
+#[test]
+fn ages_rto_and_pacing_rate_match_tcp_info_on_a_quiet_flow() {
+    if !root_or_skip("ages_rto_and_pacing_rate_match_tcp_info_on_a_quiet_flow") {
+        return;
+    }
+    let mut obs = Observer::start();
+    let ns = Namespace::standalone().unwrap();
+    const N: usize = 4 * 1024 * 1024;
+    let (flow, info) = ns
+        .run(|| {
+            let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+            let at = listener.local_addr().unwrap();
+            let mut client = TcpStream::connect(at).unwrap();
+            let (mut server, _) = listener.accept().unwrap();
+            let writer = std::thread::spawn(move || {
+                client.write_all(&vec![1u8; N]).unwrap();
+                let mut ok = [0u8; 2];
+                client.read_exact(&mut ok).unwrap();
+                client
+            });
+            let mut buf = vec![0u8; 64 * 1024];
+            let mut got = 0;
+            while got < N {
+                got += server.read(&mut buf).unwrap();
+            }
+            server.write_all(b"ok").unwrap();
+            let client = writer.join().unwrap();
+            // Quiet: every age grows from here on.
+            std::thread::sleep(Duration::from_millis(400));
+            let info = tcp_info(&client);
+            let flow = obs.flow(cookie(&client)).expect("the client's flow");
+            drop(server);
+            (flow, info)
+        })
+        .unwrap();
+    assert!(info.last_data_sent_ms >= 350, "{info:?}");
+    for (what, ours, kernel) in [
+        (
+            "last_data_sent",
+            flow.last_data_sent_ms,
+            info.last_data_sent_ms,
+        ),
+        (
+            "last_data_recv",
+            flow.last_data_recv_ms,
+            info.last_data_recv_ms,
+        ),
+        (
+            "last_ack_recv",
+            flow.last_ack_recv_ms,
+            info.last_ack_recv_ms,
+        ),
+    ] {
+        assert!(
+            ours.abs_diff(u64::from(kernel)) <= AGE_SLACK_MS,
+            "{what}: observer {ours} ms, TCP_INFO {kernel} ms"
+        );
+    }
+    assert!(info.rto_us >= 200_000, "{info:?}");
+    assert_eq!(flow.rto_us, u64::from(info.rto_us));
+    assert!(info.pacing_rate > 0 && info.pacing_rate != u64::MAX);
+    assert_eq!(flow.pacing_rate_bps, Some(info.pacing_rate * 8));
+    assert_eq!(flow.reordering, info.reordering);
+    assert!(info.reordering >= 3, "{info:?}");
+    assert_eq!(
+        (flow.unacked, flow.sacked, flow.lost, flow.retrans_out),
+        (info.unacked, info.sacked, info.lost, info.retrans)
+    );
+}
+
+/// Request/response exchanges across a path that drops 3% of the data and
+/// a quarter of the ACKs: tail-loss probes and timeouts resend segments the
+/// peer already has, and its D-SACKs report them (`dsack_dups`).
+#[test]
+fn loss_counters_match_tcp_info_across_a_lossy_path() {
+    if !root_or_skip("loss_counters_match_tcp_info_across_a_lossy_path") {
+        return;
+    }
+    let mut obs = Observer::start();
+    let delay = Duration::from_millis(5);
+    let path = Path::new(
+        PathConfig::new(
+            Link::with_delay_only(delay).loss(0.03),
+            Link::with_delay_only(delay).loss(0.25),
+        )
+        .seed(11),
+    )
+    .unwrap();
+    let (mut server, mut client) = connect_across(&path, Side::B, path.ip(Side::B));
+    const MSG: usize = 16 * 1024;
+    const ROUNDS: usize = 60;
+    let echo = std::thread::spawn(move || {
+        let mut buf = vec![0u8; MSG];
+        for _ in 0..ROUNDS {
+            server.read_exact(&mut buf).unwrap();
+            server.write_all(b"k").unwrap();
+        }
+        // The client's last byte, below.
+        server.read_exact(&mut buf[..1]).unwrap();
+        server
+    });
+    let mut one = [0u8; 1];
+    for _ in 0..ROUNDS {
+        client.write_all(&[2u8; MSG]).unwrap();
+        client.read_exact(&mut one).unwrap();
+    }
+    // One byte more: its send samples the flow after every ACK of the
+    // exchanges (late D-SACKs included), and its ACK settles it.
+    client.write_all(b"z").unwrap();
+    let server = echo.join().unwrap();
+    let key = cookie(&client);
+    let mut info = tcp_info(&client);
+    let flow = obs.wait_for_flow(key, Duration::from_secs(5), "an idle flow", |f| {
+        info = tcp_info(&client);
+        info.unacked == 0 && f.unacked == 0 && f.bytes_acked == info.bytes_acked
+    });
+    drop(server);
+    assert!(info.total_retrans > 0, "no segment was resent: {info:?}");
+    assert!(info.dsack_dups > 0, "no D-SACK came back: {info:?}");
+    assert_eq!(flow.retransmits, info.total_retrans);
+    assert_eq!(flow.dsack_dups, info.dsack_dups);
+    assert_eq!(flow.reordering, info.reordering);
+    assert_eq!(flow.delivered_ce, info.delivered_ce);
+    assert_eq!(
+        (flow.sacked, flow.lost, flow.retrans_out),
+        (info.sacked, info.lost, info.retrans)
+    );
+    // Not compared here: the RTO, which the last ACK itself recomputes after
+    // `tcp_probe` has sampled it (the quiet test above compares it).
+}
