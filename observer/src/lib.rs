@@ -21,13 +21,16 @@
 //!
 //! Shared by the stages, not a stage: [`model`] (a sample as the figures
 //! an operator reads, [`model::flow::Flow`], in tcp_info's units; the
-//! kernel's clocks), [`units`] (every number as text), and [`args`] (the
+//! kernel's clocks), [`units`] (every number as text), [`args`] (the
 //! command-line value parsers, in the library so the fuzz targets reach
-//! them). `testkit` holds test fixtures. The subcommands themselves are in
-//! the binary (`src/cmd/`).
+//! them), and [`filter`] (the `ss`-style flow filter language that
+//! `flows`, `top` and `run` take as `--filter`; pure code). `testkit`
+//! holds test fixtures. The subcommands themselves are in the binary
+//! (`src/cmd/`).
 
 pub mod args;
 pub mod attribution;
+pub mod filter;
 pub mod kernel;
 pub mod model;
 pub mod sink;

@@ -25,6 +25,7 @@ pub const TARGETS: &[(&str, usize)] = &[
     ("kernel_samples", 8_192),
     ("top_view", 1_024),
     ("iperf_json", 4_096),
+    ("filter", 1_024),
 ];
 
 /// Seconds per target in `cargo xtask test`.
