@@ -81,6 +81,7 @@ fuzz_target!(|data: &[u8]| {
         max_label_sets: 16,
         top_flows: 4,
         programs_attached: 4,
+        filter: None,
     }) else {
         return;
     };

@@ -1,14 +1,16 @@
-//! `observer flows`: collect for a duration, then print every flow seen.
+//! `observer flows`: collect for a duration, then print every flow seen; or,
+//! with `--follow`, print each flow as it closes until stopped.
 
 use std::{io::Write as _, time::Duration};
 
 use anyhow::Context as _;
 use observer::{
     attribution,
+    filter::Filter,
     kernel::probes::{ProbeConfig, Probes},
     model::clock::monotonic_ns,
-    sink::records,
-    track::snapshot::FlowTable,
+    sink::records::{self, TableStream},
+    track::snapshot::{FlowTable, Report},
 };
 use observer_common::FlowSample;
 
@@ -19,15 +21,30 @@ use super::session;
 /// Arguments of `observer flows`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// How long to collect before printing (e.g. 5s, 500ms, 1m, or a bare number of seconds).
-    #[arg(long, default_value = "5s", value_parser = parse_positive, allow_hyphen_values = true)]
-    duration: Duration,
+    /// How long to collect before printing (e.g. 5s, 500ms, 1m, or a bare
+    /// number of seconds). Default 5s; with --follow, until interrupted.
+    #[arg(long, value_parser = parse_positive, allow_hyphen_values = true)]
+    duration: Option<Duration>,
     /// How often to read the kernel flow map while collecting.
     #[arg(long, default_value = "250ms", value_parser = parse_positive, allow_hyphen_values = true)]
     interval: Duration,
     /// Print NDJSON (one object per flow) instead of a table.
     #[arg(long)]
     json: bool,
+    /// Print each flow as it closes, one line each, flushed at once, until
+    /// SIGINT, SIGTERM, --duration or a closed pipe (all exit 0), like
+    /// bcc's tcplife.
+    #[arg(long)]
+    follow: bool,
+    /// With --follow: also print a record of every open flow this often
+    /// (e.g. 10s); its `closed` is false.
+    #[arg(long, value_parser = parse_positive, allow_hyphen_values = true, requires = "follow")]
+    every: Option<Duration>,
+    /// Print only the flows this expression selects, e.g. 'dport = :443',
+    /// 'dst 10.0.0.0/8 and not state time-wait', 'comm iperf3' (the
+    /// README's "Filters" lists every term).
+    #[arg(long, value_name = "EXPR", allow_hyphen_values = true)]
+    filter: Option<Filter>,
     /// Target rate for the window what-if arithmetic, in bits/s with an
     /// optional k/M/G suffix (e.g. 35M). Default: twice the flow's rate.
     #[arg(long, value_parser = parse_rate, allow_hyphen_values = true)]
@@ -37,10 +54,19 @@ pub struct Args {
     max_flows: u32,
 }
 
+/// How a run of `observer flows` ends its loop.
+enum Stop {
+    /// --duration passed, or a signal came.
+    Done,
+    /// Whoever reads stdout has gone (`| head`): exit 0 at once.
+    ReaderGone,
+}
+
 /// Runs the subcommand.
 ///
 /// # Errors
-/// Preconditions, load failures, or a failed write to stdout.
+/// Preconditions, load failures, or a failed write to stdout (other than
+/// a closed pipe under --follow).
 pub fn run(args: &Args) -> anyhow::Result<()> {
     let config = ProbeConfig {
         max_flows: args.max_flows,
@@ -62,30 +88,66 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     };
     let mut s = session::start(config)?;
     let run_start = monotonic_ns();
-    let mut table = FlowTable::new();
-    let mut buf = Buffers::default();
-    rt.block_on(async {
-        let deadline = tokio::time::Instant::now() + args.duration;
-        loop {
-            let next = (tokio::time::Instant::now() + args.interval).min(deadline);
-            tokio::select! {
-                _ = tokio::time::sleep_until(next) => {}
-                _ = int.recv() => break,
-                _ = term.recv() => break,
-            }
-            poll(&mut s.probes, &mut table, &mut buf);
-            if tokio::time::Instant::now() >= deadline {
-                break;
-            }
-        }
-        anyhow::Ok(())
-    })?;
-    poll(&mut s.probes, &mut table, &mut buf);
     let cfg = attribution::Config {
         target_bps: args.target_rate.unwrap_or(0),
         ..attribution::Config::default()
     };
+    let mut table = FlowTable::new();
+    let mut buf = Buffers::default();
+    let mut out = Output::new(args.json);
+    let stop = rt.block_on(async {
+        let deadline = args.duration.map_or_else(
+            || {
+                if args.follow {
+                    None
+                } else {
+                    Some(tokio::time::Instant::now() + Duration::from_secs(5))
+                }
+            },
+            |d| Some(tokio::time::Instant::now() + d),
+        );
+        let mut next_every = args.every.map(|e| tokio::time::Instant::now() + e);
+        let stop = loop {
+            let mut next = tokio::time::Instant::now() + args.interval;
+            if let Some(d) = deadline {
+                next = next.min(d);
+            }
+            tokio::select! {
+                _ = tokio::time::sleep_until(next) => {}
+                _ = int.recv() => break Stop::Done,
+                _ = term.recv() => break Stop::Done,
+            }
+            poll(&mut s.probes, &mut table, &mut buf);
+            if args.follow {
+                let now = monotonic_ns();
+                let mut reports = table.drain_closed(&s.clock, now, run_start, &cfg);
+                if next_every.is_some_and(|t| tokio::time::Instant::now() >= t) {
+                    reports.extend(table.open_reports(&s.clock, now, run_start, &cfg));
+                    next_every = args.every.map(|e| tokio::time::Instant::now() + e);
+                }
+                if !out.write(&select(reports, args.filter.as_ref()))? || reader_gone() {
+                    break Stop::ReaderGone;
+                }
+            }
+            if deadline.is_some_and(|d| tokio::time::Instant::now() >= d) {
+                break Stop::Done;
+            }
+        };
+        anyhow::Ok(stop)
+    });
+    let stop = stop?;
+    if args.follow {
+        if matches!(stop, Stop::Done) {
+            // Flows that closed since the last poll.
+            poll(&mut s.probes, &mut table, &mut buf);
+            let reports = table.drain_closed(&s.clock, monotonic_ns(), run_start, &cfg);
+            out.write(&select(reports, args.filter.as_ref()))?;
+        }
+        return Ok(());
+    }
+    poll(&mut s.probes, &mut table, &mut buf);
     let flows = table.reports(&s.clock, monotonic_ns(), run_start, &cfg);
+    let flows = select(flows, args.filter.as_ref());
     let mut out = std::io::stdout().lock();
     if args.json {
         records::write_json(&mut out, &flows)
@@ -96,10 +158,72 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     .context("cannot write to stdout")
 }
 
+/// The reports `filter` selects (all without one).
+fn select(reports: Vec<Report>, filter: Option<&Filter>) -> Vec<Report> {
+    match filter {
+        None => reports,
+        Some(f) => reports
+            .into_iter()
+            .filter(|r| f.matches(&r.flow, Some(&r.attribution)))
+            .collect(),
+    }
+}
+
 /// One poll into `table`, in the read order every view shares.
 fn poll(probes: &mut Probes, table: &mut FlowTable, buf: &mut Buffers) {
     probes.read(&mut buf.active, &mut buf.closed);
     table.ingest(&buf.active, &buf.closed, monotonic_ns());
+}
+
+/// Whether stdout is a pipe whose reader has closed it. Checked every
+/// poll, so `observer flows --follow | head -n 3` ends as soon as `head`
+/// does, not at the next flow to close: `poll(2)` reports `POLLERR` on
+/// the write end of a pipe with no reader (fs/pipe.c `pipe_poll()`).
+fn reader_gone() -> bool {
+    let mut fd = libc::pollfd {
+        fd: libc::STDOUT_FILENO,
+        events: 0,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, no wait.
+    let n = unsafe { libc::poll(&mut fd, 1, 0) };
+    n == 1 && fd.revents & (libc::POLLERR | libc::POLLHUP) != 0
+}
+
+/// Where `--follow` writes: NDJSON or the streamed table, flushed after
+/// each batch.
+struct Output {
+    json: bool,
+    table: TableStream,
+}
+
+impl Output {
+    fn new(json: bool) -> Output {
+        Output {
+            json,
+            table: TableStream::default(),
+        }
+    }
+
+    /// Writes `flows`; `Ok(false)` when the reader has gone (a broken
+    /// pipe: Rust ignores SIGPIPE, so the write fails with EPIPE instead).
+    fn write(&mut self, flows: &[Report]) -> anyhow::Result<bool> {
+        if flows.is_empty() {
+            return Ok(true);
+        }
+        let mut out = std::io::stdout().lock();
+        let written = if self.json {
+            records::write_json(&mut out, flows)
+        } else {
+            self.table.write(&mut out, flows)
+        }
+        .and_then(|()| out.flush());
+        match written {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(false),
+            Err(e) => Err(e).context("cannot write to stdout"),
+        }
+    }
 }
 
 /// The read buffers, kept between polls.

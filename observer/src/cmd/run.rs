@@ -46,6 +46,12 @@ pub struct Args {
     /// IPv6 one (e.g. 24 or 24,48; IPv6 defaults to 64).
     #[arg(long, value_parser = parse_prefixes)]
     label_remote_subnet: Option<(u8, u8)>,
+    /// Count only the flows this expression selects in every flow metric
+    /// (e.g. 'dport = :443', 'not dst 10.0.0.0/8'; the README's
+    /// "Filters"); `observer_filter_info` names it. The agent's own
+    /// metrics still count every flow.
+    #[arg(long, value_name = "EXPR", allow_hyphen_values = true)]
+    filter: Option<observer::filter::Filter>,
     /// Most distinct aggregation label sets; past it, new ones become `other`.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..), allow_hyphen_values = true)]
     max_label_sets: u64,
@@ -105,6 +111,7 @@ async fn agent(args: &Args) -> anyhow::Result<()> {
         top_flows: args.top_flows,
         programs_attached: i64::try_from(s.probes.attached().len())
             .context("counting the attached programs")?,
+        filter: args.filter.clone(),
     })
     .context("cannot define the metrics")?;
     let cfg = BookConfig {

@@ -8,6 +8,7 @@ use observer::{
     kernel::probes::ProbeConfig,
     sink::tui::{
         self,
+        select::Selection,
         state::{Options, SortKey},
     },
     track::live::BookConfig,
@@ -25,9 +26,11 @@ pub struct Args {
     /// How often to read the kernel flow map and refresh (e.g. 1s, 500ms).
     #[arg(long, default_value = "1s", value_parser = parse_positive, allow_hyphen_values = true)]
     interval: Duration,
-    /// Show only flows whose process, pid, addresses or verdict contain
-    /// every word of TEXT (e.g. "iperf3 :5201").
-    #[arg(long, value_name = "TEXT")]
+    /// Show only the flows an expression selects (e.g. 'dport = :5201',
+    /// 'comm iperf3 and verdict receive_window'; the README's "Filters"),
+    /// or whose process, pid, addresses or verdict contain every word of
+    /// a TEXT that is not one (e.g. "iperf3 :5201").
+    #[arg(long, value_name = "EXPR|TEXT", allow_hyphen_values = true, value_parser = parse_filter)]
     filter: Option<String>,
     /// Column to sort by (figures largest first, names A to Z).
     #[arg(
@@ -41,6 +44,12 @@ pub struct Args {
     /// Maximum flows tracked at once in the kernel (LRU map size).
     #[arg(long, default_value_t = observer_common::DEFAULT_MAX_FLOWS, value_parser = clap::value_parser!(u32).range(1..), allow_hyphen_values = true)]
     max_flows: u32,
+}
+
+/// Checks a `--filter` as the view will read it ([`Selection::parse`]);
+/// the text, trimmed.
+fn parse_filter(text: &str) -> Result<String, observer::filter::ParseError> {
+    Selection::parse(text).map(|_| text.trim().to_string())
 }
 
 /// Runs the subcommand.
@@ -66,12 +75,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let poller = Poller::new(s.probes, s.clock, book, args.max_flows);
     let opts = Options {
         interval: args.interval,
-        filter: args
-            .filter
-            .as_deref()
-            .unwrap_or_default()
-            .trim()
-            .to_string(),
+        filter: args.filter.clone().unwrap_or_default(),
         sort: args.sort,
     };
     tui::run(poller, opts).context("observer top stopped")

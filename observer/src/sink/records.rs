@@ -95,32 +95,85 @@ fn row(r: &Report) -> [String; COLUMNS] {
 /// # Errors
 /// Write failures.
 pub fn write_table(out: &mut impl Write, flows: &[Report]) -> std::io::Result<()> {
-    use unicode_width::UnicodeWidthStr as _;
-    // Widths in terminal columns, not bytes: a command name in Cyrillic or
-    // CJK takes two or three bytes a character, and one or two columns.
     let rows: Vec<[String; COLUMNS]> = flows.iter().map(row).collect();
     let mut width = HEADERS.map(str::len);
     for r in &rows {
-        for (w, cell) in width.iter_mut().zip(r.iter()) {
-            *w = (*w).max(cell.width());
-        }
+        widen(&mut width, r);
     }
-    let line = |cells: &[String]| -> String {
-        let mut l = String::new();
-        for (i, c) in cells.iter().enumerate() {
-            if i > 0 {
-                l.push_str("  ");
-            }
-            l.push_str(c);
-            l.push_str(&" ".repeat(width[i].saturating_sub(c.width())));
-        }
-        l.trim_end().to_string()
-    };
-    writeln!(out, "{}", line(&HEADERS.map(String::from)))?;
+    writeln!(out, "{}", line(&HEADERS.map(String::from), &width))?;
     for r in &rows {
-        writeln!(out, "{}", line(r))?;
+        writeln!(out, "{}", line(r, &width))?;
     }
     Ok(())
+}
+
+/// The table of [`write_table`] for a stream of rows (`observer flows
+/// --follow`): the header once, then each batch of rows as it comes,
+/// aligned to the widest cell seen so far (a column widens when a wider
+/// cell comes, and stays wide).
+#[derive(Debug)]
+pub struct TableStream {
+    width: [usize; COLUMNS],
+    header_written: bool,
+}
+
+impl Default for TableStream {
+    fn default() -> Self {
+        // Room for the usual cells from the start (IPv4 endpoints with
+        // ephemeral ports, a 15-character command name, `established`,
+        // `123.4Mbit/s`, `104.5ms`), so that few rows shift the columns.
+        const USUAL: [usize; COLUMNS] = [21, 21, 7, 15, 11, 8, 8, 11, 8, 8, 5, 8, 8, 7, 9, 5, 0];
+        let mut width = HEADERS.map(str::len);
+        for (w, usual) in width.iter_mut().zip(USUAL) {
+            *w = (*w).max(usual);
+        }
+        TableStream {
+            width,
+            header_written: false,
+        }
+    }
+}
+
+impl TableStream {
+    /// Writes `flows` as rows (the header first, the first time).
+    ///
+    /// # Errors
+    /// Write failures.
+    pub fn write(&mut self, out: &mut impl Write, flows: &[Report]) -> std::io::Result<()> {
+        if !self.header_written {
+            writeln!(out, "{}", line(&HEADERS.map(String::from), &self.width))?;
+            self.header_written = true;
+        }
+        for r in flows.iter().map(row) {
+            widen(&mut self.width, &r);
+            writeln!(out, "{}", line(&r, &self.width))?;
+        }
+        Ok(())
+    }
+}
+
+/// Widens `width` to fit `cells`, in terminal columns, not bytes: a
+/// command name in Cyrillic or CJK takes two or three bytes a character,
+/// and one or two columns.
+fn widen(width: &mut [usize; COLUMNS], cells: &[String; COLUMNS]) {
+    use unicode_width::UnicodeWidthStr as _;
+    for (w, cell) in width.iter_mut().zip(cells.iter()) {
+        *w = (*w).max(cell.width());
+    }
+}
+
+/// One line of the table: `cells` padded to `width`, two spaces apart.
+fn line(cells: &[String], width: &[usize; COLUMNS]) -> String {
+    use unicode_width::UnicodeWidthStr as _;
+    let mut l = String::new();
+    for (i, c) in cells.iter().enumerate() {
+        if i > 0 {
+            l.push_str("  ");
+        }
+        l.push_str(c);
+        l.push_str(&" ".repeat(width[i].saturating_sub(c.width())));
+    }
+    l.trim_end().to_string()
 }
 
 #[cfg(test)]
@@ -196,6 +249,25 @@ mod tests {
     }
 
     #[test]
+    fn streamed_table_writes_its_header_once_and_keeps_columns() {
+        let mut t = TableStream::default();
+        let mut out = Vec::new();
+        t.write(&mut out, &[flow()]).unwrap();
+        let mut wide = flow();
+        wide.flow.comm = "a-command-name-wider-than-15".to_string();
+        t.write(&mut out, &[wide, flow()]).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 4, "{text}");
+        assert!(lines[0].starts_with("LOCAL"));
+        assert!(lines[1..].iter().all(|l| l.starts_with("127.0.0.1:40000")));
+        let state_at = |l: &str| l.find("established").unwrap();
+        // The wide name pushed STATE right, and it stays there.
+        assert!(state_at(lines[2]) > state_at(lines[1]));
+        assert_eq!(state_at(lines[3]), state_at(lines[2]));
+    }
+
+    #[test]
     fn json_keys_and_values() {
         let mut out = Vec::new();
         write_json(&mut out, &[flow()]).unwrap();
@@ -232,6 +304,18 @@ mod tests {
             "cc",
             "first_seen",
             "last_seen",
+            "unacked",
+            "sacked",
+            "lost",
+            "retrans_out",
+            "rto_us",
+            "pacing_rate_bps",
+            "reordering",
+            "delivered_ce",
+            "dsack_dups",
+            "last_data_sent_ms",
+            "last_data_recv_ms",
+            "last_ack_recv_ms",
         ] {
             assert!(v.get(key).is_some(), "missing {key}");
         }

@@ -28,7 +28,15 @@ pub struct Entry {
 #[derive(Default)]
 pub struct FlowTable {
     flows: HashMap<u64, Entry>,
+    /// Flows [`FlowTable::drain_closed`] has handed out, with when their
+    /// close record was read (monotonic ns): a map sample of one read later
+    /// (the race above) must not bring it back as a new open flow.
+    drained: HashMap<u64, u64>,
 }
+
+/// How long a drained flow's cookie is remembered (ns): many polls longer
+/// than the race between the ring buffer and the map walk it guards.
+const DRAINED_KEPT_NS: u64 = 10_000_000_000;
 
 /// A flow as reported: its figures and the verdict over the observed span.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -60,6 +68,9 @@ impl FlowTable {
 
     /// Records a sample read from the flow map at monotonic `read_ns`.
     pub fn update(&mut self, s: FlowSample, read_ns: u64) {
+        if self.drained.contains_key(&s.cookie) {
+            return;
+        }
         match self.flows.get_mut(&s.cookie) {
             Some(e) if e.latest.closed_ns != 0 => {}
             Some(e) if e.latest.last_seen_ns > s.last_seen_ns => {}
@@ -70,6 +81,9 @@ impl FlowTable {
 
     /// Records a closed-flow record; it replaces the latest sample.
     pub fn close(&mut self, s: FlowSample, read_ns: u64) {
+        if self.drained.contains_key(&s.cookie) {
+            return;
+        }
         match self.flows.get_mut(&s.cookie) {
             Some(e) => e.latest = s,
             None => self.insert(s, read_ns),
@@ -113,16 +127,54 @@ impl FlowTable {
     ) -> Vec<Report> {
         self.entries()
             .into_iter()
-            .map(|e| {
-                let to = Point::new(&e.latest, clock, now_ns);
-                let from = (!crate::model::flow::born_since(&e.latest, run_start_ns))
-                    .then(|| Point::new(&e.first, clock, e.first_read_ns));
-                let attribution = attribution::attribute(from.as_ref(), &to, cfg);
-                Report {
-                    flow: to.flow,
-                    attribution,
-                }
-            })
+            .map(|e| report(e, clock, now_ns, run_start_ns, cfg))
+            .collect()
+    }
+
+    /// Reports for the open flows only, as [`FlowTable::reports`] makes them.
+    pub fn open_reports(
+        &self,
+        clock: &Clock,
+        now_ns: u64,
+        run_start_ns: u64,
+        cfg: &attribution::Config,
+    ) -> Vec<Report> {
+        self.entries()
+            .into_iter()
+            .filter(|e| e.latest.closed_ns == 0)
+            .map(|e| report(e, clock, now_ns, run_start_ns, cfg))
+            .collect()
+    }
+
+    /// Removes every closed flow and returns their reports (final records,
+    /// ordered as [`FlowTable::entries`]), for a stream that prints each
+    /// flow once as it closes. A drained flow stays out of the table: a
+    /// later sample or record of its cookie is ignored for ten seconds
+    /// after `now_ns`, longer than any race between the ring buffer and
+    /// the map walk.
+    pub fn drain_closed(
+        &mut self,
+        clock: &Clock,
+        now_ns: u64,
+        run_start_ns: u64,
+        cfg: &attribution::Config,
+    ) -> Vec<Report> {
+        self.drained
+            .retain(|_, at| now_ns.saturating_sub(*at) < DRAINED_KEPT_NS);
+        let mut closed: Vec<Entry> = self
+            .flows
+            .values()
+            .filter(|e| e.latest.closed_ns != 0)
+            .copied()
+            .collect();
+        closed.sort_by_key(|e| (e.latest.first_seen_ns, e.latest.cookie));
+        for e in &closed {
+            self.flows.remove(&e.latest.cookie);
+            self.drained.insert(e.latest.cookie, now_ns);
+        }
+        closed
+            .iter()
+            .map(|e| report(e, clock, now_ns, run_start_ns, cfg))
             .collect()
     }
 
@@ -134,6 +186,26 @@ impl FlowTable {
     /// Whether the table is empty.
     pub fn is_empty(&self) -> bool {
         self.flows.is_empty()
+    }
+}
+
+/// The report of one flow as of monotonic `now_ns`: the verdict covers its
+/// life when observer saw it set up after `run_start_ns`, else the span
+/// from its first read in this run.
+fn report(
+    e: &Entry,
+    clock: &Clock,
+    now_ns: u64,
+    run_start_ns: u64,
+    cfg: &attribution::Config,
+) -> Report {
+    let to = Point::new(&e.latest, clock, now_ns);
+    let from = (!crate::model::flow::born_since(&e.latest, run_start_ns))
+        .then(|| Point::new(&e.first, clock, e.first_read_ns));
+    let attribution = attribution::attribute(from.as_ref(), &to, cfg);
+    Report {
+        flow: to.flow,
+        attribution,
     }
 }
 
@@ -195,5 +267,40 @@ mod tests {
         assert_eq!(r[0].attribution.evidence.bytes_acked, 10);
         assert_eq!(r[1].attribution.evidence.bytes_acked, 9);
         assert_eq!(r[2].attribution.evidence.bytes_acked, 8);
+    }
+
+    #[test]
+    fn drained_flows_are_reported_once_and_stay_out() {
+        let clock = Clock::fixed(0, 250);
+        let cfg = attribution::Config::default();
+        let mut t = FlowTable::new();
+        t.ingest(&[s(1, 10, 0), s(2, 10, 0)], &[s(3, 12, 12)], 15);
+        let first: Vec<u64> = t
+            .drain_closed(&clock, 20, 0, &cfg)
+            .iter()
+            .map(|r| r.flow.cookie)
+            .collect();
+        assert_eq!(first, vec![3]);
+        // Flow 1 closes; a stale map sample of flow 3 and a repeat of its
+        // record come in the same poll (the ring/map race).
+        t.ingest(&[s(3, 11, 0)], &[s(1, 30, 30), s(3, 12, 12)], 35);
+        let second: Vec<u64> = t
+            .drain_closed(&clock, 40, 0, &cfg)
+            .iter()
+            .map(|r| r.flow.cookie)
+            .collect();
+        assert_eq!(second, vec![1]);
+        assert!(t.drain_closed(&clock, 50, 0, &cfg).is_empty());
+        let open: Vec<u64> = t
+            .open_reports(&clock, 50, 0, &cfg)
+            .iter()
+            .map(|r| r.flow.cookie)
+            .collect();
+        assert_eq!(open, vec![2]);
+        // Ten seconds on, cookie 3 may be a new flow (cookies are not
+        // reused within a boot, but nothing else is assumed).
+        t.drain_closed(&clock, 40 + DRAINED_KEPT_NS, 0, &cfg);
+        t.update(s(3, 50, 0), 41 + DRAINED_KEPT_NS);
+        assert_eq!(t.len(), 2);
     }
 }

@@ -66,6 +66,7 @@ fn exported_counters_never_go_backwards_when_samples_do() {
             max_label_sets: 8,
             top_flows: 3,
             programs_attached: 4,
+            filter: None,
         })
         .unwrap();
         let mut flows: Vec<FlowSample> = Vec::new();

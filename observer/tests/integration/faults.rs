@@ -121,6 +121,7 @@ fn full_ring_buffer_counts_drops_and_forgets_no_flow_twice() {
         max_label_sets: 100,
         top_flows: 0,
         programs_attached: 4,
+        filter: None,
     })
     .unwrap();
     cat.update(&[], m.book(), &m.counters, &PollStats::default(), max_flows);

@@ -21,6 +21,7 @@ mod life;
 mod preconditions;
 mod reader;
 mod receiver;
+mod select;
 mod sender;
 mod soak;
 mod ss;

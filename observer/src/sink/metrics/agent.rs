@@ -6,7 +6,10 @@ use observer_common::Counter;
 use prometheus::{Gauge, Histogram, IntCounter, IntCounterVec, IntGauge};
 
 use super::registrar::{Registrar, exp_buckets};
-use crate::track::{live::Book, poller::PollStats};
+use crate::{
+    filter::Filter,
+    track::{live::Book, poller::PollStats},
+};
 
 /// The agent's own health.
 pub(super) struct AgentMetrics {
@@ -25,8 +28,20 @@ pub(super) struct AgentMetrics {
 
 impl AgentMetrics {
     /// Defines and registers the agent's metrics; `programs` is the value
-    /// of `observer_programs_attached`, `version` that of `build_info`.
-    pub fn new(r: &Registrar, programs: i64) -> Result<AgentMetrics, prometheus::Error> {
+    /// of `observer_programs_attached`, `filter` the label of
+    /// `observer_filter_info`.
+    pub fn new(
+        r: &Registrar,
+        programs: i64,
+        filter: Option<&Filter>,
+    ) -> Result<AgentMetrics, prometheus::Error> {
+        r.int_gauge_vec(
+            "observer_filter_info",
+            "The flow filter (--filter) the flow metrics count by; \"\" when every flow counts (value 1).",
+            &["filter"],
+        )?
+        .with_label_values(&[filter.map_or("", Filter::text)])
+        .set(1);
         r.int_gauge(
             "observer_programs_attached",
             "eBPF programs attached to a kernel hook (one kernel link each).",

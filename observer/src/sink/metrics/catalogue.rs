@@ -16,9 +16,11 @@ use super::{
     registrar::Registrar,
     top::TopFlows,
 };
-use crate::attribution::LimitedTime;
+use crate::attribution::{Attribution, LimitedTime};
+use crate::filter::Filter;
+use crate::model::flow::Flow;
 use crate::track::{
-    live::{Book, Event},
+    live::{Book, Event, Tracked},
     poller::PollStats,
 };
 
@@ -28,7 +30,7 @@ use crate::track::{
 pub struct CatalogueError(#[from] prometheus::Error);
 
 /// What the catalogue exports, as `observer run`'s flags set it.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct CatalogueConfig {
     /// The opt-in aggregation labels of per-flow metrics.
     pub aggregation: Aggregation,
@@ -38,6 +40,9 @@ pub struct CatalogueConfig {
     pub top_flows: usize,
     /// The value `observer_programs_attached` reports.
     pub programs_attached: i64,
+    /// Count only the flows this expression selects (`observer run
+    /// --filter`); every flow when `None`. Named by `observer_filter_info`.
+    pub filter: Option<Filter>,
 }
 
 /// Every metric, registered in one registry.
@@ -48,6 +53,7 @@ pub struct Catalogue {
     flows: FlowMetrics,
     top: TopFlows,
     agent: AgentMetrics,
+    filter: Option<Filter>,
 }
 
 impl Catalogue {
@@ -65,7 +71,7 @@ impl Catalogue {
         };
         let flows = FlowMetrics::new(&r)?;
         let top = TopFlows::new(&r, cfg.top_flows)?;
-        let agent = AgentMetrics::new(&r, cfg.programs_attached)?;
+        let agent = AgentMetrics::new(&r, cfg.programs_attached, cfg.filter.as_ref())?;
         // The agent process's CPU, memory, open files and start time
         // (`process_*`, read from /proc/self at each scrape), as every
         // Prometheus client library exports them.
@@ -78,6 +84,7 @@ impl Catalogue {
             flows,
             top,
             agent,
+            filter: cfg.filter,
         })
     }
 
@@ -96,8 +103,11 @@ impl Catalogue {
         for e in events {
             match e {
                 Event::Started { cookie } => {
-                    let flow = book.get(*cookie).map(|t| &t.flow);
-                    self.flows.started(&mut self.labels, flow);
+                    let t = book.get(*cookie);
+                    if !self.selects_tracked(t) {
+                        continue;
+                    }
+                    self.flows.started(&mut self.labels, t.map(|t| &t.flow));
                 }
                 Event::Progress {
                     cookie,
@@ -107,6 +117,9 @@ impl Catalogue {
                     retransmits,
                     limited: l,
                 } => {
+                    if !self.selects_tracked(book.get(*cookie)) {
+                        continue;
+                    }
                     // Summed over the poll, added once per reason below.
                     limited.add(l);
                     self.flows.retransmitted(*retransmits);
@@ -124,14 +137,40 @@ impl Catalogue {
                     life,
                     flow,
                     duration_s,
-                } => self.flows.closed(&mut self.labels, life, flow, *duration_s),
+                } => {
+                    if self.selects(flow, life) {
+                        self.flows.closed(&mut self.labels, life, flow, *duration_s);
+                    }
+                }
             }
         }
         self.flows.limited(&limited);
-        self.flows.active(&mut self.labels, book);
-        self.top.update(book);
+        let open: Vec<&Tracked> = book
+            .flows()
+            .filter(|t| !t.is_closed() && self.selects(&t.flow, &t.current))
+            .collect();
+        self.flows.active(&mut self.labels, &open);
+        self.top.update(&open);
         self.agent.update(counters, stats, book, max_flows);
         self.agent.label_overflow(self.labels.overflowed());
+    }
+}
+
+impl Catalogue {
+    /// Whether the agent's filter selects `flow` judged `attribution`.
+    fn selects(&self, flow: &Flow, attribution: &Attribution) -> bool {
+        self.filter
+            .as_ref()
+            .is_none_or(|f| f.matches(flow, Some(attribution)))
+    }
+
+    /// [`Catalogue::selects`] for a tracked flow, by its current verdict;
+    /// a flow the book no longer holds is counted only without a filter.
+    fn selects_tracked(&self, t: Option<&Tracked>) -> bool {
+        match t {
+            Some(t) => self.selects(&t.flow, &t.current),
+            None => self.filter.is_none(),
+        }
     }
 }
 

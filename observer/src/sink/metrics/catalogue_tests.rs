@@ -51,6 +51,7 @@ fn counts_flows_bytes_and_limited_time() {
         max_label_sets: 100,
         top_flows: 2,
         programs_attached: 4,
+        filter: None,
     })
     .unwrap();
     let mut stats = PollStats {
@@ -140,6 +141,7 @@ fn top_flows_are_capped_and_stale_series_go() {
         max_label_sets: 100,
         top_flows: 2,
         programs_attached: 4,
+        filter: None,
     })
     .unwrap();
     let stats = PollStats::default();
@@ -179,6 +181,7 @@ fn series_stay_bounded_while_5000_flows_come_and_go() {
         max_label_sets: 50,
         top_flows: 10,
         programs_attached: 4,
+        filter: None,
     })
     .unwrap();
     let stats = PollStats::default();
@@ -227,6 +230,7 @@ fn promtool_accepts_the_exposition() {
         max_label_sets: 100,
         top_flows: 3,
         programs_attached: 4,
+        filter: None,
     })
     .unwrap();
     let counters = [5u64; Counter::COUNT as usize];
@@ -265,4 +269,79 @@ fn promtool_accepts_the_exposition() {
         out.status.success() && said.trim().is_empty(),
         "promtool: {said}"
     );
+}
+
+#[test]
+fn a_filter_counts_only_the_flows_it_selects_and_is_named() {
+    let mut b = book();
+    let filter = crate::filter::Filter::parse("dst 10.0.0.0/24 and sport > :40001").unwrap();
+    let mut c = Catalogue::new(CatalogueConfig {
+        aggregation: Aggregation::default(),
+        max_label_sets: 100,
+        top_flows: 10,
+        programs_attached: 4,
+        filter: Some(filter),
+    })
+    .unwrap();
+    let stats = PollStats::default();
+    let counters = [0u64; Counter::COUNT as usize];
+    // Flows 1-3 go to 10.0.0.1-3 from ports 40001-40003; flow 257 to
+    // 10.0.1.1 from port 40257. The filter selects 2 and 3.
+    let cookies = [1u64, 2, 3, 257];
+    for t in 1..=2 {
+        let flows: Vec<FlowSample> = cookies.iter().map(|k| sample(*k, t, false)).collect();
+        let ev = b.ingest(&flows, &[], (100 + t) * SEC);
+        c.update(&ev, &b, &counters, &stats, 1000);
+    }
+    let closed: Vec<FlowSample> = cookies.iter().map(|k| sample(*k, 3, true)).collect();
+    let ev = b.ingest(&[], &closed[..1], 103 * SEC);
+    c.update(&ev, &b, &counters, &stats, 1000);
+    let ev = b.ingest(&[], &closed[2..3], 104 * SEC);
+    c.update(&ev, &b, &counters, &stats, 1000);
+    let text = encode(&c.registry).unwrap();
+    assert_eq!(value(&text, "observer_flows_started_total"), 2.0, "{text}");
+    assert_eq!(
+        value(
+            &text,
+            r#"observer_flows_closed_total{verdict="receive_window"}"#
+        ),
+        1.0
+    );
+    // Flows 2 (open) and 257 (open, not selected): one active.
+    assert_eq!(
+        value(&text, r#"observer_active_flows{verdict="receive_window"}"#),
+        1.0
+    );
+    assert_eq!(
+        value(
+            &text,
+            r#"observer_filter_info{filter="dst 10.0.0.0/24 and sport > :40001"}"#
+        ),
+        1.0
+    );
+    let top = text
+        .lines()
+        .filter(|l| l.starts_with("observer_top_flow_rate_bytes_per_second{"))
+        .count();
+    assert_eq!(top, 1, "{text}");
+    // Flows 2 and 3 for a second each, and flow 3's last second to its
+    // close: three flow-seconds at the window's rate, not seven.
+    let acked = value(
+        &text,
+        r#"observer_bytes_acked_total{verdict="receive_window"}"#,
+    );
+    let one = {
+        let mut b = book();
+        let mut c = Catalogue::new(CatalogueConfig::default()).unwrap();
+        for t in 1..=2 {
+            let ev = b.ingest(&[sample(2, t, false)], &[], (100 + t) * SEC);
+            c.update(&ev, &b, &counters, &stats, 1000);
+        }
+        value(
+            &encode(&c.registry).unwrap(),
+            r#"observer_bytes_acked_total{verdict="receive_window"}"#,
+        )
+    };
+    assert!(one > 0.0);
+    assert_eq!(acked, 3.0 * one, "{text}");
 }

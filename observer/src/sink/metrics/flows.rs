@@ -11,7 +11,7 @@ use super::{
 use crate::{
     attribution::{Attribution, LimitedTime, Verdict},
     model::flow::Flow,
-    track::live::Book,
+    track::live::Tracked,
 };
 
 /// The per-flow metrics; each aggregated by the opt-in labels after its own.
@@ -119,7 +119,7 @@ impl FlowMetrics {
         labels: &mut Labeller,
         verdict: Verdict,
         (bytes_acked, bytes_received): (u64, u64),
-        tracked: Option<&crate::track::live::Tracked>,
+        tracked: Option<&Tracked>,
     ) {
         let l = labels.values(&[verdict.name()], tracked.map(|t| &t.flow));
         self.bytes_acked.with_label_values(&l).inc_by(bytes_acked);
@@ -169,14 +169,15 @@ impl FlowMetrics {
         }
     }
 
-    /// Sets the open-flow gauge from the book.
-    pub fn active(&self, labels: &mut Labeller, book: &Book) {
+    /// Sets the open-flow gauge from the open flows `open` (those the
+    /// agent's filter selects).
+    pub fn active(&self, labels: &mut Labeller, open: &[&Tracked]) {
         self.active.reset();
         if labels.names().is_empty() {
             // Count per verdict without building label sets per flow; every
             // verdict present, even at zero, so dashboards see the series.
             let mut n = [0i64; Verdict::ALL.len()];
-            for t in book.flows().filter(|t| !t.is_closed()) {
+            for t in open {
                 if let Some(i) = Verdict::ALL.iter().position(|v| *v == t.current.verdict) {
                     n[i] += 1;
                 }
@@ -186,7 +187,7 @@ impl FlowMetrics {
             }
             return;
         }
-        for t in book.flows().filter(|t| !t.is_closed()) {
+        for t in open {
             let l = labels.values(&[t.current.verdict.name()], Some(&t.flow));
             self.active.with_label_values(&l).inc();
         }

@@ -5,7 +5,7 @@
 use prometheus::{GaugeVec, IntGaugeVec};
 
 use super::registrar::Registrar;
-use crate::track::live::Book;
+use crate::track::live::Tracked;
 
 /// Rate, srtt and verdict of the N fastest open flows.
 pub(super) struct TopFlows {
@@ -39,17 +39,16 @@ impl TopFlows {
         })
     }
 
-    /// Replaces the series with the fastest open flows of `book`.
-    pub fn update(&self, book: &Book) {
+    /// Replaces the series with the fastest of the open flows `open`.
+    pub fn update(&self, open: &[&Tracked]) {
         self.rate.reset();
         self.srtt.reset();
         self.info.reset();
         if self.n == 0 {
             return;
         }
-        let mut open: Vec<_> = book
-            .flows()
-            .filter(|t| !t.is_closed())
+        let mut open: Vec<_> = open
+            .iter()
             .map(|t| (t.history.back().map_or(0.0, |h| h.rate_bps), t))
             .collect();
         open.sort_by(|a, b| b.0.total_cmp(&a.0));

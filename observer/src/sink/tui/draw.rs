@@ -303,11 +303,11 @@ fn draw_footer(frame: &mut Frame, app: &App, area: Rect) {
             let prompt = "filter: ";
             let x = area.x + (prompt.len() + text.chars().count()) as u16;
             frame.set_cursor_position((x.min(area.right().saturating_sub(1)), area.y));
-            Line::from(vec![
-                theme::label(prompt),
-                Span::raw(text.clone()),
-                Span::styled("   Enter apply, Esc cancel", dim),
-            ])
+            let hint = match app.filter_error() {
+                Some(e) => Span::styled(format!("   {e}"), theme::error()),
+                None => Span::styled("   Enter apply, Esc cancel", dim),
+            };
+            Line::from(vec![theme::label(prompt), Span::raw(text.clone()), hint])
         }
         Mode::Normal if app.detail().is_some() => {
             Line::styled("Esc back  j/k next flow  p pause  ? help  q quit", dim)
@@ -328,9 +328,9 @@ const HELP: [(&str, &str); 15] = [
     ),
     ("s", "sort by the next column (its title is underlined)"),
     ("r", "reverse the sort order"),
-    ("/", "filter: words that must all occur in the process,"),
-    ("", "pid, addresses (:port) or verdict; Enter applies,"),
-    ("", "Esc cancels, an empty filter shows every flow"),
+    ("/", "filter: an expression (dport = :443, dst 10.0.0.0/8,"),
+    ("", "comm nginx, verdict path; and/or/not), or words that"),
+    ("", "must all occur in the process, pid, addresses, verdict"),
     ("p", "pause the display (polling goes on)"),
     (
         "Enter",

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use observer_common::Counter;
 
-use super::row::Row;
 pub use super::sort::SortKey;
+use super::{row::Row, select::Selection};
 use crate::{attribution::Verdict, track::live::Book};
 
 /// Host totals shown in the header.
@@ -117,6 +117,10 @@ pub struct App {
     sort: SortKey,
     reverse: bool,
     filter: String,
+    selection: Selection,
+    /// Why the last filter text given was not applied (a mistake in an
+    /// expression), until the next edit.
+    filter_error: Option<String>,
     mode: Mode,
     cursor: usize,
     selected: Option<u64>,
@@ -140,7 +144,9 @@ impl App {
             view: Vec::new(),
             sort: opts.sort,
             reverse: false,
+            selection: Selection::parse(&opts.filter).unwrap_or_default(),
             filter: opts.filter,
+            filter_error: None,
             mode: Mode::Normal,
             cursor: 0,
             selected: None,
@@ -166,14 +172,9 @@ impl App {
     /// Re-derives the visible rows: filter, sort, and keep the selected
     /// flow selected where it is still shown.
     fn refresh(&mut self) {
-        let terms: Vec<String> = self
-            .filter
-            .split_whitespace()
-            .map(str::to_lowercase)
-            .collect();
         let rows = &self.snapshot.rows;
         let mut view: Vec<usize> = (0..rows.len())
-            .filter(|i| rows[*i].matches(&terms))
+            .filter(|i| self.selection.shows(&rows[*i]))
             .collect();
         let (key, desc) = (self.sort, self.sort.descending() != self.reverse);
         view.sort_by(|a, b| {
@@ -235,6 +236,11 @@ impl App {
     /// The applied filter text.
     pub fn filter(&self) -> &str {
         &self.filter
+    }
+
+    /// Why the filter text last given was not applied, if it was not.
+    pub fn filter_error(&self) -> Option<&str> {
+        self.filter_error.as_deref()
     }
 
     /// What keys do now.
@@ -303,6 +309,7 @@ impl App {
 
     /// Starts editing the filter, from the applied text.
     pub fn start_filter(&mut self) {
+        self.filter_error = None;
         self.mode = Mode::Filter(self.filter.clone());
     }
 
@@ -330,13 +337,25 @@ impl App {
     /// Applies the edited filter.
     pub fn apply_filter(&mut self) {
         if let Mode::Filter(text) = std::mem::replace(&mut self.mode, Mode::Normal) {
-            self.filter = text.trim().to_string();
-            self.refresh();
+            match Selection::parse(&text) {
+                Ok(selection) => {
+                    self.selection = selection;
+                    self.filter = text.trim().to_string();
+                    self.filter_error = None;
+                    self.refresh();
+                }
+                Err(e) => {
+                    // Keep editing, with the mistake shown.
+                    self.filter_error = Some(e.to_string());
+                    self.mode = Mode::Filter(text);
+                }
+            }
         }
     }
 
     /// Drops the edit; the applied filter stays.
     pub fn cancel_filter(&mut self) {
+        self.filter_error = None;
         self.mode = Mode::Normal;
     }
 

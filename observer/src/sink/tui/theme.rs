@@ -54,6 +54,11 @@ pub fn count(n: u64) -> Style {
     }
 }
 
+/// A mistake the user must fix (a filter that does not parse).
+pub fn error() -> Style {
+    Style::new().fg(Color::Red)
+}
+
 /// The PAUSED badge.
 pub fn paused() -> Style {
     Style::new().fg(Color::Black).bg(Color::Yellow)

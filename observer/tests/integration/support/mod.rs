@@ -27,6 +27,7 @@ pub mod net;
 pub mod pod;
 pub mod process;
 pub mod prom;
+pub mod tmux;
 
 /// Whether the tests can load eBPF programs; prints why not otherwise.
 pub fn root_or_skip(test: &str) -> bool {

@@ -1,0 +1,489 @@
+//! Choosing and streaming flows as an operator does: `--filter` in `flows`,
+//! `top` and `run` over a mixed set of connections (ports, IPv4 and IPv6
+//! prefixes, states, process names), and `flows --follow` in a pipeline.
+
+use std::{
+    collections::{BTreeSet, HashMap},
+    io::{BufRead as _, BufReader, Read as _, Write as _},
+    net::{Shutdown, SocketAddr, TcpListener, TcpStream},
+    process::{Command, Stdio},
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use crate::support::{
+    bpf::{attached_programs, observer_programs, wait_attached},
+    cookie,
+    http::{free_port, scrape, wait_serving},
+    netns_id,
+    process::BIN,
+    root_or_skip, serial,
+    tmux::Tmux,
+};
+use pathemu::{ChildGuard, Namespace};
+
+/// One connection's two ends, as observer prints them (`local remote`).
+#[derive(Clone, Debug)]
+struct Ends {
+    client: String,
+    server: String,
+}
+
+fn key(local: SocketAddr, remote: SocketAddr) -> String {
+    format!("{local} {remote}")
+}
+
+/// Four connections in a namespace of their own, kept busy (a byte each
+/// way every 100 ms) until dropped, each end in a thread named for it
+/// (the thread's name is the `comm` observer sees):
+/// - `v4a`: 10.7.1.1 -> 10.7.1.1:7001, client thread `filt-alpha`;
+/// - `v4b`: 10.7.2.1 -> 10.7.2.1:7002, client thread `filt-beta`;
+/// - `v6`: [fd00:7::1] -> [fd00:7::1]:7003, client thread `v6-client`;
+/// - `half`: 127.0.0.1 -> 127.0.0.1:7004, its client has shut down its
+///   sending side (client FIN-WAIT-2, server CLOSE-WAIT); the server
+///   sends a byte every 100 ms.
+struct Mixed {
+    ns: Namespace,
+    v4a: Ends,
+    v4b: Ends,
+    v6: Ends,
+    half: Ends,
+    stop: Arc<AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Mixed {
+    fn start() -> Mixed {
+        let ns = Namespace::standalone().unwrap();
+        for addr in ["10.7.1.1/32", "10.7.2.1/32"] {
+            ip(&["-n", ns.name(), "addr", "add", addr, "dev", "lo"]);
+        }
+        ip(&[
+            "-n",
+            ns.name(),
+            "addr",
+            "add",
+            "fd00:7::1/128",
+            "dev",
+            "lo",
+            "nodad",
+        ]);
+        let pairs = ns
+            .run(|| {
+                let pair = |at: &str| {
+                    let l = TcpListener::bind(at).unwrap();
+                    let c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+                    let (s, _) = l.accept().unwrap();
+                    (c, s)
+                };
+                [
+                    pair("10.7.1.1:7001"),
+                    pair("10.7.2.1:7002"),
+                    pair("[fd00:7::1]:7003"),
+                    pair("127.0.0.1:7004"),
+                ]
+            })
+            .unwrap();
+        let ends = |(c, s): &(TcpStream, TcpStream)| Ends {
+            client: key(c.local_addr().unwrap(), c.peer_addr().unwrap()),
+            server: key(s.local_addr().unwrap(), s.peer_addr().unwrap()),
+        };
+        let [a, b, v6, half] = pairs;
+        let mut m = Mixed {
+            v4a: ends(&a),
+            v4b: ends(&b),
+            v6: ends(&v6),
+            half: ends(&half),
+            ns,
+            stop: Arc::new(AtomicBool::new(false)),
+            threads: Vec::new(),
+        };
+        for ((c, s), names) in [
+            (a, ["filt-alpha", "srv-7001"]),
+            (b, ["filt-beta", "srv-7002"]),
+            (v6, ["v6-client", "srv-7003"]),
+        ] {
+            m.spawn(names[0], c, Ping::Ask);
+            m.spawn(names[1], s, Ping::Answer);
+        }
+        let (c, s) = half;
+        c.shutdown(Shutdown::Write).unwrap();
+        m.spawn("fw2-client", c, Ping::Listen);
+        m.spawn("srv-7004", s, Ping::Tell);
+        m
+    }
+
+    /// Runs one end's loop in a thread named `name` until the stop flag.
+    fn spawn(&mut self, name: &str, mut sock: TcpStream, role: Ping) {
+        let stop = self.stop.clone();
+        sock.set_read_timeout(Some(Duration::from_millis(500)))
+            .unwrap();
+        let t = std::thread::Builder::new()
+            .name(name.to_string())
+            .spawn(move || {
+                let mut b = [0u8; 1];
+                while !stop.load(Ordering::Relaxed) {
+                    let ok = match role {
+                        Ping::Ask => {
+                            sock.write_all(b"?").is_ok() && sock.read_exact(&mut b).is_ok()
+                        }
+                        Ping::Answer => {
+                            sock.read_exact(&mut b).is_ok() && sock.write_all(b"!").is_ok()
+                        }
+                        Ping::Tell => sock.write_all(b"!").is_ok(),
+                        Ping::Listen => sock.read_exact(&mut b).is_ok(),
+                    };
+                    if !ok && matches!(role, Ping::Ask | Ping::Tell) {
+                        break;
+                    }
+                    if matches!(role, Ping::Ask | Ping::Tell) {
+                        std::thread::sleep(Duration::from_millis(100));
+                    }
+                }
+            })
+            .unwrap();
+        self.threads.push(t);
+    }
+
+    fn netns(&self) -> u32 {
+        netns_id(&self.ns)
+    }
+}
+
+impl Drop for Mixed {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+/// What one end of a connection does in [`Mixed`].
+#[derive(Clone, Copy)]
+enum Ping {
+    /// Sends a byte, waits for the answer, every 100 ms.
+    Ask,
+    /// Answers each byte.
+    Answer,
+    /// Sends a byte every 100 ms.
+    Tell,
+    /// Reads.
+    Listen,
+}
+
+fn ip(args: &[&str]) {
+    let ok = Command::new("ip").args(args).status().unwrap();
+    assert!(ok.success(), "ip {args:?}");
+}
+
+/// The filters and the ends each must select, over [`Mixed`].
+fn cases(m: &Mixed) -> Vec<(&'static str, Vec<String>)> {
+    let (a, b, v6, half) = (&m.v4a, &m.v4b, &m.v6, &m.half);
+    vec![
+        ("dport = :7002", vec![b.client.clone()]),
+        (
+            "sport == :7001 || sport eq 7003",
+            vec![a.server.clone(), v6.server.clone()],
+        ),
+        (
+            "src 10.7.0.0/16 and not dst 10.7.1.0/24",
+            vec![b.client.clone(), b.server.clone()],
+        ),
+        (
+            "dst [fd00:7::]/32",
+            vec![v6.client.clone(), v6.server.clone()],
+        ),
+        (
+            "state close-wait or state fin-wait-2",
+            vec![half.client.clone(), half.server.clone()],
+        ),
+        ("comm filt-*", vec![a.client.clone(), b.client.clone()]),
+        (
+            "(dport > :7000 and dport < :7003) and !comm filt-beta",
+            vec![a.client.clone()],
+        ),
+    ]
+}
+
+fn sorted(v: impl IntoIterator<Item = String>) -> Vec<String> {
+    v.into_iter().collect::<BTreeSet<_>>().into_iter().collect()
+}
+
+#[test]
+fn a_filter_selects_exactly_the_expected_flows_in_flows() {
+    if !root_or_skip("a_filter_selects_exactly_the_expected_flows_in_flows") {
+        return;
+    }
+    let _serial = serial();
+    let m = Mixed::start();
+    for (expr, want) in cases(&m) {
+        let filter = format!("netns = {} and ({expr})", m.netns());
+        let out = Command::new(BIN)
+            .args(["flows", "--duration", "1.5", "--json", "--filter", &filter])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{filter}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let got = sorted(String::from_utf8_lossy(&out.stdout).lines().map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            format!(
+                "{} {}",
+                v["local"].as_str().unwrap(),
+                v["remote"].as_str().unwrap()
+            )
+        }));
+        assert_eq!(got, sorted(want), "flows --filter '{filter}'");
+    }
+}
+
+#[test]
+fn a_filter_selects_exactly_the_expected_flows_in_run() {
+    if !root_or_skip("a_filter_selects_exactly_the_expected_flows_in_run") {
+        return;
+    }
+    let _serial = serial();
+    let m = Mixed::start();
+    for (expr, want) in cases(&m).into_iter().step_by(3) {
+        let filter = format!("netns = {} and ({expr})", m.netns());
+        let port = free_port();
+        let mut child = ChildGuard::spawn(
+            Command::new(BIN)
+                .args(["run", "--interval", "250ms", "--top-flows", "20"])
+                .args(["--listen", &format!("127.0.0.1:{port}")])
+                .args(["--filter", &filter])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped()),
+        )
+        .unwrap();
+        wait_serving(port, &mut child, Duration::from_secs(20));
+        let want = sorted(want);
+        let mut got = Vec::new();
+        let end = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < end {
+            let text = scrape(port);
+            assert!(
+                text.contains(&format!("observer_filter_info{{filter=\"{filter}\"}} 1")),
+                "{text}"
+            );
+            got = sorted(
+                text.lines()
+                    .filter(|l| l.starts_with("observer_top_flow_info{"))
+                    .map(|l| format!("{} {}", label(l, "local"), label(l, "remote"))),
+            );
+            if got == want {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        }
+        assert_eq!(got, want, "run --filter '{filter}'");
+        child.signal(libc::SIGTERM).unwrap();
+    }
+}
+
+/// The value of label `name` in one exposition line.
+fn label<'a>(line: &'a str, name: &str) -> &'a str {
+    let at = line.find(&format!("{name}=\"")).unwrap() + name.len() + 2;
+    let rest = &line[at..];
+    &rest[..rest.find('"').unwrap()]
+}
+
+#[test]
+fn a_filter_selects_exactly_the_expected_flows_in_top() {
+    if !root_or_skip("a_filter_selects_exactly_the_expected_flows_in_top") {
+        return;
+    }
+    if Command::new("tmux").arg("-V").output().is_err() {
+        eprintln!("skipped a_filter_selects_exactly_the_expected_flows_in_top: no tmux");
+        return;
+    }
+    let _serial = serial();
+    let m = Mixed::start();
+    let all: Vec<String> = [&m.v4a, &m.v4b, &m.v6, &m.half]
+        .iter()
+        .flat_map(|e| [e.client.clone(), e.server.clone()])
+        .collect();
+    for (i, (expr, want)) in cases(&m).into_iter().enumerate().skip(1).step_by(3) {
+        let filter = format!("netns = {} and ({expr})", m.netns());
+        let tmux = Tmux::start(
+            &format!("filter{i}"),
+            220,
+            40,
+            &[BIN, "top", "--interval", "250ms", "--filter", &filter],
+        );
+        // A row shows `local` then `remote` in their own columns.
+        let shown = |screen: &str, ends: &str| {
+            let (l, r) = ends.split_once(' ').unwrap();
+            screen
+                .lines()
+                .any(|line| line.contains(l) && line.find(l) < line.find(r))
+        };
+        let screen = tmux.wait_for(
+            &format!("the rows of '{filter}'"),
+            Duration::from_secs(20),
+            |s| want.iter().all(|w| shown(s, w)),
+        );
+        // Another poll, then nothing else may have come in.
+        std::thread::sleep(Duration::from_millis(600));
+        let screen2 = tmux.screen();
+        for e in &all {
+            assert_eq!(
+                shown(&screen2, e),
+                want.contains(e),
+                "top --filter '{filter}': {e}\n{screen}\n{screen2}"
+            );
+        }
+        tmux.keys(&["q"]);
+    }
+}
+
+#[test]
+fn bad_filters_point_at_the_column_in_every_subcommand() {
+    for sub in ["flows", "run", "top"] {
+        let out = Command::new(BIN)
+            .args([sub, "--filter", "dport = :http"])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{sub}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("at column 9"), "{sub}: {err}");
+        assert!(err.contains("port"), "{sub}: {err}");
+    }
+}
+
+/// Makes `n` short connections in `ns` (connect, 100 bytes, close) and
+/// returns the client ends' cookies.
+fn short_connections(ns: &Namespace, n: usize) -> Vec<u64> {
+    ns.run(move || {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = std::thread::spawn(move || {
+            for _ in 0..n {
+                let (mut c, _) = listener.accept().unwrap();
+                let mut b = [0u8; 100];
+                c.read_exact(&mut b).unwrap();
+            }
+        });
+        let mut cookies = Vec::with_capacity(n);
+        for _ in 0..n {
+            let mut c = TcpStream::connect(addr).unwrap();
+            cookies.push(cookie(&c));
+            c.write_all(&[1u8; 100]).unwrap();
+        }
+        server.join().unwrap();
+        cookies
+    })
+    .unwrap()
+}
+
+#[test]
+fn follow_in_a_pipeline_ends_when_head_has_three_records() {
+    if !root_or_skip("follow_in_a_pipeline_ends_when_head_has_three_records") {
+        return;
+    }
+    let _serial = serial();
+    let ns = Namespace::standalone().unwrap();
+    let before = observer_programs();
+    let attached = attached_programs();
+    let script = format!(
+        "set -o pipefail; '{BIN}' flows --follow --json --filter 'netns = {}' | head -n 3",
+        netns_id(&ns)
+    );
+    let child = ChildGuard::spawn(
+        Command::new("bash")
+            .args(["-c", &script])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    )
+    .unwrap();
+    wait_attached(&before, attached);
+    let start = Instant::now();
+    // Two connections: four closes, one more than head takes.
+    short_connections(&ns, 2);
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        start.elapsed()
+    );
+    // pipefail: observer's own status too, not only head's.
+    assert!(
+        out.status.success(),
+        "{}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    for l in lines {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        assert_eq!(v["closed"], true, "{l}");
+        assert_eq!(v["state"], "close", "{l}");
+        assert_eq!(v["netns"], netns_id(&ns), "{l}");
+        for k in ["cookie", "verdict", "evidence", "bytes_acked", "last_seen"] {
+            assert!(v.get(k).is_some(), "{k} missing: {l}");
+        }
+    }
+    let left = crate::support::bpf::leftover(&before);
+    assert!(left.is_empty(), "programs left attached: {left:?}");
+}
+
+#[test]
+fn follow_prints_each_of_a_thousand_short_connections_once() {
+    if !root_or_skip("follow_prints_each_of_a_thousand_short_connections_once") {
+        return;
+    }
+    let _serial = serial();
+    let ns = Namespace::standalone().unwrap();
+    let before = observer_programs();
+    let attached = attached_programs();
+    let netns = netns_id(&ns);
+    let mut child = ChildGuard::spawn(
+        Command::new(BIN)
+            .args(["flows", "--follow", "--json", "--every", "1s"])
+            .args(["--filter", &format!("netns = {netns}")])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped()),
+    )
+    .unwrap();
+    let stdout = child.child_mut().unwrap().stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        BufReader::new(stdout)
+            .lines()
+            .map(Result::unwrap)
+            .collect::<Vec<String>>()
+    });
+    wait_attached(&before, attached);
+    const N: usize = 1000;
+    let clients = short_connections(&ns, N);
+    // Long enough for the last closes and one `--every` record of the
+    // flows still open (none: every connection has closed).
+    std::thread::sleep(Duration::from_secs(3));
+    child.signal(libc::SIGINT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines = reader.join().unwrap();
+    let mut seen: HashMap<u64, usize> = HashMap::new();
+    for l in &lines {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        assert_eq!(v["closed"], true, "an open flow in the namespace: {l}");
+        *seen.entry(v["cookie"].as_u64().unwrap()).or_default() += 1;
+    }
+    assert_eq!(lines.len(), 2 * N, "records");
+    assert!(seen.values().all(|n| *n == 1), "a flow printed twice");
+    for c in &clients {
+        assert_eq!(seen.get(c), Some(&1), "client {c}");
+    }
+}
