@@ -105,6 +105,44 @@ fn filter_is_typed_then_applied_or_cancelled() {
 }
 
 #[test]
+fn filter_expressions_select_and_their_mistakes_are_shown() {
+    let mut a = app();
+    let set = |a: &mut App, text: &str| {
+        key(a, KeyCode::Char('/'));
+        handle(a, KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+        typed(a, text);
+        key(a, KeyCode::Enter);
+        cookies(a)
+    };
+    assert_eq!(set(&mut a, "dport = :443"), [2]);
+    assert_eq!(set(&mut a, "dst 10.0.0.0/8 and comm iperf3"), [1, 4]);
+    // Flow 3 is an ssh server: local port 22.
+    assert_eq!(set(&mut a, "dst 2001:db8::/32 or sport :22"), [2, 3]);
+    assert_eq!(set(&mut a, "verdict application"), [3]);
+    assert_eq!(set(&mut a, "not verdict receive_window"), [2, 3]);
+    // A mistake keeps the filter in force and the text in the editor,
+    // with where it went wrong.
+    key(&mut a, KeyCode::Char('/'));
+    handle(
+        &mut a,
+        KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL),
+    );
+    typed(&mut a, "dport = :https");
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.mode(), &Mode::Filter("dport = :https".to_string()));
+    assert!(
+        a.filter_error()
+            .is_some_and(|e| e.starts_with("at column 9:")),
+        "{:?}",
+        a.filter_error()
+    );
+    assert_eq!(cookies(&a), [2, 3]);
+    key(&mut a, KeyCode::Esc);
+    assert_eq!((a.mode(), a.filter_error()), (&Mode::Normal, None));
+    assert_eq!(a.filter(), "not verdict receive_window");
+}
+
+#[test]
 fn selection_stays_in_bounds_and_follows_its_flow() {
     let mut a = app();
     assert_eq!(a.cursor(), 0);
