@@ -153,6 +153,13 @@ async fn agent(args: &Args) -> anyhow::Result<()> {
             &stats,
             poller.max_flows,
         );
+        let programs: Vec<(String, u64, u64)> = poller
+            .probes()
+            .program_stats()
+            .into_iter()
+            .map(|(name, info)| (name, info.run_cnt, info.run_time_ns))
+            .collect();
+        catalogue.programs(&programs);
         health.polled();
         log.poll(&poller, &stats, args.log_every);
     }

@@ -126,11 +126,7 @@ fn full_ring_buffer_counts_drops_and_forgets_no_flow_twice() {
     .unwrap();
     cat.update(&[], m.book(), &m.counters, &PollStats::default(), max_flows);
     let text = encode(&cat.registry).unwrap();
-    let exported = metric(
-        &text,
-        r#"observer_kernel_events_total{event="ringbuf_drops"}"#,
-    )
-    .unwrap();
+    let exported = metric(&text, "observer_ring_drops_total").unwrap();
     assert_eq!(exported, m.counters[Counter::RingbufDrops as usize] as f64);
     // Flows whose close record was lost do not stay open in the book
     // forever: gone from the kernel map for two polls, they are forgotten.
@@ -197,9 +193,7 @@ fn agent_exports_ring_buffer_drops_and_goes_on() {
     )
     .unwrap();
     wait_attached(&before, attached_programs());
-    let drops = |t: &str| {
-        metric(t, r#"observer_kernel_events_total{event="ringbuf_drops"}"#).unwrap_or(0.0)
-    };
+    let drops = |t: &str| metric(t, "observer_ring_drops_total").unwrap_or(0.0);
     let ns = Namespace::standalone().unwrap();
     // 300 connections (600 closes) in a burst, far more than one page of
     // ring buffer holds between two polls.
@@ -303,7 +297,7 @@ fn slow_polls_do_not_fill_the_ring_buffer() {
         text = scrape(port);
     }
     // Drops are host-wide: other closes on the host share the page.
-    let drops = kernel_event(&text, "ringbuf_drops");
+    let drops = kernel_event(&text, "observer_ring_drops_total");
     let others = sum(&text, "observer_flows_closed_total", "") - closed(&text);
     assert_eq!(
         drops,

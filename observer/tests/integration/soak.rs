@@ -308,7 +308,7 @@ fn soak_churn_and_bulk_flows() {
     let mut text = http_get(port, "/metrics").unwrap();
     let lost = |t: &str| {
         if stall {
-            kernel_event(t, "ringbuf_drops")
+            kernel_event(t, "observer_ring_drops_total")
         } else {
             0.0
         }
@@ -339,9 +339,9 @@ fn soak_churn_and_bulk_flows() {
     let closed = sum(&text, "observer_flows_closed_total", CHURN_LABEL);
     let started = sum(&text, "observer_flows_started_total", CHURN_LABEL);
     let open = sum(&text, "observer_active_flows", CHURN_LABEL);
-    let drops = kernel_event(&text, "ringbuf_drops");
-    let evictions = kernel_event(&text, "lru_evictions");
-    let map_errors = kernel_event(&text, "map_errors");
+    let drops = kernel_event(&text, "observer_ring_drops_total");
+    let evictions = kernel_event(&text, "observer_flow_map_evictions_total");
+    let map_errors = kernel_event(&text, "observer_flow_map_errors_total");
     let polls = |le: &str| {
         sum(
             &text,

@@ -3,7 +3,9 @@
 //! build.
 
 use observer_common::Counter;
-use prometheus::{Gauge, Histogram, IntCounter, IntCounterVec, IntGauge};
+use std::collections::HashMap;
+
+use prometheus::{CounterVec, Gauge, Histogram, IntCounter, IntCounterVec, IntGauge};
 
 use super::registrar::{Registrar, exp_buckets};
 use crate::{
@@ -13,11 +15,17 @@ use crate::{
 
 /// The agent's own health.
 pub(super) struct AgentMetrics {
-    kernel: IntCounterVec,
+    /// One counter per kernel self-counter, in [`Counter::ALL`] order.
+    kernel: Vec<IntCounter>,
     /// Kernel counters as of the last update, in [`Counter::ALL`] order.
     kernel_last: [u64; Counter::COUNT as usize],
     /// `recursion_misses` as of the last update.
     recursion_misses_last: u64,
+    recursion_misses: IntCounter,
+    program_runs: IntCounterVec,
+    program_run_seconds: CounterVec,
+    /// Per program: (runs, run time in ns) as of the last update.
+    program_last: HashMap<String, (u64, u64)>,
     map_fill: Gauge,
     tracked: IntGauge,
     poll_duration: Histogram,
@@ -58,17 +66,35 @@ impl AgentMetrics {
             env!("OBSERVER_RUSTC"),
         ])
         .set(1);
+        let kernel = Counter::ALL
+            .iter()
+            .map(|c| {
+                let (name, help) = kernel_metric(*c);
+                r.counter(name, help)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(AgentMetrics {
-            kernel: r.counter_vec(
-                "observer_kernel_events_total",
-                "Self-counters of the kernel programs: probe_hits, flows_created, flows_closed, \
-                 ringbuf_drops, lru_evictions, read_errors, map_errors, owner_updates; and \
-                 recursion_misses, program runs the kernel skipped because the program was \
-                 already running on that CPU.",
-                &["event"],
-            )?,
+            kernel,
             kernel_last: [0; Counter::COUNT as usize],
             recursion_misses_last: 0,
+            recursion_misses: r.counter(
+                "observer_recursion_misses_total",
+                "Runs of observer's programs the kernel skipped because the program was already \
+                 running on that CPU (bpf_prog_info.recursion_misses, Linux 5.12+): samples lost.",
+            )?,
+            program_runs: r.counter_vec(
+                "observer_program_runs_total",
+                "Runs of each attached program (bpf_prog_info.run_cnt): counted only while the \
+                 sysctl kernel.bpf_stats_enabled is 1, as ebpf_exporter's are.",
+                &["program"],
+            )?,
+            program_run_seconds: r.seconds_vec(
+                "observer_program_run_seconds_total",
+                "Time spent in each attached program (bpf_prog_info.run_time_ns): counted only \
+                 while kernel.bpf_stats_enabled is 1.",
+                &["program"],
+            )?,
+            program_last: HashMap::new(),
             map_fill: r.gauge(
                 "observer_flow_map_fill_ratio",
                 "Tracked flows over the kernel flow map's max_entries.",
@@ -96,18 +122,15 @@ impl AgentMetrics {
         book: &Book,
         max_flows: u32,
     ) {
-        for c in Counter::ALL {
-            let i = c as usize;
-            let delta = counters[i].saturating_sub(self.kernel_last[i]);
-            self.kernel.with_label_values(&[c.name()]).inc_by(delta);
+        for (i, metric) in self.kernel.iter().enumerate() {
+            metric.inc_by(counters[i].saturating_sub(self.kernel_last[i]));
             self.kernel_last[i] = counters[i];
         }
-        let delta = stats
-            .recursion_misses
-            .saturating_sub(self.recursion_misses_last);
-        self.kernel
-            .with_label_values(&["recursion_misses"])
-            .inc_by(delta);
+        self.recursion_misses.inc_by(
+            stats
+                .recursion_misses
+                .saturating_sub(self.recursion_misses_last),
+        );
         self.recursion_misses_last = stats.recursion_misses;
         let open = book.flows().filter(|t| !t.is_closed()).count();
         self.tracked.set(book.len() as i64);
@@ -115,10 +138,65 @@ impl AgentMetrics {
         self.poll_duration.observe(stats.took_us as f64 / 1e6);
     }
 
+    /// Moves the per-program counters to `programs`: (name, runs, run
+    /// time in ns) of each attached program, as the kernel counts them.
+    pub fn programs(&mut self, programs: &[(String, u64, u64)]) {
+        for (name, runs, ns) in programs {
+            let last = self.program_last.entry(name.clone()).or_default();
+            self.program_runs
+                .with_label_values(&[name])
+                .inc_by(runs.saturating_sub(last.0));
+            self.program_run_seconds
+                .with_label_values(&[name])
+                .inc_by(ns.saturating_sub(last.1) as f64 / 1e9);
+            *last = (*runs, *ns);
+        }
+    }
+
     /// Counts the label sets folded since the last call (`total` so far).
     pub fn label_overflow(&mut self, total: u64) {
         self.label_overflow
             .inc_by(total.saturating_sub(self.label_overflow_last));
         self.label_overflow_last = total;
+    }
+}
+
+/// The metric of one kernel self-counter: its name and help.
+fn kernel_metric(c: Counter) -> (&'static str, &'static str) {
+    match c {
+        Counter::ProbeHits => (
+            "observer_probe_hits_total",
+            "Samples the kernel programs took of a flow (per-segment, send, receive and state \
+             hooks together).",
+        ),
+        Counter::FlowsCreated => (
+            "observer_flow_map_inserts_total",
+            "Entries the kernel programs created in the flow map.",
+        ),
+        Counter::FlowsClosed => (
+            "observer_close_records_total",
+            "Closed-flow records the kernel programs wrote to the ring buffer.",
+        ),
+        Counter::RingbufDrops => (
+            "observer_ring_drops_total",
+            "Closed-flow records lost because the ring buffer was full between polls.",
+        ),
+        Counter::LruEvictions => (
+            "observer_flow_map_evictions_total",
+            "Flow-map entries created while the map was full: the kernel evicted the least \
+             recently used flow (raise --max-flows).",
+        ),
+        Counter::ReadErrors => (
+            "observer_kernel_read_errors_total",
+            "Failed reads of kernel memory (bpf_probe_read_kernel) in the kernel programs.",
+        ),
+        Counter::MapErrors => (
+            "observer_flow_map_errors_total",
+            "Flow-map inserts that failed for a reason other than a full map.",
+        ),
+        Counter::OwnerUpdates => (
+            "observer_owner_updates_total",
+            "Times a flow's owner (pid, comm, cgroup) was set or changed from process context.",
+        ),
     }
 }

@@ -100,6 +100,9 @@ impl Catalogue {
         max_flows: u32,
     ) {
         let mut limited = LimitedTime::default();
+        // With aggregation labels, limited time is labelled flow by flow;
+        // without, one sum per poll costs five updates, not five per flow.
+        let per_flow = !self.labels.names().is_empty();
         for e in events {
             match e {
                 Event::Started { cookie } => {
@@ -120,9 +123,15 @@ impl Catalogue {
                     if !self.selects_tracked(book.get(*cookie)) {
                         continue;
                     }
-                    // Summed over the poll, added once per reason below.
-                    limited.add(l);
-                    self.flows.retransmitted(*retransmits);
+                    let flow = book.get(*cookie).map(|t| &t.flow);
+                    if per_flow {
+                        self.flows.limited(&mut self.labels, flow, l);
+                    } else {
+                        // Summed over the poll, added once per reason below.
+                        limited.add(l);
+                    }
+                    self.flows
+                        .retransmitted(&mut self.labels, flow, *retransmits);
                     if *bytes_acked == 0 && *bytes_received == 0 {
                         continue;
                     }
@@ -144,7 +153,9 @@ impl Catalogue {
                 }
             }
         }
-        self.flows.limited(&limited);
+        if !per_flow {
+            self.flows.limited(&mut self.labels, None, &limited);
+        }
         let open: Vec<&Tracked> = book
             .flows()
             .filter(|t| !t.is_closed() && self.selects(&t.flow, &t.current))
@@ -157,6 +168,12 @@ impl Catalogue {
 }
 
 impl Catalogue {
+    /// Moves the per-program counters: (name, runs, run time in ns) of
+    /// each attached program ([`crate::kernel::probes::Probes::program_stats`]).
+    pub fn programs(&mut self, programs: &[(String, u64, u64)]) {
+        self.agent.programs(programs);
+    }
+
     /// Whether the agent's filter selects `flow` judged `attribution`.
     fn selects(&self, flow: &Flow, attribution: &Attribution) -> bool {
         self.filter

@@ -87,21 +87,16 @@ fn counts_flows_bytes_and_limited_time() {
     );
     // 140 of 250 jiffies per second rwnd-limited, over 3 one-second steps.
     assert!(
-        (value(&text, r#"observer_limited_seconds_total{reason="rwnd"}"#) - 3.0 * 0.56).abs()
+        (value(
+            &text,
+            r#"observer_limited_seconds_total{reason="receive_window"}"#
+        ) - 3.0 * 0.56)
+            .abs()
             < 1e-6
     );
-    assert_eq!(
-        value(&text, r#"observer_kernel_events_total{event="probe_hits"}"#),
-        3000.0
-    );
+    assert_eq!(value(&text, "observer_probe_hits_total"), 3000.0);
     // A total since load, exported as a counter.
-    assert_eq!(
-        value(
-            &text,
-            r#"observer_kernel_events_total{event="recursion_misses"}"#
-        ),
-        7.0
-    );
+    assert_eq!(value(&text, "observer_recursion_misses_total"), 7.0);
     assert_eq!(value(&text, "observer_programs_attached"), 4.0);
     let build = format!(
         r#"observer_build_info{{revision="{}",rustc="{}",version="0.1.0"}}"#,
@@ -344,4 +339,97 @@ fn a_filter_counts_only_the_flows_it_selects_and_is_named() {
     };
     assert!(one > 0.0);
     assert_eq!(acked, 3.0 * one, "{text}");
+}
+
+#[test]
+fn limited_time_and_retransmits_carry_the_aggregation_labels() {
+    let mut b = book();
+    let agg = Aggregation {
+        comm: true,
+        ..Aggregation::default()
+    };
+    let mut c = Catalogue::new(CatalogueConfig {
+        aggregation: agg,
+        max_label_sets: 100,
+        ..CatalogueConfig::default()
+    })
+    .unwrap();
+    let stats = PollStats::default();
+    let counters = [0u64; Counter::COUNT as usize];
+    // Two window-bound senders, one named curl that retransmits 4
+    // segments a second.
+    let at = |t: u64| {
+        let mut curl = sample(2, t, false);
+        curl.comm = *b"curl\0\0\0\0\0\0\0\0\0\0\0\0";
+        curl.total_retrans = (4 * t) as u32;
+        vec![sample(1, t, false), curl]
+    };
+    for t in 1..=3 {
+        let ev = b.ingest(&at(t), &[], (100 + t) * SEC);
+        c.update(&ev, &b, &counters, &stats, 1000);
+    }
+    let text = encode(&c.registry).unwrap();
+    for comm in ["iperf3", "curl"] {
+        // Two one-second steps after the first read: 56% of each
+        // rwnd-limited, the rest busy (path).
+        let rwnd = value(
+            &text,
+            &format!(r#"observer_limited_seconds_total{{comm="{comm}",reason="receive_window"}}"#),
+        );
+        assert!((rwnd - 2.0 * 0.56).abs() < 1e-6, "{comm}: {rwnd}\n{text}");
+        let path = value(
+            &text,
+            &format!(r#"observer_limited_seconds_total{{comm="{comm}",reason="path"}}"#),
+        );
+        assert!((path - 2.0 * 0.44).abs() < 1e-6, "{comm}: {path}");
+    }
+    assert_eq!(
+        value(
+            &text,
+            r#"observer_retransmitted_segments_total{comm="curl"}"#
+        ),
+        8.0
+    );
+    assert!(!text.contains(r#"observer_retransmitted_segments_total{comm="iperf3"}"#));
+    // No old names, no old vocabulary.
+    for gone in ["kernel_events_total", "reason=\"rwnd\"", "reason=\"app\""] {
+        assert!(!text.contains(gone), "{gone}");
+    }
+}
+
+#[test]
+fn each_kernel_counter_and_program_has_its_own_series() {
+    let b = book();
+    let mut c = Catalogue::new(CatalogueConfig::default()).unwrap();
+    let mut counters = [0u64; Counter::COUNT as usize];
+    for (i, n) in counters.iter_mut().enumerate() {
+        *n = 10 * (i as u64 + 1);
+    }
+    c.update(&[], &b, &counters, &PollStats::default(), 1000);
+    counters[Counter::RingbufDrops as usize] += 5;
+    c.update(&[], &b, &counters, &PollStats::default(), 1000);
+    c.programs(&[("observer_tcp_probe".into(), 100, 2_000_000)]);
+    c.programs(&[("observer_tcp_probe".into(), 250, 5_000_000)]);
+    let text = encode(&c.registry).unwrap();
+    for (name, want) in [
+        ("observer_probe_hits_total", 10.0),
+        ("observer_flow_map_inserts_total", 20.0),
+        ("observer_close_records_total", 30.0),
+        ("observer_ring_drops_total", 45.0),
+        ("observer_flow_map_evictions_total", 50.0),
+        ("observer_kernel_read_errors_total", 60.0),
+        ("observer_flow_map_errors_total", 70.0),
+        ("observer_owner_updates_total", 80.0),
+        ("observer_recursion_misses_total", 0.0),
+        (
+            r#"observer_program_runs_total{program="observer_tcp_probe"}"#,
+            250.0,
+        ),
+        (
+            r#"observer_program_run_seconds_total{program="observer_tcp_probe"}"#,
+            0.005,
+        ),
+    ] {
+        assert_eq!(value(&text, name), want, "{name}");
+    }
 }

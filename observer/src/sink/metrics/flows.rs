@@ -2,7 +2,7 @@
 //! they move and the time they spend limited, by verdict, and the
 //! distributions of their RTTs, rates, durations and sizes.
 
-use prometheus::{CounterVec, Histogram, HistogramVec, IntCounter, IntCounterVec, IntGaugeVec};
+use prometheus::{CounterVec, Histogram, HistogramVec, IntCounterVec, IntGaugeVec};
 
 use super::{
     labels::Labeller,
@@ -21,12 +21,12 @@ pub(super) struct FlowMetrics {
     bytes_acked: IntCounterVec,
     bytes_received: IntCounterVec,
     limited_seconds: CounterVec,
-    retransmits: IntCounter,
+    retransmits: IntCounterVec,
     active: IntGaugeVec,
     srtt: Histogram,
     min_rtt: Histogram,
     queue_delay: Histogram,
-    delivery_rate: Histogram,
+    throughput: Histogram,
     duration: HistogramVec,
     size: HistogramVec,
 }
@@ -58,14 +58,15 @@ impl FlowMetrics {
             )?,
             limited_seconds: r.seconds_vec(
                 "observer_limited_seconds_total",
-                "Flow-seconds by what held the sender: rwnd (peer's window), sndbuf (send buffer), \
-                 cwnd (in-flight >= cwnd), path (busy otherwise: pacing, a full bottleneck), \
-                 app (idle: nothing to send).",
-                &["reason"],
+                "Flow-seconds by what held the sender, in the verdicts' names: receive_window \
+                 (the peer's window), send_buffer, congestion_window (in-flight >= cwnd), path \
+                 (busy otherwise: pacing, a full bottleneck), application (idle: nothing to send).",
+                &r.with(&["reason"]),
             )?,
-            retransmits: r.counter(
+            retransmits: r.counter_vec(
                 "observer_retransmitted_segments_total",
                 "TCP segments retransmitted by observed flows.",
+                &r.with(&[]),
             )?,
             active: r.int_gauge_vec(
                 "observer_active_flows",
@@ -87,9 +88,12 @@ impl FlowMetrics {
                 "Standing queue (srtt - min_rtt) of flows that moved data, once per poll per flow.",
                 rtt,
             )?,
-            delivery_rate: r.histogram(
-                "observer_flow_delivery_rate_bytes_per_second",
-                "Throughput of flows that moved data over the last poll interval, once per poll per flow.",
+            throughput: r.histogram(
+                "observer_flow_throughput_bytes_per_second",
+                "Bytes a flow moved over the last poll (the larger of acked and received) per \
+                 second, once per poll per flow that moved data: counts scale with --interval, \
+                 and at a fixed interval each observation weighs one poll of one flow. Not the \
+                 kernel's delivery-rate sample (the JSON's delivery_rate_bps).",
                 exp_buckets(1_000.0, 4.0, 12)?, // 1 kB/s .. 4 GB/s
             )?,
             duration: r.histogram_vec(
@@ -133,14 +137,18 @@ impl FlowMetrics {
             self.queue_delay
                 .observe(f64::from(f.srtt_us.saturating_sub(f.min_rtt_us)) / 1e6);
             if let Some(h) = t.history.back() {
-                self.delivery_rate.observe(h.rate_bps / 8.0);
+                self.throughput.observe(h.rate_bps / 8.0);
             }
         }
     }
 
-    /// Segments retransmitted since the previous poll.
-    pub fn retransmitted(&self, segments: u64) {
-        self.retransmits.inc_by(segments);
+    /// Segments `flow` retransmitted since the previous poll.
+    pub fn retransmitted(&self, labels: &mut Labeller, flow: Option<&Flow>, segments: u64) {
+        if segments == 0 {
+            return;
+        }
+        let l = labels.values(&[], flow);
+        self.retransmits.with_label_values(&l).inc_by(segments);
     }
 
     /// A flow closed with life verdict `life`.
@@ -154,17 +162,22 @@ impl FlowMetrics {
             .observe(flow.bytes_acked as f64 + flow.bytes_received as f64);
     }
 
-    /// Adds one poll's limited time (summed over flows), once per reason.
-    pub fn limited(&self, t: &LimitedTime) {
+    /// Adds limited time `t`: one flow's (`flow`), or, without
+    /// aggregation labels, one poll's summed over flows (`flow` `None`).
+    pub fn limited(&self, labels: &mut Labeller, flow: Option<&Flow>, t: &LimitedTime) {
         for (reason, us) in [
-            ("rwnd", t.rwnd_us),
-            ("sndbuf", t.sndbuf_us),
-            ("cwnd", t.cwnd_us),
-            ("path", t.other_busy_us),
-            ("app", t.idle_us),
+            (Verdict::ReceiveWindow, t.rwnd_us),
+            (Verdict::SendBuffer, t.sndbuf_us),
+            (Verdict::CongestionWindow, t.cwnd_us),
+            (Verdict::Path, t.other_busy_us),
+            (Verdict::Application, t.idle_us),
         ] {
+            if us == 0 && flow.is_some() {
+                continue;
+            }
+            let l = labels.values(&[reason.name()], flow);
             self.limited_seconds
-                .with_label_values(&[reason])
+                .with_label_values(&l)
                 .inc_by(us as f64 / 1e6);
         }
     }

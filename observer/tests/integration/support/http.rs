@@ -77,11 +77,8 @@ pub fn sum(text: &str, name: &str, label: &str) -> f64 {
         .sum()
 }
 
-/// `observer_kernel_events_total{event="EVENT"}` in `text` (0 if absent).
-pub fn kernel_event(text: &str, event: &str) -> f64 {
-    sum(
-        text,
-        "observer_kernel_events_total",
-        &format!(r#"event="{event}""#),
-    )
+/// The kernel self-counter metric `name` (`observer_ring_drops_total`, ...)
+/// in `text` (0 if absent).
+pub fn kernel_event(text: &str, name: &str) -> f64 {
+    metric(text, name).unwrap_or(0.0)
 }
