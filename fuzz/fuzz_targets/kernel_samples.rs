@@ -82,6 +82,7 @@ fuzz_target!(|data: &[u8]| {
         top_flows: 4,
         programs_attached: 4,
         filter: None,
+        label_idle: std::time::Duration::ZERO,
     }) else {
         return;
     };

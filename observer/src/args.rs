@@ -47,6 +47,21 @@ pub fn parse_positive(s: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+/// Parses a duration like [`parse_positive`] that may also be zero (`0`,
+/// `0s`), for options where zero means "never".
+///
+/// # Errors
+/// A message saying what is wrong with `s`.
+pub fn parse_duration_or_zero(s: &str) -> Result<Duration, String> {
+    let t = s.trim();
+    if t.bytes().all(|b| b == b'0' || b == b'.') && t.contains('0')
+        || humantime::parse_duration(t).is_ok_and(|d| d.is_zero())
+    {
+        return Ok(Duration::ZERO);
+    }
+    parse_positive(s)
+}
+
 /// The port `--listen` uses when given an address without one.
 pub const DEFAULT_PORT: u16 = 19190;
 
@@ -174,6 +189,17 @@ pub fn parse_ringbuf_bytes(s: &str) -> Result<u32, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_that_may_be_zero() {
+        for zero in ["0", "0s", "0.0", " 0ms "] {
+            assert_eq!(parse_duration_or_zero(zero), Ok(Duration::ZERO), "{zero}");
+        }
+        assert_eq!(parse_duration_or_zero("10m"), Ok(Duration::from_secs(600)));
+        assert!(parse_duration_or_zero("-1s").is_err());
+        assert!(parse_duration_or_zero("soon").is_err());
+        assert!(parse_duration_or_zero(".").is_err());
+    }
 
     #[test]
     fn durations() {

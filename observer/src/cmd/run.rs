@@ -46,6 +46,11 @@ pub struct Args {
     /// IPv6 one (e.g. 24 or 24,48; IPv6 defaults to 64).
     #[arg(long, value_parser = parse_prefixes)]
     label_remote_subnet: Option<(u8, u8)>,
+    /// Remove an aggregation label set's series once no flow has used it
+    /// for this long (e.g. 10m; 0 keeps them for ever), freeing its place
+    /// under --max-label-sets.
+    #[arg(long, default_value = "10m", value_parser = observer::args::parse_duration_or_zero, allow_hyphen_values = true)]
+    label_idle: Duration,
     /// Count only the flows this expression selects in every flow metric
     /// (e.g. 'dport = :443', 'not dst 10.0.0.0/8'; the README's
     /// "Filters"); `observer_filter_info` names it. The agent's own
@@ -112,6 +117,7 @@ async fn agent(args: &Args) -> anyhow::Result<()> {
         programs_attached: i64::try_from(s.probes.attached().len())
             .context("counting the attached programs")?,
         filter: args.filter.clone(),
+        label_idle: args.label_idle,
     })
     .context("cannot define the metrics")?;
     let cfg = BookConfig {
@@ -146,6 +152,7 @@ async fn agent(args: &Args) -> anyhow::Result<()> {
             _ = term.recv() => break,
         }
         let (events, stats) = poller.poll().context("reading the kernel maps")?;
+        catalogue.at(observer::model::clock::monotonic_ns());
         catalogue.update(
             &events,
             poller.book(),

@@ -67,6 +67,7 @@ fn exported_counters_never_go_backwards_when_samples_do() {
             top_flows: 3,
             programs_attached: 4,
             filter: None,
+            label_idle: std::time::Duration::ZERO,
         })
         .unwrap();
         let mut flows: Vec<FlowSample> = Vec::new();

@@ -122,6 +122,7 @@ fn full_ring_buffer_counts_drops_and_forgets_no_flow_twice() {
         top_flows: 0,
         programs_attached: 4,
         filter: None,
+        label_idle: std::time::Duration::ZERO,
     })
     .unwrap();
     cat.update(&[], m.book(), &m.counters, &PollStats::default(), max_flows);

@@ -107,7 +107,8 @@ impl AgentMetrics {
             )?,
             label_overflow: r.counter(
                 "observer_label_sets_overflow_total",
-                "Label sets folded into 'other' because the --max-label-sets cap was reached.",
+                "Distinct aggregation label sets folded into 'other' because --max-label-sets were \
+                 in use (each counted once until it goes unused for --label-idle).",
             )?,
             label_overflow_last: 0,
         })

@@ -6,6 +6,8 @@
 //! in its group's file. Labels never carry 5-tuples, except the top-N
 //! gauges, whose series count is capped at N.
 
+use std::collections::HashSet;
+
 use observer_common::Counter;
 use prometheus::Registry;
 
@@ -43,6 +45,9 @@ pub struct CatalogueConfig {
     /// Count only the flows this expression selects (`observer run
     /// --filter`); every flow when `None`. Named by `observer_filter_info`.
     pub filter: Option<Filter>,
+    /// How long an aggregation label set may go unused before its series
+    /// are removed and its place under the cap is freed (zero: never).
+    pub label_idle: std::time::Duration,
 }
 
 /// Every metric, registered in one registry.
@@ -54,6 +59,13 @@ pub struct Catalogue {
     top: TopFlows,
     agent: AgentMetrics,
     filter: Option<Filter>,
+    /// Flows seen starting whose owner was not known yet, with the
+    /// `comm` or `cgroup` label on: counted in `flows_started_total` once
+    /// it is (or at their close), so that the label is the process's, not
+    /// `unknown` (an accepted flow has no owner until it is read from).
+    pending_start: HashSet<u64>,
+    /// Whether an aggregation label comes from the owner (`comm`, `cgroup`).
+    owner_labels: bool,
 }
 
 impl Catalogue {
@@ -63,7 +75,11 @@ impl Catalogue {
     /// A malformed definition (a programming error caught by the tests).
     pub fn new(cfg: CatalogueConfig) -> Result<Catalogue, CatalogueError> {
         let registry = Registry::new();
-        let labels = Labeller::new(cfg.aggregation, cfg.max_label_sets);
+        let labels = Labeller::new(
+            cfg.aggregation,
+            cfg.max_label_sets,
+            u64::try_from(cfg.label_idle.as_nanos()).unwrap_or(u64::MAX),
+        );
         let names = labels.names();
         let r = Registrar {
             registry: &registry,
@@ -85,6 +101,8 @@ impl Catalogue {
             top,
             agent,
             filter: cfg.filter,
+            pending_start: HashSet::new(),
+            owner_labels: cfg.aggregation.comm || cfg.aggregation.cgroup,
         })
     }
 
@@ -110,7 +128,12 @@ impl Catalogue {
                     if !self.selects_tracked(t) {
                         continue;
                     }
-                    self.flows.started(&mut self.labels, t.map(|t| &t.flow));
+                    let flow = t.map(|t| &t.flow);
+                    if self.owner_labels && flow.is_some_and(|f| f.pid == 0) {
+                        self.pending_start.insert(*cookie);
+                    } else {
+                        self.flows.started(&mut self.labels, flow);
+                    }
                 }
                 Event::Progress {
                     cookie,
@@ -147,6 +170,11 @@ impl Catalogue {
                     flow,
                     duration_s,
                 } => {
+                    if self.pending_start.remove(&flow.cookie) {
+                        // Never owned while open: its start takes the
+                        // close's owner (still `unknown` if it has none).
+                        self.flows.started(&mut self.labels, Some(flow));
+                    }
                     if self.selects(flow, life) {
                         self.flows.closed(&mut self.labels, life, flow, *duration_s);
                     }
@@ -160,6 +188,7 @@ impl Catalogue {
             .flows()
             .filter(|t| !t.is_closed() && self.selects(&t.flow, &t.current))
             .collect();
+        self.start_owned(book);
         self.flows.active(&mut self.labels, &open);
         self.top.update(&open);
         self.agent.update(counters, stats, book, max_flows);
@@ -168,10 +197,41 @@ impl Catalogue {
 }
 
 impl Catalogue {
+    /// Sets the time label uses are stamped with (monotonic ns), and
+    /// removes the series of the aggregation label sets unused for the
+    /// configured idle time. Called once per poll, before [`Catalogue::update`].
+    pub fn at(&mut self, now_ns: u64) {
+        self.labels.at(now_ns);
+        for agg in self.labels.expire() {
+            self.flows.forget(&agg);
+        }
+    }
+
     /// Moves the per-program counters: (name, runs, run time in ns) of
     /// each attached program ([`crate::kernel::probes::Probes::program_stats`]).
     pub fn programs(&mut self, programs: &[(String, u64, u64)]) {
         self.agent.programs(programs);
+    }
+
+    /// Counts the starts held back for an owner: those whose flow now has
+    /// one, and those the book no longer holds (forgotten, never closed).
+    fn start_owned(&mut self, book: &Book) {
+        if self.pending_start.is_empty() {
+            return;
+        }
+        let labels = &mut self.labels;
+        let flows = &self.flows;
+        self.pending_start.retain(|c| match book.get(*c) {
+            Some(t) if t.flow.pid == 0 => true,
+            Some(t) => {
+                flows.started(labels, Some(&t.flow));
+                false
+            }
+            None => {
+                flows.started(labels, None);
+                false
+            }
+        });
     }
 
     /// Whether the agent's filter selects `flow` judged `attribution`.

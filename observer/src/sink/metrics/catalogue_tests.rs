@@ -52,6 +52,7 @@ fn counts_flows_bytes_and_limited_time() {
         top_flows: 2,
         programs_attached: 4,
         filter: None,
+        label_idle: std::time::Duration::ZERO,
     })
     .unwrap();
     let mut stats = PollStats {
@@ -137,6 +138,7 @@ fn top_flows_are_capped_and_stale_series_go() {
         top_flows: 2,
         programs_attached: 4,
         filter: None,
+        label_idle: std::time::Duration::ZERO,
     })
     .unwrap();
     let stats = PollStats::default();
@@ -177,6 +179,7 @@ fn series_stay_bounded_while_5000_flows_come_and_go() {
         top_flows: 10,
         programs_attached: 4,
         filter: None,
+        label_idle: std::time::Duration::ZERO,
     })
     .unwrap();
     let stats = PollStats::default();
@@ -226,6 +229,7 @@ fn promtool_accepts_the_exposition() {
         top_flows: 3,
         programs_attached: 4,
         filter: None,
+        label_idle: std::time::Duration::ZERO,
     })
     .unwrap();
     let counters = [5u64; Counter::COUNT as usize];
@@ -276,6 +280,7 @@ fn a_filter_counts_only_the_flows_it_selects_and_is_named() {
         top_flows: 10,
         programs_attached: 4,
         filter: Some(filter),
+        label_idle: std::time::Duration::ZERO,
     })
     .unwrap();
     let stats = PollStats::default();
@@ -432,4 +437,101 @@ fn each_kernel_counter_and_program_has_its_own_series() {
     ] {
         assert_eq!(value(&text, name), want, "{name}");
     }
+}
+
+#[test]
+fn a_start_waits_for_its_owner_with_owner_labels_on() {
+    let mut b = book();
+    let mut c = Catalogue::new(CatalogueConfig {
+        aggregation: Aggregation {
+            comm: true,
+            ..Aggregation::default()
+        },
+        max_label_sets: 100,
+        ..CatalogueConfig::default()
+    })
+    .unwrap();
+    let (stats, counters) = (PollStats::default(), [0u64; Counter::COUNT as usize]);
+    // An accepted flow: no owner until the server reads from it.
+    let accepted = |t: u64, owner: bool| {
+        let mut s = sample(5, t, false);
+        s.comm = [0; 16];
+        if owner {
+            s.pid = 4242;
+            s.comm = *b"nginx\0\0\0\0\0\0\0\0\0\0\0";
+        }
+        s
+    };
+    // One that never gets an owner before it closes.
+    let mut orphan = sample(6, 1, false);
+    orphan.comm = [0; 16];
+    let ev = b.ingest(&[accepted(1, false), orphan], &[], 101 * SEC);
+    c.update(&ev, &b, &counters, &stats, 1000);
+    assert!(
+        !encode(&c.registry)
+            .unwrap()
+            .contains("observer_flows_started_total{")
+    );
+    let ev = b.ingest(&[accepted(2, true)], &[], 102 * SEC);
+    c.update(&ev, &b, &counters, &stats, 1000);
+    orphan.closed_ns = 103 * SEC;
+    let ev = b.ingest(&[], &[orphan], 103 * SEC);
+    c.update(&ev, &b, &counters, &stats, 1000);
+    let text = encode(&c.registry).unwrap();
+    assert_eq!(
+        value(&text, r#"observer_flows_started_total{comm="nginx"}"#),
+        1.0
+    );
+    assert_eq!(
+        value(&text, r#"observer_flows_started_total{comm="unknown"}"#),
+        1.0
+    );
+}
+
+#[test]
+fn idle_label_sets_lose_their_series_and_overflow_counts_sets() {
+    const MIN: u64 = 60 * SEC;
+    let mut b = book();
+    let mut c = Catalogue::new(CatalogueConfig {
+        aggregation: Aggregation {
+            local_port: true,
+            ..Aggregation::default()
+        },
+        max_label_sets: 2,
+        label_idle: Duration::from_secs(600),
+        ..CatalogueConfig::default()
+    })
+    .unwrap();
+    let (stats, counters) = (PollStats::default(), [0u64; Counter::COUNT as usize]);
+    let poll =
+        |c: &mut Catalogue, b: &mut Book, at: u64, open: &[FlowSample], closed: &[FlowSample]| {
+            c.at(at);
+            let ev = b.ingest(open, closed, at);
+            c.update(&ev, b, &counters, &stats, 1000);
+            encode(&c.registry).unwrap()
+        };
+    // Three short flows from ports 40001-40003, two places under the cap.
+    let short = |k: u64| sample(k, 1, true);
+    let text = poll(
+        &mut c,
+        &mut b,
+        100 * SEC,
+        &[],
+        &[short(1), short(2), short(3)],
+    );
+    assert!(text.contains(r#"observer_flows_started_total{local_port="40001"}"#));
+    assert!(text.contains(r#"observer_flows_started_total{local_port="other"}"#));
+    assert_eq!(value(&text, "observer_label_sets_overflow_total"), 1.0);
+    // The same refused set again is not a new one.
+    let text = poll(&mut c, &mut b, 101 * SEC, &[], &[short(1003)]);
+    assert_eq!(value(&text, "observer_label_sets_overflow_total"), 1.0);
+    // Ten minutes on, nothing used them: their series go, the places free.
+    let text = poll(&mut c, &mut b, 100 * SEC + 10 * MIN, &[], &[]);
+    assert!(!text.contains(r#"local_port="40001""#), "{text}");
+    assert!(!text.contains(r#"local_port="40002""#), "{text}");
+    let text = poll(&mut c, &mut b, 101 * SEC + 10 * MIN, &[], &[short(4)]);
+    assert_eq!(
+        value(&text, r#"observer_flows_started_total{local_port="40004"}"#),
+        1.0
+    );
 }

@@ -182,6 +182,29 @@ impl FlowMetrics {
         }
     }
 
+    /// Removes every series whose aggregation labels are `agg` (a label
+    /// set the limiter forgot): counters restart from zero if it comes
+    /// back, as a new series.
+    pub fn forget(&self, agg: &[String]) {
+        fn with<'a>(first: &'a str, agg: &'a [String]) -> Vec<&'a str> {
+            std::iter::once(first)
+                .chain(agg.iter().map(String::as_str))
+                .collect()
+        }
+        let bare: Vec<&str> = agg.iter().map(String::as_str).collect();
+        // Errors say the series did not exist: nothing to remove.
+        let _ = self.started.remove_label_values(&bare);
+        let _ = self.retransmits.remove_label_values(&bare);
+        for v in Verdict::ALL {
+            let l = with(v.name(), agg);
+            let _ = self.closed.remove_label_values(&l);
+            let _ = self.bytes_acked.remove_label_values(&l);
+            let _ = self.bytes_received.remove_label_values(&l);
+            let _ = self.active.remove_label_values(&l);
+            let _ = self.limited_seconds.remove_label_values(&l);
+        }
+    }
+
     /// Sets the open-flow gauge from the open flows `open` (those the
     /// agent's filter selects).
     pub fn active(&self, labels: &mut Labeller, open: &[&Tracked]) {

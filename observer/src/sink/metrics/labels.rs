@@ -2,7 +2,7 @@
 //! with a cap on distinct label sets: past the cap, new sets fold into
 //! `other`, so series never grow with the number of flows.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::net::IpAddr;
 
 use crate::model::flow::Flow;
@@ -88,36 +88,85 @@ pub fn subnet(ip: IpAddr, v4: u8, v6: u8) -> String {
     }
 }
 
-/// Admits label sets up to a cap; folds the rest into [`OTHER`].
+/// Admits label sets up to a cap; folds the rest into [`OTHER`]. A set
+/// not used for the idle time given is forgotten ([`Limiter::expire`]),
+/// which frees its place: on a client host `--label-local-port` sees a new
+/// ephemeral port with every connection, and a cap that never forgot would
+/// fill for good.
 #[derive(Debug)]
 pub struct Limiter {
     cap: usize,
-    seen: HashSet<Vec<String>>,
-    /// Label sets folded into `other` so far.
+    idle_ns: u64,
+    /// The time uses are stamped with (ns, any monotonic origin).
+    now_ns: u64,
+    /// Admitted sets, with when each was last used.
+    seen: HashMap<Vec<String>, u64>,
+    /// Refused sets (folded into `other`), with when each was last seen:
+    /// each is counted once in [`Limiter::overflowed`] until it expires.
+    refused: HashMap<Vec<String>, u64>,
+    /// Distinct label sets folded into `other` so far.
     pub overflowed: u64,
 }
 
 impl Limiter {
-    /// A limiter admitting at most `cap` distinct sets.
-    pub fn new(cap: usize) -> Limiter {
+    /// A limiter admitting at most `cap` distinct sets, forgetting a set
+    /// unused for `idle_ns` (0: never).
+    pub fn new(cap: usize, idle_ns: u64) -> Limiter {
         Limiter {
             cap,
-            seen: HashSet::new(),
+            idle_ns,
+            now_ns: 0,
+            seen: HashMap::new(),
+            refused: HashMap::new(),
             overflowed: 0,
         }
     }
 
+    /// Sets the time later uses are stamped with.
+    pub fn at(&mut self, now_ns: u64) {
+        self.now_ns = now_ns;
+    }
+
     /// `values` if admitted, else every value replaced by [`OTHER`].
     pub fn admit(&mut self, values: Vec<String>) -> Vec<String> {
-        if values.is_empty() || self.seen.contains(&values) {
+        if values.is_empty() {
+            return values;
+        }
+        if let Some(t) = self.seen.get_mut(&values) {
+            *t = self.now_ns;
             return values;
         }
         if self.seen.len() < self.cap {
-            self.seen.insert(values.clone());
+            self.seen.insert(values.clone(), self.now_ns);
             return values;
         }
-        self.overflowed += 1;
-        values.iter().map(|_| OTHER.to_string()).collect()
+        let folded = values.iter().map(|_| OTHER.to_string()).collect();
+        if self.refused.insert(values, self.now_ns).is_none() {
+            self.overflowed += 1;
+        }
+        folded
+    }
+
+    /// Forgets the sets unused for the idle time as of the last
+    /// [`Limiter::at`]; returns the admitted ones forgotten, whose series
+    /// the caller removes.
+    pub fn expire(&mut self) -> Vec<Vec<String>> {
+        if self.idle_ns == 0 {
+            return Vec::new();
+        }
+        let (now, idle) = (self.now_ns, self.idle_ns);
+        let stale = |t: &u64| now.saturating_sub(*t) >= idle;
+        self.refused.retain(|_, t| !stale(t));
+        let gone: Vec<Vec<String>> = self
+            .seen
+            .iter()
+            .filter(|(_, t)| stale(t))
+            .map(|(v, _)| v.clone())
+            .collect();
+        for v in &gone {
+            self.seen.remove(v);
+        }
+        gone
     }
 
     /// Distinct sets admitted.
@@ -140,11 +189,12 @@ pub struct Labeller {
 }
 
 impl Labeller {
-    /// Labels `agg`, at most `cap` distinct sets.
-    pub fn new(agg: Aggregation, cap: usize) -> Labeller {
+    /// Labels `agg`, at most `cap` distinct sets, each forgotten after
+    /// `idle_ns` unused (0: never).
+    pub fn new(agg: Aggregation, cap: usize, idle_ns: u64) -> Labeller {
         Labeller {
             agg,
-            limiter: Limiter::new(cap),
+            limiter: Limiter::new(cap, idle_ns),
         }
     }
 
@@ -168,7 +218,18 @@ impl Labeller {
         first.iter().map(|s| s.to_string()).chain(agg).collect()
     }
 
-    /// Label sets folded into `other` so far.
+    /// Sets the time uses are stamped with (ns).
+    pub fn at(&mut self, now_ns: u64) {
+        self.limiter.at(now_ns);
+    }
+
+    /// The admitted sets unused for the idle time, now forgotten
+    /// ([`Limiter::expire`]).
+    pub fn expire(&mut self) -> Vec<Vec<String>> {
+        self.limiter.expire()
+    }
+
+    /// Distinct label sets folded into `other` so far.
     pub fn overflowed(&self) -> u64 {
         self.limiter.overflowed
     }
@@ -190,15 +251,48 @@ mod tests {
 
     #[test]
     fn cap_folds_into_other() {
-        let mut l = Limiter::new(2);
+        let mut l = Limiter::new(2, 0);
         let v = |s: &str| vec![s.to_string(), "1".to_string()];
         assert_eq!(l.admit(v("a")), v("a"));
         assert_eq!(l.admit(v("b")), v("b"));
         assert_eq!(l.admit(v("a")), v("a"));
         assert_eq!(l.admit(v("c")), vec!["other", "other"]);
+        // Sets are counted, not assignments.
+        assert_eq!(l.admit(v("c")), vec!["other", "other"]);
         assert_eq!(l.overflowed, 1);
+        assert_eq!(l.admit(v("d")), vec!["other", "other"]);
+        assert_eq!(l.overflowed, 2);
         assert_eq!(l.len(), 2);
-        assert!(Limiter::new(0).admit(Vec::new()).is_empty());
+        // Without an idle time nothing is forgotten.
+        l.at(u64::MAX);
+        assert!(l.expire().is_empty());
+        assert!(Limiter::new(0, 0).admit(Vec::new()).is_empty());
+    }
+
+    #[test]
+    fn idle_sets_are_forgotten_and_free_their_place() {
+        const MIN: u64 = 60_000_000_000;
+        let mut l = Limiter::new(2, 10 * MIN);
+        let v = |s: &str| vec![s.to_string()];
+        l.at(0);
+        l.admit(v("40001"));
+        l.admit(v("40002"));
+        assert_eq!(l.admit(v("40003")), v("other"));
+        // 40002 stays in use; 40001 and the refused 40003 are not seen again.
+        l.at(6 * MIN);
+        l.admit(v("40002"));
+        l.at(10 * MIN);
+        assert_eq!(l.expire(), vec![v("40001")]);
+        assert_eq!(l.len(), 1);
+        // Its place is free, and the refused set is counted again if it
+        // is refused again after it expired.
+        assert_eq!(l.admit(v("40004")), v("40004"));
+        assert_eq!(l.admit(v("40003")), v("other"));
+        assert_eq!(l.overflowed, 2);
+        l.at(16 * MIN);
+        let mut gone = l.expire();
+        gone.sort();
+        assert_eq!(gone, vec![v("40002")]);
     }
 
     #[test]
