@@ -143,6 +143,8 @@ async fn agent(args: &Args) -> anyhow::Result<()> {
         log::warn!("cannot tell systemd the agent is ready: {e}");
     }
     let mut log = LogState::new(&poller);
+    let unload = observer::kernel::env::program_to_unload();
+    let mut polls = 0u64;
     let mut tick = tokio::time::interval(args.interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -167,6 +169,21 @@ async fn agent(args: &Args) -> anyhow::Result<()> {
             .map(|(name, info)| (name, info.run_cnt, info.run_time_ns))
             .collect();
         catalogue.programs(&programs);
+        polls += 1;
+        if polls == 3
+            && let Some(p) = &unload
+        {
+            // Test-only fault (kernel::env): a program gone mid-run.
+            log::warn!("unloading {p} for a test");
+            poller.probes_mut().unload(p);
+        }
+        match poller.probes().links_attached() {
+            Ok(n) => {
+                health.attached_now(n);
+                catalogue.attached(n);
+            }
+            Err(e) => log::warn!("cannot count the attached programs: {e}"),
+        }
         health.polled();
         log.poll(&poller, &stats, args.log_every);
     }

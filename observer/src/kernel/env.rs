@@ -8,6 +8,7 @@
 //! | `OBSERVER_BTF_PATH=FILE` | read FILE instead of `/sys/kernel/btf/vmlinux` |
 //! | `OBSERVER_FAKE_KERNEL=4.19` | take this as the running kernel's release |
 //! | `OBSERVER_MISSING_HOOK=tcp_probe` | act as if this tracepoint were absent |
+//! | `OBSERVER_UNLOAD_PROGRAM=observer_send_length` | `observer run` unloads this program after its third poll |
 
 /// Where the kernel publishes its BTF.
 pub const VMLINUX_BTF: &str = "/sys/kernel/btf/vmlinux";
@@ -43,4 +44,11 @@ pub fn kernel_release() -> String {
 /// lacked it.
 pub fn hook_hidden(tp: &str) -> bool {
     test_override("OBSERVER_MISSING_HOOK").is_some_and(|h| h.split(',').any(|h| h.trim() == tp))
+}
+
+/// The program `observer run` unloads after its third poll, from the test
+/// override `OBSERVER_UNLOAD_PROGRAM`: a program gone while the agent
+/// runs, which `/healthz` must report.
+pub fn program_to_unload() -> Option<String> {
+    test_override("OBSERVER_UNLOAD_PROGRAM")
 }

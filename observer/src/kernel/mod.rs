@@ -12,7 +12,7 @@
 //! - [`probes`]: load, attach and detach the programs; the one read order
 //!   ([`probes::Probes::read`]) every view polls with;
 //! - [`flow_map`], [`closed_ring`], [`program_info`]: reading the maps and
-//!   the programs' statistics;
+//!   the programs' statistics; [`links`]: which programs are still attached;
 //! - [`tick`]: the kernel's HZ, measured with a test-run program;
 //! - [`privilege`]: drop every capability once attached;
 //! - [`env`]: the test-only environment overrides, all in one place.
@@ -21,6 +21,7 @@ pub mod btf;
 pub mod closed_ring;
 pub mod env;
 pub mod flow_map;
+pub mod links;
 pub mod offsets;
 pub mod preflight;
 pub mod privilege;

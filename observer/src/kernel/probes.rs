@@ -424,6 +424,33 @@ impl Probes {
             .collect()
     }
 
+    /// How many of the programs are attached now: those with a link open
+    /// in this process ([`crate::kernel::links`]). Equal to
+    /// [`Probes::attached`]'s length until a program goes.
+    ///
+    /// # Errors
+    /// `/proc/self/fdinfo` cannot be read.
+    pub fn links_attached(&self) -> std::io::Result<usize> {
+        let ids = self
+            .program_stats()
+            .into_iter()
+            .map(|(_, info)| info.id)
+            .collect();
+        crate::kernel::links::attached(&ids)
+    }
+
+    /// Detaches and unloads program `prog` (its link goes with it): the
+    /// fault the health check must notice, for the tests
+    /// ([`crate::kernel::env::program_to_unload`]). Returns whether there
+    /// was such a loaded program.
+    pub fn unload(&mut self, prog: &str) -> bool {
+        let Some(p) = self._ebpf.program_mut(prog) else {
+            return false;
+        };
+        let p: Result<&mut BtfTracePoint, _> = p.try_into();
+        p.is_ok_and(|p| p.unload().is_ok())
+    }
+
     /// The aya view of each loaded program, by name (for tests that
     /// cross-check [`Probes::program_stats`]).
     pub fn program_info(&self) -> Vec<(String, aya::programs::ProgramInfo)> {

@@ -66,6 +66,11 @@ impl Poller {
         &self.probes
     }
 
+    /// The attached probes, to change (a test's fault injection).
+    pub fn probes_mut(&mut self) -> &mut Probes {
+        &mut self.probes
+    }
+
     /// Reads the ring buffer, the flow map and the counters once.
     ///
     /// # Errors

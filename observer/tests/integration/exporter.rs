@@ -229,3 +229,37 @@ fn programs_attached_counts_the_kernel_links() {
         assert_eq!(reported, fewer as f64);
     }
 }
+
+/// A program that goes while the agent runs (unloaded: its link goes with
+/// it) turns `/healthz` to 503 and `observer_programs_attached` down.
+#[test]
+fn healthz_fails_when_a_program_is_gone() {
+    if !root_or_skip("healthz_fails_when_a_program_is_gone") || !cfg!(debug_assertions) {
+        return;
+    }
+    let _serial = serial();
+    let (port, _observer) =
+        start_observer_with(&[("OBSERVER_UNLOAD_PROGRAM", "observer_set_state")]);
+    let links = attached_programs();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    // http_get answers None for anything but a 200.
+    while http_get(port, "/healthz").is_some() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "/healthz still ok after the unload"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let text = http_get(port, "/metrics").unwrap();
+    assert_eq!(
+        metric(&text, "observer_programs_attached"),
+        Some((links - 1) as f64)
+    );
+    let body = crate::support::http::http_get_any(port, "/healthz").unwrap();
+    assert!(body.0 == 503, "{body:?}");
+    assert!(
+        body.1
+            .contains(&format!("{} of the {links} programs attached", links - 1)),
+        "{body:?}"
+    );
+}

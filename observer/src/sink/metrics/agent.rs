@@ -15,6 +15,7 @@ use crate::{
 
 /// The agent's own health.
 pub(super) struct AgentMetrics {
+    programs_attached: IntGauge,
     /// One counter per kernel self-counter, in [`Counter::ALL`] order.
     kernel: Vec<IntCounter>,
     /// Kernel counters as of the last update, in [`Counter::ALL`] order.
@@ -50,11 +51,11 @@ impl AgentMetrics {
         )?
         .with_label_values(&[filter.map_or("", Filter::text)])
         .set(1);
-        r.int_gauge(
+        let programs_attached = r.int_gauge(
             "observer_programs_attached",
-            "eBPF programs attached to a kernel hook (one kernel link each).",
-        )?
-        .set(programs);
+            "eBPF programs attached to a kernel hook (one kernel link each), counted at each poll.",
+        )?;
+        programs_attached.set(programs);
         r.int_gauge_vec(
             "observer_build_info",
             "observer's version, the commit it was built from and the compiler (value 1).",
@@ -74,6 +75,7 @@ impl AgentMetrics {
             })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(AgentMetrics {
+            programs_attached,
             kernel,
             kernel_last: [0; Counter::COUNT as usize],
             recursion_misses_last: 0,
@@ -137,6 +139,12 @@ impl AgentMetrics {
         self.tracked.set(book.len() as i64);
         self.map_fill.set(open as f64 / f64::from(max_flows.max(1)));
         self.poll_duration.observe(stats.took_us as f64 / 1e6);
+    }
+
+    /// Sets the count of programs attached now.
+    pub fn attached(&self, n: usize) {
+        self.programs_attached
+            .set(i64::try_from(n).unwrap_or(i64::MAX));
     }
 
     /// Moves the per-program counters to `programs`: (name, runs, run

@@ -213,6 +213,12 @@ impl Catalogue {
         self.agent.programs(programs);
     }
 
+    /// Sets `observer_programs_attached` to the programs attached now
+    /// ([`crate::kernel::probes::Probes::links_attached`]).
+    pub fn attached(&mut self, n: usize) {
+        self.agent.attached(n);
+    }
+
     /// Counts the starts held back for an owner: those whose flow now has
     /// one, and those the book no longer holds (forgotten, never closed).
     fn start_owned(&mut self, book: &Book) {

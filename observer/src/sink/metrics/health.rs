@@ -2,8 +2,9 @@
 //! liveness or readiness probe. Healthy means the kernel programs are
 //! attached (at least the two hooks every figure needs) and the poll loop
 //! has read the maps recently; a stalled loop or a failed attach answers
-//! 503 with the reason. The count of programs is taken when they are
-//! attached; a link detached later by another process is not noticed yet.
+//! 503 with the reason. The programs are counted at each poll (the links
+//! the process holds, [`crate::kernel::links`]): one gone since start
+//! (unloaded, its link closed) is unhealthy too.
 
 use std::sync::{
     Arc,
@@ -27,6 +28,8 @@ pub struct Health {
 struct Inner {
     /// Programs attached (count), as the loader attached them.
     attached: u64,
+    /// Programs attached as of the last poll's count.
+    attached_now: AtomicU64,
     /// When the maps were last read (ns, CLOCK_MONOTONIC); at start, when
     /// the programs were attached.
     last_poll_ns: AtomicU64,
@@ -43,10 +46,16 @@ impl Health {
         Health {
             inner: Arc::new(Inner {
                 attached: attached as u64,
+                attached_now: AtomicU64::new(attached as u64),
                 last_poll_ns: AtomicU64::new(monotonic_ns()),
                 stall_ns: u64::try_from(stall.as_nanos()).unwrap_or(u64::MAX),
             }),
         }
+    }
+
+    /// Records how many programs are attached now ([`crate::kernel::probes::Probes::links_attached`]).
+    pub fn attached_now(&self, n: usize) {
+        self.inner.attached_now.store(n as u64, Ordering::Relaxed);
     }
 
     /// Records a completed poll.
@@ -65,6 +74,13 @@ impl Health {
         if attached < REQUIRED_PROGRAMS {
             return Err(format!(
                 "unhealthy: {attached} programs attached, {REQUIRED_PROGRAMS} needed\n"
+            ));
+        }
+        let now = self.inner.attached_now.load(Ordering::Relaxed);
+        if now < attached {
+            return Err(format!(
+                "unhealthy: {now} of the {attached} programs attached at start are attached \
+                 (a program was detached or unloaded); restart the agent\n"
             ));
         }
         if since > self.inner.stall_ns {
@@ -104,6 +120,12 @@ mod tests {
         let t1 = slow.inner.last_poll_ns.load(Ordering::Relaxed);
         assert!(slow.check(t1 + 29_000_000_000).is_ok());
         assert!(slow.check(t1 + 31_000_000_000).is_err());
+        // A program gone since start.
+        h.attached_now(4);
+        let gone = h.check(t0 + 400_000_000).unwrap_err();
+        assert!(gone.starts_with("unhealthy: 4 of the 5 programs"), "{gone}");
+        h.attached_now(5);
+        assert!(h.check(t0 + 400_000_000).is_ok());
         let one = Health::new(1, Duration::from_secs(1));
         let t2 = one.inner.last_poll_ns.load(Ordering::Relaxed);
         assert!(

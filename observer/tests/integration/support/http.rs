@@ -20,6 +20,11 @@ pub fn free_port() -> u16 {
 
 /// `GET path` from 127.0.0.1:port: the body of a 200 answer, else None.
 pub fn http_get(port: u16, path: &str) -> Option<String> {
+    http_get_any(port, path).and_then(|(status, body)| (status == 200).then_some(body))
+}
+
+/// `GET path` from 127.0.0.1:port: the status and body of any answer.
+pub fn http_get_any(port: u16, path: &str) -> Option<(u16, String)> {
     let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
     s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
     write!(
@@ -30,7 +35,8 @@ pub fn http_get(port: u16, path: &str) -> Option<String> {
     let mut text = String::new();
     s.read_to_string(&mut text).ok()?;
     let (head, body) = text.split_once("\r\n\r\n")?;
-    head.starts_with("HTTP/1.1 200").then(|| body.to_string())
+    let status = head.split(' ').nth(1)?.parse().ok()?;
+    Some((status, body.to_string()))
 }
 
 /// Waits until the agent `child` answers `/healthz` with `ok` on `port`;
