@@ -17,7 +17,8 @@ shape (apiVersion, kind, names, types), what the agent needs to start
 (hostPID, host paths, a token), and that exactly one scrape path reaches the
 pods. The systemd unit is checked with systemd-analyze (verify, and the
 offline security score) and the host scrape job with promtool, where those
-are installed. Edit a manifest, run this.
+are installed; the alert rules and the dashboard by check_monitoring.py.
+Edit a manifest, run this.
 """
 
 import json
@@ -29,6 +30,8 @@ import sys
 import tempfile
 
 import yaml
+
+from check_monitoring import check_monitoring
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PORT = 19190
@@ -163,6 +166,9 @@ def check_daemonset(kinds):
     flags = [a.split("=", 1)[0] for a in args[1:] if a.startswith("--")]
     check(len(flags) == len(set(flags)),
           "container: no flag given twice (observer refuses a repeated flag)")
+    top = [a.split("=", 1)[1] for a in args if a.startswith("--top-flows=")]
+    check(top and top[0].isdigit() and 0 < int(top[0]) <= 100,
+          "container: --top-flows=N (1-100) feeds the dashboard's top-flows table")
     check(not c.get("command"), "container: no command override (the image's entrypoint runs)")
     others = [x for x in pod.get("containers") or [] if x is not c] + list(pod.get("initContainers") or [])
     for x in [c] + others:
@@ -247,6 +253,7 @@ def check_prometheus_yml():
     names = [n for c in sd.get("kubernetes_sd_configs") or []
              for n in ((c.get("namespaces") or {}).get("names") or [])]
     check(names == ["observer"], "prometheus.yml: the pod job looks in namespace observer")
+    check("alerts.yaml" in (cfg.get("rule_files") or []), "prometheus.yml: loads alerts.yaml")
     keep = {(tuple(r.get("source_labels") or []), r.get("regex"))
             for r in sd.get("relabel_configs") or [] if r.get("action") == "keep"}
     check(sd.get("kubernetes_sd_configs")
@@ -259,7 +266,8 @@ def check_prometheus_yml():
     # Debian's Prometheus is built without Kubernetes discovery: promtool
     # checks the rest of the file.
     rest = dict(cfg, scrape_configs=[j for j in cfg["scrape_configs"]
-                                     if "kubernetes_sd_configs" not in j])
+                                     if "kubernetes_sd_configs" not in j],
+                rule_files=[os.path.join(HERE, r) for r in cfg.get("rule_files") or []])
     with tempfile.NamedTemporaryFile("w", suffix=".yml", delete=False) as f:
         yaml.safe_dump(rest, f)
     try:
@@ -382,6 +390,7 @@ def main():
     check_servicemonitor(by_kind(sm_docs), ds)
     check_prometheus_yml()
     check_unit()
+    check_monitoring(check, tool)
     failed = [w for ok, w in results if not ok]
     # libtest's line shapes, which `cargo xtask test` counts.
     for ok, what in results:

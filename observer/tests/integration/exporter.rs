@@ -263,3 +263,122 @@ fn healthz_fails_when_a_program_is_gone() {
         "{body:?}"
     );
 }
+
+/// The metric names in the README's `observer run` table (`process_*` as
+/// written, the rest with the `observer_` prefix the table leaves out).
+fn readme_metrics() -> std::collections::BTreeSet<String> {
+    let readme = include_str!("../../../README.md");
+    let start = readme
+        .find("| metric | type | labels | meaning |")
+        .expect("the README's metric table");
+    let mut names = std::collections::BTreeSet::new();
+    for line in readme[start..].lines().skip(2) {
+        if !line.starts_with('|') {
+            break;
+        }
+        let first = line.split('|').nth(1).unwrap();
+        // Label lists in parentheses are not metric names.
+        let mut depth = 0;
+        let first: String = first
+            .chars()
+            .filter(|c| {
+                match c {
+                    '(' => depth += 1,
+                    ')' => depth -= 1,
+                    _ => {}
+                }
+                depth == 0 && *c != ')'
+            })
+            .collect();
+        for name in first.split('`').skip(1).step_by(2) {
+            names.insert(if name.starts_with("process_") {
+                name.to_string()
+            } else {
+                format!("observer_{name}")
+            });
+        }
+    }
+    names
+}
+
+/// Every family `/metrics` serves is in the README's table, and every
+/// table row is served, once the agent has seen flows start, move, close
+/// and rank (each labelled family appears at its first series).
+#[test]
+fn the_readme_lists_every_metric_served() {
+    if !root_or_skip("the_readme_lists_every_metric_served") {
+        return;
+    }
+    let _serial = serial();
+    let port = free_port();
+    let mut agent = ChildGuard::spawn(
+        Command::new(BIN)
+            .args(["run", "--interval", "250ms", "--top-flows", "3"])
+            .args(["--listen", &format!("127.0.0.1:{port}")])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped()),
+    )
+    .unwrap();
+    crate::support::http::wait_serving(port, &mut agent, Duration::from_secs(20));
+    let ns = Namespace::standalone().unwrap();
+    // Open until the scrape: the top-flow gauges show open flows only.
+    let _long = ns.run(|| {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = std::thread::spawn(move || {
+            for _ in 0..11 {
+                let (mut c, _) = listener.accept().unwrap();
+                std::thread::spawn(move || {
+                    let mut sink = Vec::new();
+                    let _ = c.read_to_end(&mut sink);
+                });
+            }
+        });
+        // One flow moving data for a second and a half, ten short ones.
+        let mut long = TcpStream::connect(addr).unwrap();
+        let end = Instant::now() + Duration::from_millis(1500);
+        while Instant::now() < end {
+            long.write_all(&[1u8; 64 * 1024]).unwrap();
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        for _ in 0..10 {
+            let mut c = TcpStream::connect(addr).unwrap();
+            c.write_all(&[2u8; 1000]).unwrap();
+        }
+        server.join().unwrap();
+        long
+    })
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    let text = http_get(port, "/metrics").unwrap();
+    let served: std::collections::BTreeSet<String> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE "))
+        .filter_map(|l| l.split(' ').next())
+        .map(str::to_string)
+        .collect();
+    // Prometheus' own lint of the exposition: names, units, help, types.
+    if let Ok(mut lint) = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+    {
+        lint.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+        let out = lint.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "promtool check metrics:\n{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let listed = readme_metrics();
+    let unlisted: Vec<_> = served.difference(&listed).collect();
+    let unserved: Vec<_> = listed.difference(&served).collect();
+    assert!(
+        unlisted.is_empty() && unserved.is_empty(),
+        "served but not in the README: {unlisted:?}; in the README but not served: {unserved:?}"
+    );
+}

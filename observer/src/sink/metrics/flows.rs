@@ -35,7 +35,7 @@ impl FlowMetrics {
     /// Defines and registers the flow metrics.
     pub fn new(r: &Registrar) -> Result<FlowMetrics, prometheus::Error> {
         let rtt = exp_buckets(0.0001, 2.0, 16)?; // 100 µs .. 3.3 s
-        Ok(FlowMetrics {
+        let m = FlowMetrics {
             started: r.counter_vec(
                 "observer_flows_started_total",
                 "TCP flows seen starting (or first seen, for flows older than the agent).",
@@ -108,7 +108,14 @@ impl FlowMetrics {
                 exp_buckets(1_024.0, 4.0, 14)?,
                 &["verdict"],
             )?,
-        })
+        };
+        if r.aggregation.is_empty() {
+            // Without aggregation labels, the unlabelled counters are there
+            // (at 0) from the start, as a plain counter would be.
+            m.started.with_label_values(&[] as &[&str]);
+            m.retransmits.with_label_values(&[] as &[&str]);
+        }
+        Ok(m)
     }
 
     /// A flow was first seen.

@@ -1,6 +1,9 @@
 //! The opt-in per-flow gauges of the `--top-flows` fastest flows: the only
 //! metrics whose labels carry endpoints, so their series count is capped
-//! at N.
+//! at N. A flow is named by its network namespace and endpoints (`netns`,
+//! `local`, `remote`): two containers may each have a flow between the
+//! same addresses and ports, so a join must be `on(instance, netns, local,
+//! remote)`.
 
 use prometheus::{GaugeVec, IntGaugeVec};
 
@@ -24,17 +27,17 @@ impl TopFlows {
             rate: r.gauge_vec(
                 "observer_top_flow_rate_bytes_per_second",
                 "Throughput of the --top-flows fastest flows over the last poll.",
-                &["local", "remote"],
+                &["netns", "local", "remote"],
             )?,
             srtt: r.gauge_vec(
                 "observer_top_flow_srtt_seconds",
                 "Smoothed RTT of the --top-flows fastest flows.",
-                &["local", "remote"],
+                &["netns", "local", "remote"],
             )?,
             info: r.int_gauge_vec(
                 "observer_top_flow_info",
                 "Verdict and process of the --top-flows fastest flows (value 1).",
-                &["local", "remote", "verdict", "comm"],
+                &["netns", "local", "remote", "verdict", "comm"],
             )?,
         })
     }
@@ -53,14 +56,24 @@ impl TopFlows {
             .collect();
         open.sort_by(|a, b| b.0.total_cmp(&a.0));
         for (rate, t) in open.into_iter().take(self.n) {
-            let (local, remote) = (t.flow.local.to_string(), t.flow.remote.to_string());
-            let lr = [local.as_str(), remote.as_str()];
+            let (netns, local, remote) = (
+                t.flow.netns.to_string(),
+                t.flow.local.to_string(),
+                t.flow.remote.to_string(),
+            );
+            let lr = [netns.as_str(), local.as_str(), remote.as_str()];
             self.rate.with_label_values(&lr).set(rate / 8.0);
             self.srtt
                 .with_label_values(&lr)
                 .set(f64::from(t.flow.srtt_us) / 1e6);
             self.info
-                .with_label_values(&[&local, &remote, t.current.verdict.name(), &t.flow.comm])
+                .with_label_values(&[
+                    &netns,
+                    &local,
+                    &remote,
+                    t.current.verdict.name(),
+                    &t.flow.comm,
+                ])
                 .set(1);
         }
     }
