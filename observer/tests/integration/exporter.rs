@@ -322,33 +322,34 @@ fn the_readme_lists_every_metric_served() {
     crate::support::http::wait_serving(port, &mut agent, Duration::from_secs(20));
     let ns = Namespace::standalone().unwrap();
     // Open until the scrape: the top-flow gauges show open flows only.
-    let _long = ns.run(|| {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
-        let server = std::thread::spawn(move || {
-            for _ in 0..11 {
-                let (mut c, _) = listener.accept().unwrap();
-                std::thread::spawn(move || {
-                    let mut sink = Vec::new();
-                    let _ = c.read_to_end(&mut sink);
-                });
+    let _long = ns
+        .run(|| {
+            let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+            let addr = listener.local_addr().unwrap();
+            let server = std::thread::spawn(move || {
+                for _ in 0..11 {
+                    let (mut c, _) = listener.accept().unwrap();
+                    std::thread::spawn(move || {
+                        let mut sink = Vec::new();
+                        let _ = c.read_to_end(&mut sink);
+                    });
+                }
+            });
+            // One flow moving data for a second and a half, ten short ones.
+            let mut long = TcpStream::connect(addr).unwrap();
+            let end = Instant::now() + Duration::from_millis(1500);
+            while Instant::now() < end {
+                long.write_all(&[1u8; 64 * 1024]).unwrap();
+                std::thread::sleep(Duration::from_millis(5));
             }
-        });
-        // One flow moving data for a second and a half, ten short ones.
-        let mut long = TcpStream::connect(addr).unwrap();
-        let end = Instant::now() + Duration::from_millis(1500);
-        while Instant::now() < end {
-            long.write_all(&[1u8; 64 * 1024]).unwrap();
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        for _ in 0..10 {
-            let mut c = TcpStream::connect(addr).unwrap();
-            c.write_all(&[2u8; 1000]).unwrap();
-        }
-        server.join().unwrap();
-        long
-    })
-    .unwrap();
+            for _ in 0..10 {
+                let mut c = TcpStream::connect(addr).unwrap();
+                c.write_all(&[2u8; 1000]).unwrap();
+            }
+            server.join().unwrap();
+            long
+        })
+        .unwrap();
     std::thread::sleep(Duration::from_millis(800));
     let text = http_get(port, "/metrics").unwrap();
     let served: std::collections::BTreeSet<String> = text
@@ -365,7 +366,11 @@ fn the_readme_lists_every_metric_served() {
         .stderr(Stdio::piped())
         .spawn()
     {
-        lint.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+        lint.stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
         let out = lint.wait_with_output().unwrap();
         assert!(
             out.status.success(),
