@@ -131,7 +131,7 @@ fn quoted(chars: &[char], open: usize) -> Result<(Tok, usize), ParseError> {
     }
     Err(ParseError {
         column: chars.len() + 1,
-        expected: format!("a \" to close the quote at column {}", open + 1),
+        expected: format!("a closing quote for the one at column {}", open + 1),
         found: "end of filter".to_string(),
     })
 }

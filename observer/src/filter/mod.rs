@@ -7,9 +7,11 @@
 //! ```text
 //! expr  := or
 //! or    := and ( ("or" | "||" | "|") and )*
-//! and   := unary ( ["and" | "&&" | "&"] unary )*      juxtaposition is "and"
+//! and   := run ( ["and" | "&&" | "&"] run )*     juxtaposition is "and", but
+//! run   := st st+ | unary      juxtaposed st's are one operand: their "or"
+//! st    := "state" ["=" | "=="] STATE               (as ss's repeated state)
 //! unary := ("not" | "!") unary | "(" expr ")" | term
-//! term  := ("sport" | "dport") [OP] PORT                 PORT: :443 or 443
+//! term  := ("sport" | "dport") [OP] PORT      PORT: :443, 443, :ssh, ssh
 //!        | ("pid" | "netns" | "cgroup") [OP] NUMBER      cgroup: cgroup v2 id
 //!        | ("src" | "dst") [EQ] HOST
 //!        | "state" [EQ] STATE | "comm" [EQ] NAME
@@ -20,10 +22,21 @@
 //!        | [V6/LEN][:PORT] | V6[/LEN]     (bare IPv6: no port; PORT * is any)
 //! ```
 //!
-//! Precedence is `not` > `and` > `or`. Keywords, operators and the names
-//! of states, verdicts and sides are case-insensitive; a `comm` name is
-//! exact, with `*` (any run) and `?` (one character) wildcards, quoted
-//! with `"..."` (`\"` and `\\` inside) to hold spaces or operators.
+//! Precedence is `not` > `and` > `or`. Two or more `state NAME` terms
+//! in a row with nothing between them (`state established state
+//! time-wait`) are one operand, the `or` of those states, as `ss`'s
+//! repeated `state` options add up; joined by an explicit `and` (`state a
+//! and state b`), or written `state != NAME`, `not state NAME` or
+//! `(state NAME)`, they are `and`ed like any other terms. Keywords,
+//! operators and the names of states, verdicts, sides and services are
+//! case-insensitive; a `comm` name is exact, with `*` (any run) and `?`
+//! (one character) wildcards, quoted with `"..."` (`\"` and `\\` inside)
+//! to hold spaces or operators.
+//!
+//! A port may be a TCP service name (`:ssh`, `https`, `10.0.0.1:http`),
+//! as `ss` resolves them: from `/etc/services` (read once), or where it is
+//! missing from a small built-in table (`services.rs`). Host names are
+//! not resolved: a host is an address or prefix.
 //!
 //! `src`/`sport` are the local end and `dst`/`dport` the remote one, as in
 //! `ss`. Addresses are compared in one shape, IPv6 with IPv4 as
@@ -57,6 +70,9 @@ mod parse;
 mod print;
 #[cfg(test)]
 mod prop_tests;
+mod services;
+#[cfg(test)]
+mod services_tests;
 #[cfg(test)]
 mod syntax_tests;
 #[cfg(test)]
@@ -117,14 +133,16 @@ impl FromStr for Filter {
     }
 }
 
-/// Why a filter does not parse. Its `Display` is one line:
-/// `at column 9: expected a port like :443 or 443, found "foo"`.
+/// Why a filter does not parse. Its `Display` is one line: `at column 9:
+/// expected a port number or a service name from /etc/services, found
+/// "foo"`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub struct ParseError {
     /// Where the trouble starts: 1-based, counted in characters; one past
     /// the last character when the filter ended too soon.
     pub column: usize,
-    /// What would have made sense there, in words.
+    /// What would have made sense there, in words, the language's tokens
+    /// quoted (`a term (...), "not" or "("`).
     pub expected: String,
     /// What is there: the token quoted (`"foo"`, escaped so the message
     /// stays one line) or `end of filter`.

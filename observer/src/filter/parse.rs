@@ -1,26 +1,38 @@
 //! Recursive descent over the tokens, one function per level of the
 //! grammar in the module docs. Every error names the column of the token
-//! where the text stopped making sense and what would have made sense.
+//! where the text stopped making sense and what would have made sense,
+//! the language's own tokens in quotes (`"not" or "("`) so they do not
+//! read as words of the sentence.
 
 use super::{
     MAX_DEPTH, ParseError,
     ast::{Cmp, End, Expr, Field, StateSel, Term},
     host,
     lex::{self, Tok, Token},
+    services::Services,
 };
 use crate::attribution::{Side, Verdict};
 
 /// What may start a term, for errors.
 const TERM: &str = "a term (sport, dport, src, dst, state, comm, pid, cgroup, netns, \
-                    verdict, side), not or (";
+                    verdict, side), \"not\" or \"(\"";
 
-/// Parses a whole filter.
+/// Parses a whole filter, port names from the system's services.
 ///
 /// # Errors
 /// The first place the text stops making sense.
 pub(super) fn parse(text: &str) -> Result<Expr, ParseError> {
+    parse_with(text, Services::system())
+}
+
+/// Parses a whole filter, port names from `services`.
+///
+/// # Errors
+/// The first place the text stops making sense.
+pub(super) fn parse_with(text: &str, services: &Services) -> Result<Expr, ParseError> {
     let toks = lex::tokens(text)?;
     let mut p = Parser {
+        services,
         end: toks.last().cloned().unwrap_or(Token {
             tok: Tok::End,
             column: 1,
@@ -41,11 +53,13 @@ pub(super) fn parse(text: &str) -> Result<Expr, ParseError> {
     let t = p.peek();
     match t.tok {
         Tok::End => Ok(expr),
-        _ => Err(error(t, "end of filter (no ( is open)")),
+        _ => Err(error(t, "end of filter (no \"(\" is open)")),
     }
 }
 
-struct Parser {
+struct Parser<'s> {
+    /// Where port names are looked up.
+    services: &'s Services,
     toks: Vec<Token>,
     /// The [`Tok::End`] token, for reads past the last one.
     end: Token,
@@ -67,7 +81,7 @@ fn is_word(t: &Token, keyword: &str) -> bool {
     matches!(&t.tok, Tok::Word(w) if w.eq_ignore_ascii_case(keyword))
 }
 
-impl Parser {
+impl Parser<'_> {
     fn peek(&self) -> &Token {
         self.toks.get(self.pos).unwrap_or(&self.end)
     }
@@ -87,7 +101,7 @@ impl Parser {
         if self.depth > MAX_DEPTH {
             return Err(ParseError {
                 column: t.column,
-                expected: format!("at most {MAX_DEPTH} nested parentheses and nots"),
+                expected: format!("at most {MAX_DEPTH} levels of \"(\" and \"not\""),
                 found: format!("{} (filter nested too deeply)", t.found()),
             });
         }
@@ -104,19 +118,42 @@ impl Parser {
         Ok(one_or(list, Expr::Or))
     }
 
-    /// `unary ( [and] unary )*`: anything but `or`, `)` or the end after
-    /// a term is another term (an unknown word reads as a misspelt one).
+    /// `run ( [and] run )*`: anything but `or`, `)` or the end after a
+    /// term is another term (an unknown word reads as a misspelt one).
+    /// `state NAME` terms in a row with nothing between them are one
+    /// operand, their `or`, as `ss`'s repeated `state` options add up.
     fn and(&mut self) -> Result<Expr, ParseError> {
-        let mut list = vec![self.unary()?];
+        let mut list = Vec::new();
+        // The `state NAME` terms juxtaposed so far, not yet in `list`.
+        let mut states = Vec::new();
+        // Whether an explicit `and` came before the operand parsed next.
+        let mut explicit = false;
         loop {
+            let starts_state = is_word(self.peek(), "state");
+            let e = self.unary()?;
+            // `state != NAME` is a `Not`, and `(state NAME)` does not start
+            // with `state`: neither joins a run.
+            let state = starts_state && matches!(e, Expr::Term(Term::State(_)));
+            let joins_run = state && !explicit && !states.is_empty();
+            if !joins_run {
+                list.extend(run(&mut states));
+            }
+            if state {
+                states.push(e);
+            } else {
+                list.push(e);
+            }
             let t = self.peek();
             if matches!(t.tok, Tok::And) || is_word(t, "and") {
                 self.bump();
+                explicit = true;
             } else if matches!(t.tok, Tok::Or | Tok::RParen | Tok::End) || is_word(t, "or") {
                 break;
+            } else {
+                explicit = false;
             }
-            list.push(self.unary()?);
         }
+        list.extend(run(&mut states));
         Ok(one_or(list, Expr::And))
     }
 
@@ -135,7 +172,7 @@ impl Parser {
             self.bump();
             let e = self.or()?;
             if self.peek().tok != Tok::RParen {
-                let expected = format!(") to close the ( at column {}", t.column);
+                let expected = format!("\")\" to close the \"(\" at column {}", t.column);
                 return Err(error(self.peek(), expected));
             }
             self.bump();
@@ -156,10 +193,10 @@ impl Parser {
         }
         let (negate, term) = match keyword.as_str() {
             "src" | "dst" => {
-                let negate = self.eq_ne(true, host::EXPECTED)?;
+                let negate = self.eq_ne(true, "an address like 10.0.0.0/8, \"*\"")?;
                 let v = self.bump();
                 let host = match &v.tok {
-                    Tok::Word(w) => host::parse(w, v.column)?,
+                    Tok::Word(w) => host::parse(w, v.column, self.services)?,
                     _ => return Err(error(&v, host::EXPECTED)),
                 };
                 let end = if keyword == "src" {
@@ -208,14 +245,23 @@ impl Parser {
             self.bump();
         }
         let v = self.bump();
+        let op = op.unwrap_or(Cmp::Eq);
         let noun = match field {
-            Field::Sport | Field::Dport => "a port like :443 or 443",
+            Field::Sport | Field::Dport => {
+                // `:443`, `443`, `:https` or `https`.
+                let text = match &v.tok {
+                    Tok::Word(w) => w.strip_prefix(':').unwrap_or(w),
+                    _ => "",
+                };
+                let port = self.services.resolve(text).map_err(|e| error(&v, e))?;
+                let value = u64::from(port);
+                return Ok(Expr::Term(Term::Num { field, op, value }));
+            }
             Field::Pid => "a process id",
             Field::Cgroup => "a cgroup v2 id",
             Field::Netns => "a network namespace inode number",
         };
         let text = match &v.tok {
-            Tok::Word(w) if field.is_port() => w.strip_prefix(':').unwrap_or(w),
             Tok::Word(w) => w.as_str(),
             _ => return Err(error(&v, noun)),
         };
@@ -225,11 +271,7 @@ impl Parser {
         if value > field.max() {
             return Err(error(&v, format!("{noun} (0 to {})", field.max())));
         }
-        Ok(Expr::Term(Term::Num {
-            field,
-            op: op.unwrap_or(Cmp::Eq),
-            value,
-        }))
+        Ok(Expr::Term(Term::Num { field, op, value }))
     }
 
     /// An optional `=`, `==` or `!=` (and with `words`, `eq`, `neq`,
@@ -249,7 +291,7 @@ impl Parser {
                 self.bump();
                 Ok(op == Cmp::Ne)
             }
-            _ => Err(error(t, format!("{what}, = or !="))),
+            _ => Err(error(t, format!("{what}, \"=\" or \"!=\""))),
         }
     }
 
@@ -269,6 +311,15 @@ impl Parser {
                 Err(error(&v, format!("{what}: {}", list.join(", "))))
             }
         }
+    }
+}
+
+/// The `or` of the juxtaposed `state` terms in `states` (emptied): none,
+/// the one, or their `or`.
+fn run(states: &mut Vec<Expr>) -> Option<Expr> {
+    match states.len() {
+        0 => None,
+        _ => Some(one_or(std::mem::take(states), Expr::Or)),
     }
 }
 
