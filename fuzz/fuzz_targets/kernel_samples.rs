@@ -75,6 +75,7 @@ fuzz_target!(|data: &[u8]| {
         cgroup: true,
         local_port: true,
         remote_prefix: Some((24, 64)),
+        workload: true,
     };
     let Ok(mut cat) = Catalogue::new(CatalogueConfig {
         aggregation: agg,

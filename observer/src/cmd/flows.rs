@@ -10,7 +10,10 @@ use observer::{
     kernel::probes::{ProbeConfig, Probes},
     model::clock::monotonic_ns,
     sink::records::{self, TableStream},
-    track::snapshot::{FlowTable, Report},
+    track::{
+        cgroups::Cgroups,
+        snapshot::{FlowTable, Report},
+    },
 };
 use observer_common::FlowSample;
 
@@ -95,6 +98,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let mut table = FlowTable::new();
     let mut buf = Buffers::default();
     let mut out = Output::new(args.json);
+    let mut cgroups = Cgroups::new(None);
     let stop = rt.block_on(async {
         let deadline = args.duration.map_or_else(
             || {
@@ -125,7 +129,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                     reports.extend(table.open_reports(&s.clock, now, run_start, &cfg));
                     next_every = args.every.map(|e| tokio::time::Instant::now() + e);
                 }
-                if !out.write(&select(reports, args.filter.as_ref()))? || reader_gone() {
+                let reports = select(reports, &mut cgroups, args.filter.as_ref());
+                if !out.write(&reports)? || reader_gone() {
                     break Stop::ReaderGone;
                 }
             }
@@ -141,13 +146,13 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             // Flows that closed since the last poll.
             poll(&mut s.probes, &mut table, &mut buf);
             let reports = table.drain_closed(&s.clock, monotonic_ns(), run_start, &cfg);
-            out.write(&select(reports, args.filter.as_ref()))?;
+            out.write(&select(reports, &mut cgroups, args.filter.as_ref()))?;
         }
         return Ok(());
     }
     poll(&mut s.probes, &mut table, &mut buf);
     let flows = table.reports(&s.clock, monotonic_ns(), run_start, &cfg);
-    let flows = select(flows, args.filter.as_ref());
+    let flows = select(flows, &mut cgroups, args.filter.as_ref());
     let mut out = std::io::stdout().lock();
     if args.json {
         records::write_json(&mut out, &flows)
@@ -158,8 +163,14 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     .context("cannot write to stdout")
 }
 
-/// The reports `filter` selects (all without one).
-fn select(reports: Vec<Report>, filter: Option<&Filter>) -> Vec<Report> {
+/// The reports `filter` selects (all without one), each with its
+/// workload resolved.
+fn select(mut reports: Vec<Report>, cgroups: &mut Cgroups, filter: Option<&Filter>) -> Vec<Report> {
+    for r in &mut reports {
+        if r.flow.cgroup_id != 0 {
+            r.flow.workload.0 = cgroups.resolve(r.flow.cgroup_id);
+        }
+    }
     match filter {
         None => reports,
         Some(f) => reports

@@ -51,6 +51,17 @@ pub struct Args {
     /// under --max-label-sets.
     #[arg(long, default_value = "10m", value_parser = observer::args::parse_duration_or_zero, allow_hyphen_values = true)]
     label_idle: Duration,
+    /// The cgroup v2 hierarchy to resolve workloads in (default: this
+    /// process's cgroup2 mount). In a pod, mount the host's
+    /// /sys/fs/cgroup read-only and point here, or only the pod's own
+    /// cgroups resolve.
+    #[arg(long, value_name = "PATH")]
+    cgroup_root: Option<std::path::PathBuf>,
+    /// Add a `workload` label to every flow metric: the pod, container,
+    /// systemd unit or cgroup of the flow's owner (capped and expiring
+    /// like the other aggregation labels).
+    #[arg(long)]
+    label_workload: bool,
     /// Count only the flows this expression selects in every flow metric
     /// (e.g. 'dport = :443', 'not dst 10.0.0.0/8'; the README's
     /// "Filters"); `observer_filter_info` names it. The agent's own
@@ -109,6 +120,7 @@ async fn agent(args: &Args) -> anyhow::Result<()> {
         cgroup: args.label_cgroup,
         local_port: args.label_local_port,
         remote_prefix: args.label_remote_subnet,
+        workload: args.label_workload,
     };
     let mut catalogue = Catalogue::new(CatalogueConfig {
         aggregation: agg,
@@ -130,6 +142,9 @@ async fn agent(args: &Args) -> anyhow::Result<()> {
         ..BookConfig::default()
     };
     let mut poller = Poller::new(s.probes, s.clock, cfg, args.max_flows);
+    if let Some(root) = &args.cgroup_root {
+        poller.cgroup_root(root.clone());
+    }
     let health = Health::new(poller.probes().attached().len(), args.interval);
     let server = tokio::spawn(http::serve(
         listener,

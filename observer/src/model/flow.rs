@@ -8,7 +8,7 @@ use observer_common::{
 };
 use serde::Serialize;
 
-use crate::model::clock::Clock;
+use crate::model::{clock::Clock, workload::SharedWorkload};
 
 /// Chrono figures as `tcp_get_info_chrono_stats()` (net/ipv4/tcp.c) reports
 /// them, in µs.
@@ -121,6 +121,10 @@ pub struct Flow {
     pub comm: String,
     /// Cgroup v2 id of the owner.
     pub cgroup_id: u64,
+    /// The owner's workload (cgroup path, systemd unit, container, pod),
+    /// resolved from `cgroup_id` by the tracking stage; empty until then.
+    #[serde(flatten)]
+    pub workload: SharedWorkload,
     /// TCP state name as `ss` prints it.
     pub state: &'static str,
     /// Whether the flow has closed.
@@ -388,6 +392,7 @@ impl Flow {
             pid: s.pid,
             comm: c_str(&s.comm),
             cgroup_id: s.cgroup_id,
+            workload: SharedWorkload::default(),
             state: tcp_state::name(s.state),
             closed,
             bytes_acked: s.bytes_acked,

@@ -171,7 +171,13 @@ impl Tracked {
             };
             (event, step.rate_bps.max(step.recv_rate_bps))
         });
+        // The workload stays resolved while the owner's cgroup does.
+        let workload = std::mem::take(&mut self.flow.workload);
+        let same = self.flow.cgroup_id == to.flow.cgroup_id;
         self.flow = to.flow;
+        if same {
+            self.flow.workload = workload;
+        }
         step
     }
 
@@ -261,6 +267,19 @@ impl Book {
     /// Whether no flow is tracked.
     pub fn is_empty(&self) -> bool {
         self.flows.is_empty()
+    }
+
+    /// Gives each flow whose workload is not resolved yet the one
+    /// `resolve` finds for its cgroup id ([`crate::track::cgroups`]).
+    pub fn resolve_workloads(
+        &mut self,
+        mut resolve: impl FnMut(u64) -> Option<std::sync::Arc<crate::model::workload::Workload>>,
+    ) {
+        for t in self.flows.values_mut() {
+            if !t.flow.workload.is_resolved() && t.flow.cgroup_id != 0 {
+                t.flow.workload.0 = resolve(t.flow.cgroup_id);
+            }
+        }
     }
 
     /// Drops flow `cookie` from the book with no event: for an open flow

@@ -13,7 +13,10 @@
 //!   sample, a sliding verdict window, history and events (started, closed).
 //! - [`poller`]: the long-running loop's state: the probes feeding a
 //!   [`live::Book`], and the sweep that forgets flows whose close was lost.
+//! - [`cgroups`]: each flow's workload (unit, container, pod) from its
+//!   cgroup id, for every view.
 
+pub mod cgroups;
 pub mod live;
 pub mod poller;
 pub mod snapshot;

@@ -5,6 +5,7 @@ use observer_common::{Counter, FlowSample};
 use crate::{
     kernel::probes::{ProbeError, Probes},
     model::clock::{Clock, monotonic_ns},
+    track::cgroups::Cgroups,
     track::live::{Book, BookConfig, Event},
 };
 
@@ -38,6 +39,8 @@ pub struct Poller {
     sweeps: u8,
     /// Open flows missing from the map at the last sweep.
     suspects: Vec<u64>,
+    /// Cgroup id to workload.
+    cgroups: Cgroups,
 }
 
 impl Poller {
@@ -53,7 +56,14 @@ impl Poller {
             drops_seen: 0,
             sweeps: 0,
             suspects: Vec::new(),
+            cgroups: Cgroups::new(None),
         }
+    }
+
+    /// Resolves workloads in the cgroup hierarchy at `root` instead of
+    /// this process's cgroup2 mount (`--cgroup-root`).
+    pub fn cgroup_root(&mut self, root: std::path::PathBuf) {
+        self.cgroups = Cgroups::new(Some(root));
     }
 
     /// The flow book.
@@ -79,7 +89,19 @@ impl Poller {
         let start = monotonic_ns();
         self.probes.read(&mut self.active, &mut self.closed);
         let now = monotonic_ns();
-        let events = self.book.ingest(&self.active, &self.closed, now);
+        let mut events = self.book.ingest(&self.active, &self.closed, now);
+        let cgroups = &mut self.cgroups;
+        self.book.resolve_workloads(|id| cgroups.resolve(id));
+        // A flow that started and closed in this poll: its close event
+        // was made before the book resolved it.
+        for e in &mut events {
+            if let Event::Closed { flow, .. } = e
+                && !flow.workload.is_resolved()
+                && flow.cgroup_id != 0
+            {
+                flow.workload.0 = cgroups.resolve(flow.cgroup_id);
+            }
+        }
         self.counters = self.probes.counters()?;
         self.forget_lost();
         let stats = PollStats {

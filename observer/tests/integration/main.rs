@@ -26,3 +26,4 @@ mod sender;
 mod soak;
 mod ss;
 mod top;
+mod workload;

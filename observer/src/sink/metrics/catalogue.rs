@@ -102,7 +102,9 @@ impl Catalogue {
             agent,
             filter: cfg.filter,
             pending_start: HashSet::new(),
-            owner_labels: cfg.aggregation.comm || cfg.aggregation.cgroup,
+            owner_labels: cfg.aggregation.comm
+                || cfg.aggregation.cgroup
+                || cfg.aggregation.workload,
         })
     }
 

@@ -19,6 +19,9 @@ pub struct Aggregation {
     /// Label `remote_subnet`, with these prefix lengths for IPv4 and IPv6
     /// remotes, when set.
     pub remote_prefix: Option<(u8, u8)>,
+    /// Label `workload`: the owner's pod, container, unit or cgroup
+    /// ([`crate::model::workload::Workload::name`]).
+    pub workload: bool,
 }
 
 /// The value every aggregation label takes past the cap.
@@ -39,6 +42,9 @@ impl Aggregation {
         }
         if self.remote_prefix.is_some() {
             v.push("remote_subnet");
+        }
+        if self.workload {
+            v.push("workload");
         }
         v
     }
@@ -61,6 +67,14 @@ impl Aggregation {
         }
         if let Some((v4, v6)) = self.remote_prefix {
             v.push(subnet(flow.remote.ip(), v4, v6));
+        }
+        if self.workload {
+            let name = flow.workload.get().name();
+            v.push(if name.is_empty() {
+                "unknown".to_string()
+            } else {
+                name
+            });
         }
         v
     }

@@ -42,13 +42,15 @@ const fn col(key: SortKey, title: &'static str, width: u16, priority: u8, right:
 }
 
 /// Columns in display order. At 80 columns the priority-0 ones, SRTT and
-/// RWND% fit exactly (REMOTE at its narrowest, 18, keeps an IPv4 port;
-/// VERDICT holds `receiver_application`).
-const COLUMNS: [Column; 13] = [
-    col(SortKey::Process, "PROCESS", 13, 0, false),
+/// RWND% fit exactly (PROCESS at 12 keeps a pid; REMOTE at its narrowest,
+/// 18, keeps an IPv4 port; RATE holds `↓300.5Mbit/s`; VERDICT holds
+/// `receiver_application`).
+/// WORKLOAD shows on terminals wide enough for every other column.
+const COLUMNS: [Column; 14] = [
+    col(SortKey::Process, "PROCESS", 12, 0, false),
     col(SortKey::Local, "LOCAL", 21, 3, false),
     col(SortKey::Remote, "REMOTE", 18, 0, false),
-    col(SortKey::Rate, "RATE", 11, 0, true),
+    col(SortKey::Rate, "RATE", 12, 0, true),
     col(SortKey::Srtt, "SRTT", 8, 1, true),
     col(SortKey::MinRtt, "MINRTT", 8, 8, true),
     col(SortKey::Cwnd, "CWND", 12, 6, true),
@@ -58,6 +60,7 @@ const COLUMNS: [Column; 13] = [
     col(SortKey::RwndLimited, "RWND%", 5, 2, true),
     col(SortKey::CwndLimited, "CWND%", 5, 4, true),
     col(SortKey::Verdict, "VERDICT", 20, 0, false),
+    col(SortKey::Workload, "WORKLOAD", 24, 10, false),
 ];
 
 /// Widest an address column grows to (a full IPv6 address and port).
@@ -157,6 +160,14 @@ fn cell_text(key: SortKey, r: &Row, w: usize) -> String {
         SortKey::RwndLimited => pct(r.rwnd_limited()),
         SortKey::CwndLimited => pct(r.cwnd_limited()),
         SortKey::Verdict => r.verdict().name().to_string(),
+        SortKey::Workload => {
+            let name = f.workload.get().name();
+            if name.is_empty() {
+                "-".to_string()
+            } else {
+                keep_tail(&name, w)
+            }
+        }
     }
 }
 

@@ -83,7 +83,7 @@ mod tests {
             other => panic!("{other:?}"),
         }
         // Starts like an expression: its mistake is reported, not searched for.
-        let e = Selection::parse("dport = :http").unwrap_err();
+        let e = Selection::parse("dport = :nosuch").unwrap_err();
         assert_eq!(e.column, 9, "{e}");
         assert!(Selection::parse("(sport = :22").is_err());
     }

@@ -34,11 +34,13 @@ pub enum SortKey {
     CwndLimited,
     /// Verdict.
     Verdict,
+    /// Workload (pod, container, unit or cgroup).
+    Workload,
 }
 
 impl SortKey {
     /// Every key, in column order (the order `s` cycles through).
-    pub const ALL: [SortKey; 13] = [
+    pub const ALL: [SortKey; 14] = [
         SortKey::Process,
         SortKey::Local,
         SortKey::Remote,
@@ -52,10 +54,11 @@ impl SortKey {
         SortKey::RwndLimited,
         SortKey::CwndLimited,
         SortKey::Verdict,
+        SortKey::Workload,
     ];
 
     /// Every key's name, as `--sort` takes it.
-    pub const NAMES: [&'static str; 13] = [
+    pub const NAMES: [&'static str; 14] = [
         "process",
         "local",
         "remote",
@@ -69,6 +72,7 @@ impl SortKey {
         "rwnd_limited",
         "cwnd_limited",
         "verdict",
+        "workload",
     ];
 
     /// The name `--sort` takes.
@@ -98,7 +102,11 @@ impl SortKey {
     pub fn descending(self) -> bool {
         !matches!(
             self,
-            SortKey::Process | SortKey::Local | SortKey::Remote | SortKey::Verdict
+            SortKey::Process
+                | SortKey::Local
+                | SortKey::Remote
+                | SortKey::Verdict
+                | SortKey::Workload
         )
     }
 
@@ -120,6 +128,7 @@ impl SortKey {
             SortKey::RwndLimited => pct(a.rwnd_limited()).total_cmp(&pct(b.rwnd_limited())),
             SortKey::CwndLimited => pct(a.cwnd_limited()).total_cmp(&pct(b.cwnd_limited())),
             SortKey::Verdict => a.verdict().name().cmp(b.verdict().name()),
+            SortKey::Workload => fa.workload.get().name().cmp(&fb.workload.get().name()),
         }
     }
 }

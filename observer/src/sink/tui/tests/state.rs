@@ -33,7 +33,8 @@ fn sort_keys_have_names_and_cycle() {
         assert_eq!(SortKey::from_name(k.name()), Some(k));
     }
     assert_eq!(SortKey::from_name("bogus"), None);
-    assert_eq!(SortKey::Verdict.next(), SortKey::Process);
+    assert_eq!(SortKey::Verdict.next(), SortKey::Workload);
+    assert_eq!(SortKey::Workload.next(), SortKey::Process);
     assert_eq!(SortKey::Rate.next(), SortKey::Srtt);
 }
 
@@ -127,9 +128,9 @@ fn filter_expressions_select_and_their_mistakes_are_shown() {
         &mut a,
         KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL),
     );
-    typed(&mut a, "dport = :https");
+    typed(&mut a, "dport = :nosuch");
     key(&mut a, KeyCode::Enter);
-    assert_eq!(a.mode(), &Mode::Filter("dport = :https".to_string()));
+    assert_eq!(a.mode(), &Mode::Filter("dport = :nosuch".to_string()));
     assert!(
         a.filter_error()
             .is_some_and(|e| e.starts_with("at column 9:")),
