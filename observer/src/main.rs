@@ -6,8 +6,8 @@ use clap::{CommandFactory as _, Parser, Subcommand};
 
 mod cmd;
 
-/// observer: a passive TCP flow observer. It watches every TCP connection on
-/// this host through eBPF and reports each flow's state.
+/// A passive TCP flow observer. It watches every TCP connection on this
+/// host through eBPF and says what keeps each flow from going faster.
 #[derive(Parser)]
 #[command(version, about, long_about = None)]
 struct Cli {
@@ -18,11 +18,14 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Collect for a while, then print one row per flow seen (open and closed).
+    #[command(after_long_help = observer::filter::SYNTAX)]
     Flows(cmd::flows::Args),
     /// Run the agent: keep every flow's verdict current and serve Prometheus
     /// metrics on /metrics (and /healthz).
+    #[command(after_long_help = observer::filter::SYNTAX)]
     Run(cmd::run::Args),
     /// Watch flows live in the terminal, with each one's bottleneck (like top).
+    #[command(after_long_help = observer::filter::SYNTAX)]
     Top(cmd::top::Args),
     /// Print a shell completion script: `observer completions bash >
     /// /etc/bash_completion.d/observer` (or zsh, fish, elvish, powershell).

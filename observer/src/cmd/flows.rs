@@ -71,6 +71,21 @@ enum Stop {
 /// Preconditions, load failures, or a failed write to stdout (other than
 /// a closed pipe under --follow).
 pub fn run(args: &Args) -> anyhow::Result<()> {
+    if let Some(every) = args.every
+        && every < args.interval
+    {
+        // A usage error, as clap reports one (exit 2), before anything loads.
+        clap::Error::raw(
+            clap::error::ErrorKind::ArgumentConflict,
+            format!(
+                "--every {} is shorter than --interval {}: open flows are read once per interval; \
+                 give --every at least --interval\n",
+                humantime::format_duration(every),
+                humantime::format_duration(args.interval)
+            ),
+        )
+        .exit();
+    }
     let config = ProbeConfig {
         max_flows: args.max_flows,
         ..ProbeConfig::default()
@@ -126,7 +141,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                 let now = monotonic_ns();
                 let mut reports = table.drain_closed(&s.clock, now, run_start, &cfg);
                 if next_every.is_some_and(|t| tokio::time::Instant::now() >= t) {
-                    reports.extend(table.open_reports(&s.clock, now, run_start, &cfg));
+                    let span = u64::try_from(args.interval.as_nanos()).unwrap_or(u64::MAX);
+                    reports.extend(table.open_reports(&s.clock, now, run_start, span, &cfg));
                     next_every = args.every.map(|e| tokio::time::Instant::now() + e);
                 }
                 let reports = select(reports, &mut cgroups, args.filter.as_ref());

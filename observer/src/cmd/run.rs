@@ -157,7 +157,13 @@ async fn agent(args: &Args) -> anyhow::Result<()> {
     if let Err(e) = sd_notify::notify(&[sd_notify::NotifyState::Ready]) {
         log::warn!("cannot tell systemd the agent is ready: {e}");
     }
-    let mut log = LogState::new(&poller);
+    if let Some(f) = &args.filter {
+        log::info!(
+            "counting only the flows that --filter '{}' selects",
+            f.text()
+        );
+    }
+    let mut log = LogState::new(&poller, args.filter.clone());
     let unload = observer::kernel::env::program_to_unload();
     let mut polls = 0u64;
     let mut tick = tokio::time::interval(args.interval);
@@ -224,12 +230,15 @@ struct LogState {
     slowest_us: u64,
     drops: u64,
     evictions: u64,
+    /// The agent's `--filter`: the summary counts the flows it selects.
+    filter: Option<observer::filter::Filter>,
 }
 
 impl LogState {
-    fn new(m: &Poller) -> LogState {
+    fn new(m: &Poller, filter: Option<observer::filter::Filter>) -> LogState {
         use observer_common::Counter;
         LogState {
+            filter,
             since: std::time::Instant::now(),
             polls: 0,
             closed: 0,
@@ -286,7 +295,7 @@ impl LogState {
     fn summary(&mut self, m: &Poller) {
         log::info!(
             "{} (over {:.0} s: {} polls, {} closed, slowest poll {:.1} ms)",
-            summary(m),
+            summary(m, self.filter.as_ref()),
             self.since.elapsed().as_secs_f64(),
             self.polls,
             self.closed,
@@ -300,12 +309,15 @@ impl LogState {
 }
 
 /// Flows by verdict now, and the kernel's loss counters since start.
-fn summary(m: &Poller) -> String {
+fn summary(m: &Poller, filter: Option<&observer::filter::Filter>) -> String {
     use observer::attribution::Verdict;
     use observer_common::Counter;
     let mut by: Vec<(Verdict, usize)> = Verdict::ALL.iter().map(|v| (*v, 0)).collect();
     let mut open = 0;
-    for t in m.book().flows().filter(|t| !t.is_closed()) {
+    let selected = |t: &&observer::track::live::Tracked| {
+        filter.is_none_or(|f| f.matches(&t.flow, Some(&t.current)))
+    };
+    for t in m.book().flows().filter(|t| !t.is_closed()).filter(selected) {
         open += 1;
         if let Some(e) = by.iter_mut().find(|(v, _)| *v == t.current.verdict) {
             e.1 += 1;
@@ -317,7 +329,8 @@ fn summary(m: &Poller) -> String {
         .map(|(v, n)| format!("{v}={n}"))
         .collect();
     format!(
-        "{open} open flows [{}], ringbuf drops {}, lru evictions {}",
+        "{open} open flows{} [{}], ringbuf drops {}, lru evictions {}",
+        if filter.is_some() { " selected" } else { "" },
         verdicts.join(" "),
         m.counters[Counter::RingbufDrops as usize],
         m.counters[Counter::LruEvictions as usize]

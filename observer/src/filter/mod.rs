@@ -62,6 +62,28 @@
 //! anything else. Nesting (parentheses, `not`) is bounded at
 //! [`MAX_DEPTH`] so no input can exhaust the stack.
 
+/// The language in brief, for `--help` and the manual pages of the
+/// subcommands that take `--filter`.
+pub const SYNTAX: &str = "\
+FILTERS (--filter EXPR, as ss(8) writes them):
+  sport|dport [OP] PORT    PORT: :443, 443 or a service name (:https)
+  src|dst HOST             10.0.0.1, 10.0.0.0/8, 10.0.0.0/8:80, [2001:db8::1]:443,
+                           2001:db8::/32, *:80 (IPv4 also matches IPv4-mapped flows)
+  state NAME               established, syn-sent, syn-recv, fin-wait-1, fin-wait-2,
+                           time-wait, close-wait, last-ack, listening, closing,
+                           closed; groups all, connected, synchronized, bucket, big
+  comm NAME                process name; * and ? are wildcards
+  pid|cgroup|netns OP N    owner's pid, cgroup v2 id, network namespace inode
+  verdict NAME             receive_window, send_buffer, application,
+                           congestion_window, path, receiver_application,
+                           sender, unknown
+  side sender|receiver     the end the flow is judged from
+  OP is = == != < > <= >= or eq neq ne lt gt le ge. Terms combine with and
+  (&&, &, or nothing between them), or (||, |), not (!) and parentheses;
+  state terms side by side add up (state established state time-wait).
+  Examples: 'dport = :443'  'dst 10.0.0.0/8 and not state time-wait'
+            'comm nginx and verdict receive_window'";
+
 mod ast;
 mod eval;
 mod host;

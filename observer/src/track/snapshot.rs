@@ -131,17 +131,25 @@ impl FlowTable {
             .collect()
     }
 
-    /// Reports for the open flows only, as [`FlowTable::reports`] makes them.
+    /// Reports for the open flows only, as [`FlowTable::reports`] makes
+    /// them, leaving out the flows first seen mid-life less than
+    /// `min_span_ns` ago: their span is too short to judge (two samples
+    /// microseconds apart read as idle); they come in a later report.
     pub fn open_reports(
         &self,
         clock: &Clock,
         now_ns: u64,
         run_start_ns: u64,
+        min_span_ns: u64,
         cfg: &attribution::Config,
     ) -> Vec<Report> {
         self.entries()
             .into_iter()
             .filter(|e| e.latest.closed_ns == 0)
+            .filter(|e| {
+                crate::model::flow::born_since(&e.latest, run_start_ns)
+                    || now_ns.saturating_sub(e.first_read_ns) >= min_span_ns
+            })
             .map(|e| report(e, clock, now_ns, run_start_ns, cfg))
             .collect()
     }
@@ -292,7 +300,7 @@ mod tests {
         assert_eq!(second, vec![1]);
         assert!(t.drain_closed(&clock, 50, 0, &cfg).is_empty());
         let open: Vec<u64> = t
-            .open_reports(&clock, 50, 0, &cfg)
+            .open_reports(&clock, 50, 0, 0, &cfg)
             .iter()
             .map(|r| r.flow.cookie)
             .collect();

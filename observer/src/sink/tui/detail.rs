@@ -328,7 +328,7 @@ fn draw_sparklines(frame: &mut Frame, r: &Row, interval: Duration, area: Rect) {
         let [l, spark, v] = Layout::horizontal([
             Constraint::Length(9),
             Constraint::Max(60),
-            Constraint::Length(24),
+            Constraint::Length(26),
         ])
         .areas(line);
         frame.render_widget(Paragraph::new(theme::label(name)), l);

@@ -196,7 +196,17 @@ fn draw_header(frame: &mut Frame, app: &App, area: Rect) {
     let interval = humantime::format_duration(app.interval()).to_string();
     let l1 = Line::from(vec![
         theme::label("flows "),
-        Span::raw(format!("{} open, {} closed   ", t.open, t.closed)),
+        Span::raw(if app.filter().is_empty() {
+            format!("{} open, {} closed   ", t.open, t.closed)
+        } else {
+            // Host totals, and how many rows the filter lets through.
+            format!(
+                "{} open, {} closed, {} shown   ",
+                t.open,
+                t.closed,
+                app.len()
+            )
+        }),
         theme::label("send "),
         Span::raw(format!("{}   ", units::rate(t.send_bps))),
         theme::label("recv "),
@@ -357,7 +367,10 @@ const HELP: [(&str, &str); 15] = [
         "RWND% CWND%",
         "rwnd-/cwnd-limited share of busy time, same window",
     ),
-    ("CWND", "segments/bytes; SRTT, MINRTT in ms; INFLT segments"),
+    (
+        "CWND",
+        "segments/bytes; SRTT, MINRTT in µs or ms; INFLT segments",
+    ),
     ("dim rows", "closed flows, shown for a few seconds"),
 ];
 

@@ -101,10 +101,10 @@ fn detail_pane_at_80x24_shows_evidence_what_if_and_history() {
         "│ms, 2.6 Mbit/s at 250 ms                                                      │",
         "│ss       rto 308.0ms pacing 12.3Mbit/s reord 3 unacked 55 sacked 0 lost 0     │",
         "│history: last 4 s (4 polls), oldest left                                      │",
-        "│rate     ████                                          6.1Mbit/s max 6.1Mbit/s│",
-        "│cwnd     ████                                          500 seg max 500 seg    │",
-        "│snd_wnd  ████                                          80.5KB max 80.5KB      │",
-        "│srtt     ████                                          105.0ms max 105.0ms    │",
+        "│rate     ████                                        6.1Mbit/s max 6.1Mbit/s  │",
+        "│cwnd     ████                                        500 seg max 500 seg      │",
+        "│snd_wnd  ████                                        80.5KB max 80.5KB        │",
+        "│srtt     ████                                        105.0ms max 105.0ms      │",
         "└──────────────────────────────────────────────────────────────────────────────┘",
         "Esc back  j/k next flow  p pause  ? help  q quit",
     ]);
@@ -169,7 +169,7 @@ fn header_shows_sort_filter_and_pause() {
     let l = lines(&render(&mut a, 80, 24));
     assert_eq!(
         l[0],
-        "flows 3 open, 1 closed   send 16.1 Mbit/s   recv 0 bit/s   every 500ms"
+        "flows 3 open, 1 closed, 2 shown   send 16.1 Mbit/s   recv 0 bit/s   every 500ms"
     );
     assert_eq!(
         l[2],
