@@ -13,6 +13,7 @@ mod support;
 
 mod cli;
 mod counters;
+mod endpoint;
 mod exporter;
 mod faults;
 mod flows;
