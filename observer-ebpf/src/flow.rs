@@ -111,10 +111,25 @@ pub fn on_state(sk: *const u8, old: u8, new: u8) {
                 endpoints(s, sk);
                 refresh(s, sk);
                 (*s).seen_from_start = 1;
+                // The tracepoint fires before the kernel stores the new
+                // state, and the caller stamps the handshake's end right
+                // after (tcp_finish_connect(), tcp_rcv_state_process() in
+                // net/ipv4/tcp_input.c): carry both forward, or a flow that
+                // never sends reads as syn-sent with no data ever sent.
+                (*s).state = new;
+                (*s).lsndtime = (*s).jiffies as u32;
+                if old == tcp_state::SYN_SENT {
+                    (*s).lrcvtime = (*s).jiffies as u32;
+                }
             }
         }
     } else if new == tcp_state::CLOSE {
         close(sk, old);
+    } else if let Some(s) = entry(sk, key_of(sk), false) {
+        // Any other change (FIN-WAIT-1, CLOSE-WAIT, ...): the state a
+        // quiet flow shows until its next sample.
+        // SAFETY: as in on_packet.
+        unsafe { (*s).state = new };
     }
 }
 
@@ -348,9 +363,12 @@ unsafe fn carry_forward(s: *mut FlowSample, sk: Sk, seg: &Segment) {
             let una: u32 = sk.get(off!(snd_una));
             let nxt: u32 = sk.get(off!(snd_nxt));
             let acked = ack.wrapping_sub(una);
-            if acked <= nxt.wrapping_sub(una) {
-                // Neither old nor ahead of snd_nxt: tcp_ack() stamps it
-                // (refresh just read the jiffies).
+            // In the receive window (tcp_sequence(): an out-of-window
+            // segment such as a zero-window probe is dropped before
+            // tcp_ack()), neither old nor ahead of snd_nxt: tcp_ack()
+            // stamps it (refresh just read the jiffies).
+            let wup: u32 = sk.get(off!(rcv_wup));
+            if acked <= nxt.wrapping_sub(una) && end_seq.wrapping_sub(wup) as i32 >= 0 {
                 (*s).rcv_tstamp = (*s).jiffies as u32;
             }
             if acked != 0 && acked <= nxt.wrapping_sub(una) {

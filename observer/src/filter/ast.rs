@@ -150,6 +150,10 @@ pub(super) struct Prefix {
     bits: u128,
     /// Prefix length in the IPv6 shape, 0 to 128 (an IPv4 /8 is 104).
     len: u8,
+    /// Written as IPv6 (`::ffff:10.0.0.1` too): it selects only IPv6
+    /// sockets, as `ss` does; an IPv4 prefix selects IPv4 sockets and
+    /// IPv6 sockets with IPv4-mapped addresses.
+    inet6: bool,
 }
 
 impl Prefix {
@@ -163,12 +167,14 @@ impl Prefix {
         Prefix {
             bits: shape(ip) & mask(len),
             len,
+            inet6: ip.is_ipv6(),
         }
     }
 
-    /// Whether `ip` (either family) is within the prefix.
-    pub fn contains(&self, ip: IpAddr) -> bool {
-        shape(ip) & mask(self.len) == self.bits
+    /// Whether `ip` (either family) of a socket of family `inet6` (true:
+    /// `AF_INET6`) is within the prefix.
+    pub fn contains(&self, ip: IpAddr, inet6: bool) -> bool {
+        (inet6 || !self.inet6) && shape(ip) & mask(self.len) == self.bits
     }
 }
 
@@ -189,7 +195,7 @@ impl fmt::Display for Prefix {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let v6 = Ipv6Addr::from(self.bits);
         match v6.to_ipv4_mapped() {
-            Some(v4) if self.len >= 96 => write!(f, "{v4}/{}", self.len - 96),
+            Some(v4) if self.len >= 96 && !self.inet6 => write!(f, "{v4}/{}", self.len - 96),
             _ => write!(f, "[{v6}]/{}", self.len),
         }
     }

@@ -42,7 +42,8 @@ impl Term {
                     End::Local => flow.local,
                     End::Remote => flow.remote,
                 };
-                host.prefix.is_none_or(|p| p.contains(addr.ip()))
+                host.prefix
+                    .is_none_or(|p| p.contains(addr.ip(), flow.family == "inet6"))
                     && host.port.is_none_or(|port| port == addr.port())
             }
             Term::State(sel) => sel.selects(if flow.closed { "close" } else { flow.state }),

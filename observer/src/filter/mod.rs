@@ -41,9 +41,10 @@
 //! `src`/`sport` are the local end and `dst`/`dport` the remote one, as in
 //! `ss`. Addresses are compared in one shape, IPv6 with IPv4 as
 //! IPv4-mapped (`::ffff:a.b.c.d`), the shape of the kernel's flow key: an
-//! IPv4 prefix matches a flow whatever way its address is written, and an
-//! IPv6 prefix that covers `::ffff:0:0/96` (`::/0` does) matches IPv4
-//! flows too. Host bits set past the prefix (`10.0.0.1/8`) are masked off,
+//! IPv4 prefix matches an IPv4 socket and an IPv6 socket with a mapped
+//! address alike, while a prefix written as IPv6 (`::ffff:10.0.0.1` and
+//! `::/0` too) matches IPv6 sockets only ([`Flow::family`]), as `ss`
+//! does. Host bits set past the prefix (`10.0.0.1/8`) are masked off,
 //! as `ss` does.
 //!
 //! A flow's state is `closed` once it has closed, whatever state its last
@@ -81,7 +82,7 @@ FILTERS (--filter EXPR, as ss(8) writes them):
   OP is = == != < > <= >= or eq neq ne lt gt le ge. Terms combine with and
   (&&, &, or nothing between them), or (||, |), not (!) and parentheses;
   state terms side by side add up (state established state time-wait).
-  Examples: 'dport = :443'  'dst 10.0.0.0/8 and not state time-wait'
+  Examples: 'dport = :443'  'dst 10.0.0.0/8 and not state closed'
             'comm nginx and verdict receive_window'";
 
 mod ast;

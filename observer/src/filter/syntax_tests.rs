@@ -157,7 +157,8 @@ fn canonical_text_parses_to_the_same_tree() {
         parse::parse("src 10.1.2.3/8:80 dst [::ffff:1.2.3.4]/128")
             .unwrap()
             .to_string(),
-        "src 10.0.0.0/8:80 and dst 1.2.3.4/32"
+        // Written as IPv6 it stays IPv6: it selects IPv6 sockets only.
+        "src 10.0.0.0/8:80 and dst [::ffff:1.2.3.4]/128"
     );
 }
 

@@ -25,6 +25,7 @@ pub(super) fn v6_flow() -> Flow {
     let mut f = v4_flow();
     f.local = addr("[2001:db8::1]:5201");
     f.remote = addr("[2001:db8:1::9]:50000");
+    f.family = "inet6";
     f.comm = "nginx: worker".to_string();
     f.pid = 77;
     f
@@ -138,11 +139,6 @@ fn v4_hosts_prefixes_and_ports() {
         "src 0.0.0.0/0",
         "src != 10.0.0.2",
         "dst neq 10.0.0.0/8",
-        // An IPv6 prefix covering the IPv4-mapped range matches IPv4 flows.
-        "src ::/0",
-        "src ::ffff:10.0.0.1",
-        "src [::ffff:10.0.0.0]/104",
-        "src [::ffff:0:0/96]",
     ] {
         assert!(sel(yes, &f), "{yes}");
     }
@@ -154,6 +150,12 @@ fn v4_hosts_prefixes_and_ports() {
         "dst 10.0.0.0/8",
         "src 2001:db8::/32",
         "src != 10.0.0.1",
+        // Written as IPv6, a prefix selects IPv6 sockets only, as in ss:
+        // never a plain IPv4 socket, even one it covers.
+        "src ::/0",
+        "src ::ffff:10.0.0.1",
+        "src [::ffff:10.0.0.0]/104",
+        "src [::ffff:0:0/96]",
     ] {
         assert!(!sel(no, &f), "{no}");
     }
@@ -161,12 +163,17 @@ fn v4_hosts_prefixes_and_ports() {
 
 #[test]
 fn an_ipv4_filter_matches_an_ipv4_mapped_flow_address() {
+    // An IPv6 socket with an IPv4-mapped address (a server on [::]
+    // accepting an IPv4 client): IPv4 terms and IPv6 ones select it.
     let mut f = v4_flow();
     f.local = addr("[::ffff:10.0.0.1]:40000");
+    f.family = "inet6";
     for yes in [
         "src 10.0.0.1",
         "src 10.0.0.0/8:40000",
         "src ::ffff:10.0.0.1",
+        "src ::/0",
+        "src [::ffff:0:0/96]",
     ] {
         assert!(sel(yes, &f), "{yes}");
     }

@@ -115,6 +115,10 @@ pub struct Flow {
     pub local: SocketAddr,
     /// Remote `ip:port`.
     pub remote: SocketAddr,
+    /// Socket family as `ss -f` names it: `inet` (IPv4) or `inet6` (IPv6,
+    /// also an IPv6 socket with IPv4-mapped addresses, which `local` and
+    /// `remote` print as IPv4).
+    pub family: &'static str,
     /// Owning process id (0: not yet known).
     pub pid: u32,
     /// Owning process command name.
@@ -389,6 +393,11 @@ impl Flow {
             netns: s.netns,
             local: endpoint(s.saddr, s.sport),
             remote: endpoint(s.daddr, s.dport),
+            family: if s.family == observer_common::AF_INET6 {
+                "inet6"
+            } else {
+                "inet"
+            },
             pid: s.pid,
             comm: c_str(&s.comm),
             cgroup_id: s.cgroup_id,

@@ -481,7 +481,12 @@ fn follow_prints_each_of_a_thousand_short_connections_once() {
         assert_eq!(v["closed"], true, "an open flow in the namespace: {l}");
         *seen.entry(v["cookie"].as_u64().unwrap()).or_default() += 1;
     }
-    assert_eq!(lines.len(), 2 * N, "records");
+    assert_eq!(
+        lines.len(),
+        2 * N,
+        "records; observer said: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(seen.values().all(|n| *n == 1), "a flow printed twice");
     for c in &clients {
         assert_eq!(seen.get(c), Some(&1), "client {c}");

@@ -149,3 +149,58 @@ fn loss_counters_match_tcp_info_across_a_lossy_path() {
     // Not compared here: the RTO, which the last ACK itself recomputes after
     // `tcp_probe` has sampled it (the quiet test above compares it).
 }
+
+/// A connection that completes its handshake and never sends: the state
+/// change is sampled before the kernel stores it and stamps the
+/// handshake's end, so both are carried forward (it once read as
+/// `syn-sent`, with data last sent some 20 hours ago).
+#[test]
+fn a_connection_that_never_sends_is_established_with_true_ages() {
+    if !root_or_skip("a_connection_that_never_sends_is_established_with_true_ages") {
+        return;
+    }
+    let mut obs = Observer::start();
+    let ns = Namespace::standalone().unwrap();
+    let ends = ns
+        .run(|| {
+            let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+            let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+            let (server, _) = listener.accept().unwrap();
+            std::thread::sleep(Duration::from_millis(400));
+            [client, server]
+                .into_iter()
+                .map(|s| {
+                    let info = tcp_info(&s);
+                    let flow = obs.flow(cookie(&s)).expect("the flow");
+                    (flow, info, s)
+                })
+                .collect::<Vec<_>>()
+        })
+        .unwrap();
+    for (flow, info, _) in &ends {
+        assert_eq!(flow.state, "established", "{flow:?}");
+        for (what, ours, kernel) in [
+            (
+                "last_data_sent",
+                flow.last_data_sent_ms,
+                info.last_data_sent_ms,
+            ),
+            (
+                "last_data_recv",
+                flow.last_data_recv_ms,
+                info.last_data_recv_ms,
+            ),
+            (
+                "last_ack_recv",
+                flow.last_ack_recv_ms,
+                info.last_ack_recv_ms,
+            ),
+        ] {
+            assert!(
+                ours.abs_diff(u64::from(kernel)) <= AGE_SLACK_MS,
+                "{} {what}: observer {ours} ms, TCP_INFO {kernel} ms",
+                flow.local
+            );
+        }
+    }
+}

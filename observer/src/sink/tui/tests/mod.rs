@@ -68,6 +68,7 @@ fn cwnd_bound(t: u64) -> FlowSample {
     let mut s = base(2, "curl", 777, t);
     s.saddr = [0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
     s.daddr = [0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2];
+    s.family = observer_common::AF_INET6;
     s.sport = 51000;
     s.dport = 443;
     s.bytes_acked = t * 1_250_000;
