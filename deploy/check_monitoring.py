@@ -111,7 +111,7 @@ def check_alerts(check, tool, served):
     rules = [r for g in doc.get("groups") or [] for r in g.get("rules") or []]
     names = {r.get("alert") for r in rules}
     for want in ("ObserverHostMostlyReceiveWindowLimited", "ObserverRingDrops",
-                 "ObserverProgramDetached", "ObserverFlowMapFull"):
+                 "ObserverProgramDetached", "ObserverFlowMapFull", "ObserverDown"):
         check(want in names, f"alerts.yaml: has {want}")
     for r in rules:
         unknown = metric_names(r.get("expr", "")) - served

@@ -324,6 +324,11 @@ impl Book {
         let Some(t) = self.flows.get_mut(&s.cookie) else {
             let mut t = self.track(read);
             events.push(Event::Started { cookie: s.cookie });
+            if s.seen_from_start != 0 && s.first_seen_ns >= self.start_ns {
+                // Born in this run: what it did before this first read
+                // (all of a short flow's life) counts too.
+                events.push(birth_step(&read, &self.clock, t.current.verdict));
+            }
             if is_close {
                 t.closed_at_ns = Some(now_ns);
                 self.close_event(&t, events);
@@ -389,6 +394,21 @@ impl Book {
             flow: Box::new(t.flow.clone()),
             duration_s,
         });
+    }
+}
+
+/// The progress of a flow from its birth to its first read `read`,
+/// under `verdict`.
+fn birth_step(read: &Read, clock: &Clock, verdict: attribution::Verdict) -> Event {
+    let to = Point::new(&read.sample, clock, read.at_ns);
+    let step = attribution::Evidence::between(None, &to);
+    Event::Progress {
+        cookie: read.sample.cookie,
+        verdict,
+        bytes_acked: step.bytes_acked,
+        bytes_received: step.bytes_received,
+        retransmits: u64::from(step.retransmits),
+        limited: LimitedTime::of(&step),
     }
 }
 

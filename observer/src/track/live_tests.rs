@@ -26,7 +26,22 @@ fn book(history: usize) -> Book {
 fn tracks_current_and_life_verdicts_and_emits_events() {
     let mut b = book(3);
     let ev = b.ingest(&[sample(1, false)], &[], 101 * SEC);
-    assert!(matches!(ev[..], [Event::Started { cookie: 9 }]));
+    // Born in this run (first seen at 100 s, the book at 50 s): its first
+    // second counts as soon as it is first read.
+    match &ev[..] {
+        [
+            Event::Started { cookie: 9 },
+            Event::Progress {
+                bytes_acked,
+                limited,
+                ..
+            },
+        ] => {
+            assert_eq!(*bytes_acked, 766_476);
+            assert_eq!(limited.rwnd_us, 560_000);
+        }
+        other => panic!("{other:?}"),
+    }
     for t in 2..=5 {
         let ev = b.ingest(&[sample(t, false)], &[], (100 + t) * SEC);
         match &ev[..] {
@@ -96,8 +111,24 @@ fn flow_seen_only_at_close_still_counts() {
     let mut b = book(0);
     let ev = b.ingest(&[], &[sample(4, true)], 104 * SEC);
     assert!(matches!(ev[0], Event::Started { .. }));
-    assert!(matches!(ev[1], Event::Closed { .. }));
-    assert_eq!(ev.len(), 2);
+    // All it moved in its four seconds counts, though the agent never
+    // saw it open (a short connection between two polls).
+    assert!(matches!(
+        ev[1],
+        Event::Progress {
+            bytes_acked: 3_065_904,
+            ..
+        }
+    ));
+    assert!(matches!(ev[2], Event::Closed { .. }));
+    assert_eq!(ev.len(), 3);
+    // One that was older than the book, first seen at its close, does not:
+    // its counters cover a life the agent did not watch.
+    let mut old = sample(4, true);
+    old.seen_from_start = 0;
+    old.cookie = 10;
+    let ev = b.ingest(&[], &[old], 105 * SEC);
+    assert_eq!(ev.len(), 2, "{ev:?}");
 }
 
 #[test]

@@ -387,3 +387,70 @@ fn the_readme_lists_every_metric_served() {
         "served but not in the README: {unlisted:?}; in the README but not served: {unserved:?}"
     );
 }
+
+/// Connections that open, send and close between two polls: all their
+/// bytes count (they once counted 0: only what moved after a flow's first
+/// poll did).
+#[test]
+fn short_flows_count_every_byte_they_moved() {
+    if !root_or_skip("short_flows_count_every_byte_they_moved") {
+        return;
+    }
+    let _serial = serial();
+    let ns = Namespace::standalone().unwrap();
+    let port = free_port();
+    let mut agent = ChildGuard::spawn(
+        Command::new(BIN)
+            .args(["run", "--interval", "1s"])
+            .args(["--listen", &format!("127.0.0.1:{port}")])
+            .args([
+                "--filter",
+                &format!("netns = {}", crate::support::netns_id(&ns)),
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped()),
+    )
+    .unwrap();
+    crate::support::http::wait_serving(port, &mut agent, Duration::from_secs(20));
+    const N: usize = 20;
+    const BYTES: usize = 200_000;
+    ns.run(|| {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = std::thread::spawn(move || {
+            for _ in 0..N {
+                let (mut c, _) = listener.accept().unwrap();
+                let mut sink = Vec::new();
+                c.read_to_end(&mut sink).unwrap();
+                assert_eq!(sink.len(), BYTES);
+            }
+        });
+        for _ in 0..N {
+            let mut c = TcpStream::connect(addr).unwrap();
+            c.write_all(&[3u8; BYTES]).unwrap();
+        }
+        server.join().unwrap();
+    })
+    .unwrap();
+    let want = (N * BYTES) as f64;
+    let mut got = (0.0, 0.0);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline {
+        let text = http_get(port, "/metrics").unwrap_or_default();
+        got = (
+            sum(&text, "observer_bytes_acked_total", ""),
+            sum(&text, "observer_bytes_received_total", ""),
+        );
+        if got.0 >= want && got.1 >= want {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    // Each end counts its SYN and FIN as the kernel does: a few bytes over.
+    for (what, n) in [("acked", got.0), ("received", got.1)] {
+        assert!(
+            n >= want && n <= want + 4.0 * N as f64,
+            "bytes {what}: {n} of {want}"
+        );
+    }
+}

@@ -56,6 +56,12 @@ impl AgentMetrics {
             "eBPF programs attached to a kernel hook (one kernel link each), counted at each poll.",
         )?;
         programs_attached.set(programs);
+        r.int_gauge(
+            "observer_programs_attached_at_start",
+            "eBPF programs the agent attached at start: observer_programs_attached below it \
+             means one is gone.",
+        )?
+        .set(programs);
         r.int_gauge_vec(
             "observer_build_info",
             "observer's version, the commit it was built from and the compiler (value 1).",
