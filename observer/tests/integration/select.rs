@@ -73,17 +73,21 @@ impl Mixed {
         ]);
         let pairs = ns
             .run(|| {
-                let pair = |at: &str| {
+                // connect() names the client's owner (before Linux 6.3 the
+                // only owner hook a client passes), so it is made under the
+                // client thread's name.
+                let pair = |at: &str, comm: &str| {
                     let l = TcpListener::bind(at).unwrap();
+                    set_comm(comm);
                     let c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
                     let (s, _) = l.accept().unwrap();
                     (c, s)
                 };
                 [
-                    pair("10.7.1.1:7001"),
-                    pair("10.7.2.1:7002"),
-                    pair("[fd00:7::1]:7003"),
-                    pair("127.0.0.1:7004"),
+                    pair("10.7.1.1:7001", "filt-alpha"),
+                    pair("10.7.2.1:7002", "filt-beta"),
+                    pair("[fd00:7::1]:7003", "v6-client"),
+                    pair("127.0.0.1:7004", "fw2-client"),
                 ]
             })
             .unwrap();
@@ -175,6 +179,14 @@ enum Ping {
     Listen,
 }
 
+/// Names the calling thread (its `comm`).
+fn set_comm(name: &str) {
+    let c = std::ffi::CString::new(name).unwrap();
+    // SAFETY: PR_SET_NAME reads a NUL-terminated string of at most 16 bytes.
+    let rc = unsafe { libc::prctl(libc::PR_SET_NAME, c.as_ptr()) };
+    assert_eq!(rc, 0, "PR_SET_NAME: {}", std::io::Error::last_os_error());
+}
+
 fn ip(args: &[&str]) {
     let ok = Command::new("ip").args(args).status().unwrap();
     assert!(ok.success(), "ip {args:?}");
@@ -199,7 +211,15 @@ fn cases(m: &Mixed) -> Vec<(&'static str, Vec<String>)> {
         ),
         (
             "state close-wait or state fin-wait-2",
-            vec![half.client.clone(), half.server.clone()],
+            // Segments of a half-closed flow pass no tcp_probe (not
+            // tcp_rcv_established): only the send and receive hooks
+            // (Linux 6.3+) sample one that was half-closed before the
+            // agent started.
+            if attached_programs() >= 5 {
+                vec![half.client.clone(), half.server.clone()]
+            } else {
+                Vec::new()
+            },
         ),
         ("comm filt-*", vec![a.client.clone(), b.client.clone()]),
         (
@@ -397,10 +417,16 @@ fn follow_in_a_pipeline_ends_when_head_has_three_records() {
         netns_id(&ns)
     );
     let child = ChildGuard::spawn(
-        Command::new("bash")
-            .args(["-c", &script])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped()),
+        // bash, or where there is none (the kernel matrix's VM) busybox's
+        // sh, which has pipefail too (dash has not).
+        Command::new(if std::path::Path::new("/bin/bash").exists() {
+            "bash"
+        } else {
+            "sh"
+        })
+        .args(["-c", &script])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped()),
     )
     .unwrap();
     wait_attached(&before, attached);

@@ -116,8 +116,9 @@ fn loss_counters_match_tcp_info_across_a_lossy_path() {
             server.read_exact(&mut buf).unwrap();
             server.write_all(b"k").unwrap();
         }
-        // The client's last byte, below.
+        // The client's last byte, below, and the answer to it.
         server.read_exact(&mut buf[..1]).unwrap();
+        server.write_all(b"k").unwrap();
         server
     });
     let mut one = [0u8; 1];
@@ -125,15 +126,21 @@ fn loss_counters_match_tcp_info_across_a_lossy_path() {
         client.write_all(&[2u8; MSG]).unwrap();
         client.read_exact(&mut one).unwrap();
     }
-    // One byte more: its send samples the flow after every ACK of the
-    // exchanges (late D-SACKs included), and its ACK settles it.
+    // One byte more and its answer: reading the answer samples the flow
+    // after every segment before it was processed (late D-SACKs and
+    // retransmissions included), also where the kernel has no send hook
+    // (before Linux 6.3: the read hook is tcp_rcv_space_adjust).
     client.write_all(b"z").unwrap();
+    client.read_exact(&mut one).unwrap();
     let server = echo.join().unwrap();
     let key = cookie(&client);
     let mut info = tcp_info(&client);
     let flow = obs.wait_for_flow(key, Duration::from_secs(5), "an idle flow", |f| {
         info = tcp_info(&client);
-        info.unacked == 0 && f.unacked == 0 && f.bytes_acked == info.bytes_acked
+        info.unacked == 0
+            && f.unacked == 0
+            && f.bytes_acked == info.bytes_acked
+            && f.bytes_received == info.bytes_received
     });
     drop(server);
     assert!(info.total_retrans > 0, "no segment was resent: {info:?}");
