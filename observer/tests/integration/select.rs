@@ -73,9 +73,9 @@ impl Mixed {
         ]);
         let pairs = ns
             .run(|| {
-                // connect() names the client's owner (before Linux 6.3 the
-                // only owner hook a client passes), so it is made under the
-                // client thread's name.
+                // Made under the client thread's name: connect() names the
+                // owner when observer runs then (before Linux 6.3 the only
+                // owner hook a client passes).
                 let pair = |at: &str, comm: &str| {
                     let l = TcpListener::bind(at).unwrap();
                     set_comm(comm);
@@ -224,9 +224,9 @@ fn cases(m: &Mixed) -> Vec<(&'static str, Vec<String>)> {
             },
         ),
     ];
-    // Process names come from the send and receive hooks (Linux 6.3+):
-    // on the 6.1 VM these flows' comm is not the client threads' names
-    // (to be understood: connect() should have named them).
+    // The connections are made before each observer starts, so their
+    // process names come from the send and receive hooks (Linux 6.3+);
+    // before 6.3 only connect() names an owner, and that was missed.
     if hooks {
         v.push(("comm filt-*", vec![a.client.clone(), b.client.clone()]));
         v.push((
