@@ -183,13 +183,6 @@ async fn agent(args: &Args) -> anyhow::Result<()> {
             &stats,
             poller.max_flows,
         );
-        let programs: Vec<(String, u64, u64)> = poller
-            .probes()
-            .program_stats()
-            .into_iter()
-            .map(|(name, info)| (name, info.run_cnt, info.run_time_ns))
-            .collect();
-        catalogue.programs(&programs);
         polls += 1;
         if polls == 3
             && let Some(p) = &unload
@@ -198,7 +191,15 @@ async fn agent(args: &Args) -> anyhow::Result<()> {
             log::warn!("unloading {p} for a test");
             poller.probes_mut().unload(p);
         }
-        match poller.probes().links_attached() {
+        // One read of the programs' statistics for both uses.
+        let prog_stats = poller.probes().program_stats();
+        let programs: Vec<(String, u64, u64)> = prog_stats
+            .iter()
+            .map(|(name, info)| (name.clone(), info.run_cnt, info.run_time_ns))
+            .collect();
+        catalogue.programs(&programs);
+        let ids = prog_stats.iter().map(|(_, info)| info.id).collect();
+        match observer::kernel::links::attached(&ids) {
             Ok(n) => {
                 health.attached_now(n);
                 catalogue.attached(n);

@@ -55,7 +55,7 @@ impl Term {
 }
 
 /// The states `ss` names; a flow in any other (`unknown`) is only in `all`.
-const KNOWN: [&str; 11] = [
+pub(super) const KNOWN: [&str; 11] = [
     "established",
     "syn-sent",
     "syn-recv",

@@ -63,6 +63,14 @@
 //! anything else. Nesting (parentheses, `not`) is bounded at
 //! [`MAX_DEPTH`] so no input can exhaust the stack.
 
+/// The words a term or a negation begins with (case-insensitive): what
+/// tells an expression from other text (`observer top`'s `/` also takes
+/// plain words).
+pub const KEYWORDS: [&str; 12] = [
+    "sport", "dport", "src", "dst", "state", "comm", "pid", "cgroup", "netns", "verdict", "side",
+    "not",
+];
+
 /// The language in brief, for `--help` and the manual pages of the
 /// subcommands that take `--filter`.
 pub const SYNTAX: &str = "\

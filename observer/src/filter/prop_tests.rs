@@ -8,6 +8,7 @@ use proptest::{collection::vec, option, prelude::*, sample::select};
 use super::{
     Filter,
     ast::{Cmp, End, Expr, Field, Host, Prefix, StateSel, Term},
+    eval::KNOWN,
     parse::parse,
     tests::{attribution, v4_flow},
 };
@@ -88,20 +89,8 @@ fn flow() -> impl Strategy<Value = Flow> {
             SocketAddr::new(ip, port)
         })
     };
-    let states = vec![
-        "established",
-        "syn-sent",
-        "syn-recv",
-        "fin-wait-1",
-        "fin-wait-2",
-        "time-wait",
-        "close",
-        "close-wait",
-        "last-ack",
-        "listen",
-        "closing",
-        "unknown",
-    ];
+    // Every state the evaluator knows, and one it does not.
+    let states: Vec<&str> = KNOWN.iter().copied().chain(["unknown"]).collect();
     let who = (
         select(vec![0u32, 1234, 5555]),
         select(NAMES.to_vec()),

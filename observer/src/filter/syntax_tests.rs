@@ -436,3 +436,17 @@ fn filter_api() {
     assert!(format!("{g:?}").contains("Filter"));
     assert_eq!("pid x".parse::<Filter>().unwrap_err().column, 5);
 }
+
+#[test]
+fn every_keyword_begins_a_term() {
+    // Alone, each keyword is cut short after itself, never "expected a
+    // term" at column 1: the list `top` tells expressions by is the
+    // parser's own.
+    for k in KEYWORDS {
+        let e = parse::parse(k).unwrap_err();
+        assert!(e.column > 1, "{k}: {e}");
+        let upper = parse::parse(&k.to_uppercase()).unwrap_err();
+        assert!(upper.column > 1, "{k}: {upper}");
+    }
+    assert_eq!(parse::parse("iperf3").unwrap_err().column, 1);
+}

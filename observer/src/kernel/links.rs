@@ -23,15 +23,25 @@ pub fn linked_program(text: &str) -> Option<u32> {
     prog.filter(|_| is_link)
 }
 
-/// How many of the programs `ids` have a link open in this process.
+/// How many of the programs `ids` (ids as [`crate::kernel::probes::Probes::program_stats`]
+/// gives them) have a link open in this process. Called every poll: only
+/// the fds that are BPF links (`anon_inode:bpf_link`) have their fdinfo
+/// read, not the metrics endpoint's hundreds of sockets.
 ///
 /// # Errors
-/// `/proc/self/fdinfo` cannot be listed.
+/// `/proc/self/fd` cannot be listed.
 pub fn attached(ids: &HashSet<u32>) -> std::io::Result<usize> {
     let mut linked = HashSet::new();
-    for entry in std::fs::read_dir("/proc/self/fdinfo")? {
+    for entry in std::fs::read_dir("/proc/self/fd")? {
         // An fd closed since the listing is simply not counted.
-        let Ok(text) = entry.and_then(|e| std::fs::read_to_string(e.path())) else {
+        let Ok(entry) = entry else { continue };
+        let is_link =
+            std::fs::read_link(entry.path()).is_ok_and(|t| t.as_os_str() == "anon_inode:bpf_link");
+        if !is_link {
+            continue;
+        }
+        let info = format!("/proc/self/fdinfo/{}", entry.file_name().to_string_lossy());
+        let Ok(text) = std::fs::read_to_string(info) else {
             continue;
         };
         if let Some(p) = linked_program(&text).filter(|p| ids.contains(p)) {

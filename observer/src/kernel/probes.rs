@@ -424,21 +424,6 @@ impl Probes {
             .collect()
     }
 
-    /// How many of the programs are attached now: those with a link open
-    /// in this process ([`crate::kernel::links`]). Equal to
-    /// [`Probes::attached`]'s length until a program goes.
-    ///
-    /// # Errors
-    /// `/proc/self/fdinfo` cannot be read.
-    pub fn links_attached(&self) -> std::io::Result<usize> {
-        let ids = self
-            .program_stats()
-            .into_iter()
-            .map(|(_, info)| info.id)
-            .collect();
-        crate::kernel::links::attached(&ids)
-    }
-
     /// Detaches and unloads program `prog` (its link goes with it): the
     /// fault the health check must notice, for the tests
     /// ([`crate::kernel::env::program_to_unload`]). Returns whether there

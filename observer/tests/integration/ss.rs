@@ -19,6 +19,34 @@ use crate::support::{Observer, cookie, net::connect_across, root_or_skip, tcp_in
 /// (100) and the time between the two reads.
 const AGE_SLACK_MS: u64 = 30;
 
+/// observer's last data sent, data received and ACK received ages of
+/// `flow` agree with TCP_INFO's within [`AGE_SLACK_MS`].
+fn assert_ages_agree(flow: &observer::model::flow::Flow, info: &crate::support::TcpInfo) {
+    for (what, ours, kernel) in [
+        (
+            "last_data_sent",
+            flow.last_data_sent_ms,
+            info.last_data_sent_ms,
+        ),
+        (
+            "last_data_recv",
+            flow.last_data_recv_ms,
+            info.last_data_recv_ms,
+        ),
+        (
+            "last_ack_recv",
+            flow.last_ack_recv_ms,
+            info.last_ack_recv_ms,
+        ),
+    ] {
+        assert!(
+            ours.abs_diff(u64::from(kernel)) <= AGE_SLACK_MS,
+            "{} {what}: observer {ours} ms, TCP_INFO {kernel} ms",
+            flow.local
+        );
+    }
+}
+
 #[test]
 fn ages_rto_and_pacing_rate_match_tcp_info_on_a_quiet_flow() {
     if !root_or_skip("ages_rto_and_pacing_rate_match_tcp_info_on_a_quiet_flow") {
@@ -55,28 +83,7 @@ fn ages_rto_and_pacing_rate_match_tcp_info_on_a_quiet_flow() {
         })
         .unwrap();
     assert!(info.last_data_sent_ms >= 350, "{info:?}");
-    for (what, ours, kernel) in [
-        (
-            "last_data_sent",
-            flow.last_data_sent_ms,
-            info.last_data_sent_ms,
-        ),
-        (
-            "last_data_recv",
-            flow.last_data_recv_ms,
-            info.last_data_recv_ms,
-        ),
-        (
-            "last_ack_recv",
-            flow.last_ack_recv_ms,
-            info.last_ack_recv_ms,
-        ),
-    ] {
-        assert!(
-            ours.abs_diff(u64::from(kernel)) <= AGE_SLACK_MS,
-            "{what}: observer {ours} ms, TCP_INFO {kernel} ms"
-        );
-    }
+    assert_ages_agree(&flow, &info);
     assert!(info.rto_us >= 200_000, "{info:?}");
     assert_eq!(flow.rto_us, u64::from(info.rto_us));
     assert!(info.pacing_rate > 0 && info.pacing_rate != u64::MAX);
@@ -198,28 +205,6 @@ fn a_connection_that_never_sends_is_established_with_true_ages() {
         .unwrap();
     for (flow, info, _) in &ends {
         assert_eq!(flow.state, "established", "{flow:?}");
-        for (what, ours, kernel) in [
-            (
-                "last_data_sent",
-                flow.last_data_sent_ms,
-                info.last_data_sent_ms,
-            ),
-            (
-                "last_data_recv",
-                flow.last_data_recv_ms,
-                info.last_data_recv_ms,
-            ),
-            (
-                "last_ack_recv",
-                flow.last_ack_recv_ms,
-                info.last_ack_recv_ms,
-            ),
-        ] {
-            assert!(
-                ours.abs_diff(u64::from(kernel)) <= AGE_SLACK_MS,
-                "{} {what}: observer {ours} ms, TCP_INFO {kernel} ms",
-                flow.local
-            );
-        }
+        assert_ages_agree(flow, info);
     }
 }

@@ -216,7 +216,7 @@ impl Catalogue {
     }
 
     /// Sets `observer_programs_attached` to the programs attached now
-    /// ([`crate::kernel::probes::Probes::links_attached`]).
+    /// ([`crate::kernel::links::attached`]).
     pub fn attached(&mut self, n: usize) {
         self.agent.attached(n);
     }

@@ -53,7 +53,7 @@ impl Health {
         }
     }
 
-    /// Records how many programs are attached now ([`crate::kernel::probes::Probes::links_attached`]).
+    /// Records how many programs are attached now ([`crate::kernel::links::attached`]).
     pub fn attached_now(&self, n: usize) {
         self.inner.attached_now.store(n as u64, Ordering::Relaxed);
     }

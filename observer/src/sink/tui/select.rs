@@ -7,13 +7,6 @@ use crate::filter::{Filter, ParseError};
 
 use super::row::Row;
 
-/// Words that begin an expression: text starting with one of them is an
-/// expression, and a mistake in it is reported rather than read as words.
-const EXPRESSION_STARTS: [&str; 12] = [
-    "sport", "dport", "src", "dst", "state", "comm", "pid", "cgroup", "netns", "verdict", "side",
-    "not",
-];
-
 /// A parsed view filter.
 #[derive(Clone, Debug, Default)]
 pub enum Selection {
@@ -64,7 +57,9 @@ fn starts_like_expression(text: &str) -> bool {
         .next()
         .unwrap_or_default()
         .to_lowercase();
-    text.starts_with(['(', '!']) || EXPRESSION_STARTS.contains(&first.as_str())
+    // Text starting like an expression is one, and a mistake in it is
+    // reported rather than read as words.
+    text.starts_with(['(', '!']) || crate::filter::KEYWORDS.contains(&first.as_str())
 }
 
 #[cfg(test)]
