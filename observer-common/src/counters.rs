@@ -11,7 +11,8 @@ pub enum Counter {
     FlowsCreated = 1,
     /// Closed-flow records written to the ring buffer.
     FlowsClosed = 2,
-    /// Closed-flow records lost because the ring buffer was full.
+    /// Closed-flow records lost: the ring buffer was full and the flow map
+    /// could not keep the record either (see `ClosesParked`).
     RingbufDrops = 3,
     /// Flow entries inserted while the map was at max_entries, i.e. an
     /// older entry was evicted by the LRU (approximate: the kernel's LRU may
@@ -23,11 +24,14 @@ pub enum Counter {
     MapErrors = 6,
     /// Owner (pid/comm/cgroup) updates from process context.
     OwnerUpdates = 7,
+    /// Closed-flow records the full ring buffer could not take, kept in the
+    /// flow map (marked closed) until the agent reads them there.
+    ClosesParked = 8,
 }
 
 impl Counter {
     /// Number of counters (size of the counter map).
-    pub const COUNT: u32 = 8;
+    pub const COUNT: u32 = 9;
 
     /// Every counter, in index order.
     pub const ALL: [Counter; Counter::COUNT as usize] = [
@@ -39,6 +43,7 @@ impl Counter {
         Counter::ReadErrors,
         Counter::MapErrors,
         Counter::OwnerUpdates,
+        Counter::ClosesParked,
     ];
 
     /// A stable snake_case name, used in logs and metric labels.
@@ -52,6 +57,7 @@ impl Counter {
             Counter::ReadErrors => "read_errors",
             Counter::MapErrors => "map_errors",
             Counter::OwnerUpdates => "owner_updates",
+            Counter::ClosesParked => "closes_parked",
         }
     }
 }

@@ -32,8 +32,13 @@ pub const MAP_COUNTERS: &str = "COUNTERS";
 /// Name of the map the tick program (`observer_tick`) writes: slot 0
 /// `bpf_jiffies64()`, slot 1 `bpf_ktime_get_ns()`, read at the same run.
 pub const MAP_TICK: &str = "TICK";
-/// Name of the single-slot array holding the number of live flow entries.
+/// Name of the two-slot array behind the live flow-entry count: slot 0,
+/// entries the programs inserted minus those they removed; slot
+/// [`LIVE_AGENT_REMOVED`], parked closes the agent removed.
 pub const MAP_LIVE: &str = "LIVE";
+/// The slot of [`MAP_LIVE`] that only user space writes: flow entries it
+/// removed (parked closes it has read).
+pub const LIVE_AGENT_REMOVED: u32 = 1;
 /// Name of the read-only global that carries the BTF-resolved offsets.
 pub const GLOBAL_OFFSETS: &str = "OFFSETS";
 /// Name of the read-only global (u8) that selects direct BTF-checked loads

@@ -18,9 +18,11 @@ pub static CLOSED: RingBuf = RingBuf::with_byte_size(DEFAULT_RINGBUF_BYTES, 0);
 #[map(name = "COUNTERS")]
 pub static COUNTERS: PerCpuArray<u64> = PerCpuArray::with_max_entries(Counter::COUNT, 0);
 
-/// Slot 0: number of live entries in FLOWS (inserted minus removed).
+/// Slot 0: flow entries the programs inserted minus those they removed;
+/// slot 1: parked closes the agent read and removed (written by user space
+/// only). Live entries are slot 0 minus slot 1.
 #[map(name = "LIVE")]
-pub static LIVE: Array<u64> = Array::with_max_entries(1, 0);
+pub static LIVE: Array<u64> = Array::with_max_entries(2, 0);
 
 /// Scratch space for building a new flow entry off the 512-byte stack.
 #[map(name = "SCRATCH")]
@@ -79,11 +81,12 @@ pub fn live_add(delta: u64) {
 /// The live-entry count (racy read, good enough to detect a full map).
 #[inline(always)]
 pub fn live() -> u64 {
-    match LIVE.get_ptr(0) {
+    let slot = |i| match LIVE.get_ptr(i) {
         // SAFETY: a valid map value pointer.
         Some(p) => unsafe { core::ptr::read_volatile(p) },
         None => 0,
-    }
+    };
+    slot(0).wrapping_sub(slot(1))
 }
 
 /// The flow map's max_entries as user space configured it.

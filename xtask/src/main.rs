@@ -65,12 +65,17 @@ enum Cmd {
     /// shows them live.
     Demo,
     /// Soak `observer run` (release) under connection churn and bulk flows:
-    /// RSS flat, flow map within bounds, every closed flow reported once,
-    /// no ring-buffer drop.
+    /// RSS flat, flow map within bounds, flows made = reported + counted
+    /// lost, none lost. The last line is `made=N reported=N dropped=N
+    /// lost=N`.
     Soak {
         /// How long.
         #[arg(long, default_value_t = 10)]
         minutes: u64,
+        /// Load the host: a spinning thread per CPU, 10,000 closes a second,
+        /// and the agent stopped (SIGSTOP) for 1-3 s at random.
+        #[arg(long)]
+        load: bool,
     },
     /// Fuzz every parser of kernel or user input (cargo-fuzz targets in
     /// fuzz/, stable toolchain).
@@ -155,7 +160,7 @@ fn main() -> ExitCode {
         Cmd::Lint => setup::setup_build().and_then(|()| lint::lint()),
         Cmd::Scenarios { args } => test::scenarios_command(&args),
         Cmd::Demo => test::demo(),
-        Cmd::Soak { minutes } => soak::command(minutes),
+        Cmd::Soak { minutes, load } => soak::command(minutes, load),
         Cmd::Fuzz { seconds, targets } => {
             fuzz::fuzz(seconds, &targets).and_then(tally::Tally::finish)
         }

@@ -19,6 +19,8 @@ pub struct Tally {
     /// What failed, one line each (test names, fuzz targets with their
     /// input), repeated at the end so a CI log's tail names them.
     failures: Vec<String>,
+    /// The last `made=N reported=N dropped=N lost=N` line a soak printed.
+    totals: Option<String>,
 }
 
 impl Tally {
@@ -37,7 +39,13 @@ impl Tally {
             passed: 0,
             failed: 1,
             failures: vec![what],
+            totals: None,
         }
+    }
+
+    /// The last soak totals line seen (`made=N reported=N dropped=N lost=N`).
+    pub fn totals(&self) -> Option<&str> {
+        self.totals.as_deref()
     }
 
     /// Prints the counts as `N passed, M failed`.
@@ -50,6 +58,9 @@ impl Tally {
         self.passed += o.passed;
         self.failed += o.failed;
         self.failures.extend(o.failures);
+        if o.totals.is_some() {
+            self.totals = o.totals;
+        }
     }
 
     /// Prints the closing line and fails if any test failed or none ran.
@@ -118,6 +129,10 @@ pub fn run_counting(cmd: &mut Command) -> anyhow::Result<Tally> {
         for line in BufReader::new(out).lines() {
             let line = line.context("reading test output")?;
             println!("{line}");
+            // libtest may print the test's name on the same line first.
+            if let Some(i) = line.find("made=") {
+                tally.totals = Some(line[i..].to_string());
+            }
             if let Some(t) = parse_result(&line) {
                 tally.add(t);
             } else if let Some(name) = failed_name(&line) {

@@ -106,7 +106,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     };
     let mut s = session::start(config)?;
     let run_start = monotonic_ns();
-    let drops_at_start = ring_drops(&s.probes);
+    let lost_at_start = s.probes.closes_lost();
     let cfg = attribution::Config {
         target_bps: args.target_rate.unwrap_or(0),
         ..attribution::Config::default()
@@ -160,11 +160,12 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let stop = stop?;
     // Close records the kernel could not hand over are flows this run does
     // not print: say how many, never silently.
-    let dropped = ring_drops(&s.probes).saturating_sub(drops_at_start);
-    if dropped > 0 {
+    let lost = s.probes.closes_lost().saturating_sub(lost_at_start);
+    if lost > 0 {
         log::warn!(
-            "{dropped} closed-flow records were lost (the ring buffer was full between polls): \
-             those flows are missing from the output; a shorter --interval drains it sooner"
+            "{lost} closed-flow records were lost (the ring buffer was full between polls and \
+             the flow map evicted the records kept for this run): those flows are missing from \
+             the output; a shorter --interval or a larger --max-flows keeps them"
         );
     }
     if args.follow {
@@ -187,14 +188,6 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     }
     .and_then(|()| out.flush())
     .context("cannot write to stdout")
-}
-
-/// The kernel's count of close records lost to a full ring buffer (0 if
-/// the counters cannot be read).
-fn ring_drops(probes: &Probes) -> u64 {
-    probes
-        .counters()
-        .map_or(0, |c| c[observer_common::Counter::RingbufDrops as usize])
 }
 
 /// The reports `filter` selects (all without one), each with its

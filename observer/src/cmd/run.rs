@@ -245,7 +245,7 @@ impl LogState {
             closed: 0,
             slowest_us: 0,
             warned: [None; 2],
-            drops: m.counters[Counter::RingbufDrops as usize],
+            drops: m.probes().closes_lost(),
             evictions: m.counters[Counter::LruEvictions as usize],
         }
     }
@@ -257,11 +257,12 @@ impl LogState {
         self.polls += 1;
         self.closed += stats.closed;
         self.slowest_us = self.slowest_us.max(stats.took_us);
-        let drops = m.counters[Counter::RingbufDrops as usize];
+        let drops = m.probes().closes_lost();
         if drops > self.drops && self.may_warn(0) {
             log::warn!(
-                "ringbuf drops {drops} (+{}): the kernel lost close records because the ring \
-                 buffer was full between polls; a shorter --interval drains it sooner",
+                "closes lost {drops} (+{}): the ring buffer was full between polls and the flow \
+                 map evicted the close records kept in it; a larger --max-flows or --ringbuf-bytes \
+                 keeps them",
                 drops - self.drops
             );
             self.drops = drops;
@@ -330,10 +331,11 @@ fn summary(m: &Poller, filter: Option<&observer::filter::Filter>) -> String {
         .map(|(v, n)| format!("{v}={n}"))
         .collect();
     format!(
-        "{open} open flows{} [{}], ringbuf drops {}, lru evictions {}",
+        "{open} open flows{} [{}], closes parked {}, closes lost {}, lru evictions {}",
         if filter.is_some() { " selected" } else { "" },
         verdicts.join(" "),
-        m.counters[Counter::RingbufDrops as usize],
+        m.counters[Counter::ClosesParked as usize],
+        m.probes().closes_lost(),
         m.counters[Counter::LruEvictions as usize]
     )
 }

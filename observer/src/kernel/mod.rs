@@ -13,6 +13,8 @@
 //!   ([`probes::Probes::read`]) every view polls with;
 //! - [`flow_map`], [`closed_ring`], [`program_info`]: reading the maps and
 //!   the programs' statistics; [`links`]: which programs are still attached;
+//! - [`parked`]: closes the kernel kept in the flow map while the ring was
+//!   full, and those the LRU took before a poll read them;
 //! - [`tick`]: the kernel's HZ, measured with a test-run program;
 //! - [`privilege`]: drop every capability once attached;
 //! - [`env`]: the test-only environment overrides, all in one place.
@@ -23,6 +25,7 @@ pub mod env;
 pub mod flow_map;
 pub mod links;
 pub mod offsets;
+pub mod parked;
 pub mod preflight;
 pub mod privilege;
 pub mod probes;

@@ -4,12 +4,12 @@
 
 use aya::{
     Ebpf, EbpfLoader,
-    maps::{HashMap, MapData, PerCpuArray},
+    maps::{Array, HashMap, MapData, PerCpuArray},
     programs::{BtfTracePoint, ProgramError},
 };
 use observer_common::{
     Counter, DEFAULT_MAX_FLOWS, DEFAULT_RINGBUF_BYTES, FlowSample, GLOBAL_DIRECT, GLOBAL_MAX_FLOWS,
-    GLOBAL_OFFSETS, GLOBAL_PACKET_STAGES, MAP_CLOSED, MAP_COUNTERS, MAP_FLOWS,
+    GLOBAL_OFFSETS, GLOBAL_PACKET_STAGES, MAP_CLOSED, MAP_COUNTERS, MAP_FLOWS, MAP_LIVE,
 };
 
 use super::{
@@ -150,6 +150,7 @@ pub struct Probes {
     batch: crate::kernel::flow_map::BatchReader,
     closed: crate::kernel::closed_ring::ClosedDrain,
     counters: PerCpuArray<MapData, u64>,
+    parked: crate::kernel::parked::Parked,
     _ebpf: Ebpf,
     /// Figures this kernel cannot provide, one line each.
     pub degraded: Vec<String>,
@@ -339,6 +340,9 @@ impl Probes {
             batch: crate::kernel::flow_map::BatchReader::default(),
             closed: crate::kernel::closed_ring::ClosedDrain::new(take(&mut ebpf, MAP_CLOSED)?),
             counters: take(&mut ebpf, MAP_COUNTERS)?,
+            parked: crate::kernel::parked::Parked::new(take::<Array<MapData, u64>>(
+                &mut ebpf, MAP_LIVE,
+            )?),
             _ebpf: ebpf,
             degraded,
             direct,
@@ -359,12 +363,36 @@ impl Probes {
     /// `closed` the records that arrived while the map was walked (so a
     /// flow that closed mid-walk is never missed: its entry is either in
     /// the map or its record in the ring). Both vectors are cleared first.
+    /// Closes parked in the map (the ring was full) move from `active` to
+    /// `closed`, and their entries are deleted ([`crate::kernel::parked`]).
     pub fn read(&mut self, active: &mut Vec<FlowSample>, closed: &mut Vec<FlowSample>) {
         active.clear();
         closed.clear();
+        let parked_before = self.counter(Counter::ClosesParked);
+        let started_ns = crate::model::clock::monotonic_ns();
         self.drain_closed(closed);
         self.active(active);
+        self.parked
+            .collect(&mut self.flows, active, closed, parked_before, started_ns);
         self.drain_closed(closed);
+    }
+
+    /// Closed-flow records parked in the flow map that the LRU evicted
+    /// before a poll read them: lost (see [`crate::kernel::parked`]).
+    pub fn parked_evicted(&self) -> u64 {
+        self.parked.evicted()
+    }
+
+    /// Closed-flow records lost so far: ring-buffer drops (neither the ring
+    /// nor the flow map could take them) plus parked records evicted before
+    /// a poll read them. 0 for the drops if the counters cannot be read.
+    pub fn closes_lost(&self) -> u64 {
+        self.counter(Counter::RingbufDrops).unwrap_or(0) + self.parked.evicted()
+    }
+
+    /// Parked closed-flow records read from the flow map so far.
+    pub fn parked_read(&self) -> u64 {
+        self.parked.read()
     }
 
     /// Appends the current sample of every flow in the kernel map to `out`:
@@ -443,6 +471,12 @@ impl Probes {
             .programs()
             .filter_map(|(name, p)| Some((name.to_string(), p.info().ok()?)))
             .collect()
+    }
+
+    /// Kernel self-counter `c` summed over CPUs; `None` if the map read fails.
+    fn counter(&self, c: Counter) -> Option<u64> {
+        let per_cpu = self.counters.get(&(c as u32), 0).ok()?;
+        Some(per_cpu.iter().copied().fold(0u64, u64::wrapping_add))
     }
 
     /// The kernel self-counters summed over CPUs, in [`Counter::ALL`] order.

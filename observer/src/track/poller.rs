@@ -21,6 +21,10 @@ pub struct PollStats {
     /// Program runs the kernel skipped since load (see
     /// [`crate::kernel::probes::Probes::recursion_misses`]).
     pub recursion_misses: u64,
+    /// Closed-flow records parked in the flow map (the ring was full) that
+    /// the LRU evicted before a poll read them, since load (see
+    /// [`crate::kernel::parked`]).
+    pub parked_evicted: u64,
 }
 
 /// Probes plus the book they feed.
@@ -33,7 +37,8 @@ pub struct Poller {
     pub counters: [u64; Counter::COUNT as usize],
     /// Max entries of the kernel flow map.
     pub max_flows: u32,
-    /// Ring-buffer drops as of the last poll.
+    /// Close records lost (ring-buffer drops and parked records evicted) as
+    /// of the last poll.
     drops_seen: u64,
     /// Polls left in which open flows missing from the map are suspects.
     sweeps: u8,
@@ -109,18 +114,20 @@ impl Poller {
             closed: self.closed.len(),
             took_us: monotonic_ns().saturating_sub(start) / 1000,
             recursion_misses: self.probes.recursion_misses(),
+            parked_evicted: self.probes.parked_evicted(),
         };
         Ok((events, stats))
     }
 
-    /// A flow whose close record the full ring buffer dropped leaves the
-    /// kernel map with no record, so the book would keep it open forever.
-    /// After drops rise, open flows missing from the map at two polls in a
+    /// A flow whose close record was lost (the ring buffer and the flow map
+    /// both full, or its parked record evicted) leaves the kernel map with
+    /// no record, so the book would keep it open forever. After such losses
+    /// rise, open flows missing from the map at two polls in a
     /// row (a close record is always drained by the poll that no longer
     /// finds its entry) are forgotten. An idle flow the LRU evicted in that
     /// span is forgotten too, and comes back as new at its next packet.
     fn forget_lost(&mut self) {
-        let drops = self.counters[Counter::RingbufDrops as usize];
+        let drops = self.counters[Counter::RingbufDrops as usize] + self.probes.parked_evicted();
         if drops > self.drops_seen {
             self.sweeps = 3;
         }

@@ -19,6 +19,7 @@ mod faults;
 mod flows;
 mod image;
 mod life;
+mod parking;
 mod preconditions;
 mod reader;
 mod receiver;

@@ -23,6 +23,9 @@ pub(super) struct AgentMetrics {
     /// `recursion_misses` as of the last update.
     recursion_misses_last: u64,
     recursion_misses: IntCounter,
+    /// `parked_evicted` as of the last update.
+    parked_evicted_last: u64,
+    parked_evicted: IntCounter,
     program_runs: IntCounterVec,
     program_run_seconds: CounterVec,
     /// Per program: (runs, run time in ns) as of the last update.
@@ -90,6 +93,13 @@ impl AgentMetrics {
                 "Runs of observer's programs the kernel skipped because the program was already \
                  running on that CPU (bpf_prog_info.recursion_misses, Linux 5.12+): samples lost.",
             )?,
+            parked_evicted_last: 0,
+            parked_evicted: r.counter(
+                "observer_parked_closes_evicted_total",
+                "Closed-flow records parked in the flow map (observer_close_records_parked_total) \
+                 that the map's LRU evicted before a poll read them: lost. Counted from parked \
+                 minus read, so it may rise a poll late.",
+            )?,
             program_runs: r.counter_vec(
                 "observer_program_runs_total",
                 "Runs of each attached program (bpf_prog_info.run_cnt): counted only while the \
@@ -141,6 +151,12 @@ impl AgentMetrics {
                 .saturating_sub(self.recursion_misses_last),
         );
         self.recursion_misses_last = stats.recursion_misses;
+        self.parked_evicted.inc_by(
+            stats
+                .parked_evicted
+                .saturating_sub(self.parked_evicted_last),
+        );
+        self.parked_evicted_last = stats.parked_evicted;
         let open = book.flows().filter(|t| !t.is_closed()).count();
         self.tracked.set(book.len() as i64);
         self.map_fill.set(open as f64 / f64::from(max_flows.max(1)));
@@ -194,7 +210,8 @@ fn kernel_metric(c: Counter) -> (&'static str, &'static str) {
         ),
         Counter::RingbufDrops => (
             "observer_ring_drops_total",
-            "Closed-flow records lost because the ring buffer was full between polls.",
+            "Closed-flow records lost: the ring buffer was full and the flow map could not keep \
+             them either (a failed insert).",
         ),
         Counter::LruEvictions => (
             "observer_flow_map_evictions_total",
@@ -212,6 +229,11 @@ fn kernel_metric(c: Counter) -> (&'static str, &'static str) {
         Counter::OwnerUpdates => (
             "observer_owner_updates_total",
             "Times a flow's owner (pid, comm, cgroup) was set or changed from process context.",
+        ),
+        Counter::ClosesParked => (
+            "observer_close_records_parked_total",
+            "Closed-flow records the full ring buffer could not take (the agent stopped or slow), \
+             kept in the flow map until the next poll read them there.",
         ),
     }
 }

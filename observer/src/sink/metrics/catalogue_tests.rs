@@ -60,11 +60,13 @@ fn counts_flows_bytes_and_limited_time() {
         closed: 0,
         took_us: 500,
         recursion_misses: 0,
+        parked_evicted: 0,
     };
     let mut counters = [0u64; Counter::COUNT as usize];
     for t in 1..=3 {
         counters[Counter::ProbeHits as usize] = 1000 * t;
         stats.recursion_misses = [0, 5, 7][t as usize - 1];
+        stats.parked_evicted = [0, 2, 3][t as usize - 1];
         let ev = b.ingest(&[sample(7, t, false)], &[], (100 + t) * SEC);
         c.update(&ev, &b, &counters, &stats, 1000);
     }
@@ -98,6 +100,7 @@ fn counts_flows_bytes_and_limited_time() {
     assert_eq!(value(&text, "observer_probe_hits_total"), 3000.0);
     // A total since load, exported as a counter.
     assert_eq!(value(&text, "observer_recursion_misses_total"), 7.0);
+    assert_eq!(value(&text, "observer_parked_closes_evicted_total"), 3.0);
     assert_eq!(value(&text, "observer_programs_attached"), 4.0);
     let build = format!(
         r#"observer_build_info{{revision="{}",rustc="{}",version="0.1.0"}}"#,
@@ -425,6 +428,7 @@ fn each_kernel_counter_and_program_has_its_own_series() {
         ("observer_kernel_read_errors_total", 60.0),
         ("observer_flow_map_errors_total", 70.0),
         ("observer_owner_updates_total", 80.0),
+        ("observer_close_records_parked_total", 90.0),
         ("observer_recursion_misses_total", 0.0),
         (
             r#"observer_program_runs_total{program="observer_tcp_probe"}"#,
