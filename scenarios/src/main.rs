@@ -54,7 +54,7 @@ fn start_monitor() -> anyhow::Result<Poller> {
         rx_gap_ns: observer_common::rx_gap_ns(hz),
         ..ProbeConfig::default()
     };
-    let probes = Probes::load(cfg).context("cannot start the kernel probes")?;
+    let probes = Probes::load(cfg.clone()).context("cannot start the kernel probes")?;
     let book = BookConfig {
         history: 1,
         ..BookConfig::default()

@@ -55,6 +55,12 @@ pub struct Args {
     /// Maximum flows tracked at once in the kernel (LRU map size).
     #[arg(long, default_value_t = observer_common::DEFAULT_MAX_FLOWS, value_parser = clap::value_parser!(u32).range(1..), allow_hyphen_values = true)]
     max_flows: u32,
+    /// Pin the programs and maps in this directory of a BPF filesystem
+    /// (e.g. /sys/fs/bpf/observer), so they outlive this process: flows
+    /// that close while no observer runs are reported by the next one
+    /// started with the same --pin. `rm -r DIR` detaches them for good.
+    #[arg(long, value_name = "DIR")]
+    pin: Option<std::path::PathBuf>,
 }
 
 /// How a run of `observer flows` ends its loop.
@@ -88,6 +94,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     }
     let config = ProbeConfig {
         max_flows: args.max_flows,
+        pin: args.pin.clone(),
         ..ProbeConfig::default()
     };
     let rt = tokio::runtime::Builder::new_current_thread()

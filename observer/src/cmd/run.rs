@@ -86,6 +86,12 @@ pub struct Args {
     /// least a page). Hidden: for fault tests that fill it on purpose.
     #[arg(long, hide = true, default_value_t = observer_common::DEFAULT_RINGBUF_BYTES, value_parser = parse_ringbuf_bytes)]
     ringbuf_bytes: u32,
+    /// Pin the programs and maps in this directory of a BPF filesystem
+    /// (e.g. /sys/fs/bpf/observer), so they outlive this process: flows
+    /// that close while no observer runs are reported by the next one
+    /// started with the same --pin. `rm -r DIR` detaches them for good.
+    #[arg(long, value_name = "DIR")]
+    pin: Option<std::path::PathBuf>,
 }
 
 /// Runs the agent until SIGINT or SIGTERM.
@@ -113,6 +119,7 @@ async fn agent(args: &Args) -> anyhow::Result<()> {
     let s = session::start(ProbeConfig {
         max_flows: args.max_flows,
         ringbuf_bytes: args.ringbuf_bytes,
+        pin: args.pin.clone(),
         ..ProbeConfig::default()
     })?;
     let agg = Aggregation {
@@ -211,7 +218,11 @@ async fn agent(args: &Args) -> anyhow::Result<()> {
     }
     log.summary(&poller);
     server.abort();
-    log::info!("stopping: detaching probes");
+    if poller.probes().pinned() {
+        log::info!("stopping: the pinned programs go on recording for the next agent");
+    } else {
+        log::info!("stopping: detaching probes");
+    }
     Ok(())
 }
 

@@ -65,7 +65,7 @@ impl Shared {
 }
 
 /// One ring record as a [`FlowSample`]; `None` for a short record.
-fn decode(item: &[u8]) -> Option<FlowSample> {
+pub(super) fn decode(item: &[u8]) -> Option<FlowSample> {
     if item.len() < FLOW_SAMPLE_SIZE {
         return None;
     }
@@ -88,6 +88,15 @@ impl ClosedDrain {
             thread: None,
             started: false,
         }
+    }
+
+    /// Wraps `ring` with no thread: records stay in the kernel until a
+    /// poll takes them (pinned programs, which outlive the agent: a record
+    /// the agent has taken but not yet reported would die with it).
+    pub fn at_polls(ring: RingBuf<MapData>) -> ClosedDrain {
+        let mut d = ClosedDrain::new(ring);
+        d.started = true;
+        d
     }
 
     /// Starts draining every [`DRAIN_PERIOD`]; if the thread cannot be

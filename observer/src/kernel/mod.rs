@@ -13,12 +13,15 @@
 //!   ([`probes::Probes::read`]) every view polls with;
 //! - [`flow_map`], [`closed_ring`], [`program_info`]: reading the maps and
 //!   the programs' statistics; [`links`]: which programs are still attached;
+//! - [`pin`] and [`adopt`]: `--pin`, programs and maps that outlive the
+//!   agent, adopted by the next one;
 //! - [`parked`]: closes the kernel kept in the flow map while the ring was
 //!   full, and those the LRU took before a poll read them;
 //! - [`tick`]: the kernel's HZ, measured with a test-run program;
 //! - [`privilege`]: drop every capability once attached;
 //! - [`env`]: the test-only environment overrides, all in one place.
 
+pub mod adopt;
 pub mod btf;
 pub mod closed_ring;
 pub mod env;
@@ -26,6 +29,7 @@ pub mod flow_map;
 pub mod links;
 pub mod offsets;
 pub mod parked;
+pub mod pin;
 pub mod preflight;
 pub mod privilege;
 pub mod probes;

@@ -5,7 +5,7 @@
 use aya::{
     Ebpf, EbpfLoader,
     maps::{Array, HashMap, MapData, PerCpuArray},
-    programs::{BtfTracePoint, ProgramError},
+    programs::{BtfTracePoint, ProgramError, tp_btf::BtfTracePointLinkId},
 };
 use observer_common::{
     Counter, DEFAULT_MAX_FLOWS, DEFAULT_RINGBUF_BYTES, FlowSample, GLOBAL_DIRECT, GLOBAL_MAX_FLOWS,
@@ -15,7 +15,7 @@ use observer_common::{
 use super::{
     btf,
     env::{self, VMLINUX_BTF},
-    offsets,
+    offsets, pin,
 };
 
 /// The compiled kernel programs, built by `build.rs` with aya-build.
@@ -70,6 +70,9 @@ pub enum ProbeError {
         /// What aya said.
         error: ProgramError,
     },
+    /// `--pin` could not be used.
+    #[error("{0}")]
+    Pin(pin::PinError),
     /// A map is missing or of the wrong type.
     #[error("eBPF map {name}: {error}")]
     Map {
@@ -111,7 +114,7 @@ pub fn eperm_hint(text: &str) -> &'static str {
 }
 
 /// Settings fixed at load time.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct ProbeConfig {
     /// Maximum flows tracked at once (LRU map entries).
     pub max_flows: u32,
@@ -125,6 +128,9 @@ pub struct ProbeConfig {
     /// (`observer_common::packet_stages`): `ALL` but in the benchmark's
     /// cost breakdown, where the flows' figures are then incomplete.
     pub packet_stages: u32,
+    /// `--pin DIR`: pin the programs and maps there, or adopt the ones an
+    /// earlier agent pinned ([`crate::kernel::pin`]).
+    pub pin: Option<std::path::PathBuf>,
     /// The pause threshold between arriving data segments (ns):
     /// `observer_common::rx_gap_ns(hz)` for the running kernel's HZ. The
     /// default suits HZ 250 and up.
@@ -139,6 +145,7 @@ impl Default for ProbeConfig {
             helper_reads: false,
             packet_stages: observer_common::packet_stages::ALL,
             rx_gap_ns: observer_common::RX_GAP_NS,
+            pin: None,
         }
     }
 }
@@ -151,7 +158,14 @@ pub struct Probes {
     closed: crate::kernel::closed_ring::ClosedDrain,
     counters: PerCpuArray<MapData, u64>,
     parked: crate::kernel::parked::Parked,
-    _ebpf: Ebpf,
+    programs: Programs,
+    /// With `--pin`: the links pinned (their fds, which keep them counted
+    /// as this agent's), the directory, locked while the agent runs, and
+    /// what the sets of other builds still held when this one replaced
+    /// them (read at the first poll).
+    _pinned_links: Vec<aya::programs::links::PinnedLink>,
+    pin_dir: Option<pin::PinDir>,
+    stale: Vec<super::adopt::Stale>,
     /// Figures this kernel cannot provide, one line each.
     pub degraded: Vec<String>,
     /// Whether the programs read socket fields with direct BTF-checked loads
@@ -162,7 +176,89 @@ pub struct Probes {
     attached: Vec<&'static str>,
 }
 
-fn take<T>(ebpf: &mut Ebpf, name: &'static str) -> Result<T, ProbeError>
+/// What [`Probes`] is made of, loaded or adopted.
+pub(super) struct Parts {
+    pub flows: HashMap<MapData, u64, FlowSample>,
+    pub closed: crate::kernel::closed_ring::ClosedDrain,
+    pub counters: PerCpuArray<MapData, u64>,
+    pub parked: crate::kernel::parked::Parked,
+    pub programs: Programs,
+    pub pinned_links: Vec<aya::programs::links::PinnedLink>,
+    pub pin_dir: Option<pin::PinDir>,
+    pub degraded: Vec<String>,
+    pub direct: bool,
+    pub attached: Vec<&'static str>,
+}
+
+/// The programs: loaded by this agent, or adopted from a pinned set (by
+/// name, with an fd each).
+pub(super) enum Programs {
+    /// Loaded here.
+    Loaded(Ebpf),
+    /// Pinned by an earlier agent.
+    Adopted(Vec<(String, std::os::fd::OwnedFd)>),
+}
+
+/// aya's view of the program behind `fd` (found by its id among the
+/// loaded programs: aya builds one only from a program it loaded, a pin or
+/// the list).
+fn program_info_of(fd: std::os::fd::BorrowedFd<'_>) -> Result<aya::programs::ProgramInfo, String> {
+    let id = crate::kernel::program_info::read(fd)
+        .map_err(|e| e.to_string())?
+        .id;
+    aya::programs::loaded_programs()
+        .filter_map(Result::ok)
+        .find(|i| i.id() == id)
+        .ok_or_else(|| format!("program {id} not listed"))
+}
+
+/// The running kernel's BTF: the offsets observer resolves with its own
+/// reader, and aya's view to load the programs against.
+fn resolve() -> Result<(offsets::Resolved, aya::Btf), ProbeError> {
+    let path = env::btf_path();
+    let bad = |error: String| ProbeError::BadBtf {
+        path: path.clone(),
+        error,
+    };
+    let ours = match btf::Btf::from_file(&path) {
+        Ok(b) => b,
+        Err(e @ btf::BtfError::Io { .. }) => return Err(ProbeError::Btf(e)),
+        Err(e) => return Err(bad(e.to_string())),
+    };
+    let resolved = offsets::resolve(&ours).map_err(ProbeError::Layout)?;
+    let kernel_btf = if path == VMLINUX_BTF {
+        aya::Btf::from_sys_fs()
+    } else {
+        aya::Btf::parse_file(&path, aya::Endianness::default())
+    }
+    .map_err(|e| bad(e.to_string()))?;
+    Ok((resolved, kernel_btf))
+}
+
+/// What the programs are loaded with besides the object, as text: the
+/// offsets and the load-time settings (part of a pinned set's name).
+fn settings(config: &ProbeConfig, offsets: &observer_common::Offsets) -> String {
+    format!(
+        "{offsets:?} max_flows={} ringbuf_bytes={} packet_stages={} rx_gap_ns={}",
+        config.max_flows, config.ringbuf_bytes, config.packet_stages, config.rx_gap_ns
+    )
+}
+
+/// The warning for an owner hook (`tp`) that could not be attached (`why`);
+/// `lag` when no read hook refreshes figures either.
+pub(super) fn missing_hook_note(why: &str, tp: &str, lag: bool) -> String {
+    format!(
+        "{why}: flows accepted by a listener show no pid or comm{} \
+         (tracepoint {tp} arrived in Linux 6.3)",
+        if lag {
+            ", and idle flows' figures lag their last received segment"
+        } else {
+            ""
+        }
+    )
+}
+
+pub(super) fn take<T>(ebpf: &mut Ebpf, name: &'static str) -> Result<T, ProbeError>
 where
     T: TryFrom<aya::maps::Map, Error = aya::maps::MapError>,
 {
@@ -187,7 +283,7 @@ pub fn attach_tp(
     prog: &'static str,
     tp: &'static str,
     btf: &aya::Btf,
-) -> Result<(), ProbeError> {
+) -> Result<BtfTracePointLinkId, ProbeError> {
     let p: &mut BtfTracePoint = ebpf
         .program_mut(prog)
         .ok_or(ProbeError::NoProgram(prog))?
@@ -208,26 +304,58 @@ pub fn attach_tp(
         Ok(()) => {}
     }
     p.attach()
-        .map(|_| ())
         .map_err(|error| ProbeError::Attach { hook: tp, error })
 }
 
 impl Probes {
     /// Resolves offsets from the running kernel's BTF, loads the programs
-    /// and attaches them. Nothing stays attached if this fails.
+    /// and attaches them. Nothing stays attached if this fails. With
+    /// [`ProbeConfig::pin`], adopts the programs an earlier agent of this
+    /// build pinned there, or pins its own ([`crate::kernel::pin`]).
     ///
     /// # Errors
     /// [`ProbeError`] naming the member, program or hook that failed.
     pub fn load(config: ProbeConfig) -> Result<Probes, ProbeError> {
-        if config.helper_reads {
-            return Probes::load_with(config, false);
+        let Some(path) = config.pin.clone() else {
+            return Probes::load_fresh(&config, None);
+        };
+        let dir = pin::PinDir::open(&path).map_err(ProbeError::Pin)?;
+        let (resolved, _) = resolve()?;
+        let settings = settings(&config, &resolved.offsets);
+        let sets = dir.sets().map_err(ProbeError::Pin)?;
+        for direct in [true, false] {
+            let name = pin::set_name(OBJECT, settings.as_bytes(), direct);
+            if sets.contains(&name) {
+                return super::adopt::adopt(dir, &name, direct, &resolved.missing);
+            }
         }
-        match Probes::load_with(config, true) {
+        let mut p = Probes::load_fresh(&config, Some(&dir))?;
+        // Sets of another build or other settings: read what they hold at
+        // the first poll, and detach them now that this set runs.
+        for old in sets {
+            let set = dir.path().join(&old);
+            p.stale.push(super::adopt::Stale::open(&set));
+            if let Err(e) = pin::remove_set(&set) {
+                log::warn!("{e}");
+            }
+            log::info!("replaced the programs pinned in {}", set.display());
+        }
+        p.pin_dir = Some(dir);
+        Ok(p)
+    }
+
+    /// Loads and attaches the programs (direct socket reads if the
+    /// verifier takes them), pinned into a new set of `pin` if given.
+    fn load_fresh(config: &ProbeConfig, pin: Option<&pin::PinDir>) -> Result<Probes, ProbeError> {
+        if config.helper_reads {
+            return Probes::load_with(config, false, pin);
+        }
+        match Probes::load_with(config, true, pin) {
             Ok(p) => Ok(p),
             // A verifier that will not check direct loads against BTF (an
             // older kernel, a missing helper): read with helpers instead.
             Err(first @ ProbeError::Attach { .. }) => {
-                let mut p = Probes::load_with(config, false)?;
+                let mut p = Probes::load_with(config, false, pin)?;
                 p.degraded.push(format!(
                     "direct socket reads rejected ({first}); reading with bpf_probe_read_kernel, \
                      which costs more per packet"
@@ -239,24 +367,12 @@ impl Probes {
         }
     }
 
-    fn load_with(config: ProbeConfig, direct: bool) -> Result<Probes, ProbeError> {
-        let path = env::btf_path();
-        let bad = |error: String| ProbeError::BadBtf {
-            path: path.clone(),
-            error,
-        };
-        let ours = match btf::Btf::from_file(&path) {
-            Ok(b) => b,
-            Err(e @ btf::BtfError::Io { .. }) => return Err(ProbeError::Btf(e)),
-            Err(e) => return Err(bad(e.to_string())),
-        };
-        let resolved = offsets::resolve(&ours).map_err(ProbeError::Layout)?;
-        let kernel_btf = if path == VMLINUX_BTF {
-            aya::Btf::from_sys_fs()
-        } else {
-            aya::Btf::parse_file(&path, aya::Endianness::default())
-        }
-        .map_err(|e| bad(e.to_string()))?;
+    fn load_with(
+        config: &ProbeConfig,
+        direct: bool,
+        pin: Option<&pin::PinDir>,
+    ) -> Result<Probes, ProbeError> {
+        let (resolved, kernel_btf) = resolve()?;
         let mut degraded: Vec<String> = resolved
             .missing
             .iter()
@@ -275,49 +391,55 @@ impl Probes {
             .load(OBJECT)
             .map_err(ProbeError::Load)?;
 
-        attach_tp(&mut ebpf, "observer_tcp_probe", "tcp_probe", &kernel_btf)?;
-        attach_tp(
-            &mut ebpf,
-            "observer_set_state",
-            "inet_sock_set_state",
-            &kernel_btf,
-        )?;
-        let mut attached = vec!["tcp_probe", "inet_sock_set_state"];
+        let mut links = vec![
+            (
+                "observer_tcp_probe",
+                "tcp_probe",
+                attach_tp(&mut ebpf, "observer_tcp_probe", "tcp_probe", &kernel_btf)?,
+            ),
+            (
+                "observer_set_state",
+                "inet_sock_set_state",
+                attach_tp(
+                    &mut ebpf,
+                    "observer_set_state",
+                    "inet_sock_set_state",
+                    &kernel_btf,
+                )?,
+            ),
+        ];
         for (prog, tp) in [
             ("observer_send_length", "sock_send_length"),
             ("observer_recv_length", "sock_recv_length"),
         ] {
-            if let Err(e) = attach_tp(&mut ebpf, prog, tp, &kernel_btf) {
-                let why = match e {
-                    ProbeError::MissingHook { .. } => format!("kernel has no tracepoint {tp}"),
-                    e => e.to_string(),
-                };
-                // Without sock_recv_length, figures are refreshed after reads
-                // through tcp_rcv_space_adjust (there since Linux 4.16); if
-                // that fails too, an idle flow's figures lag its last segment.
-                let fallback = tp == "sock_recv_length"
-                    && attach_tp(
-                        &mut ebpf,
-                        "observer_rcv_space",
-                        "tcp_rcv_space_adjust",
-                        &kernel_btf,
-                    )
-                    .is_ok();
-                if fallback {
-                    attached.push("tcp_rcv_space_adjust");
-                }
-                let lag = tp == "sock_recv_length" && !fallback;
-                degraded.push(format!(
-                    "{why}: flows accepted by a listener show no pid or comm{} \
-                     (tracepoint {tp} arrived in Linux 6.3)",
-                    if lag {
-                        ", and idle flows' figures lag their last received segment"
+            match attach_tp(&mut ebpf, prog, tp, &kernel_btf) {
+                Ok(id) => links.push((prog, tp, id)),
+                Err(e) => {
+                    let why = match e {
+                        ProbeError::MissingHook { .. } => format!("kernel has no tracepoint {tp}"),
+                        e => e.to_string(),
+                    };
+                    // Without sock_recv_length, figures are refreshed after
+                    // reads through tcp_rcv_space_adjust (there since Linux
+                    // 4.16); if that fails too, an idle flow's figures lag
+                    // its last segment.
+                    let fallback = if tp == "sock_recv_length" {
+                        attach_tp(
+                            &mut ebpf,
+                            "observer_rcv_space",
+                            "tcp_rcv_space_adjust",
+                            &kernel_btf,
+                        )
+                        .ok()
                     } else {
-                        ""
+                        None
+                    };
+                    let lag = tp == "sock_recv_length" && fallback.is_none();
+                    if let Some(id) = fallback {
+                        links.push(("observer_rcv_space", "tcp_rcv_space_adjust", id));
                     }
-                ));
-            } else {
-                attached.push(tp);
+                    degraded.push(missing_hook_note(&why, tp, lag));
+                }
             }
         }
 
@@ -329,25 +451,72 @@ impl Probes {
             "tcp_destroy_sock",
             &kernel_btf,
         ) {
-            Ok(()) => attached.push("tcp_destroy_sock"),
+            Ok(id) => links.push(("observer_destroy", "tcp_destroy_sock", id)),
             Err(e) => degraded.push(format!(
                 "{e}: a close the kernel skips reporting (nested in another) leaves its flow open"
             )),
         }
+        let attached = links.iter().map(|(_, tp, _)| *tp).collect();
 
-        Ok(Probes {
+        let pinned_links = match pin {
+            None => Vec::new(),
+            Some(dir) => {
+                let name = pin::set_name(
+                    OBJECT,
+                    settings(config, &resolved.offsets).as_bytes(),
+                    direct,
+                );
+                let set = dir.create_set(&name).map_err(ProbeError::Pin)?;
+                match super::adopt::pin_all(&mut ebpf, &set, links) {
+                    Ok(l) => l,
+                    Err(e) => {
+                        // Nothing half-pinned stays: links go first.
+                        let _ = pin::remove_set(&set);
+                        return Err(e);
+                    }
+                }
+            }
+        };
+        let ring = take(&mut ebpf, MAP_CLOSED)?;
+        Ok(Probes::from_parts(Parts {
             flows: take(&mut ebpf, MAP_FLOWS)?,
-            batch: crate::kernel::flow_map::BatchReader::default(),
-            closed: crate::kernel::closed_ring::ClosedDrain::new(take(&mut ebpf, MAP_CLOSED)?),
+            // Pinned, records stay in the kernel until a poll takes them,
+            // so an agent killed between polls loses none (a full ring
+            // parks closes in the flow map meanwhile).
+            closed: if pin.is_some() {
+                crate::kernel::closed_ring::ClosedDrain::at_polls(ring)
+            } else {
+                crate::kernel::closed_ring::ClosedDrain::new(ring)
+            },
             counters: take(&mut ebpf, MAP_COUNTERS)?,
             parked: crate::kernel::parked::Parked::new(take::<Array<MapData, u64>>(
                 &mut ebpf, MAP_LIVE,
             )?),
-            _ebpf: ebpf,
+            programs: Programs::Loaded(ebpf),
+            pinned_links,
+            pin_dir: None,
             degraded,
             direct,
             attached,
-        })
+        }))
+    }
+
+    /// Probes made of `parts`.
+    pub(super) fn from_parts(parts: Parts) -> Probes {
+        Probes {
+            flows: parts.flows,
+            batch: crate::kernel::flow_map::BatchReader::default(),
+            closed: parts.closed,
+            counters: parts.counters,
+            parked: parts.parked,
+            programs: parts.programs,
+            _pinned_links: parts.pinned_links,
+            pin_dir: parts.pin_dir,
+            stale: Vec::new(),
+            degraded: parts.degraded,
+            direct: parts.direct,
+            attached: parts.attached,
+        }
     }
 
     /// The tracepoints with a program attached (one kernel link each), in
@@ -375,6 +544,23 @@ impl Probes {
         self.parked
             .collect(&mut self.flows, active, closed, parked_before, started_ns);
         self.drain_closed(closed);
+        if !self.stale.is_empty() {
+            self.read_stale(closed);
+        }
+    }
+
+    /// The first read after replacing a pinned set: its records first. A
+    /// flow that closed while both sets ran has a record in each; the old
+    /// one, which saw the whole flow, is kept.
+    fn read_stale(&mut self, closed: &mut Vec<FlowSample>) {
+        let mut old = Vec::new();
+        for s in self.stale.drain(..) {
+            s.drain(&mut old);
+        }
+        let seen: std::collections::HashSet<u64> = old.iter().map(|s| s.cookie).collect();
+        closed.retain(|s| !seen.contains(&s.cookie));
+        old.append(closed);
+        *closed = old;
     }
 
     /// Closed-flow records parked in the flow map that the LRU evicted
@@ -429,35 +615,56 @@ impl Probes {
     /// CLOSE is caught again by `tcp_destroy_sock`; a skipped packet only
     /// delays a flow's figures to its next packet.
     pub fn recursion_misses(&self) -> u64 {
-        use std::os::fd::AsFd as _;
         // Called every poll: no names collected, nothing allocated.
-        self._ebpf
-            .programs()
-            .filter_map(|(_, p)| p.fd().ok())
-            .filter_map(|fd| crate::kernel::program_info::read(fd.as_fd()).ok())
-            .map(|i| i.recursion_misses)
-            .fold(0, u64::wrapping_add)
+        let mut n = 0u64;
+        self.each_program(|_, fd| {
+            if let Ok(i) = crate::kernel::program_info::read(fd) {
+                n = n.wrapping_add(i.recursion_misses);
+            }
+        });
+        n
+    }
+
+    /// Calls `f` with the name and fd of each loaded program.
+    fn each_program(&self, mut f: impl FnMut(&str, std::os::fd::BorrowedFd<'_>)) {
+        use std::os::fd::AsFd as _;
+        match &self.programs {
+            Programs::Loaded(ebpf) => {
+                for (name, p) in ebpf.programs() {
+                    if let Ok(fd) = p.fd() {
+                        f(name, fd.as_fd());
+                    }
+                }
+            }
+            Programs::Adopted(progs) => {
+                for (name, fd) in progs {
+                    f(name, fd.as_fd());
+                }
+            }
+        }
     }
 
     /// The kernel's statistics of each loaded program, by program name
     /// (those it cannot read are left out).
     pub fn program_stats(&self) -> Vec<(String, crate::kernel::program_info::ProgInfoHead)> {
-        use std::os::fd::AsFd as _;
-        self._ebpf
-            .programs()
-            .filter_map(|(name, p)| Some((name.to_string(), p.fd().ok()?)))
-            .filter_map(|(name, fd)| {
-                Some((name, crate::kernel::program_info::read(fd.as_fd()).ok()?))
-            })
-            .collect()
+        let mut out = Vec::new();
+        self.each_program(|name, fd| {
+            if let Ok(i) = crate::kernel::program_info::read(fd) {
+                out.push((name.to_string(), i));
+            }
+        });
+        out
     }
 
     /// Detaches and unloads program `prog` (its link goes with it): the
     /// fault the health check must notice, for the tests
     /// ([`crate::kernel::env::program_to_unload`]). Returns whether there
-    /// was such a loaded program.
+    /// was such a loaded program (never for adopted or pinned ones).
     pub fn unload(&mut self, prog: &str) -> bool {
-        let Some(p) = self._ebpf.program_mut(prog) else {
+        let Programs::Loaded(ebpf) = &mut self.programs else {
+            return false;
+        };
+        let Some(p) = ebpf.program_mut(prog) else {
             return false;
         };
         let p: Result<&mut BtfTracePoint, _> = p.try_into();
@@ -467,10 +674,19 @@ impl Probes {
     /// The aya view of each loaded program, by name (for tests that
     /// cross-check [`Probes::program_stats`]).
     pub fn program_info(&self) -> Vec<(String, aya::programs::ProgramInfo)> {
-        self._ebpf
-            .programs()
-            .filter_map(|(name, p)| Some((name.to_string(), p.info().ok()?)))
-            .collect()
+        let mut out = Vec::new();
+        self.each_program(|name, fd| {
+            if let Ok(i) = program_info_of(fd) {
+                out.push((name.to_string(), i));
+            }
+        });
+        out
+    }
+
+    /// Whether the programs run from a pinned set (`--pin`): they outlive
+    /// this agent.
+    pub fn pinned(&self) -> bool {
+        self.pin_dir.is_some()
     }
 
     /// Kernel self-counter `c` summed over CPUs; `None` if the map read fails.

@@ -23,6 +23,7 @@ mod parking;
 mod preconditions;
 mod reader;
 mod receiver;
+mod restart;
 mod select;
 mod sender;
 mod soak;

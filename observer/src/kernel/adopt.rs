@@ -1,0 +1,256 @@
+//! The pinned side of [`crate::kernel::probes::Probes`]: pinning a freshly
+//! loaded set, adopting a set an earlier agent pinned, and reading what a
+//! replaced set still held ([`Stale`]). See [`crate::kernel::pin`].
+
+use std::path::Path;
+
+use aya::{
+    Ebpf,
+    maps::{Array, HashMap, Map, MapData, PerCpuArray, RingBuf},
+    programs::{BtfTracePoint, links::FdLink, links::PinnedLink, tp_btf::BtfTracePointLinkId},
+};
+use observer_common::{FlowSample, MAP_CLOSED, MAP_COUNTERS, MAP_FLOWS, MAP_LIVE};
+
+use super::{
+    closed_ring::ClosedDrain,
+    parked::Parked,
+    pin::{self, LINK_PREFIX, PROGRAM_PREFIX, PinDir, PinError},
+    probes::{ProbeError, Probes, Programs, missing_hook_note},
+};
+
+/// The maps an agent reads, pinned by their own names.
+const PINNED_MAPS: [&str; 4] = [MAP_FLOWS, MAP_CLOSED, MAP_COUNTERS, MAP_LIVE];
+
+/// Every tracepoint a program may be attached to, in attach order.
+const HOOKS: [&str; 6] = [
+    "tcp_probe",
+    "inet_sock_set_state",
+    "sock_send_length",
+    "sock_recv_length",
+    "tcp_rcv_space_adjust",
+    "tcp_destroy_sock",
+];
+
+fn pin_failed(path: &Path, what: &'static str, e: impl std::fmt::Display) -> ProbeError {
+    ProbeError::Pin(PinError::Io {
+        path: path.to_path_buf(),
+        what,
+        error: std::io::Error::other(e.to_string()),
+    })
+}
+
+/// Pins the maps an agent reads, each attached program and its link (by
+/// program name and tracepoint, `links` as attached) into `set`. Returns
+/// the pinned links, whose fds the agent keeps.
+///
+/// # Errors
+/// [`ProbeError::Pin`] for the first object that could not be pinned.
+pub fn pin_all(
+    ebpf: &mut Ebpf,
+    set: &Path,
+    links: Vec<(&'static str, &'static str, BtfTracePointLinkId)>,
+) -> Result<Vec<PinnedLink>, ProbeError> {
+    for name in PINNED_MAPS {
+        let path = set.join(name);
+        ebpf.map(name)
+            .ok_or(ProbeError::Map {
+                name,
+                error: aya::maps::MapError::InvalidName {
+                    name: name.to_string(),
+                },
+            })?
+            .pin(&path)
+            .map_err(|e| pin_failed(&path, "cannot pin the map", e))?;
+    }
+    let mut pinned = Vec::new();
+    for (prog, tp, id) in links {
+        let p: &mut BtfTracePoint = ebpf
+            .program_mut(prog)
+            .ok_or(ProbeError::NoProgram(prog))?
+            .try_into()
+            .map_err(|error| ProbeError::Attach { hook: tp, error })?;
+        let path = set.join(format!("{PROGRAM_PREFIX}{prog}"));
+        p.pin(&path)
+            .map_err(|e| pin_failed(&path, "cannot pin the program", e))?;
+        let link = p
+            .take_link(id)
+            .map_err(|error| ProbeError::Attach { hook: tp, error })?;
+        let path = set.join(format!("{LINK_PREFIX}{tp}"));
+        pinned.push(
+            FdLink::from(link)
+                .pin(&path)
+                .map_err(|e| pin_failed(&path, "cannot pin the link", e))?,
+        );
+    }
+    Ok(pinned)
+}
+
+/// Map `name` of the set at `set`, as `T`.
+fn pinned_map<T>(set: &Path, name: &'static str) -> Result<T, ProbeError>
+where
+    T: TryFrom<Map, Error = aya::maps::MapError>,
+{
+    MapData::from_pin(set.join(name))
+        .and_then(Map::from_map_data)
+        .and_then(T::try_from)
+        .map_err(|error| ProbeError::Map { name, error })
+}
+
+/// Adopts set `name` of `dir`, which an earlier agent of this build
+/// pinned with these settings (`direct` socket reads or not): its programs
+/// go on running, this agent reads its maps. `missing` are the kernel
+/// members the offsets lack (for the warnings a load would give).
+///
+/// # Errors
+/// A pinned map or link that cannot be opened.
+pub fn adopt(
+    dir: PinDir,
+    name: &str,
+    direct: bool,
+    missing: &[String],
+) -> Result<Probes, ProbeError> {
+    let set = dir.path().join(name);
+    let entries = || -> Result<Vec<String>, ProbeError> {
+        Ok(std::fs::read_dir(&set)
+            .map_err(|error| {
+                ProbeError::Pin(PinError::Io {
+                    path: set.clone(),
+                    what: "cannot list the set",
+                    error,
+                })
+            })?
+            .filter_map(Result::ok)
+            .filter_map(|e| e.file_name().into_string().ok())
+            .collect())
+    };
+    let entries = entries()?;
+    let mut programs = Vec::new();
+    for e in &entries {
+        if let Some(prog) = e.strip_prefix(PROGRAM_PREFIX) {
+            let path = set.join(e);
+            let fd = pin::obj_get(&path)
+                .map_err(|e| pin_failed(&path, "cannot open the pinned program", e))?;
+            programs.push((prog.to_string(), fd));
+        }
+    }
+    let mut pinned_links = Vec::new();
+    let mut attached = Vec::new();
+    for hook in HOOKS {
+        let file = format!("{LINK_PREFIX}{hook}");
+        if entries.contains(&file) {
+            let path = set.join(&file);
+            pinned_links.push(
+                PinnedLink::from_pin(&path)
+                    .map_err(|e| pin_failed(&path, "cannot open the pinned link", e))?,
+            );
+            attached.push(hook);
+        }
+    }
+    let mut degraded: Vec<String> = missing
+        .iter()
+        .map(|m| format!("kernel has no {m}: the figure it feeds reads as 0"))
+        .collect();
+    let has = |hook: &str| attached.contains(&hook);
+    let why = "no program on it in the pinned set";
+    if !has("sock_send_length") {
+        degraded.push(missing_hook_note(
+            &format!("sock_send_length: {why}"),
+            "sock_send_length",
+            false,
+        ));
+    }
+    if !has("sock_recv_length") {
+        degraded.push(missing_hook_note(
+            &format!("sock_recv_length: {why}"),
+            "sock_recv_length",
+            !has("tcp_rcv_space_adjust"),
+        ));
+    }
+    if !has("tcp_destroy_sock") {
+        degraded.push(format!(
+            "tcp_destroy_sock: {why}: a close the kernel skips reporting (nested in another) \
+             leaves its flow open"
+        ));
+    }
+    if !direct {
+        degraded.push(
+            "the pinned programs read socket fields with bpf_probe_read_kernel, which costs \
+             more per packet"
+                .into(),
+        );
+    }
+    log::info!(
+        "adopted the programs pinned in {} ({} attached)",
+        set.display(),
+        attached.len()
+    );
+    let ring: RingBuf<MapData> = pinned_map(&set, MAP_CLOSED)?;
+    Ok(Probes::from_parts(super::probes::Parts {
+        flows: pinned_map::<HashMap<MapData, u64, FlowSample>>(&set, MAP_FLOWS)?,
+        closed: ClosedDrain::at_polls(ring),
+        counters: pinned_map::<PerCpuArray<MapData, u64>>(&set, MAP_COUNTERS)?,
+        parked: Parked::new(pinned_map::<Array<MapData, u64>>(&set, MAP_LIVE)?),
+        programs: Programs::Adopted(programs),
+        pinned_links,
+        pin_dir: Some(dir),
+        degraded,
+        direct,
+        attached,
+    }))
+}
+
+/// What a replaced set still held: its ring buffer and flow map, opened
+/// before its links were removed.
+pub struct Stale {
+    name: String,
+    ring: Option<RingBuf<MapData>>,
+    flows: Option<HashMap<MapData, u64, FlowSample>>,
+}
+
+impl Stale {
+    /// Opens the ring and flow map of the set at `set`. Maps of another
+    /// record layout (an older build) cannot be read: said once, and left.
+    pub fn open(set: &Path) -> Stale {
+        let name = set.display().to_string();
+        let ring = pinned_map::<RingBuf<MapData>>(set, MAP_CLOSED);
+        let flows = pinned_map::<HashMap<MapData, u64, FlowSample>>(set, MAP_FLOWS);
+        if let Err(e) = ring.as_ref().map(|_| ()).and(flows.as_ref().map(|_| ())) {
+            log::warn!(
+                "{name}: cannot read what the replaced programs recorded ({e}): the flows \
+                 that closed while no agent ran are not reported"
+            );
+        }
+        Stale {
+            name,
+            ring: ring.ok(),
+            flows: flows.ok(),
+        }
+    }
+
+    /// Appends the close records the set held, in its ring and parked in
+    /// its flow map, to `out`.
+    pub fn drain(mut self, out: &mut Vec<FlowSample>) {
+        let start = out.len();
+        if let Some(ring) = self.ring.as_mut() {
+            while let Some(item) = ring.next() {
+                if let Some(s) = super::closed_ring::decode(&item) {
+                    out.push(s);
+                }
+            }
+        }
+        if let Some(flows) = &self.flows {
+            out.extend(
+                flows
+                    .iter()
+                    .filter_map(Result::ok)
+                    .map(|(_, v)| v)
+                    .filter(|s| s.closed_ns != 0),
+            );
+        }
+        log::info!(
+            "{}: {} close records read from the replaced programs' maps",
+            self.name,
+            out.len() - start
+        );
+    }
+}
