@@ -256,13 +256,19 @@ impl Output {
         if flows.is_empty() {
             return Ok(true);
         }
-        let mut out = std::io::stdout().lock();
+        // The batch goes out in one write: an agent killed meanwhile leaves
+        // whole records behind, not a line cut at stdout's 1 KiB buffer.
+        let mut batch = Vec::new();
         let written = if self.json {
-            records::write_json(&mut out, flows)
+            records::write_json(&mut batch, flows)
         } else {
-            self.table.write(&mut out, flows)
+            self.table.write(&mut batch, flows)
         }
-        .and_then(|()| out.flush());
+        .and_then(|()| {
+            let mut out = std::io::stdout().lock();
+            out.write_all(&batch)?;
+            out.flush()
+        });
         match written {
             Ok(()) => Ok(true),
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(false),

@@ -4,9 +4,8 @@
 //! takes them.
 //!
 //! The queue is bounded ([`MAX_PENDING`]): past it the thread stops
-//! draining, the ring fills, and the kernel counts each record it cannot
-//! store as a ring-buffer drop, so every lost close stays counted in one
-//! place.
+//! draining, the ring fills, and the kernel parks each record it cannot
+//! store in the flow map (see [`crate::kernel::parked`]).
 
 use std::{
     sync::{
@@ -20,13 +19,15 @@ use std::{
 use aya::maps::{MapData, RingBuf};
 use observer_common::{FlowSample, sample::FLOW_SAMPLE_SIZE};
 
-/// How often the thread empties the ring. A 4 MiB ring holds ~9,700
-/// records (424 bytes and an 8-byte header each): 0.97 s of closes at
-/// 10,000 a second, 19 times this period.
+/// How often the thread empties the ring. A 4 MiB ring holds ~7,900
+/// records (520 bytes and an 8-byte header each): 0.79 s of closes at
+/// 10,000 a second, 16 times this period.
 pub const DRAIN_PERIOD: Duration = Duration::from_millis(50);
 
-/// Most records queued between two polls (424 bytes each: ~106 MiB).
-pub const MAX_PENDING: usize = 1 << 18;
+/// Most records queued between two polls (520 bytes each: 17 MiB). Past
+/// it the ring fills and the kernel parks closes in the flow map, which
+/// costs the agent no memory until a poll reads them.
+pub const MAX_PENDING: usize = 1 << 15;
 
 struct Shared {
     /// The ring; held while records move from it to `pending`, so they

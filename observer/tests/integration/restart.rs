@@ -165,6 +165,20 @@ fn between_polls(out: &Path, len: u64) {
     std::thread::sleep(Duration::from_millis(50));
 }
 
+/// TCP sockets of `ns` that are still full sockets (not listening, not in
+/// TIME_WAIT, whose flows have closed), from the namespace's
+/// `/proc/net/tcp` (`st` 0A is LISTEN, 06 TIME_WAIT; the VM has no `ss`).
+fn open_sockets(ns: &Namespace) -> usize {
+    let text = ns
+        .run(|| std::fs::read_to_string("/proc/thread-self/net/tcp").unwrap())
+        .unwrap();
+    text.lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().nth(3))
+        .filter(|st| *st != "0A" && *st != "06")
+        .count()
+}
+
 /// Cookies of the closed flows in namespace `netns` that `out` printed,
 /// with how many times each.
 fn printed(out: &Path, netns: u32) -> HashMap<u64, usize> {
@@ -221,7 +235,12 @@ fn across_a_restart(pin: bool, first: &[&str], second: &[&str]) -> (u64, usize, 
     between_polls(&out_b, 0);
     std::thread::sleep(Duration::from_millis(1500));
     let made = churn.stop();
-    // Every socket closed and polled, then a clean stop (its last poll).
+    // Every socket closed (a slow machine's server lags its clients) and
+    // polled, then a clean stop (its last poll).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while open_sockets(&ns) > 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(200));
+    }
     std::thread::sleep(Duration::from_millis(1000));
     assert!(b.running(), "the second agent died");
     let out = b.stop(libc::SIGTERM).unwrap();
