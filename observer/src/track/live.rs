@@ -21,7 +21,9 @@ use crate::{
 pub struct BookConfig {
     /// Span the current verdict covers, at least (the verdict window).
     pub window: Duration,
-    /// How long a closed flow stays in the book after its close record.
+    /// How long a closed flow stays in the book after its close record;
+    /// zero: dropped at the end of the poll that read the close (a flow
+    /// first seen closed is never kept).
     pub linger: Duration,
     /// History points kept per flow for sparklines (0: none).
     pub history: usize,
@@ -332,6 +334,11 @@ impl Book {
             if is_close {
                 t.closed_at_ns = Some(now_ns);
                 self.close_event(&t, events);
+                if self.cfg.linger.is_zero() {
+                    // Nothing will read it: no allocation for the many
+                    // flows a burst of closes (after a stall) brings.
+                    return;
+                }
             }
             self.flows.insert(s.cookie, Box::new(t));
             return;

@@ -107,6 +107,43 @@ fn close_emits_once_and_lingers() {
 }
 
 #[test]
+fn without_linger_a_close_counts_once_and_leaves_nothing() {
+    let mut b = Book::new(
+        BookConfig {
+            linger: std::time::Duration::ZERO,
+            ..BookConfig::default()
+        },
+        Clock::fixed(0, 250),
+        50 * SEC,
+    );
+    b.ingest(&[sample(1, false)], &[], 101 * SEC);
+    assert_eq!(b.len(), 1);
+    // Closed: counted, and gone from the book at once.
+    let ev = b.ingest(&[], &[sample(3, true)], 103 * SEC);
+    assert_eq!(
+        ev.iter()
+            .filter(|e| matches!(e, Event::Closed { .. }))
+            .count(),
+        1
+    );
+    assert!(b.is_empty());
+    // A flow first seen closed: started, its whole life, closed, and
+    // never kept.
+    let mut other = sample(4, true);
+    other.cookie = 10;
+    let ev = b.ingest(&[], &[other], 104 * SEC);
+    assert!(matches!(
+        &ev[..],
+        [
+            Event::Started { cookie: 10 },
+            Event::Progress { cookie: 10, .. },
+            Event::Closed { .. }
+        ]
+    ));
+    assert!(b.is_empty());
+}
+
+#[test]
 fn flow_seen_only_at_close_still_counts() {
     let mut b = book(0);
     let ev = b.ingest(&[], &[sample(4, true)], 104 * SEC);
