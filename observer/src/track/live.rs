@@ -22,8 +22,7 @@ pub struct BookConfig {
     /// Span the current verdict covers, at least (the verdict window).
     pub window: Duration,
     /// How long a closed flow stays in the book after its close record;
-    /// zero: dropped at the end of the poll that read the close (a flow
-    /// first seen closed is never kept).
+    /// zero: until [`Book::drop_closed`].
     pub linger: Duration,
     /// History points kept per flow for sparklines (0: none).
     pub history: usize,
@@ -284,6 +283,13 @@ impl Book {
         }
     }
 
+    /// Drops every closed flow: with a zero [`BookConfig::linger`], once
+    /// the sinks have read the poll's events (they look flows up in the
+    /// book), so nothing is held until the next poll.
+    pub fn drop_closed(&mut self) {
+        self.flows.retain(|_, t| !t.is_closed());
+    }
+
     /// Drops flow `cookie` from the book with no event: for an open flow
     /// gone from the kernel map whose close record was lost to a full ring
     /// buffer (counted as `ringbuf_drops`). Returns whether it was tracked.
@@ -307,10 +313,12 @@ impl Book {
             self.apply(*s, now_ns, true, &mut events);
         }
         let linger = self.cfg.linger.as_nanos() as u64;
-        self.flows.retain(|_, t| {
-            t.closed_at_ns
-                .is_none_or(|c| now_ns.saturating_sub(c) < linger)
-        });
+        if linger > 0 {
+            self.flows.retain(|_, t| {
+                t.closed_at_ns
+                    .is_none_or(|c| now_ns.saturating_sub(c) < linger)
+            });
+        }
         events
     }
 
@@ -334,11 +342,6 @@ impl Book {
             if is_close {
                 t.closed_at_ns = Some(now_ns);
                 self.close_event(&t, events);
-                if self.cfg.linger.is_zero() {
-                    // Nothing will read it: no allocation for the many
-                    // flows a burst of closes (after a stall) brings.
-                    return;
-                }
             }
             self.flows.insert(s.cookie, Box::new(t));
             return;

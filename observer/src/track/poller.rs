@@ -76,6 +76,11 @@ impl Poller {
         &self.book
     }
 
+    /// Drops the closed flows from the book (see [`Book::drop_closed`]).
+    pub fn drop_closed(&mut self) {
+        self.book.drop_closed();
+    }
+
     /// The attached probes (for their notes on what this kernel lacks).
     pub fn probes(&self) -> &Probes {
         &self.probes

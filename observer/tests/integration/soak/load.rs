@@ -25,6 +25,8 @@ const BULK_SERVER: Ipv4Addr = Ipv4Addr::new(127, 78, 0, 1);
 const SERVER_PORTS: usize = 4;
 const CLIENT_THREADS: usize = 2;
 const BULK_FLOWS: usize = 3;
+/// What each churn client sends before it closes.
+pub const REQUEST: &[u8] = b"GET / HTTP/1.0\r\n\r\n";
 
 /// What the generator counts of its own work, independent of observer.
 #[derive(Default)]
@@ -36,6 +38,9 @@ pub struct Counts {
     pub failed_before: AtomicU64,
     /// Failed in connect(): one flow, opened and closed.
     pub failed_in_connect: AtomicU64,
+    /// Requests ([`REQUEST`]) written whole: as many bytes each reach the
+    /// server.
+    pub requests: AtomicU64,
     pub errors: Mutex<BTreeMap<String, u64>>,
     pub bulk_bytes: AtomicU64,
 }
@@ -133,7 +138,9 @@ fn connect_paced(servers: &[SocketAddr], t: usize, per_thread: u64, counts: &Cou
         n += 1;
         match connect_from(CHURN_CLIENT, to) {
             Ok(mut c) => {
-                let _ = c.write_all(b"GET / HTTP/1.0\r\n\r\n");
+                if c.write_all(REQUEST).is_ok() {
+                    counts.requests.fetch_add(1, Ordering::Relaxed);
+                }
                 drop(c);
                 counts.made.fetch_add(1, Ordering::Relaxed);
             }

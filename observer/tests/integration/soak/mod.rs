@@ -274,6 +274,11 @@ fn soak_churn_and_bulk_flows() {
         )
     };
     let slow_polls = polls("+Inf") - polls("0.4096");
+    let churn_bytes = (
+        sum(&text, "observer_bytes_acked_total", CHURN_LABEL) as u64,
+        sum(&text, "observer_bytes_received_total", CHURN_LABEL) as u64,
+    );
+    let request_bytes = counts.requests.load(Ordering::Relaxed) * load::REQUEST.len() as u64;
     let bulk_acked = sum(
         &text,
         "observer_bytes_acked_total",
@@ -297,6 +302,7 @@ fn soak_churn_and_bulk_flows() {
         "soak: {made_conns} connections in {elapsed:.0} s ({:.0}/s), failed connects: \
          {failed_before} before connect(), {failed_in_connect} in it {errors:?}; \
          closed flows reported {reported} of {made}, started {started}, open left {open}; \
+         request bytes sent {request_bytes}, acked and received as seen {churn_bytes:?}; \
          closes parked {parked}, lost {dropped}; LRU evictions {evictions}, map errors \
          {map_errors}; stalls {}, longest {:.1} s; polls over 0.4 s {slow_polls} of {}; \
          bulk bytes sent {} / acked as seen {bulk_acked}; most map entries {max_fill}; \
@@ -327,6 +333,16 @@ fn soak_churn_and_bulk_flows() {
     );
     assert_eq!(dropped, 0, "closed flows lost");
     assert_eq!(started, reported, "flows started reported once each");
+    // Every request byte counted at both ends (the kernel's bytes_acked and
+    // bytes_received, which observer reports, also count the SYN and FIN
+    // sequence numbers: a few bytes a connection more).
+    for (what, n) in [("acked", churn_bytes.0), ("received", churn_bytes.1)] {
+        assert!(
+            n >= request_bytes && n <= request_bytes + 4 * made_conns,
+            "churn bytes {what} {n}: the requests were {request_bytes} bytes in \
+             {made_conns} connections"
+        );
+    }
     assert_eq!(open, 0.0, "churn flows left open in the agent");
     assert_eq!(left_in_map.len(), 0, "churn flows left in the kernel map");
     assert_eq!(map_errors, 0.0, "flow-map insert errors");
