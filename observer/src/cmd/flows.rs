@@ -58,7 +58,8 @@ pub struct Args {
     /// Pin the programs and maps in this directory of a BPF filesystem
     /// (e.g. /sys/fs/bpf/observer), so they outlive this process: flows
     /// that close while no observer runs are reported by the next one
-    /// started with the same --pin. `rm -r DIR` detaches them for good.
+    /// started with the same --pin. They stay attached after exit, at their
+    /// per-packet cost, until `rm -r DIR`.
     #[arg(long, value_name = "DIR")]
     pin: Option<std::path::PathBuf>,
 }
@@ -113,13 +114,16 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     };
     let mut s = session::start(config)?;
     let run_start = monotonic_ns();
+    let mut table = FlowTable::new();
+    let mut buf = Buffers::default();
+    // A first read at once: losses counted before this run (by pinned
+    // programs while no agent ran) are not this run's.
+    poll(&mut s.probes, &mut table, &mut buf);
     let lost_at_start = s.probes.closes_lost();
     let cfg = attribution::Config {
         target_bps: args.target_rate.unwrap_or(0),
         ..attribution::Config::default()
     };
-    let mut table = FlowTable::new();
-    let mut buf = Buffers::default();
     let mut out = Output::new(args.json);
     let mut cgroups = Cgroups::new(None);
     let stop = rt.block_on(async {

@@ -89,7 +89,8 @@ pub struct Args {
     /// Pin the programs and maps in this directory of a BPF filesystem
     /// (e.g. /sys/fs/bpf/observer), so they outlive this process: flows
     /// that close while no observer runs are reported by the next one
-    /// started with the same --pin. `rm -r DIR` detaches them for good.
+    /// started with the same --pin. They stay attached after exit, at their
+    /// per-packet cost, until `rm -r DIR`.
     #[arg(long, value_name = "DIR")]
     pin: Option<std::path::PathBuf>,
 }

@@ -85,6 +85,16 @@ pub fn pin_all(
     Ok(pinned)
 }
 
+/// Whether the set at `set` has what an agent needs: the maps it reads
+/// and the links of the two hooks every kernel has. A set that lacks them
+/// (removed by hand in part) is replaced, not adopted.
+pub fn complete(set: &Path) -> bool {
+    PINNED_MAPS.iter().all(|m| set.join(m).exists())
+        && ["tcp_probe", "inet_sock_set_state"]
+            .iter()
+            .all(|h| set.join(format!("{LINK_PREFIX}{h}")).exists())
+}
+
 /// Map `name` of the set at `set`, as `T`.
 fn pinned_map<T>(set: &Path, name: &'static str) -> Result<T, ProbeError>
 where
@@ -200,11 +210,13 @@ pub fn adopt(
 }
 
 /// What a replaced set still held: its ring buffer and flow map, opened
-/// before its links were removed.
+/// before its links were removed, and its counters, for what it lost.
 pub struct Stale {
     name: String,
     ring: Option<RingBuf<MapData>>,
     flows: Option<HashMap<MapData, u64, FlowSample>>,
+    counters: Option<PerCpuArray<MapData, u64>>,
+    live: Option<Array<MapData, u64>>,
 }
 
 impl Stale {
@@ -224,12 +236,23 @@ impl Stale {
             name,
             ring: ring.ok(),
             flows: flows.ok(),
+            counters: pinned_map(set, MAP_COUNTERS).ok(),
+            live: pinned_map(set, MAP_LIVE).ok(),
         }
     }
 
+    /// Kernel counter `c` of the set, summed over CPUs (0 if unreadable).
+    fn counter(&self, c: observer_common::Counter) -> u64 {
+        self.counters
+            .as_ref()
+            .and_then(|m| m.get(&(c as u32), 0).ok())
+            .map_or(0, |v| v.iter().copied().fold(0u64, u64::wrapping_add))
+    }
+
     /// Appends the close records the set held, in its ring and parked in
-    /// its flow map, to `out`.
-    pub fn drain(mut self, out: &mut Vec<FlowSample>) {
+    /// its flow map, to `out`; returns how many it lost: its ring drops,
+    /// and its parked records neither read by an agent nor still there.
+    pub fn drain(mut self, out: &mut Vec<FlowSample>) -> u64 {
         let start = out.len();
         if let Some(ring) = self.ring.as_mut() {
             while let Some(item) = ring.next() {
@@ -247,10 +270,21 @@ impl Stale {
                     .filter(|s| s.closed_ns != 0),
             );
         }
+        let parked_now = out[start..].iter().filter(|s| s.closed_ns != 0).count() as u64;
+        let read = self
+            .live
+            .as_ref()
+            .and_then(|m| m.get(&observer_common::LIVE_AGENT_REMOVED, 0).ok())
+            .unwrap_or(0);
+        let lost = self.counter(observer_common::Counter::RingbufDrops)
+            + self
+                .counter(observer_common::Counter::ClosesParked)
+                .saturating_sub(read + parked_now);
         log::info!(
-            "{}: {} close records read from the replaced programs' maps",
+            "{}: {} close records read from the replaced programs' maps, {lost} lost",
             self.name,
             out.len() - start
         );
+        lost
     }
 }

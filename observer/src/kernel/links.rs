@@ -25,7 +25,8 @@ pub fn linked_program(text: &str) -> Option<u32> {
 
 /// How many of the programs `ids` (ids as [`crate::kernel::probes::Probes::program_stats`]
 /// gives them) have a link open in this process. Called every poll: only
-/// the fds that are BPF links (`anon_inode:bpf_link`) have their fdinfo
+/// the fds that are BPF links (`anon_inode:bpf_link`, or `anon_inode:bpf-link`
+/// for a link opened from a bpffs pin, kernel/bpf/inode.c) have their fdinfo
 /// read, not the metrics endpoint's hundreds of sockets.
 ///
 /// # Errors
@@ -35,8 +36,9 @@ pub fn attached(ids: &HashSet<u32>) -> std::io::Result<usize> {
     for entry in std::fs::read_dir("/proc/self/fd")? {
         // An fd closed since the listing is simply not counted.
         let Ok(entry) = entry else { continue };
-        let is_link =
-            std::fs::read_link(entry.path()).is_ok_and(|t| t.as_os_str() == "anon_inode:bpf_link");
+        let is_link = std::fs::read_link(entry.path()).is_ok_and(|t| {
+            t.as_os_str() == "anon_inode:bpf_link" || t.as_os_str() == "anon_inode:bpf-link"
+        });
         if !is_link {
             continue;
         }

@@ -26,6 +26,8 @@ pub struct Parked {
     /// Parked records the LRU evicted before any poll read them (a lower
     /// bound that becomes exact once parking stops; never decreases).
     evicted: u64,
+    /// Close records replaced pinned sets lost.
+    replaced_lost: u64,
 }
 
 /// Parked records evicted before a poll read them, as far as one poll can
@@ -49,6 +51,7 @@ impl Parked {
             live,
             read,
             evicted: 0,
+            replaced_lost: 0,
         }
     }
 
@@ -97,9 +100,15 @@ impl Parked {
         self.read
     }
 
-    /// Parked records the LRU evicted before a poll read them.
+    /// Parked records the LRU evicted before a poll read them, and the
+    /// close records replaced pinned sets lost.
     pub fn evicted(&self) -> u64 {
-        self.evicted
+        self.evicted + self.replaced_lost
+    }
+
+    /// Counts `n` close records a replaced pinned set lost.
+    pub fn add_evicted(&mut self, n: u64) {
+        self.replaced_lost += n;
     }
 }
 

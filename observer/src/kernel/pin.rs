@@ -9,7 +9,12 @@
 //! offsets and the load-time settings. An agent that finds its own set
 //! adopts it; one that finds another set (another build, other settings)
 //! loads its own, attaches it, detaches the old one and reads what the old
-//! maps still hold ([`Stale`]). `rm -r DIR` detaches everything for good.
+//! maps still hold (`adopt::Stale`). `rm -r DIR` detaches everything for
+//! good, once no agent holds the programs open. Only directories named as
+//! sets are touched: other pins in `DIR` stay. A set is pinned under a
+//! temporary name ([`PARTIAL_PREFIX`]) and renamed into place once whole,
+//! so an agent killed while pinning leaves no set a later one would adopt;
+//! the next agent removes such leftovers.
 //!
 //! bpffs holds only BPF objects and directories, so the set's identity is
 //! its directory name, and two agents are kept from sharing one `DIR` by an
@@ -32,6 +37,18 @@ const BPF_OBJ_GET: libc::c_long = 7;
 pub const PROGRAM_PREFIX: &str = "prog_";
 /// See [`PROGRAM_PREFIX`].
 pub const LINK_PREFIX: &str = "link_";
+/// The name of a set being pinned, before its own name (bpffs takes no
+/// dot in a name: kernel/bpf/inode.c `bpf_lookup`).
+pub const PARTIAL_PREFIX: &str = "partial-";
+
+/// Whether `name` is a set's name ([`set_name`]): 16 hex digits, then
+/// `-direct` or `-helper`.
+pub fn is_set_name(name: &str) -> bool {
+    let Some((hash, mode)) = name.split_at_checked(16) else {
+        return false;
+    };
+    hash.bytes().all(|b| b.is_ascii_hexdigit()) && (mode == "-direct" || mode == "-helper")
+}
 
 /// Errors of `--pin`, each one line that says what to do.
 #[derive(Debug, thiserror::Error)]
@@ -99,10 +116,24 @@ impl PinDir {
     /// [`PinError::NotBpffs`], [`PinError::Busy`], or the failed call.
     pub fn open(path: &Path) -> Result<PinDir, PinError> {
         if !path.exists() {
-            if !path.parent().is_some_and(is_bpffs) {
+            let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+            if parent.is_some_and(|p| !p.exists()) {
+                return Err(PinError::Io {
+                    path: path.to_path_buf(),
+                    what: "its parent directory does not exist (create it, on a bpffs mount)",
+                    error: std::io::ErrorKind::NotFound.into(),
+                });
+            }
+            if !parent.is_some_and(is_bpffs) {
                 return Err(PinError::NotBpffs(path.to_path_buf()));
             }
             std::fs::create_dir(path).map_err(io(path, "cannot create the directory"))?;
+        } else if !path.is_dir() {
+            return Err(PinError::Io {
+                path: path.to_path_buf(),
+                what: "not a directory (give a directory of its own for observer's pins)",
+                error: std::io::ErrorKind::AlreadyExists.into(),
+            });
         }
         if !is_bpffs(path) {
             return Err(PinError::NotBpffs(path.to_path_buf()));
@@ -132,29 +163,63 @@ impl PinDir {
         &self.path
     }
 
-    /// The sets in the directory: their names, sorted.
-    ///
-    /// # Errors
-    /// The directory cannot be listed.
-    pub fn sets(&self) -> Result<Vec<String>, PinError> {
+    /// The directories in `DIR` whose names `keep` accepts, sorted.
+    fn dirs(&self, keep: impl Fn(&str) -> bool) -> Result<Vec<String>, PinError> {
         let mut names: Vec<String> = std::fs::read_dir(&self.path)
             .map_err(io(&self.path, "cannot list the directory"))?
             .filter_map(Result::ok)
             .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
             .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|n| keep(n))
             .collect();
         names.sort();
         Ok(names)
     }
 
-    /// Creates the directory of set `name`.
+    /// The sets in the directory (named as [`set_name`] names them).
+    ///
+    /// # Errors
+    /// The directory cannot be listed.
+    pub fn sets(&self) -> Result<Vec<String>, PinError> {
+        self.dirs(is_set_name)
+    }
+
+    /// Removes what an agent killed while pinning left: sets not yet
+    /// renamed into place (their links detach as they go).
+    ///
+    /// # Errors
+    /// A leftover that cannot be removed.
+    pub fn remove_partial(&self) -> Result<(), PinError> {
+        for name in self.dirs(|n| n.starts_with(PARTIAL_PREFIX))? {
+            let p = self.path.join(&name);
+            remove_set(&p)?;
+            log::info!(
+                "removed {}: a set an agent was killed while pinning",
+                p.display()
+            );
+        }
+        Ok(())
+    }
+
+    /// Creates the directory set `name` is pinned in, under its temporary
+    /// name; [`PinDir::commit_set`] gives it its own.
     ///
     /// # Errors
     /// The directory cannot be created.
     pub fn create_set(&self, name: &str) -> Result<PathBuf, PinError> {
-        let p = self.path.join(name);
+        let p = self.path.join(format!("{PARTIAL_PREFIX}{name}"));
         std::fs::create_dir(&p).map_err(io(&p, "cannot create the set's directory"))?;
         Ok(p)
+    }
+
+    /// Renames the whole set at `partial` (from [`PinDir::create_set`]) to
+    /// `name`, where the next agent looks for it.
+    ///
+    /// # Errors
+    /// The rename failed.
+    pub fn commit_set(&self, partial: &Path, name: &str) -> Result<(), PinError> {
+        std::fs::rename(partial, self.path.join(name))
+            .map_err(io(partial, "cannot rename the set into place"))
     }
 }
 
@@ -247,6 +312,23 @@ mod tests {
         assert_ne!(a, set_name(b"object2", b"settings", true));
         assert_ne!(a, set_name(b"object", b"settings2", true));
         assert!(set_name(b"object", b"settings", false).ends_with("-helper"));
+    }
+
+    #[test]
+    fn only_set_names_are_sets() {
+        assert!(is_set_name(&set_name(b"o", b"s", true)));
+        assert!(is_set_name(&set_name(b"o", b"s", false)));
+        for other in [
+            "cilium",
+            "tc",
+            "0123456789abcdef",
+            "0123456789abcdef-other",
+            "0123456789abcdeg-direct",
+            "partial-0123456789abcdef-direct",
+            "",
+        ] {
+            assert!(!is_set_name(other), "{other}");
+        }
     }
 
     #[test]

@@ -320,16 +320,33 @@ impl Probes {
             return Probes::load_fresh(&config, None);
         };
         let dir = pin::PinDir::open(&path).map_err(ProbeError::Pin)?;
+        dir.remove_partial().map_err(ProbeError::Pin)?;
         let (resolved, _) = resolve()?;
         let settings = settings(&config, &resolved.offsets);
         let sets = dir.sets().map_err(ProbeError::Pin)?;
         for direct in [true, false] {
             let name = pin::set_name(OBJECT, settings.as_bytes(), direct);
-            if sets.contains(&name) {
+            if sets.contains(&name) && super::adopt::complete(&dir.path().join(&name)) {
                 return super::adopt::adopt(dir, &name, direct, &resolved.missing);
             }
         }
+        // A set of ours that lacks maps or links: replaced, and in the way
+        // of the new one, so removed first.
+        let mut broken = Vec::new();
+        for name in &sets {
+            let set = dir.path().join(name);
+            if !super::adopt::complete(&set) {
+                broken.push(super::adopt::Stale::open(&set));
+                pin::remove_set(&set).map_err(ProbeError::Pin)?;
+                log::warn!(
+                    "removed {}: a pinned set missing maps or links",
+                    set.display()
+                );
+            }
+        }
+        let sets = dir.sets().map_err(ProbeError::Pin)?;
         let mut p = Probes::load_fresh(&config, Some(&dir))?;
+        p.stale = broken;
         // Sets of another build or other settings: read what they hold at
         // the first poll, and detach them now that this set runs.
         for old in sets {
@@ -467,7 +484,11 @@ impl Probes {
                     direct,
                 );
                 let set = dir.create_set(&name).map_err(ProbeError::Pin)?;
-                match super::adopt::pin_all(&mut ebpf, &set, links) {
+                match super::adopt::pin_all(&mut ebpf, &set, links).and_then(|l| {
+                    dir.commit_set(&set, &name)
+                        .map_err(ProbeError::Pin)
+                        .map(|()| l)
+                }) {
                     Ok(l) => l,
                     Err(e) => {
                         // Nothing half-pinned stays: links go first.
@@ -555,7 +576,8 @@ impl Probes {
     fn read_stale(&mut self, closed: &mut Vec<FlowSample>) {
         let mut old = Vec::new();
         for s in self.stale.drain(..) {
-            s.drain(&mut old);
+            let lost = s.drain(&mut old);
+            self.parked.add_evicted(lost);
         }
         let seen: std::collections::HashSet<u64> = old.iter().map(|s| s.cookie).collect();
         closed.retain(|s| !seen.contains(&s.cookie));

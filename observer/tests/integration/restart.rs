@@ -24,6 +24,7 @@ use std::{
 
 use crate::support::{
     bpf::{attached_programs, leftover, observer_programs, wait_attached},
+    http::{free_port, http_get, wait_serving},
     netns_id,
     process::BIN,
     root_or_skip, serial,
@@ -304,4 +305,73 @@ fn without_pin_the_closes_of_the_gap_are_missing() {
         missing >= RATE,
         "{missing} of {made} flows missing across an unpinned restart"
     );
+}
+
+#[test]
+fn an_adopting_agent_is_healthy_and_touches_only_its_own_pins() {
+    if !root_or_skip("an_adopting_agent_is_healthy_and_touches_only_its_own_pins") {
+        return;
+    }
+    let _serial = serial();
+    let before = observer_programs();
+    let fs = Bpffs::mount("adopt");
+    let dir = fs.pin_dir();
+    std::fs::create_dir_all(dir.join("othertool/keep")).unwrap();
+    // What an agent killed while pinning leaves: removed by the next one.
+    std::fs::create_dir(dir.join("partial-0123456789abcdef-direct")).unwrap();
+    let port = free_port();
+    let agent = || {
+        let mut c = ChildGuard::spawn(
+            Command::new(BIN)
+                .args(["run", "--listen", &format!("127.0.0.1:{port}")])
+                .arg("--pin")
+                .arg(&dir)
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped()),
+        )
+        .unwrap();
+        wait_serving(port, &mut c, Duration::from_secs(30));
+        c
+    };
+    let healthy = || {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let h = http_get(port, "/healthz").unwrap_or_default();
+            if h.starts_with("ok: ") || Instant::now() > deadline {
+                return h;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    };
+    let first = agent();
+    let h = healthy();
+    assert!(h.starts_with("ok: "), "loaded and pinned: {h}");
+    let _ = first.stop(libc::SIGKILL);
+    // The next one adopts the running programs and counts their links.
+    let second = agent();
+    let h = healthy();
+    assert!(h.starts_with("ok: "), "adopted: {h}");
+    let out = second.stop(libc::SIGTERM).unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("adopted the programs pinned in"), "{err}");
+    assert!(
+        dir.join("othertool/keep").is_dir(),
+        "another tool's pins removed"
+    );
+    let left: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .collect();
+    assert!(
+        !left.iter().any(|n| n.starts_with("partial-")),
+        "a partial set left: {left:?}"
+    );
+    assert_eq!(
+        left.len(),
+        2,
+        "one set and the other tool's directory: {left:?}"
+    );
+    drop(fs);
+    assert_eq!(leftover(&before), Vec::<u32>::new(), "programs left loaded");
 }

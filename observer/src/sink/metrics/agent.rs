@@ -98,7 +98,8 @@ impl AgentMetrics {
                 "observer_parked_closes_evicted_total",
                 "Closed-flow records parked in the flow map (observer_close_records_parked_total) \
                  that the map's LRU evicted before a poll read them: lost. Counted from parked \
-                 minus read, so it may rise a poll late.",
+                 minus read, so it may rise a poll late. With --pin, also what a replaced set \
+                 of programs lost.",
             )?,
             program_runs: r.counter_vec(
                 "observer_program_runs_total",
