@@ -14,7 +14,7 @@ use observer_common::{
 use crate::{
     arrivals,
     gate::{self, Kind},
-    maps::{CLOSED, FLOWS, SCRATCH, count, live, live_add, max_flows},
+    maps::{FLOWS, SCRATCH, count, live, live_add, max_flows},
     read::{Sk, at, deref, load, off, u32_in_bytes},
     refresh::refresh,
 };
@@ -29,7 +29,7 @@ fn cookie(sk: *const u8) -> u64 {
 /// The socket cookie of `sk`: one load of `skc_cookie` once it is set
 /// (the flow's entry was made with it), the helper before that.
 #[inline(always)]
-fn key_of(sk: Sk) -> u64 {
+pub(crate) fn key_of(sk: Sk) -> u64 {
     match sk.get::<u64>(off!(sk_cookie)) {
         0 => cookie(sk.sock()),
         k => k,
@@ -124,7 +124,7 @@ pub fn on_state(sk: *const u8, old: u8, new: u8) {
             }
         }
     } else if new == tcp_state::CLOSE {
-        close(sk, old);
+        crate::close::close(sk, old);
     } else if let Some(s) = entry(sk, key_of(sk), false) {
         // Any other change (FIN-WAIT-1, CLOSE-WAIT, ...): the state a
         // quiet flow shows until its next sample.
@@ -144,7 +144,7 @@ pub fn on_destroy(sk: *const u8) {
     let Some(sk) = Sk::of(sk) else {
         return;
     };
-    close(sk, tcp_state::CLOSE);
+    crate::close::close(sk, tcp_state::CLOSE);
 }
 
 /// Process-context hook (after a send or receive call on any socket):
@@ -437,7 +437,7 @@ unsafe fn carry_forward(s: *mut FlowSample, sk: Sk, seg: &Segment) {
     reason = "`&*s` hands the map the per-CPU scratch slot; `*s` would copy the sample onto the 512-byte BPF stack"
 )]
 #[inline(always)]
-fn entry(sk: Sk, key: u64, create: bool) -> Option<*mut FlowSample> {
+pub(crate) fn entry(sk: Sk, key: u64, create: bool) -> Option<*mut FlowSample> {
     if let Some(p) = FLOWS.get_ptr_mut(key) {
         return Some(p);
     }
@@ -473,7 +473,7 @@ fn entry(sk: Sk, key: u64, create: bool) -> Option<*mut FlowSample> {
 /// # Safety
 /// `s` must be valid for writes.
 #[inline(always)]
-unsafe fn identify(s: *mut FlowSample, sk: Sk, key: u64) {
+pub(crate) unsafe fn identify(s: *mut FlowSample, sk: Sk, key: u64) {
     // SAFETY: caller guarantees `s`.
     unsafe {
         (*s).cookie = key;
@@ -522,90 +522,4 @@ fn mapped(v4: [u8; 4]) -> [u8; 16] {
     [
         0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, v4[0], v4[1], v4[2], v4[3],
     ]
-}
-
-/// Emits the final record of a closing flow and removes its entry. Flows
-/// observer never saw established (a listener, a failed connect) are skipped.
-/// When the ring buffer is full the record is parked instead ([`park`]); a
-/// flow already parked is left as it is (the destroy hook's second call).
-#[inline(always)]
-fn close(sk: Sk, old: u8) {
-    let key = key_of(sk);
-    let existing = FLOWS.get_ptr_mut(key);
-    if let Some(p) = existing {
-        // SAFETY: `p` points into the flow map.
-        if unsafe { (*p).closed_ns } != 0 {
-            return;
-        }
-    } else if !tcp_state::is_connected(old) {
-        return;
-    }
-    let Some(mut rec) = CLOSED.reserve::<FlowSample>(0) else {
-        park(sk, key, existing);
-        return;
-    };
-    let r = rec.as_mut_ptr();
-    // SAFETY: `r` is a reserved ring-buffer slot of FlowSample size;
-    // `existing` points into the flow map.
-    unsafe {
-        match existing {
-            Some(p) => core::ptr::copy_nonoverlapping(p, r, 1),
-            None => {
-                *r = FlowSample::ZERO;
-                identify(r, sk, key);
-                (*r).born_at_close = 1;
-            }
-        }
-        finish(r, sk);
-    }
-    rec.submit(0);
-    count(Counter::FlowsClosed);
-    remove(key, existing.is_some());
-}
-
-/// The ring buffer is full (the agent is stopped or slow): the final record
-/// stays in the flow map, marked closed (`closed_ns` set), until the agent
-/// reads it there and deletes the entry. Only the LRU may evict it before
-/// then, which the agent counts (parked minus read minus still parked). A
-/// record neither the ring nor the map can take is a drop.
-#[inline(always)]
-fn park(sk: Sk, key: u64, existing: Option<*mut FlowSample>) {
-    let p = match existing {
-        Some(p) => p,
-        None => match entry(sk, key, true) {
-            Some(p) => {
-                // SAFETY: `p` points into the flow map.
-                unsafe { (*p).born_at_close = 1 };
-                p
-            }
-            None => {
-                count(Counter::RingbufDrops);
-                return;
-            }
-        },
-    };
-    // SAFETY: `p` points into the flow map.
-    unsafe { finish(p, sk) };
-    count(Counter::ClosesParked);
-}
-
-/// The final figures of a closing flow.
-///
-/// # Safety
-/// `r` must be valid for reads and writes.
-#[inline(always)]
-unsafe fn finish(r: *mut FlowSample, sk: Sk) {
-    // SAFETY: caller guarantees `r`.
-    unsafe {
-        refresh(r, sk);
-        (*r).state = tcp_state::CLOSE;
-        (*r).closed_ns = (*r).last_seen_ns;
-    }
-}
-
-#[inline(always)]
-fn remove(key: u64, existed: bool) {
-    if existed && FLOWS.remove(key).is_ok() {
-        live_add(u64::MAX);
-    }
 }

@@ -25,6 +25,8 @@
 #[cfg(target_arch = "bpf")]
 mod arrivals;
 #[cfg(target_arch = "bpf")]
+mod close;
+#[cfg(target_arch = "bpf")]
 mod delivery;
 #[cfg(target_arch = "bpf")]
 mod flow;

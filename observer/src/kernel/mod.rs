@@ -10,7 +10,8 @@
 //! - [`btf`] and [`offsets`]: the kernel's type information, and the
 //!   `tcp_sock` member offsets the programs are loaded with;
 //! - [`probes`]: load, attach and detach the programs; the one read order
-//!   ([`probes::Probes::read`]) every view polls with;
+//!   ([`probes::Probes::read`]) every view polls with; [`attach`] the steps
+//!   of a load, [`probe_error`] what can go wrong;
 //! - [`flow_map`], [`closed_ring`], [`program_info`]: reading the maps and
 //!   the programs' statistics; [`links`]: which programs are still attached;
 //! - [`pin`] and [`adopt`]: `--pin`, programs and maps that outlive the
@@ -22,6 +23,7 @@
 //! - [`env`]: the test-only environment overrides, all in one place.
 
 pub mod adopt;
+pub mod attach;
 pub mod btf;
 pub mod closed_ring;
 pub mod env;
@@ -32,6 +34,7 @@ pub mod parked;
 pub mod pin;
 pub mod preflight;
 pub mod privilege;
+pub mod probe_error;
 pub mod probes;
 pub mod program_info;
 pub mod tick;

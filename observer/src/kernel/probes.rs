@@ -5,113 +5,24 @@
 use aya::{
     Ebpf, EbpfLoader,
     maps::{Array, HashMap, MapData, PerCpuArray},
-    programs::{BtfTracePoint, ProgramError, tp_btf::BtfTracePointLinkId},
+    programs::BtfTracePoint,
 };
 use observer_common::{
     Counter, DEFAULT_MAX_FLOWS, DEFAULT_RINGBUF_BYTES, FlowSample, GLOBAL_DIRECT, GLOBAL_MAX_FLOWS,
     GLOBAL_OFFSETS, GLOBAL_PACKET_STAGES, MAP_CLOSED, MAP_COUNTERS, MAP_FLOWS, MAP_LIVE,
 };
 
+pub use super::attach::attach_tp;
+pub(super) use super::attach::{missing_hook_note, take};
+pub(crate) use super::probe_error::chain;
+pub use super::probe_error::{ProbeError, eperm_hint};
 use super::{
-    btf,
-    env::{self, VMLINUX_BTF},
-    offsets, pin,
+    attach::{program_info_of, resolve, settings},
+    pin,
 };
 
 /// The compiled kernel programs, built by `build.rs` with aya-build.
 pub static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/observer"));
-
-/// Errors loading, attaching or reading the kernel programs.
-///
-/// Each message carries its cause in its own text (no `source()`), so the
-/// binary's one-line error, which joins the source chain, says it once.
-#[derive(Debug, thiserror::Error)]
-pub enum ProbeError {
-    /// The kernel BTF file could not be read.
-    #[error("{0}")]
-    Btf(btf::BtfError),
-    /// The kernel BTF is not BTF that observer (or aya) can parse.
-    #[error(
-        "{path} is not BTF observer can read ({error}): observer needs the running kernel's own \
-         BTF (CONFIG_DEBUG_INFO_BTF=y); if the kernel is newer than this observer, upgrade observer"
-    )]
-    BadBtf {
-        /// The file.
-        path: String,
-        /// What was wrong with it.
-        error: String,
-    },
-    /// The kernel BTF lacks a struct or member the programs must read.
-    #[error(
-        "{0}: observer cannot follow TCP sockets on this kernel (it supports Linux 5.8 or later); \
-         upgrade the kernel if it is older, else upgrade observer"
-    )]
-    Layout(btf::BtfError),
-    /// The eBPF object did not load (verifier, map creation).
-    #[error("loading the eBPF programs failed: {}{}", chain(.0), eperm_hint(&chain(.0)))]
-    Load(aya::EbpfError),
-    /// A program is missing from the object (a build problem).
-    #[error("eBPF object has no program {0}")]
-    NoProgram(&'static str),
-    /// The kernel has no BTF tracepoint of that name.
-    #[error(
-        "this kernel has no BTF tracepoint {hook} (no btf_trace_{hook} in its BTF): observer needs \
-         Linux 5.8 or later built with CONFIG_DEBUG_INFO_BTF=y; upgrade the kernel"
-    )]
-    MissingHook {
-        /// The tracepoint.
-        hook: &'static str,
-    },
-    /// A required hook could not be loaded or attached.
-    #[error("cannot attach to {hook}: {error}")]
-    Attach {
-        /// The kernel function or tracepoint.
-        hook: &'static str,
-        /// What aya said.
-        error: ProgramError,
-    },
-    /// `--pin` could not be used.
-    #[error("{0}")]
-    Pin(pin::PinError),
-    /// A map is missing or of the wrong type.
-    #[error("eBPF map {name}: {error}")]
-    Map {
-        /// The map's name.
-        name: &'static str,
-        /// What aya said.
-        error: aya::maps::MapError,
-    },
-}
-
-/// `e` and its sources, joined with ": ": aya's map and program errors keep
-/// the errno (what an operator acts on) in their source.
-pub(crate) fn chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut next = e.source();
-    while let Some(s) = next {
-        let part = s.to_string();
-        if !text.contains(&part) {
-            text.push_str(": ");
-            text.push_str(&part);
-        }
-        next = s.source();
-    }
-    text
-}
-
-/// What to check when the kernel refused with EPERM: with CAP_BPF held
-/// (preflight checked it), that is a seccomp profile or an LSM denying
-/// bpf(2), most often a container runtime's default seccomp profile that
-/// allows bpf(2) only with CAP_SYS_ADMIN.
-pub fn eperm_hint(text: &str) -> &'static str {
-    if text.contains("Operation not permitted") {
-        " (EPERM although observer holds CAP_BPF: a seccomp profile or an LSM denies bpf(2); \
-         in a container, use a seccomp profile that allows bpf(2) to CAP_BPF, as the README's \
-         Kubernetes section shows)"
-    } else {
-        ""
-    }
-}
 
 /// Settings fixed at load time.
 #[derive(Clone, Debug)]
@@ -197,114 +108,6 @@ pub(super) enum Programs {
     Loaded(Ebpf),
     /// Pinned by an earlier agent.
     Adopted(Vec<(String, std::os::fd::OwnedFd)>),
-}
-
-/// aya's view of the program behind `fd` (found by its id among the
-/// loaded programs: aya builds one only from a program it loaded, a pin or
-/// the list).
-fn program_info_of(fd: std::os::fd::BorrowedFd<'_>) -> Result<aya::programs::ProgramInfo, String> {
-    let id = crate::kernel::program_info::read(fd)
-        .map_err(|e| e.to_string())?
-        .id;
-    aya::programs::loaded_programs()
-        .filter_map(Result::ok)
-        .find(|i| i.id() == id)
-        .ok_or_else(|| format!("program {id} not listed"))
-}
-
-/// The running kernel's BTF: the offsets observer resolves with its own
-/// reader, and aya's view to load the programs against.
-fn resolve() -> Result<(offsets::Resolved, aya::Btf), ProbeError> {
-    let path = env::btf_path();
-    let bad = |error: String| ProbeError::BadBtf {
-        path: path.clone(),
-        error,
-    };
-    let ours = match btf::Btf::from_file(&path) {
-        Ok(b) => b,
-        Err(e @ btf::BtfError::Io { .. }) => return Err(ProbeError::Btf(e)),
-        Err(e) => return Err(bad(e.to_string())),
-    };
-    let resolved = offsets::resolve(&ours).map_err(ProbeError::Layout)?;
-    let kernel_btf = if path == VMLINUX_BTF {
-        aya::Btf::from_sys_fs()
-    } else {
-        aya::Btf::parse_file(&path, aya::Endianness::default())
-    }
-    .map_err(|e| bad(e.to_string()))?;
-    Ok((resolved, kernel_btf))
-}
-
-/// What the programs are loaded with besides the object, as text: the
-/// offsets and the load-time settings (part of a pinned set's name).
-fn settings(config: &ProbeConfig, offsets: &observer_common::Offsets) -> String {
-    format!(
-        "{offsets:?} max_flows={} ringbuf_bytes={} packet_stages={} rx_gap_ns={}",
-        config.max_flows, config.ringbuf_bytes, config.packet_stages, config.rx_gap_ns
-    )
-}
-
-/// The warning for an owner hook (`tp`) that could not be attached (`why`);
-/// `lag` when no read hook refreshes figures either.
-pub(super) fn missing_hook_note(why: &str, tp: &str, lag: bool) -> String {
-    format!(
-        "{why}: flows accepted by a listener show no pid or comm{} \
-         (tracepoint {tp} arrived in Linux 6.3)",
-        if lag {
-            ", and idle flows' figures lag their last received segment"
-        } else {
-            ""
-        }
-    )
-}
-
-pub(super) fn take<T>(ebpf: &mut Ebpf, name: &'static str) -> Result<T, ProbeError>
-where
-    T: TryFrom<aya::maps::Map, Error = aya::maps::MapError>,
-{
-    let map = ebpf.take_map(name).ok_or(ProbeError::Map {
-        name,
-        error: aya::maps::MapError::InvalidName {
-            name: name.to_string(),
-        },
-    })?;
-    T::try_from(map).map_err(|error| ProbeError::Map { name, error })
-}
-
-/// Loads program `prog` of `ebpf` against `btf` and attaches it to the
-/// BTF tracepoint `tp` (a `btf_trace_<tp>` type must exist).
-///
-/// # Errors
-/// [`ProbeError::NoProgram`] when the object lacks `prog`,
-/// [`ProbeError::MissingHook`] when the kernel lacks `tp`, and
-/// [`ProbeError::Attach`] for any other load or attach failure.
-pub fn attach_tp(
-    ebpf: &mut Ebpf,
-    prog: &'static str,
-    tp: &'static str,
-    btf: &aya::Btf,
-) -> Result<BtfTracePointLinkId, ProbeError> {
-    let p: &mut BtfTracePoint = ebpf
-        .program_mut(prog)
-        .ok_or(ProbeError::NoProgram(prog))?
-        .try_into()
-        .map_err(|error| ProbeError::Attach { hook: tp, error })?;
-    // Test-only: act as if the kernel lacked this tracepoint (see [`env`]).
-    let absent = env::hook_hidden(tp);
-    let name = if absent {
-        format!("{tp}_absent_for_test")
-    } else {
-        tp.to_string()
-    };
-    match p.load(&name, btf) {
-        Err(ProgramError::Btf(aya::BtfError::UnknownBtfTypeName { .. })) => {
-            return Err(ProbeError::MissingHook { hook: tp });
-        }
-        Err(error) => return Err(ProbeError::Attach { hook: tp, error }),
-        Ok(()) => {}
-    }
-    p.attach()
-        .map_err(|error| ProbeError::Attach { hook: tp, error })
 }
 
 impl Probes {

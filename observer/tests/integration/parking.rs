@@ -82,6 +82,29 @@ fn one_page_poller(max_flows: u32) -> Poller {
     )
 }
 
+/// Connections held open at once, closed in one burst by the tests.
+const HELD: usize = 200;
+
+/// A one-page poller with a flow map of `max_flows`, and [`HELD`]
+/// connections open in a namespace of their own (its id), polled once.
+fn burst(max_flows: u32) -> (Poller, Namespace, u32, Vec<(TcpStream, TcpStream)>) {
+    let mut m = one_page_poller(max_flows);
+    m.poll().unwrap();
+    let ns = Namespace::standalone().unwrap();
+    let netns = netns_id(&ns);
+    let pairs = held(&ns, HELD);
+    m.poll().unwrap();
+    (m, ns, netns, pairs)
+}
+
+/// Flows of namespace `netns` open in `m`'s book.
+fn open_in(m: &Poller, netns: u32) -> usize {
+    m.book()
+        .flows()
+        .filter(|t| t.flow.netns == netns && !t.is_closed())
+        .count()
+}
+
 /// Polls `m` until `done` holds of the closes seen so far in `netns` (by
 /// cookie, with how many times each was reported) or `timeout` passes.
 fn closes_in(
@@ -114,19 +137,8 @@ fn a_full_ring_parks_every_close_in_the_flow_map() {
         return;
     }
     let _serial = serial();
-    let mut m = one_page_poller(ProbeConfig::default().max_flows);
-    m.poll().unwrap();
-    let ns = Namespace::standalone().unwrap();
-    let netns = netns_id(&ns);
-    const HELD: usize = 200;
-    let pairs = held(&ns, HELD);
-    m.poll().unwrap();
-    let open_in_ns = |m: &Poller| {
-        m.book()
-            .flows()
-            .filter(|t| t.flow.netns == netns && !t.is_closed())
-            .count()
-    };
+    let (mut m, ns, netns, pairs) = burst(ProbeConfig::default().max_flows);
+    let open_in_ns = |m: &Poller| open_in(m, netns);
     assert_eq!(open_in_ns(&m), 2 * HELD);
     let before = m.counters;
     // All 400 ends close at once: the ring overflows.
@@ -199,13 +211,7 @@ fn parked_closes_the_lru_evicts_are_counted_and_forgotten() {
     let _serial = serial();
     // A map of 256 entries for 400 flows: closes of flows the LRU already
     // took are parked in new entries, which evict older parked ones.
-    let mut m = one_page_poller(256);
-    m.poll().unwrap();
-    let ns = Namespace::standalone().unwrap();
-    let netns = netns_id(&ns);
-    const HELD: usize = 200;
-    let pairs = held(&ns, HELD);
-    m.poll().unwrap();
+    let (mut m, _ns, netns, pairs) = burst(256);
     let before = m.counters;
     let evicted_before = m.probes().parked_evicted();
     drop(pairs);
@@ -235,12 +241,11 @@ fn parked_closes_the_lru_evicts_are_counted_and_forgotten() {
         2 * HELD
     );
     // Flows whose close was lost do not stay open in the book.
-    let open = m
-        .book()
-        .flows()
-        .filter(|t| t.flow.netns == netns && !t.is_closed())
-        .count();
-    assert_eq!(open, 0, "flows whose close was lost stay open");
+    assert_eq!(
+        open_in(&m, netns),
+        0,
+        "flows whose close was lost stay open"
+    );
 }
 
 #[test]
