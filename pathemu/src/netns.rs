@@ -4,6 +4,7 @@
 
 use std::collections::BTreeSet;
 use std::fs::{self, File};
+use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
@@ -11,6 +12,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::thread;
+use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 
@@ -29,6 +31,28 @@ static LIVE: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
 
 fn live() -> std::sync::MutexGuard<'static, BTreeSet<String>> {
     LIVE.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Waits (up to 2 s) until a UDP socket bound to `local` can be connected to
+/// `peer`: the address is assigned and a route to `peer` exists. Must run on
+/// a thread inside the namespace ([`Namespace::run`]). An IPv6 address gets
+/// its routes from the kernel's addrconf work queue after `ip addr add`
+/// returns (even with `nodad`), so a connect right after it can fail with
+/// ENETUNREACH; this waits that out.
+///
+/// # Errors
+/// The last bind or connect error once 2 s have passed.
+pub fn wait_routable(local: IpAddr, peer: IpAddr) -> std::io::Result<()> {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        let attempt = UdpSocket::bind(SocketAddr::new(local, 0))
+            .and_then(|s| s.connect(SocketAddr::new(peer, 9)));
+        match attempt {
+            Ok(()) => return Ok(()),
+            Err(e) if Instant::now() >= deadline => return Err(e),
+            Err(_) => thread::sleep(Duration::from_millis(2)),
+        }
+    }
 }
 
 /// Runs `ip` with `args`; returns its standard output, or an error with its standard error.

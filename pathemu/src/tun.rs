@@ -1,11 +1,9 @@
 //! TUN devices: creating one inside a namespace and configuring its addresses.
 
 use std::io::Write;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::process::{Command, Stdio};
-use std::thread;
-use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 use crate::netns::Namespace;
@@ -89,25 +87,10 @@ pub(crate) fn configure(ns: &Namespace, ends: &Ends) -> Result<()> {
         pairs.push((IpAddr::V6(local6), IpAddr::V6(peer6)));
     }
     for (local, peer) in pairs {
-        ns.run(|| wait_routable(local, peer))?
+        ns.run(|| crate::netns::wait_routable(local, peer))?
             .map_err(|e| Error::io(format!("route {local} -> {peer} in {}", ns.name()), e))?;
     }
     Ok(())
-}
-
-/// Waits (up to 2 s) until a UDP socket bound to `local` can be connected to
-/// `peer`, i.e. the address is assigned and the route exists. Runs inside the namespace.
-fn wait_routable(local: IpAddr, peer: IpAddr) -> std::io::Result<()> {
-    let deadline = Instant::now() + Duration::from_secs(2);
-    loop {
-        let attempt = UdpSocket::bind(SocketAddr::new(local, 0))
-            .and_then(|s| s.connect(SocketAddr::new(peer, 9)));
-        match attempt {
-            Ok(()) => return Ok(()),
-            Err(e) if Instant::now() >= deadline => return Err(e),
-            Err(_) => thread::sleep(Duration::from_millis(2)),
-        }
-    }
 }
 
 /// Runs `ip -n NAME -batch -` with `batch` on standard input.

@@ -80,10 +80,14 @@ impl Tally {
 }
 
 /// The test named by libtest's `test NAME ... FAILED` line (the scenario
-/// runner prints the same form).
+/// runner prints the same form) or by a `FAILED: NAME` line (vm-test's list).
 fn failed_name(line: &str) -> Option<&str> {
-    line.trim()
-        .strip_prefix("test ")?
+    let line = line.trim();
+    // A nested xtask's own list (vm-test's `  FAILED: flows: exit status 101`).
+    if let Some(name) = line.strip_prefix("FAILED: ") {
+        return Some(name.trim());
+    }
+    line.strip_prefix("test ")?
         .strip_suffix(" ... FAILED")
         .map(str::trim)
 }
@@ -170,6 +174,10 @@ mod tests {
             Some("faults::slow_polls")
         );
         assert_eq!(failed_name("test faults::slow_polls ... ok"), None);
+        assert_eq!(
+            failed_name("  FAILED: flows: exit status 101"),
+            Some("flows: exit status 101")
+        );
         let t = parse_result("15 passed, 1 failed").unwrap();
         assert_eq!((t.passed, t.failed), (15, 1));
         assert!(parse_result("x passed, 1 failed").is_none());

@@ -73,6 +73,9 @@ impl Mixed {
         ]);
         let pairs = ns
             .run(|| {
+                // The IPv6 address's routes come from addrconf's work queue.
+                let v6: std::net::IpAddr = "fd00:7::1".parse().unwrap();
+                pathemu::wait_routable(v6, v6).unwrap();
                 // Made under the client thread's name: connect() names the
                 // owner when observer runs then (before Linux 6.3 the only
                 // owner hook a client passes).
