@@ -138,7 +138,7 @@ fn build(release: bool) -> anyhow::Result<std::path::PathBuf> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Cmd::Setup => setup::setup(),
+        Cmd::Setup => setup::setup().and_then(|()| vm::qemu::ensure().map(drop)),
         Cmd::Build { release } => build(release).map(|_| ()),
         Cmd::Run { release, args } => build(release).and_then(|bin| {
             let args = if args.is_empty() {

@@ -25,7 +25,8 @@ pub enum Group {
     /// servers and clients of the receiver-side scenarios, and what
     /// deploy/check.py needs (PyYAML, systemd-analyze).
     Tools,
-    /// The kernel matrix (`vm-test`): an emulator and the VM's userland.
+    /// The kernel matrix (`vm-test`): the VM's userland (the emulator
+    /// itself: `vm::qemu::ensure`).
     Vm,
     /// `cargo xtask fuzz`: g++ (libfuzzer-sys compiles libFuzzer) and
     /// cargo-fuzz.
@@ -62,7 +63,10 @@ impl Group {
                 // The manual pages' test renders them.
                 "man-db",
             ],
-            Group::Vm => &["qemu-system-x86", "busybox-static"],
+            // qemu-system-x86 comes through `vm::qemu::ensure`: installed,
+            // or unpacked beside the kernels where installing it would
+            // remove a newer qemu-utils.
+            Group::Vm => &["busybox-static"],
             Group::Fuzz => &["g++"],
             Group::Image => &["podman"],
         }
@@ -196,16 +200,80 @@ pub fn setup_for(groups: &[Group]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The packages of `wanted` that are not installed.
+fn missing(wanted: &[&str]) -> Vec<String> {
+    wanted
+        .iter()
+        .filter(|p| !dpkg_installed(p))
+        .map(|p| (*p).to_string())
+        .collect()
+}
+
+/// `apt-get install` of `pkgs` (no recommends), simulated or for real; a
+/// real run may remove nothing, whatever the simulation missed.
+fn apt_install(pkgs: &[String], simulate: bool) -> Command {
+    let mut c = Command::new("apt-get");
+    c.args(["install", "-y", "-q", "--no-install-recommends"]);
+    c.arg(if simulate {
+        "--simulate"
+    } else {
+        "--no-remove"
+    });
+    c.args(pkgs).env("DEBIAN_FRONTEND", "noninteractive");
+    c
+}
+
+/// What apt would remove to install the missing ones of `wanted` (empty
+/// when nothing is missing or nothing would go). Updates apt's lists first
+/// when something is missing.
+///
+/// # Errors
+/// Not root on a system with apt-get, or apt cannot install them at all
+/// (its `E:` lines).
+pub fn would_remove(wanted: &[&str]) -> anyhow::Result<Vec<String>> {
+    let missing = missing(wanted);
+    if missing.is_empty() {
+        return Ok(Vec::new());
+    }
+    if !(which("apt-get") && is_root()) {
+        bail!(
+            "missing system packages: {}; run this as root on Debian/Ubuntu",
+            missing.join(" ")
+        );
+    }
+    run(Command::new("apt-get").args(["update", "-q"]))?;
+    simulate(&missing)
+}
+
+/// Simulates installing `missing`: what apt would remove.
+fn simulate(missing: &[String]) -> anyhow::Result<Vec<String>> {
+    let sim = apt_install(missing, true)
+        .output()
+        .context("cannot run apt-get")?;
+    if !sim.status.success() {
+        let err = String::from_utf8_lossy(&sim.stderr);
+        bail!(
+            "apt-get cannot install {}: {}",
+            missing.join(" "),
+            err.lines()
+                .filter(|l| l.starts_with("E:"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+    }
+    Ok(removals(&String::from_utf8_lossy(&sim.stdout)))
+}
+
 /// The packages of `wanted` that are missing, through apt-get where this
 /// is root on Debian/Ubuntu. apt may not remove anything for them: the
 /// install is simulated first, and a conflict stops with one line naming
 /// what would go and the command that would resolve it by hand.
-fn install_packages(wanted: &[&str]) -> anyhow::Result<()> {
-    let missing: Vec<&str> = wanted
-        .iter()
-        .copied()
-        .filter(|p| !dpkg_installed(p))
-        .collect();
+///
+/// # Errors
+/// Not root with apt-get (the message lists what to install), apt cannot
+/// install them, or it would remove a package.
+pub fn install_packages(wanted: &[&str]) -> anyhow::Result<()> {
+    let missing = missing(wanted);
     if missing.is_empty() || wanted.is_empty() {
         eprintln!("setup: system packages present");
         return Ok(());
@@ -221,32 +289,7 @@ fn install_packages(wanted: &[&str]) -> anyhow::Result<()> {
     }
     eprintln!("setup: installing {}", missing.join(" "));
     run(Command::new("apt-get").args(["update", "-q"]))?;
-    let apt = |simulate: bool| {
-        let mut c = Command::new("apt-get");
-        c.args(["install", "-y", "-q", "--no-install-recommends"]);
-        // The simulation lists what would go (`Remv`); the real run may
-        // remove nothing whatever the simulation missed.
-        c.arg(if simulate {
-            "--simulate"
-        } else {
-            "--no-remove"
-        });
-        c.args(&missing).env("DEBIAN_FRONTEND", "noninteractive");
-        c
-    };
-    let sim = apt(true).output().context("cannot run apt-get")?;
-    if !sim.status.success() {
-        let err = String::from_utf8_lossy(&sim.stderr);
-        bail!(
-            "apt-get cannot install {}: {}",
-            missing.join(" "),
-            err.lines()
-                .filter(|l| l.starts_with("E:"))
-                .collect::<Vec<_>>()
-                .join(" ")
-        );
-    }
-    let removed = removals(&String::from_utf8_lossy(&sim.stdout));
+    let removed = simulate(&missing)?;
     if !removed.is_empty() {
         bail!(
             "installing {} would make apt remove {}; observer's set-up removes nothing: if that \
@@ -256,7 +299,7 @@ fn install_packages(wanted: &[&str]) -> anyhow::Result<()> {
             missing.join(" ")
         );
     }
-    run(&mut apt(false))
+    run(&mut apt_install(&missing, false))
 }
 
 /// The packages an `apt-get --simulate` run says it would remove (its

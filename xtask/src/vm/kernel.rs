@@ -197,6 +197,31 @@ fn load(pkg: &str, dir: &Path) -> anyhow::Result<Kernel> {
     })
 }
 
+/// Downloads the candidate `.deb` of `pkg` into `work` (which holds no
+/// other `.deb`) with `apt-get download` and unpacks it into `into`
+/// (`dpkg-deb -x`); nothing is installed.
+///
+/// # Errors
+/// A failed download or unpack.
+pub(super) fn download_unpack(pkg: &str, work: &Path, into: &Path) -> anyhow::Result<()> {
+    eprintln!("vm-test: downloading {pkg}");
+    let mut get = Command::new("apt-get");
+    get.args(["download", "-q"]);
+    if util::is_root() {
+        // apt's download user cannot write into a root-owned folder.
+        get.args(["-o", "APT::Sandbox::User=root"]);
+    }
+    // Progress goes to stderr: stdout carries only the results.
+    util::run(get.arg(pkg).current_dir(work).stdout(std::io::stderr()))?;
+    let deb = fs::read_dir(work)?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "deb"))
+        .with_context(|| format!("apt-get download left no .deb for {pkg}"))?;
+    util::run(Command::new("dpkg-deb").arg("-x").arg(&deb).arg(into))?;
+    fs::remove_file(&deb).with_context(|| format!("removing {}", deb.display()))
+}
+
 /// Downloads `pkg` and unpacks the kernel and [`MODULES`] into `dir`.
 fn download(pkg: &str, dir: &Path) -> anyhow::Result<()> {
     let parent = dir.parent().unwrap_or(Path::new("."));
@@ -216,21 +241,7 @@ fn download_into(pkg: &str, work: &Path) -> anyhow::Result<()> {
     let unpacked = work.join("x");
     fs::create_dir_all(keep.join("modules"))?;
     fs::create_dir_all(&unpacked)?;
-    eprintln!("vm-test: downloading {pkg}");
-    let mut get = Command::new("apt-get");
-    get.args(["download", "-q"]);
-    if util::is_root() {
-        // apt's download user cannot write into a root-owned folder.
-        get.args(["-o", "APT::Sandbox::User=root"]);
-    }
-    // Progress goes to stderr: stdout carries only the results.
-    util::run(get.arg(pkg).current_dir(work).stdout(std::io::stderr()))?;
-    let deb = fs::read_dir(work)?
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|e| e == "deb"))
-        .with_context(|| format!("apt-get download left no .deb for {pkg}"))?;
-    util::run(Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&unpacked))?;
+    download_unpack(pkg, work, &unpacked)?;
     let boot = unpacked.join("boot");
     let vmlinuz = fs::read_dir(&boot)
         .with_context(|| format!("{pkg} has no /boot"))?

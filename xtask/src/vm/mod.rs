@@ -15,6 +15,7 @@ mod guest_script;
 mod initramfs;
 mod kernel;
 mod netem;
+pub mod qemu;
 
 use std::{
     fs,
@@ -100,14 +101,15 @@ struct KernelRun {
 pub fn vm_test(kernel: &str, netem: bool, timeout_s: u64, only: &[String]) -> anyhow::Result<()> {
     let series = select_series(kernel)?;
     setup::setup_for(&[setup::Group::Vm])?;
-    for tool in ["qemu-system-x86_64", "busybox", "apt-get", "dpkg-deb"] {
+    for tool in ["busybox", "apt-get", "dpkg-deb"] {
         if initramfs::find_program(tool).is_none() {
             bail!(
-                "{tool} is missing: the VM tests need qemu-system-x86 and busybox-static \
+                "{tool} is missing: the VM tests need busybox-static and Debian's apt \
                  (`cargo xtask setup` as root installs them)"
             );
         }
     }
+    let qemu = qemu::ensure()?;
     let mut built = build()?;
     if !only.is_empty() {
         let names: Vec<&str> = built.tests.iter().map(|t| t.name.as_str()).collect();
@@ -125,7 +127,7 @@ pub fn vm_test(kernel: &str, netem: bool, timeout_s: u64, only: &[String]) -> an
 
     let mut runs = Vec::new();
     for s in &series {
-        let run = run_kernel(s, &base, &steps, &scratch, timeout_s)?;
+        let run = run_kernel(&qemu, s, &base, &steps, &scratch, timeout_s)?;
         report(&run);
         runs.push(run);
     }
@@ -150,6 +152,7 @@ fn select_series(kernel: &str) -> anyhow::Result<Vec<kernel::Series>> {
 /// Fetches one series' kernel, adds its modules and /init to `base`, boots
 /// it and reads the guest's results from the serial transcript.
 fn run_kernel(
+    qemu: &qemu::Qemu,
     s: &kernel::Series,
     base: &Initramfs,
     steps: &[Step],
@@ -186,6 +189,7 @@ fn run_kernel(
         log.display()
     );
     let transcript = boot(
+        qemu,
         &k.vmlinuz,
         &cpio,
         &log,
@@ -403,13 +407,14 @@ struct Transcript {
 /// to stderr (prefixed with `tag`) and to `log`, and kills qemu if it runs
 /// past `timeout`.
 fn boot(
+    qemu: &qemu::Qemu,
     vmlinuz: &Path,
     initrd: &Path,
     log: &Path,
     timeout: Duration,
     tag: &str,
 ) -> anyhow::Result<Transcript> {
-    let mut c = Command::new("qemu-system-x86_64");
+    let mut c = qemu.command();
     c.args(["-nodefaults", "-machine", "q35", "-accel", "tcg"])
         .args(["-cpu", "max", "-smp", "2", "-m", "2048"])
         .args(["-display", "none", "-serial", "stdio", "-no-reboot"])
@@ -424,7 +429,7 @@ fn boot(
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
-        .context("cannot start qemu-system-x86_64")?;
+        .with_context(|| format!("cannot start {}", qemu.binary.display()))?;
     let stdout = child.stdout.take().context("qemu has no stdout")?;
     let (tx, rx) = mpsc::channel::<String>();
     let reader = std::thread::spawn(move || {
