@@ -8,10 +8,14 @@ use std::{
 
 use anyhow::Context as _;
 
-use super::{churn_load, env::Netns, throughput::prog_cost};
+use super::{
+    churn_load,
+    env::Netns,
+    throughput::{ProgramShare, add_costs, prog_cost, prog_costs, shares},
+};
 
 /// One churn step.
-#[derive(Clone, Copy, Debug, Default, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct ChurnStep {
     /// Connections per second asked for.
     pub target_per_s: u64,
@@ -31,6 +35,9 @@ pub struct ChurnStep {
     pub ringbuf_drops: u64,
     /// Kernel ns per program run (all observer programs) during the step.
     pub probe_ns_per_hit: f64,
+    /// Every observer program's run time during the step.
+    #[serde(default)]
+    pub programs: Vec<ProgramShare>,
 }
 
 /// Runs each rate for `secs` with observer attached in this process,
@@ -63,6 +70,8 @@ pub fn steps(rates: &[u64], secs: u64) -> anyhow::Result<Vec<ChurnStep>> {
     for &rate in rates {
         let drops0 = poller.counters[observer_common::Counter::RingbufDrops as usize];
         let cost0 = prog_cost("observer_");
+        let each0 = prog_costs("observer_");
+        let started = Instant::now();
         let mut closed: HashMap<u64, u32> = HashMap::new();
         let done = AtomicBool::new(false);
         let made = std::thread::scope(|scope| -> anyhow::Result<churn_load::Made> {
@@ -95,6 +104,8 @@ pub fn steps(rates: &[u64], secs: u64) -> anyhow::Result<Vec<ChurnStep>> {
                 .map_err(|_| anyhow::anyhow!("churn thread panicked"))?
         })?;
         let cost1 = prog_cost("observer_");
+        let mut each = std::collections::BTreeMap::new();
+        add_costs(&mut each, &each0, &prog_costs("observer_"));
         let hits = cost1.hits.saturating_sub(cost0.hits);
         let reported = closed.len() as u64;
         let twice = closed.values().filter(|n| **n > 1).count();
@@ -118,6 +129,7 @@ pub fn steps(rates: &[u64], secs: u64) -> anyhow::Result<Vec<ChurnStep>> {
             } else {
                 0.0
             },
+            programs: shares(each, started.elapsed().as_secs_f64()),
         });
     }
     Ok(out)

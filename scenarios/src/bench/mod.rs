@@ -8,7 +8,11 @@ pub mod churn;
 pub mod churn_load;
 pub mod env;
 pub mod floor;
+mod notes;
 pub mod report;
+#[cfg(test)]
+mod report_tests;
+pub mod rr;
 pub mod throughput;
 
 use serde::Serialize;

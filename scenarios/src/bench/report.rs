@@ -3,16 +3,27 @@
 
 use serde::Serialize;
 
-use super::{Stat, agent::Scale, breakdown::StageCost, churn::ChurnStep, throughput::Overhead};
+use super::{
+    Stat, agent::Scale, breakdown::StageCost, churn::ChurnStep, rr::RrOverhead,
+    throughput::Overhead,
+};
 
-/// Targets (issue "Overhead and scale benchmarks").
+/// Targets (issues "Overhead and scale benchmarks" and "Per-packet cost
+/// near the floor"): bulk throughput with/without observer.
 pub const TARGET_THROUGHPUT_RATIO: f64 = 0.98;
-/// Mean kernel ns per hit of the per-packet program.
-pub const TARGET_PROBE_NS: f64 = 100.0;
+/// observer's own work per hit of the per-packet program above an empty
+/// program on the same hook, averaged over a bulk transfer (ns).
+pub const TARGET_OWN_NS: f64 = 50.0;
+/// observer's own work per program run above the floor under connection churn (ns).
+pub const TARGET_OWN_NS_CHURN: f64 = 100.0;
+/// Request/response transactions/s with/without observer (median).
+pub const TARGET_RR_RATIO: f64 = 0.97;
+/// observer's programs during a bulk transfer, % of one CPU per Gbit/s.
+pub const TARGET_BULK_CPU_PCT_PER_GBPS: f64 = 0.1;
 /// Agent CPU at 10k flows, % of one core.
 pub const TARGET_CPU_PCT_10K: f64 = 1.0;
 /// Poll of 100k flows, ms.
-pub const TARGET_POLL_MS_100K: f64 = 100.0;
+pub const TARGET_POLL_MS_100K: f64 = 15.0;
 
 /// Everything one run measured.
 #[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
@@ -54,6 +65,28 @@ pub struct Results {
     pub churn_first_loss_per_s: f64,
     /// `ss -tin` wall time (ms) at 100k flows.
     pub ss_poll_ms_100k_flows: f64,
+    /// observer's own ns per hit of the per-packet program in the
+    /// one-stream bulk transfer: `probe_ns_per_hit - floor_ns_per_hit`.
+    #[serde(default)]
+    pub own_ns_per_hit: f64,
+    /// observer's own ns per program run at the highest churn rate:
+    /// `probe_ns_per_hit_churn - floor_ns_per_hit` (0 when the throughput
+    /// part, which measures the floor, did not run).
+    #[serde(default)]
+    pub own_ns_per_run_churn: f64,
+    /// Every observer program's run time during the one-stream bulk
+    /// with-rounds, % of one CPU per Gbit/s transferred.
+    #[serde(default)]
+    pub bulk_cpu_pct_per_gbps: f64,
+    /// Median request/response transactions/s with/without, 1 connection.
+    #[serde(default)]
+    pub rr_ratio_1: f64,
+    /// Median request/response transactions/s with/without, 16 connections.
+    #[serde(default)]
+    pub rr_ratio_16: f64,
+    /// Details.
+    #[serde(default)]
+    pub rr: Vec<RrOverhead>,
     /// Details.
     pub throughput: Vec<Overhead>,
     /// Details.
@@ -136,6 +169,22 @@ fn table(s: &mut String, header: &str, rows: impl IntoIterator<Item = Vec<String
     }
 }
 
+/// One row per program: ns per run, runs/s, % of one CPU.
+fn programs_table(s: &mut String, programs: &[super::throughput::ProgramShare]) {
+    table(
+        s,
+        "program | ns per run | runs/s | % of one CPU",
+        programs.iter().map(|p| {
+            vec![
+                p.name.to_string(),
+                format!("{:.0}", p.ns_per_hit),
+                format!("{:.0}", p.hits_per_s),
+                format!("{:.2}", p.cpu_pct),
+            ]
+        }),
+    );
+}
+
 /// `median (min-max)` with `digits` decimals.
 fn spread(x: &Stat, digits: usize) -> String {
     format!(
@@ -145,6 +194,27 @@ fn spread(x: &Stat, digits: usize) -> String {
 }
 
 impl Results {
+    /// Fills in the figures derived from the measured ones: observer's own
+    /// work above the empty program's floor (bulk per hit, churn per run)
+    /// and the bulk transfer's program time per Gbit/s. Nothing without a
+    /// floor (the throughput part did not run).
+    pub fn derive(&mut self) {
+        if self.floor_ns_per_hit <= 0.0 {
+            return;
+        }
+        self.own_ns_per_hit = (self.probe_ns_per_hit - self.floor_ns_per_hit).max(0.0);
+        if self.probe_ns_per_hit_churn > 0.0 {
+            self.own_ns_per_run_churn =
+                (self.probe_ns_per_hit_churn - self.floor_ns_per_hit).max(0.0);
+        }
+        if let Some(t) = self.throughput.iter().find(|t| t.streams == 1)
+            && t.with_bps.median > 0.0
+        {
+            let pct: f64 = t.programs.iter().map(|p| p.cpu_pct).sum();
+            self.bulk_cpu_pct_per_gbps = pct / (t.with_bps.median / 1e9);
+        }
+    }
+
     /// The markdown page.
     pub fn markdown(&self) -> String {
         let mut s = self.preamble();
@@ -161,6 +231,7 @@ impl Results {
                     vec![name.to_string(), value, target, judged.text().to_string()]
                 }),
         );
+        self.rr_tables(&mut s);
         self.throughput_tables(&mut s);
         if !self.stages.is_empty() {
             s.push_str("\n## Where the per-packet time goes (one stream; the program cut short after each stage)\n\n");
@@ -230,7 +301,20 @@ impl Results {
         } else {
             NOT_RUN
         };
+        let rr = ran("rr");
         vec![
+            (
+                "request/response transactions/s with/without, 1 connection",
+                format!("{:.3}", self.rr_ratio_1),
+                format!(">= {TARGET_RR_RATIO}"),
+                Judgement::of(rr, NOT_RUN, self.rr_ratio_1 >= TARGET_RR_RATIO),
+            ),
+            (
+                "request/response transactions/s with/without, 16 connections",
+                format!("{:.3}", self.rr_ratio_16),
+                format!(">= {TARGET_RR_RATIO}"),
+                Judgement::of(rr, NOT_RUN, self.rr_ratio_16 >= TARGET_RR_RATIO),
+            ),
             (
                 "throughput with/without, 1 stream",
                 format!("{:.3}", self.throughput_ratio),
@@ -254,8 +338,8 @@ impl Results {
             (
                 "kernel ns per packet (bulk)",
                 format!("{:.0}", self.probe_ns_per_hit),
-                format!("<= {TARGET_PROBE_NS}"),
-                Judgement::of(tp, NOT_RUN, self.probe_ns_per_hit <= TARGET_PROBE_NS),
+                "-".into(),
+                Judgement::untargeted(tp),
             ),
             (
                 "kernel ns per hit of an empty program on the same hook (the floor here)",
@@ -264,10 +348,36 @@ impl Results {
                 Judgement::untargeted(tp),
             ),
             (
+                "observer's own ns per packet, above the floor (bulk)",
+                format!("{:.0}", self.own_ns_per_hit),
+                format!("<= {TARGET_OWN_NS}"),
+                Judgement::of(tp, NOT_RUN, self.own_ns_per_hit <= TARGET_OWN_NS),
+            ),
+            (
+                "observer's programs per Gbit/s (bulk, 1 stream)",
+                format!("{:.3}% of a CPU", self.bulk_cpu_pct_per_gbps),
+                format!("<= {TARGET_BULK_CPU_PCT_PER_GBPS}%"),
+                Judgement::of(
+                    tp,
+                    NOT_RUN,
+                    self.bulk_cpu_pct_per_gbps <= TARGET_BULK_CPU_PCT_PER_GBPS,
+                ),
+            ),
+            (
                 "kernel ns per program run (churn)",
                 format!("{:.0}", self.probe_ns_per_hit_churn),
                 "-".into(),
                 Judgement::untargeted(churn),
+            ),
+            (
+                "observer's own ns per program run, above the floor (churn)",
+                format!("{:.0}", self.own_ns_per_run_churn),
+                format!("<= {TARGET_OWN_NS_CHURN}"),
+                Judgement::of(
+                    churn && tp,
+                    "not run (needs throughput and churn)",
+                    self.own_ns_per_run_churn <= TARGET_OWN_NS_CHURN,
+                ),
             ),
             (
                 "agent CPU at 10k flows, 1 s interval",
@@ -318,6 +428,43 @@ impl Results {
         ]
     }
 
+    /// The request/response table, then each count's per-program table.
+    fn rr_tables(&self, s: &mut String) {
+        if self.rr.is_empty() {
+            return;
+        }
+        s.push_str(&format!(
+            "\n## Request/response ({} bytes each way, one transaction at a time per connection, \
+             loopback in a namespace)\n\n",
+            super::rr::MESSAGE
+        ));
+        table(
+            s,
+            "connections | with/without (median, min-max) | \
+             A/A: without/without (median, min-max) | without (transactions/s) | \
+             with (transactions/s) | segments per transaction | \
+             programs' ns per segment (= ms of CPU per million segments)",
+            self.rr.iter().map(|r| {
+                vec![
+                    r.connections.to_string(),
+                    spread(&r.ratio, 3),
+                    spread(&r.aa_ratio, 3),
+                    format!("{:.0}", r.without_tps.median),
+                    format!("{:.0}", r.with_tps.median),
+                    format!("{:.2}", r.segments_per_transaction),
+                    format!("{:.0}", r.programs_ns_per_segment),
+                ]
+            }),
+        );
+        for r in self.rr.iter().filter(|r| !r.programs.is_empty()) {
+            s.push_str(&format!(
+                "\n### Every observer program during the {}-connection with-rounds\n\n",
+                r.connections
+            ));
+            programs_table(s, &r.programs);
+        }
+    }
+
     /// The throughput table, then each run's per-program table.
     fn throughput_tables(&self, s: &mut String) {
         s.push_str("\n## Throughput (loopback bulk TCP in a namespace, iperf3)\n\n");
@@ -344,18 +491,7 @@ impl Results {
                 "\n### Every observer program during the {}-stream with-rounds\n\n",
                 t.streams
             ));
-            table(
-                s,
-                "program | ns per run | runs/s | % of one CPU",
-                t.programs.iter().map(|p| {
-                    vec![
-                        p.name.to_string(),
-                        format!("{:.0}", p.ns_per_hit),
-                        format!("{:.0}", p.hits_per_s),
-                        format!("{:.2}", p.cpu_pct),
-                    ]
-                }),
-            );
+            programs_table(s, &t.programs);
         }
     }
 
@@ -380,6 +516,13 @@ impl Results {
                 ]
             }),
         );
+        if let Some(last) = self.churn.last().filter(|c| !c.programs.is_empty()) {
+            s.push_str(&format!(
+                "\n### Every observer program during the {} connections/s step\n\n",
+                last.target_per_s
+            ));
+            programs_table(s, &last.programs);
+        }
         if let Some(top) = self.churn.iter().map(|c| c.made_per_s).reduce(f64::max) {
             if self.churn_first_loss_per_s > 0.0 {
                 s.push_str(&format!(
@@ -394,193 +537,5 @@ impl Results {
                 ));
             }
         }
-    }
-
-    /// Says, for each target this run missed, by how much and what the
-    /// run's own figures show about why.
-    fn notes(&self) -> String {
-        let mut n = Vec::new();
-        let tp = self.parts.iter().any(|p| p == "throughput");
-        if tp && self.probe_ns_per_hit > TARGET_PROBE_NS {
-            n.push(self.probe_note());
-        }
-        for (streams, ratio) in [(1, self.throughput_ratio), (4, self.throughput_ratio_p4)] {
-            if !tp || ratio >= TARGET_THROUGHPUT_RATIO {
-                continue;
-            }
-            n.push(self.throughput_note(streams, ratio));
-        }
-        if n.is_empty() {
-            return String::new();
-        }
-        format!("\n## Targets missed in this run\n\n{}\n", n.join("\n"))
-    }
-
-    /// The missed kernel cost per packet: the floor, each stage's share.
-    fn probe_note(&self) -> String {
-        let own = (self.probe_ns_per_hit - self.floor_ns_per_hit).max(0.0);
-        let stage = |i: usize| self.stages.get(i).map_or(0.0, |s| s.adds_ns);
-        let held = self.floor_ns_per_hit + stage(1) + stage(2);
-        format!(
-            "- **Kernel cost per packet: missed by {:.0} ns** ({:.0} ns against {TARGET_PROBE_NS:.0}). \
-             An empty program on the same hook costs {:.0} ns per hit here (the BPF trampoline \
-             and the run-time accounting that `kernel.bpf_stats_enabled` itself adds), which \
-             leaves {:.0} ns for observer's own work under the target; it takes about {own:.0} ns. \
-             The stage table above: the self-counter and the cast to `tcp_sock` add {:.0} ns \
-             and the sample gate (the cookie, the segment's flags and ACK, a per-CPU slot) \
-             {:.0} ns, so a segment the gate holds back costs about {held:.0} ns in all. The \
-             segments it lets through (at most one per flow, CPU and jiffy, plus every \
-             segment that ends a burst) add the flow-map lookup and the refresh of about 35 \
-             `tcp_sock` fields, {:.0} ns averaged over all hits. {}",
-            self.probe_ns_per_hit - TARGET_PROBE_NS,
-            self.probe_ns_per_hit,
-            self.floor_ns_per_hit,
-            (TARGET_PROBE_NS - self.floor_ns_per_hit).max(0.0),
-            stage(1),
-            stage(2),
-            stage(3) + stage(4) + stage(5),
-            if held > TARGET_PROBE_NS {
-                "Even a held-back segment costs more than the target here: the floor and \
-                 the cast leave too little for any per-flow state. Going lower would mean \
-                 not running on every segment, which `tcp_probe` (the per-segment hook \
-                 that needs neither kprobes nor trampolines) does not allow."
-            } else {
-                "A held-back segment fits the target; the average misses it by the samples \
-                 the gate lets through."
-            },
-        )
-    }
-
-    /// The missed throughput ratio with `streams` streams: its spread, the
-    /// A/A control, the programs' own share of the CPUs.
-    fn throughput_note(&self, streams: u32, ratio: f64) -> String {
-        let t = self.throughput.iter().find(|t| t.streams == streams);
-        let spread = t.map_or("?".into(), |t| {
-            format!("{:.3}-{:.3}", t.ratio.min, t.ratio.max)
-        });
-        // The programs' own share of the CPUs during the with-rounds.
-        let own_pct = t.map_or(0.0, |t| {
-            if t.programs.is_empty() {
-                t.probe_hits_per_s * t.probe_ns_per_hit / 1e7
-            } else {
-                t.programs.iter().map(|p| p.cpu_pct).sum()
-            }
-        });
-        let aa = t.map(|t| t.aa_ratio).filter(|a| a.n > 0);
-        let control = match aa {
-            Some(a) if ratio >= a.min => format!(
-                "The A/A control (two transfers without observer) spread {:.3}-{:.3} in \
-                 the same run, so this median is within what identical sides differ by \
-                 here: the run cannot tell the loss from noise.",
-                a.min, a.max
-            ),
-            Some(a) => format!(
-                "The A/A control (two transfers without observer) spread {:.3}-{:.3}: \
-                 this median is below the control's lowest round, though whole runs on \
-                 this machine differ from one another by more than that.",
-                a.min, a.max
-            ),
-            None => "No A/A control in this run.".to_string(),
-        };
-        format!(
-            "- **Throughput, {streams} stream(s): missed by {:.3}** (median ratio {ratio:.3}, \
-             rounds {spread}). {control} observer's programs ran for {own_pct:.1}% of \
-             one CPU (all hooks; table above), against a {:.0}% loss \
-             of throughput; with {} socket ends busy on two vCPUs, any rest would be \
-             indirect (cache lines the program touches, the agent's wake-ups).",
-            TARGET_THROUGHPUT_RATIO - ratio,
-            (1.0 - ratio) * 100.0,
-            2 * streams,
-        )
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn row<'a>(page: &'a str, name: &str) -> &'a str {
-        page.lines()
-            .find(|l| l.starts_with(&format!("| {name} |")))
-            .unwrap_or_else(|| panic!("no row {name} in\n{page}"))
-    }
-
-    fn agent_only(quick: bool, sizes: &[usize]) -> Results {
-        Results {
-            parts: vec!["agent".into()],
-            quick,
-            agent_cpu_pct_10k_flows: 0.3,
-            scale: sizes
-                .iter()
-                .map(|&flows| Scale {
-                    flows,
-                    ..Scale::default()
-                })
-                .collect(),
-            ..Results::default()
-        }
-    }
-
-    /// The committed page is what `--render docs/benchmarks.json` writes:
-    /// the renderer's output, byte for byte, for a real run's figures.
-    #[test]
-    fn committed_page_renders_from_committed_json() {
-        let r: Results = serde_json::from_str(include_str!("../../../docs/benchmarks.json"))
-            .expect("docs/benchmarks.json parses");
-        assert_eq!(r.markdown(), include_str!("../../../docs/benchmarks.md"));
-    }
-
-    #[test]
-    fn quick_run_says_the_100k_step_did_not_run() {
-        let page = agent_only(true, &[1_000, 10_000]).markdown();
-        for name in ["poll of 100k flows", "agent RSS at 100k flows"] {
-            let r = row(&page, name);
-            assert!(r.ends_with("| not run (--quick) |"), "{r}");
-            assert!(r.contains("| - |"), "{r}");
-        }
-        assert!(row(&page, "agent CPU at 10k flows, 1 s interval").ends_with("| met |"));
-        assert!(!page.contains("MISSED"), "{page}");
-        assert!(page.contains("- run: `--quick`"));
-    }
-
-    #[test]
-    fn full_run_judges_the_100k_step_and_rows_without_target_stay_blank() {
-        let mut r = agent_only(false, &[1_000, 10_000, 100_000]);
-        r.poll_ms_100k_flows = 150.0;
-        r.rss_mib_100k_flows = 54.0;
-        r.parts.push("throughput".into());
-        r.floor_ns_per_hit = 70.0;
-        let page = r.markdown();
-        assert!(row(&page, "poll of 100k flows").ends_with("| MISSED |"));
-        assert!(row(&page, "agent RSS at 100k flows").ends_with("| met |"));
-        let floor = row(
-            &page,
-            "kernel ns per hit of an empty program on the same hook (the floor here)",
-        );
-        assert!(floor.ends_with("| - |  |"), "{floor}");
-        assert!(row(&page, "kernel ns per program run (churn)").ends_with("| not run |"));
-        assert!(!page.contains("First loss") && !page.contains("No loss"));
-    }
-
-    #[test]
-    fn churn_states_the_first_loss_rate_or_that_there_was_none() {
-        let step = |made_per_s: f64| ChurnStep {
-            made_per_s,
-            ..ChurnStep::default()
-        };
-        let mut r = Results {
-            parts: vec!["churn".into()],
-            churn: vec![step(1000.0), step(9998.0)],
-            ..Results::default()
-        };
-        assert!(
-            r.markdown()
-                .contains("No loss at any rate up to 9998 connections/s")
-        );
-        r.churn_first_loss_per_s = 9998.0;
-        assert!(
-            r.markdown()
-                .contains("First loss (a flow not reported, or a ring-buffer drop) at 9998")
-        );
     }
 }

@@ -1,7 +1,7 @@
 //! Throughput overhead: loopback bulk TCP with and without observer,
 //! alternating over rounds; and the kernel cost per probe hit meanwhile.
 
-use std::time::Duration;
+use std::{collections::BTreeMap, time::Duration};
 
 use anyhow::Context as _;
 use pathemu::ChildGuard;
@@ -46,8 +46,8 @@ pub fn cost_during(ns: &Netns, secs: u64, streams: u32, prefix: &str) -> anyhow:
 }
 
 /// [`prog_cost`] per program name.
-pub fn prog_costs(prefix: &str) -> std::collections::BTreeMap<String, ProgCost> {
-    let mut m = std::collections::BTreeMap::<String, ProgCost>::new();
+pub fn prog_costs(prefix: &str) -> BTreeMap<String, ProgCost> {
+    let mut m = BTreeMap::<String, ProgCost>::new();
     for p in aya::programs::loaded_programs().filter_map(Result::ok) {
         if let Some(n) = p.name_as_str().filter(|n| n.starts_with(prefix)) {
             let c = m.entry(n.to_string()).or_default();
@@ -56,6 +56,37 @@ pub fn prog_costs(prefix: &str) -> std::collections::BTreeMap<String, ProgCost> 
         }
     }
     m
+}
+
+/// Adds to `totals` what each program ran between the readings `before`
+/// and `after` ([`prog_costs`]).
+pub fn add_costs(
+    totals: &mut BTreeMap<String, ProgCost>,
+    before: &BTreeMap<String, ProgCost>,
+    after: &BTreeMap<String, ProgCost>,
+) {
+    for (name, c) in after {
+        let b = before.get(name).copied().unwrap_or_default();
+        let t = totals.entry(name.clone()).or_default();
+        t.ns += c.ns.saturating_sub(b.ns);
+        t.hits += c.hits.saturating_sub(b.hits);
+    }
+}
+
+/// Each program's share of `secs` seconds, from its run-time totals
+/// (programs that never ran are left out).
+pub fn shares(totals: BTreeMap<String, ProgCost>, secs: f64) -> Vec<ProgramShare> {
+    let secs = secs.max(1e-9);
+    totals
+        .into_iter()
+        .filter(|(_, c)| c.hits > 0)
+        .map(|(name, c)| ProgramShare {
+            name,
+            ns_per_hit: c.ns as f64 / c.hits as f64,
+            hits_per_s: c.hits as f64 / secs,
+            cpu_pct: c.ns as f64 / secs / 1e7,
+        })
+        .collect()
 }
 
 /// One program's share during the with-rounds.
@@ -152,7 +183,7 @@ pub fn overhead(streams: u32, rounds: usize, secs: u64) -> anyhow::Result<Overhe
     let (mut with, mut without, mut ratios, mut aa) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut ns_sum, mut hits_sum, mut secs_sum) = (0u64, 0u64, 0.0);
-    let mut totals = std::collections::BTreeMap::<String, ProgCost>::new();
+    let mut totals = BTreeMap::<String, ProgCost>::new();
     for round in 0..rounds {
         let (mut w, mut wo, mut wo2) = (0.0, 0.0, 0.0);
         // Rotate the order, so drift favours no side.
@@ -164,12 +195,7 @@ pub fn overhead(streams: u32, rounds: usize, secs: u64) -> anyhow::Result<Overhe
                     let all_before = prog_costs("observer_");
                     w = transfer(&ns, secs, streams)?;
                     let after = prog_cost("observer_tcp_pr");
-                    for (name, c) in prog_costs("observer_") {
-                        let b = all_before.get(&name).copied().unwrap_or_default();
-                        let t = totals.entry(name).or_default();
-                        t.ns += c.ns.saturating_sub(b.ns);
-                        t.hits += c.hits.saturating_sub(b.hits);
-                    }
+                    add_costs(&mut totals, &all_before, &prog_costs("observer_"));
                     ns_sum += after.ns.saturating_sub(before.ns);
                     hits_sum += after.hits.saturating_sub(before.hits);
                     secs_sum += secs as f64;
@@ -188,19 +214,8 @@ pub fn overhead(streams: u32, rounds: usize, secs: u64) -> anyhow::Result<Overhe
         let _floor = super::floor::Floor::attach().context("attaching the empty program")?;
         cost_during(&ns, secs, streams, super::floor::FLOOR_PROGRAM)?
     };
-    let secs_total = secs_sum.max(1e-9);
-    let programs = totals
-        .into_iter()
-        .filter(|(_, c)| c.hits > 0)
-        .map(|(name, c)| ProgramShare {
-            name,
-            ns_per_hit: c.ns as f64 / c.hits as f64,
-            hits_per_s: c.hits as f64 / secs_total,
-            cpu_pct: c.ns as f64 / secs_total / 1e7,
-        })
-        .collect();
     Ok(Overhead {
-        programs,
+        programs: shares(totals, secs_sum),
         floor_ns_per_hit: floor,
         streams,
         ratio: Stat::of(&ratios),

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
-use scenarios::bench::{agent, breakdown, churn, env, report::Results, throughput};
+use scenarios::bench::{agent, breakdown, churn, env, report::Results, rr, throughput};
 
 #[derive(Parser)]
 #[command(about = "observer's overhead and scale benchmarks")]
@@ -34,6 +34,8 @@ struct Cli {
 /// The parts of the benchmark.
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum Part {
+    /// Request/response transactions (1 and 16 connections).
+    Rr,
     Throughput,
     Agent,
     Churn,
@@ -62,8 +64,10 @@ fn commit() -> String {
 fn render(cli: &Cli, json: &std::path::Path) -> anyhow::Result<()> {
     let text =
         std::fs::read_to_string(json).with_context(|| format!("reading {}", json.display()))?;
-    let r: Results =
+    let mut r: Results =
         serde_json::from_str(&text).with_context(|| format!("parsing {}", json.display()))?;
+    // Results written before these figures were kept.
+    r.derive();
     std::fs::write(&cli.markdown, r.markdown())
         .with_context(|| format!("writing {}", cli.markdown.display()))
 }
@@ -82,6 +86,7 @@ fn bench(cli: &Cli) -> anyhow::Result<()> {
     };
     let runs = |p: Part| cli.only.is_empty() || cli.only.contains(&p);
     for (p, name) in [
+        (Part::Rr, "rr"),
         (Part::Throughput, "throughput"),
         (Part::Agent, "agent"),
         (Part::Churn, "churn"),
@@ -89,6 +94,9 @@ fn bench(cli: &Cli) -> anyhow::Result<()> {
         if runs(p) {
             r.parts.push(name.to_string());
         }
+    }
+    if runs(Part::Rr) {
+        measure_rr(&mut r, rounds, secs)?;
     }
     if runs(Part::Throughput) {
         measure_throughput(&mut r, rounds, secs)?;
@@ -106,7 +114,25 @@ fn bench(cli: &Cli) -> anyhow::Result<()> {
         r.churn = churn::steps(rates, if cli.quick { 3 } else { 5 })?;
     }
     churn_figures(&mut r);
+    r.derive();
     write(cli, &r)
+}
+
+/// Request/response with/without at 1 and 16 connections.
+fn measure_rr(r: &mut Results, rounds: usize, secs: u64) -> anyhow::Result<()> {
+    eprintln!(
+        "bench: request/response, 1 and 16 connections, {rounds} rounds of {secs} s each side"
+    );
+    for connections in [1, 16] {
+        let o = rr::overhead(connections, rounds, secs)?;
+        if connections == 1 {
+            r.rr_ratio_1 = o.ratio.median;
+        } else {
+            r.rr_ratio_16 = o.ratio.median;
+        }
+        r.rr.push(o);
+    }
+    Ok(())
 }
 
 /// With/without throughput at 1 and 4 streams, then the per-packet cost

@@ -1,0 +1,206 @@
+//! The benchmark page's last section: for each target a run missed, by
+//! how much and what the run's own figures say about why.
+
+use super::report::{
+    Results, TARGET_BULK_CPU_PCT_PER_GBPS, TARGET_OWN_NS, TARGET_OWN_NS_CHURN, TARGET_RR_RATIO,
+    TARGET_THROUGHPUT_RATIO,
+};
+
+impl Results {
+    /// Says, for each target this run missed, by how much and what the
+    /// run's own figures show about why; empty when none was missed.
+    pub(super) fn notes(&self) -> String {
+        let ran = |part: &str| self.parts.iter().any(|p| p == part);
+        let tp = ran("throughput");
+        let mut n = Vec::new();
+        if tp && self.own_ns_per_hit > TARGET_OWN_NS {
+            n.push(self.own_note());
+        }
+        if tp && ran("churn") && self.own_ns_per_run_churn > TARGET_OWN_NS_CHURN {
+            n.push(format!(
+                "- **Own work per run under churn: missed by {:.0} ns** ({:.0} ns above the \
+                 floor against {TARGET_OWN_NS_CHURN:.0}). Under churn the runs are those of \
+                 the state-change, owner and destroy programs, which create, attribute and \
+                 close flows, beside the per-packet ones; the largest shares: {}.",
+                self.own_ns_per_run_churn - TARGET_OWN_NS_CHURN,
+                self.own_ns_per_run_churn,
+                self.churn
+                    .last()
+                    .map(|c| largest_shares(&c.programs))
+                    .unwrap_or_else(|| "none measured".to_string()),
+            ));
+        }
+        if tp && self.bulk_cpu_pct_per_gbps > TARGET_BULK_CPU_PCT_PER_GBPS {
+            n.push(self.bulk_cpu_note());
+        }
+        for r in self.rr.iter().filter(|r| r.ratio.median < TARGET_RR_RATIO) {
+            n.push(self.rr_note(r));
+        }
+        for (streams, ratio) in [(1, self.throughput_ratio), (4, self.throughput_ratio_p4)] {
+            if !tp || ratio >= TARGET_THROUGHPUT_RATIO {
+                continue;
+            }
+            n.push(self.throughput_note(streams, ratio));
+        }
+        if n.is_empty() {
+            return String::new();
+        }
+        format!("\n## Targets missed in this run\n\n{}\n", n.join("\n"))
+    }
+
+    /// The missed own work per packet: the floor, and the stage table's
+    /// largest steps.
+    fn own_note(&self) -> String {
+        let mut steps: Vec<_> = self.stages.iter().skip(1).collect();
+        steps.sort_by(|a, b| b.adds_ns.total_cmp(&a.adds_ns));
+        let largest: Vec<String> = steps
+            .iter()
+            .take(3)
+            .map(|s| {
+                format!(
+                    "{} ({:+.0} ns)",
+                    s.stage.trim_start_matches("+ "),
+                    s.adds_ns
+                )
+            })
+            .collect();
+        format!(
+            "- **Own work per packet: missed by {:.0} ns** ({:.0} ns above the floor against \
+             {TARGET_OWN_NS:.0}). The per-packet program costs {:.0} ns per hit in all; an \
+             empty program on the same hook costs {:.0} ns here (the BPF trampoline and the \
+             run-time accounting that `kernel.bpf_stats_enabled` itself adds). {}",
+            self.own_ns_per_hit - TARGET_OWN_NS,
+            self.own_ns_per_hit,
+            self.probe_ns_per_hit,
+            self.floor_ns_per_hit,
+            if largest.is_empty() {
+                "No stage table in this run.".to_string()
+            } else {
+                format!(
+                    "The largest steps in the stage table: {}.",
+                    largest.join("; ")
+                )
+            },
+        )
+    }
+
+    /// The missed CPU per Gbit/s of a bulk transfer: which programs.
+    fn bulk_cpu_note(&self) -> String {
+        let t = self.throughput.iter().find(|t| t.streams == 1);
+        format!(
+            "- **Programs per Gbit/s (bulk): missed by {:.3} points** ({:.3}% of a CPU per \
+             Gbit/s against {TARGET_BULK_CPU_PCT_PER_GBPS}%, at {:.2} Gbit/s). The largest \
+             shares: {}.",
+            self.bulk_cpu_pct_per_gbps - TARGET_BULK_CPU_PCT_PER_GBPS,
+            self.bulk_cpu_pct_per_gbps,
+            t.map_or(0.0, |t| t.with_bps.median / 1e9),
+            t.map_or_else(
+                || "none measured".to_string(),
+                |t| largest_shares(&t.programs)
+            ),
+        )
+    }
+
+    /// A missed request/response ratio: its spread against the A/A
+    /// control, and the programs' time per transaction against the time a
+    /// transaction takes.
+    fn rr_note(&self, r: &super::rr::RrOverhead) -> String {
+        let tx_ns = if r.without_tps.median > 0.0 {
+            1e9 / r.without_tps.median * f64::from(r.connections.min(2))
+        } else {
+            0.0
+        };
+        let prog_ns = r.programs_ns_per_segment * r.segments_per_transaction;
+        let control = if r.aa_ratio.n > 0 && r.ratio.median >= r.aa_ratio.min {
+            format!(
+                "The A/A control spread {:.3}-{:.3} in the same run: the median lies within \
+                 what identical sides differ by here.",
+                r.aa_ratio.min, r.aa_ratio.max
+            )
+        } else {
+            format!(
+                "The A/A control spread {:.3}-{:.3}: the median lies below it.",
+                r.aa_ratio.min, r.aa_ratio.max
+            )
+        };
+        format!(
+            "- **Request/response, {} connection(s): missed by {:.3}** (median {:.3}, rounds \
+             {:.3}-{:.3}). {control} observer's programs ran {prog_ns:.0} ns per transaction \
+             ({:.2} segments at {:.0} ns each), against about {tx_ns:.0} ns of CPU a \
+             transaction takes without observer (its time on the busy CPUs); the rest of the \
+             loss would be the agent's own wake-ups and the cache lines the programs touch.",
+            r.connections,
+            TARGET_RR_RATIO - r.ratio.median,
+            r.ratio.median,
+            r.ratio.min,
+            r.ratio.max,
+            r.segments_per_transaction,
+            r.programs_ns_per_segment,
+        )
+    }
+
+    /// The missed throughput ratio with `streams` streams: its spread, the
+    /// A/A control, the programs' own share of the CPUs.
+    fn throughput_note(&self, streams: u32, ratio: f64) -> String {
+        let t = self.throughput.iter().find(|t| t.streams == streams);
+        let spread = t.map_or("?".into(), |t| {
+            format!("{:.3}-{:.3}", t.ratio.min, t.ratio.max)
+        });
+        // The programs' own share of the CPUs during the with-rounds.
+        let own_pct = t.map_or(0.0, |t| {
+            if t.programs.is_empty() {
+                t.probe_hits_per_s * t.probe_ns_per_hit / 1e7
+            } else {
+                t.programs.iter().map(|p| p.cpu_pct).sum()
+            }
+        });
+        let aa = t.map(|t| t.aa_ratio).filter(|a| a.n > 0);
+        let control = match aa {
+            Some(a) if ratio >= a.min => format!(
+                "The A/A control (two transfers without observer) spread {:.3}-{:.3} in \
+                 the same run, so this median is within what identical sides differ by \
+                 here: the run cannot tell the loss from noise.",
+                a.min, a.max
+            ),
+            Some(a) => format!(
+                "The A/A control (two transfers without observer) spread {:.3}-{:.3}: \
+                 this median is below the control's lowest round, though whole runs on \
+                 this machine differ from one another by more than that.",
+                a.min, a.max
+            ),
+            None => "No A/A control in this run.".to_string(),
+        };
+        format!(
+            "- **Throughput, {streams} stream(s): missed by {:.3}** (median ratio {ratio:.3}, \
+             rounds {spread}). {control} observer's programs ran for {own_pct:.1}% of \
+             one CPU (all hooks; table above), against a {:.0}% loss \
+             of throughput; with {} socket ends busy on two vCPUs, any rest would be \
+             indirect (cache lines the program touches, the agent's wake-ups).",
+            TARGET_THROUGHPUT_RATIO - ratio,
+            (1.0 - ratio) * 100.0,
+            2 * streams,
+        )
+    }
+}
+
+/// The two programs with the largest share of a CPU, with their runs/s and
+/// ns per run.
+fn largest_shares(programs: &[super::throughput::ProgramShare]) -> String {
+    let mut p: Vec<_> = programs.iter().collect();
+    p.sort_by(|a, b| b.cpu_pct.total_cmp(&a.cpu_pct));
+    let top: Vec<String> = p
+        .iter()
+        .take(2)
+        .map(|p| {
+            format!(
+                "`{}` {:.2}% of a CPU ({:.0} runs/s at {:.0} ns)",
+                p.name, p.cpu_pct, p.hits_per_s, p.ns_per_hit
+            )
+        })
+        .collect();
+    if top.is_empty() {
+        "none measured".to_string()
+    } else {
+        top.join(", ")
+    }
+}

@@ -1,0 +1,200 @@
+//! The benchmark page's rendering: targets judged, parts not run said so.
+
+use super::{Stat, agent::Scale, churn::ChurnStep, report::*};
+
+fn row<'a>(page: &'a str, name: &str) -> &'a str {
+    page.lines()
+        .find(|l| l.starts_with(&format!("| {name} |")))
+        .unwrap_or_else(|| panic!("no row {name} in\n{page}"))
+}
+
+fn agent_only(quick: bool, sizes: &[usize]) -> Results {
+    Results {
+        parts: vec!["agent".into()],
+        quick,
+        agent_cpu_pct_10k_flows: 0.3,
+        scale: sizes
+            .iter()
+            .map(|&flows| Scale {
+                flows,
+                ..Scale::default()
+            })
+            .collect(),
+        ..Results::default()
+    }
+}
+
+/// The committed page is what `--render docs/benchmarks.json` writes:
+/// the renderer's output, byte for byte, for a real run's figures.
+#[test]
+fn committed_page_renders_from_committed_json() {
+    let mut r: Results = serde_json::from_str(include_str!("../../../docs/benchmarks.json"))
+        .expect("docs/benchmarks.json parses");
+    r.derive();
+    assert_eq!(r.markdown(), include_str!("../../../docs/benchmarks.md"));
+}
+
+#[test]
+fn quick_run_says_the_100k_step_did_not_run() {
+    let page = agent_only(true, &[1_000, 10_000]).markdown();
+    for name in ["poll of 100k flows", "agent RSS at 100k flows"] {
+        let r = row(&page, name);
+        assert!(r.ends_with("| not run (--quick) |"), "{r}");
+        assert!(r.contains("| - |"), "{r}");
+    }
+    assert!(row(&page, "agent CPU at 10k flows, 1 s interval").ends_with("| met |"));
+    assert!(!page.contains("MISSED"), "{page}");
+    assert!(page.contains("- run: `--quick`"));
+}
+
+#[test]
+fn full_run_judges_the_100k_step_and_rows_without_target_stay_blank() {
+    let mut r = agent_only(false, &[1_000, 10_000, 100_000]);
+    r.poll_ms_100k_flows = 150.0;
+    r.rss_mib_100k_flows = 54.0;
+    r.parts.push("throughput".into());
+    r.floor_ns_per_hit = 70.0;
+    let page = r.markdown();
+    assert!(row(&page, "poll of 100k flows").ends_with("| MISSED |"));
+    assert!(row(&page, "agent RSS at 100k flows").ends_with("| met |"));
+    let floor = row(
+        &page,
+        "kernel ns per hit of an empty program on the same hook (the floor here)",
+    );
+    assert!(floor.ends_with("| - |  |"), "{floor}");
+    assert!(row(&page, "kernel ns per program run (churn)").ends_with("| not run |"));
+    assert!(!page.contains("First loss") && !page.contains("No loss"));
+}
+
+#[test]
+fn churn_states_the_first_loss_rate_or_that_there_was_none() {
+    let step = |made_per_s: f64| ChurnStep {
+        made_per_s,
+        ..ChurnStep::default()
+    };
+    let mut r = Results {
+        parts: vec!["churn".into()],
+        churn: vec![step(1000.0), step(9998.0)],
+        ..Results::default()
+    };
+    assert!(
+        r.markdown()
+            .contains("No loss at any rate up to 9998 connections/s")
+    );
+    r.churn_first_loss_per_s = 9998.0;
+    assert!(
+        r.markdown()
+            .contains("First loss (a flow not reported, or a ring-buffer drop) at 9998")
+    );
+}
+
+#[test]
+fn request_response_rows_are_judged_and_missed_ones_explained() {
+    use super::rr::RrOverhead;
+    let ratio = |median: f64| Stat {
+        median,
+        min: median - 0.02,
+        max: median + 0.02,
+        n: 3,
+    };
+    let rr = |connections: u32, median: f64| RrOverhead {
+        connections,
+        ratio: ratio(median),
+        aa_ratio: ratio(1.0),
+        without_tps: ratio(20_000.0),
+        with_tps: ratio(20_000.0 * median),
+        segments_per_transaction: 2.0,
+        programs_ns_per_segment: 400.0,
+        programs: Vec::new(),
+    };
+    let r = Results {
+        parts: vec!["rr".into()],
+        rr_ratio_1: 0.95,
+        rr_ratio_16: 0.99,
+        rr: vec![rr(1, 0.95), rr(16, 0.99)],
+        ..Results::default()
+    };
+    let page = r.markdown();
+    assert!(
+        row(
+            &page,
+            "request/response transactions/s with/without, 1 connection"
+        )
+        .ends_with("| 0.950 | >= 0.97 | MISSED |")
+    );
+    assert!(
+        row(
+            &page,
+            "request/response transactions/s with/without, 16 connections"
+        )
+        .ends_with("| 0.990 | >= 0.97 | met |")
+    );
+    // The table: median (min-max), transactions/s, ns per segment.
+    assert!(
+        page.contains(
+            "| 1 | 0.950 (0.930-0.970) | 1.000 (0.980-1.020) | 20000 | 19000 | 2.00 | 400 |"
+        ),
+        "{page}"
+    );
+    // The 1-connection miss is explained, with the programs' 800 ns per
+    // transaction (2 segments at 400 ns) against 50 us per transaction.
+    assert!(
+        page.contains("Request/response, 1 connection(s): missed by 0.020"),
+        "{page}"
+    );
+    assert!(page.contains("800 ns per transaction"), "{page}");
+    assert!(page.contains("about 50000 ns of CPU"), "{page}");
+    assert!(!page.contains("16 connection(s): missed"), "{page}");
+}
+
+#[test]
+fn own_work_is_derived_from_the_probe_and_the_floor() {
+    use super::throughput::{Overhead, ProgramShare};
+    let mut r = Results {
+        parts: vec!["throughput".into(), "churn".into()],
+        probe_ns_per_hit: 229.0,
+        floor_ns_per_hit: 79.0,
+        probe_ns_per_hit_churn: 650.0,
+        throughput: vec![Overhead {
+            streams: 1,
+            with_bps: Stat {
+                median: 20e9,
+                min: 20e9,
+                max: 20e9,
+                n: 1,
+            },
+            programs: vec![
+                ProgramShare {
+                    name: "observer_tcp_pr".into(),
+                    ns_per_hit: 229.0,
+                    hits_per_s: 60_000.0,
+                    cpu_pct: 1.5,
+                },
+                ProgramShare {
+                    name: "observer_recv_l".into(),
+                    ns_per_hit: 300.0,
+                    hits_per_s: 10_000.0,
+                    cpu_pct: 0.5,
+                },
+            ],
+            ..Overhead::default()
+        }],
+        ..Results::default()
+    };
+    r.derive();
+    assert_eq!(r.own_ns_per_hit, 150.0);
+    assert_eq!(r.own_ns_per_run_churn, 571.0);
+    assert!((r.bulk_cpu_pct_per_gbps - 0.1).abs() < 1e-12);
+    let page = r.markdown();
+    assert!(
+        row(
+            &page,
+            "observer's own ns per packet, above the floor (bulk)"
+        )
+        .ends_with("| 150 | <= 50 | MISSED |")
+    );
+    assert!(
+        row(&page, "observer's programs per Gbit/s (bulk, 1 stream)")
+            .ends_with("| 0.100% of a CPU | <= 0.1% | met |")
+    );
+}
