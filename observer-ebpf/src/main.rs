@@ -25,6 +25,8 @@
 #[cfg(target_arch = "bpf")]
 mod arrivals;
 #[cfg(target_arch = "bpf")]
+mod candidates;
+#[cfg(target_arch = "bpf")]
 mod close;
 #[cfg(target_arch = "bpf")]
 mod delivery;
@@ -101,6 +103,22 @@ mod programs {
     /// hook costs on the machine (never attached by the agent).
     #[btf_tracepoint(function = "tcp_probe")]
     pub fn bench_floor(_ctx: BtfTracePointContext) -> i32 {
+        0
+    }
+
+    /// A candidate flow-state lookup, the LRU hash by socket cookie, for
+    /// the benchmark alone (see [`crate::candidates`]).
+    #[btf_tracepoint(function = "tcp_probe")]
+    pub fn bench_lru_hash(ctx: BtfTracePointContext) -> i32 {
+        crate::candidates::lru_hash(ctx.arg(0));
+        0
+    }
+
+    /// A candidate flow-state lookup, socket-local storage, for the
+    /// benchmark alone (see [`crate::candidates`]).
+    #[btf_tracepoint(function = "tcp_probe")]
+    pub fn bench_sk_store(ctx: BtfTracePointContext) -> i32 {
+        crate::candidates::sk_storage(ctx.arg(0));
         0
     }
 

@@ -74,3 +74,25 @@ pub fn stages(secs: u64, floor: f64) -> anyhow::Result<Vec<StageCost>> {
     }
     Ok(out)
 }
+
+/// Measures each candidate flow-state lookup ([`super::floor::CANDIDATES`])
+/// alone on `tcp_probe` over a `secs` one-stream transfer, against `floor`.
+///
+/// # Errors
+/// A load, attach or transfer failed.
+pub fn candidates(secs: u64, floor: f64) -> anyhow::Result<Vec<StageCost>> {
+    let ns = Netns::new("candidates")?;
+    let mut out = Vec::new();
+    for (program, what) in super::floor::CANDIDATES {
+        let attached = super::floor::Floor::attach_program(program)
+            .with_context(|| format!("attaching {program}"))?;
+        let ns_per_hit = cost_during(&ns, secs, 1, program)?;
+        drop(attached);
+        out.push(StageCost {
+            stage: (*what).to_string(),
+            ns_per_hit,
+            adds_ns: ns_per_hit - floor,
+        });
+    }
+    Ok(out)
+}

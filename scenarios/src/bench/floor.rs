@@ -3,6 +3,7 @@
 //! the agent, its run time per hit is what any program on that hook costs
 //! on this machine (the trampoline, and the run-time accounting of
 //! `kernel.bpf_stats_enabled`), the floor under `observer_tcp_probe`'s.
+//! The candidate lookups ([`CANDIDATES`]) are attached the same way.
 
 use aya::{Ebpf, EbpfLoader};
 
@@ -16,12 +17,34 @@ pub struct Floor {
 /// Name of the empty program, as the kernel lists it.
 pub const FLOOR_PROGRAM: &str = "bench_floor";
 
+/// The candidate flow-state lookups (observer-ebpf's `candidates`), each a
+/// program on `tcp_probe`: name, and what it does.
+pub const CANDIDATES: &[(&str, &str)] = &[
+    (
+        "bench_lru_hash",
+        "socket cookie + LRU hash lookup (the agent's way today)",
+    ),
+    (
+        "bench_sk_store",
+        "socket-local storage (`bpf_sk_storage_get`)",
+    ),
+];
+
 impl Floor {
     /// Loads and attaches `bench_floor` to `tcp_probe`.
     ///
     /// # Errors
     /// No kernel BTF, or the load or attach failed.
     pub fn attach() -> Result<Floor, ProbeError> {
+        Floor::attach_program(FLOOR_PROGRAM)
+    }
+
+    /// Loads the object and attaches only `program` (one of the
+    /// benchmark's programs on `tcp_probe`).
+    ///
+    /// # Errors
+    /// No kernel BTF, or the load or attach failed.
+    pub fn attach_program(program: &'static str) -> Result<Floor, ProbeError> {
         let btf = aya::Btf::from_sys_fs().map_err(|e| ProbeError::BadBtf {
             path: observer::kernel::env::VMLINUX_BTF.to_string(),
             error: e.to_string(),
@@ -30,7 +53,7 @@ impl Floor {
             .btf(Some(&btf))
             .load(OBJECT)
             .map_err(ProbeError::Load)?;
-        attach_tp(&mut ebpf, FLOOR_PROGRAM, "tcp_probe", &btf)?;
+        attach_tp(&mut ebpf, program, "tcp_probe", &btf)?;
         Ok(Floor { _ebpf: ebpf })
     }
 }

@@ -95,6 +95,10 @@ pub struct Results {
     pub churn: Vec<ChurnStep>,
     /// The per-packet program's cost, stage by stage (one stream).
     pub stages: Vec<StageCost>,
+    /// Candidate flow-state lookups, each alone on the per-packet hook
+    /// (one stream); `adds_ns` is above the empty program's floor.
+    #[serde(default)]
+    pub candidates: Vec<StageCost>,
 }
 
 /// How a row of the targets table came out, against its target.
@@ -243,6 +247,23 @@ impl Results {
                         st.stage.to_string(),
                         format!("{:.0}", st.ns_per_hit),
                         format!("{:+.0}", st.adds_ns),
+                    ]
+                }),
+            );
+        }
+        if !self.candidates.is_empty() {
+            s.push_str(
+                "\n## Candidate flow-state lookups (each alone on tcp_probe, one stream; \
+                 it finds or makes one socket's counter and adds one)\n\n",
+            );
+            table(
+                &mut s,
+                "lookup | ns per hit | above the floor",
+                self.candidates.iter().map(|c| {
+                    vec![
+                        c.stage.to_string(),
+                        format!("{:.0}", c.ns_per_hit),
+                        format!("{:+.0}", c.adds_ns),
                     ]
                 }),
             );

@@ -152,6 +152,8 @@ fn measure_throughput(r: &mut Results, rounds: usize, secs: u64) -> anyhow::Resu
     }
     eprintln!("bench: where the per-packet time goes, {secs} s per stage");
     r.stages = breakdown::stages(secs, r.floor_ns_per_hit)?;
+    eprintln!("bench: candidate flow-state lookups, {secs} s each");
+    r.candidates = breakdown::candidates(secs, r.floor_ns_per_hit)?;
     Ok(())
 }
 
