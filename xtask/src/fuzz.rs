@@ -39,11 +39,14 @@ fn cargo_fuzz(root: &Path) -> Command {
 
 /// Builds the targets, then runs each for `seconds`; a target passes when
 /// libFuzzer finds no crash, panic, hang or leak of memory past its limit.
-/// Prints `N passed, M failed` for the test tally.
+/// Prints `N passed, M failed` for the test tally. `dev` builds them with
+/// cargo's dev profile (`cargo fuzz --dev`: overflow checks and debug
+/// assertions on, minutes less to compile, fewer runs a second), as the
+/// short run of `cargo xtask test` does; otherwise optimised.
 ///
 /// # Errors
 /// cargo-fuzz missing or the targets failing to build.
-pub fn fuzz(seconds: u64, only: &[String]) -> anyhow::Result<Tally> {
+pub fn fuzz(seconds: u64, only: &[String], dev: bool) -> anyhow::Result<Tally> {
     setup::setup_for(&[setup::Group::Fuzz])?;
     let root = util::workspace_root();
     let targets: Vec<(&str, usize)> = TARGETS
@@ -55,24 +58,36 @@ pub fn fuzz(seconds: u64, only: &[String]) -> anyhow::Result<Tally> {
         let names: Vec<&str> = TARGETS.iter().map(|(t, _)| *t).collect();
         anyhow::bail!("no such fuzz target; there are: {}", names.join(", "));
     }
-    util::run(cargo_fuzz(&root).args(["build", "--sanitizer", "none", "--fuzz-dir", "fuzz"]))
-        .context("building the fuzz targets (cargo fuzz build --sanitizer none)")?;
+    util::run(
+        cargo_fuzz(&root)
+            .args(["build", "--sanitizer", "none", "--fuzz-dir", "fuzz"])
+            .args(dev.then_some("--dev")),
+    )
+    .context("building the fuzz targets (cargo fuzz build --sanitizer none)")?;
     let mut tally = Tally::default();
     for (target, max_len) in targets {
-        tally.add(run_target(&root, target, max_len, seconds)?);
+        tally.add(run_target(&root, target, max_len, seconds, dev)?);
     }
     tally.print();
     Ok(tally)
 }
 
 /// Runs one target for `seconds` from its corpus and seeds, libFuzzer's
-/// output in a log; one check, passed or failed.
-fn run_target(root: &Path, target: &str, max_len: usize, seconds: u64) -> anyhow::Result<Tally> {
+/// output in a log; one check, passed or failed. `dev`: as [`fuzz`].
+fn run_target(
+    root: &Path,
+    target: &str,
+    max_len: usize,
+    seconds: u64,
+    dev: bool,
+) -> anyhow::Result<Tally> {
     let corpus = root.join("fuzz/corpus").join(target);
     std::fs::create_dir_all(&corpus).with_context(|| format!("creating {}", corpus.display()))?;
     let seeds = root.join("fuzz/seeds").join(target);
     let mut c = cargo_fuzz(root);
-    c.args(["run", "--sanitizer", "none", "--fuzz-dir", "fuzz", target])
+    c.args(["run", "--sanitizer", "none", "--fuzz-dir", "fuzz"])
+        .args(dev.then_some("--dev"))
+        .arg(target)
         .arg(&corpus)
         .arg(&seeds)
         .args([
@@ -103,9 +118,10 @@ fn run_target(root: &Path, target: &str, max_len: usize, seconds: u64) -> anyhow
         Err(e) => {
             let why = failure_lines(&log_path);
             let input = newest_artifact(&root.join("fuzz/artifacts").join(target));
+            let dev = if dev { " --dev" } else { "" };
             println!(
                 "fuzz {target} ... FAILED ({e}); the input is in fuzz/artifacts/{target}/, \
-                 replay it with `cargo fuzz run --sanitizer none --fuzz-dir fuzz {target} FILE`\n{why}"
+                 replay it with `cargo fuzz run --sanitizer none{dev} --fuzz-dir fuzz {target} FILE`\n{why}"
             );
             Ok(Tally::failure(format!(
                 "fuzz {target}: {why} input: {input}"

@@ -77,21 +77,7 @@ pub fn podman() -> anyhow::Result<Command> {
 /// `cargo build --release` of observer for the host triple with glibc
 /// linked in; checks that the result has no program interpreter.
 fn static_binary() -> anyhow::Result<PathBuf> {
-    let triple = host_triple()?;
-    let var = format!(
-        "CARGO_TARGET_{}_RUSTFLAGS",
-        triple.to_uppercase().replace(['-', '.'], "_")
-    );
-    util::run(
-        Command::new("cargo")
-            .args(["build", "--release", "--package", "observer", "--target"])
-            .arg(&triple)
-            .env(var, "-C target-feature=+crt-static"),
-    )?;
-    let bin = util::target_dir()
-        .join(&triple)
-        .join("release")
-        .join("observer");
+    let bin = static_release(&["observer"])?.join("observer");
     if has_interpreter(&bin)? {
         bail!(
             "{} is dynamically linked (it names an ELF interpreter); the image needs a static \
@@ -100,6 +86,35 @@ fn static_binary() -> anyhow::Result<PathBuf> {
         );
     }
     Ok(bin)
+}
+
+/// `cargo build --release` of `packages` for the host's target triple,
+/// given explicitly, with glibc linked in (`-C target-feature=+crt-static`
+/// reaches only the target's crates, not build scripts or the eBPF
+/// build); returns the folder of the binaries,
+/// `target/<triple>/release`. The image and the scenario and benchmark
+/// runners all build this way, so `cargo xtask test` compiles the
+/// release dependencies once for all of them.
+///
+/// # Errors
+/// No host triple, or a failed build.
+pub fn static_release(packages: &[&str]) -> anyhow::Result<PathBuf> {
+    let triple = host_triple()?;
+    let var = format!(
+        "CARGO_TARGET_{}_RUSTFLAGS",
+        triple.to_uppercase().replace(['-', '.'], "_")
+    );
+    let mut c = Command::new("cargo");
+    c.args(["build", "--release"]);
+    for p in packages {
+        c.args(["--package", p]);
+    }
+    util::run(
+        c.arg("--target")
+            .arg(&triple)
+            .env(var, "-C target-feature=+crt-static"),
+    )?;
+    Ok(util::target_dir().join(&triple).join("release"))
 }
 
 /// The commit the work tree is at (12 hex digits), with `-dirty` when it

@@ -162,7 +162,7 @@ fn main() -> ExitCode {
         Cmd::Demo => test::demo(),
         Cmd::Soak { minutes, load } => soak::command(minutes, load),
         Cmd::Fuzz { seconds, targets } => {
-            fuzz::fuzz(seconds, &targets).and_then(tally::Tally::finish)
+            fuzz::fuzz(seconds, &targets, false).and_then(tally::Tally::finish)
         }
         Cmd::Bench { args, quick } => test::bench(&args, quick),
         Cmd::VmTest {

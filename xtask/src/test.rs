@@ -76,7 +76,7 @@ pub fn test() -> anyhow::Result<()> {
 
 /// A short fuzz run of every target and a short soak, counted in the tally.
 fn short_fuzz_and_soak() -> anyhow::Result<Tally> {
-    let mut t = fuzz::fuzz(fuzz::TEST_SECONDS, &[])?;
+    let mut t = fuzz::fuzz(fuzz::TEST_SECONDS, &[], true)?;
     t.add(soak::soak(soak::TEST_SECONDS, true)?);
     Ok(t)
 }
@@ -125,8 +125,7 @@ pub fn demo() -> anyhow::Result<()> {
 /// # Errors
 /// A failed build or benchmark.
 pub fn bench(args: &[String], quick: bool) -> anyhow::Result<()> {
-    runner()?;
-    let bin = util::target_dir().join("release").join("bench");
+    let bin = release_runners()?.join("bench");
     let mut c = util::as_root(&bin.to_string_lossy())?;
     if quick {
         c.arg("--quick");
@@ -150,9 +149,14 @@ pub fn bench(args: &[String], quick: bool) -> anyhow::Result<()> {
 /// Builds observer and the scenario runner in release mode and returns a
 /// command that runs the runner as root.
 fn runner() -> anyhow::Result<Command> {
-    setup::setup_for(&[setup::Group::Tools])?;
-    let build = ["build", "--release", "-p", "observer", "-p", "scenarios"];
-    util::run(Command::new("cargo").args(build))?;
-    let bin = util::target_dir().join("release").join("scenarios");
+    let bin = release_runners()?.join("scenarios");
     util::as_root(&bin.to_string_lossy())
+}
+
+/// Builds observer, the scenario runner and the benchmark in release mode,
+/// as the image's binary is built ([`image::static_release`]: one set of
+/// release dependencies for all); returns the folder that holds them.
+fn release_runners() -> anyhow::Result<std::path::PathBuf> {
+    setup::setup_for(&[setup::Group::Tools])?;
+    image::static_release(&["observer", "scenarios"])
 }

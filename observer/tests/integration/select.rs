@@ -502,7 +502,7 @@ fn follow_prints_each_of_a_thousand_short_connections_once() {
     const N: usize = 1000;
     let clients = short_connections(&ns, N);
     // Long enough for the last closes and one `--every` record of the
-    // flows still open (none: every connection has closed).
+    // flows still open (none now: every connection has closed).
     std::thread::sleep(Duration::from_secs(3));
     child.signal(libc::SIGINT).unwrap();
     let out = child.wait_with_output().unwrap();
@@ -512,16 +512,31 @@ fn follow_prints_each_of_a_thousand_short_connections_once() {
         String::from_utf8_lossy(&out.stderr)
     );
     let lines = reader.join().unwrap();
+    // Where the connections take longer than `--every` (an emulated VM),
+    // a record of the flows open then may show some still connecting;
+    // each must close later in the stream, and no flow may be left open.
     let mut seen: HashMap<u64, usize> = HashMap::new();
+    let mut open_then: Vec<(u64, &str)> = Vec::new();
+    let mut closed = 0;
     for l in &lines {
         let v: serde_json::Value = serde_json::from_str(l).unwrap();
-        assert_eq!(v["closed"], true, "an open flow in the namespace: {l}");
-        *seen.entry(v["cookie"].as_u64().unwrap()).or_default() += 1;
+        let c = v["cookie"].as_u64().unwrap();
+        if v["closed"] == true {
+            *seen.entry(c).or_default() += 1;
+            closed += 1;
+            open_then.retain(|(o, _)| *o != c);
+        } else {
+            open_then.push((c, l));
+        }
     }
+    assert!(
+        open_then.is_empty(),
+        "flows shown open and never closed: {open_then:?}"
+    );
     assert_eq!(
-        lines.len(),
+        closed,
         2 * N,
-        "records; observer said: {}",
+        "close records; observer said: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(seen.values().all(|n| *n == 1), "a flow printed twice");

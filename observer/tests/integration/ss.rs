@@ -12,11 +12,13 @@ use std::{
 
 use pathemu::{Link, Namespace, Path, PathConfig, Side};
 
+use observer::model::clock::monotonic_ns;
+
 use crate::support::{Observer, cookie, net::connect_across, root_or_skip, tcp_info};
 
-/// An age observer extrapolates from its last sample and one TCP_INFO
-/// computes a moment later agree within two jiffies at the slowest HZ
-/// (100) and the time between the two reads.
+/// An age observer extrapolates from its last sample to the moment a
+/// TCP_INFO read begins, and TCP_INFO's own, agree within two jiffies at
+/// the slowest HZ (100) and the time the TCP_INFO read takes.
 const AGE_SLACK_MS: u64 = 30;
 
 /// observer's last data sent, data received and ACK received ages of
@@ -76,8 +78,11 @@ fn ages_rto_and_pacing_rate_match_tcp_info_on_a_quiet_flow() {
             let client = writer.join().unwrap();
             // Quiet: every age grows from here on.
             std::thread::sleep(Duration::from_millis(400));
+            let at = monotonic_ns();
             let info = tcp_info(&client);
-            let flow = obs.flow(cookie(&client)).expect("the client's flow");
+            let flow = obs
+                .flow_as_of(cookie(&client), at)
+                .expect("the client's flow");
             drop(server);
             (flow, info)
         })
@@ -196,8 +201,9 @@ fn a_connection_that_never_sends_is_established_with_true_ages() {
             [client, server]
                 .into_iter()
                 .map(|s| {
+                    let at = monotonic_ns();
                     let info = tcp_info(&s);
-                    let flow = obs.flow(cookie(&s)).expect("the flow");
+                    let flow = obs.flow_as_of(cookie(&s), at).expect("the flow");
                     (flow, info, s)
                 })
                 .collect::<Vec<_>>()

@@ -263,13 +263,18 @@ fn report(r: &KernelRun) {
     }
 }
 
-/// Builds observer and its test binaries; finds them in cargo's JSON.
+/// Builds observer and its test binaries (with the rest of the
+/// workspace's); finds observer's in cargo's JSON.
 fn build() -> anyhow::Result<Built> {
+    // The package set `cargo xtask test` builds its tests with, so the
+    // binaries are the ones it already built (another set unifies the
+    // dependencies' features differently and rebuilds them all).
     let mut c = Command::new("cargo");
     c.args([
         "test",
-        "-p",
-        "observer",
+        "--workspace",
+        "--exclude",
+        "observer-ebpf",
         "--no-run",
         "--message-format=json",
     ]);
@@ -284,6 +289,10 @@ fn build() -> anyhow::Result<Built> {
     let mut observer = None;
     let mut tests = Vec::new();
     for a in util::cargo_artifacts(&out.stdout) {
+        // observer's own binaries and tests only.
+        if a.manifest_path.parent().and_then(|d| d.file_name()) != Some("observer") {
+            continue;
+        }
         let Some(exe) = a.executable.map(PathBuf::from) else {
             continue;
         };

@@ -260,6 +260,17 @@ impl Observer {
         Some(Flow::from_sample(&s, &self.clock, now))
     }
 
+    /// The flow with socket cookie `cookie` as the user would have seen it
+    /// at monotonic `at_ns` (a moment before this call; `Flow`'s ages are
+    /// extrapolated to it): for comparing with a reading taken then, such
+    /// as TCP_INFO, without the poll's own time between them (tens of
+    /// milliseconds in an emulated VM). The flow must have been quiet
+    /// since `at_ns`.
+    pub fn flow_as_of(&mut self, cookie: u64, at_ns: u64) -> Option<Flow> {
+        let (s, _) = self.sample(cookie)?;
+        Some(Flow::from_sample(&s, &self.clock, at_ns))
+    }
+
     /// The flow with socket cookie `cookie` as the engine reads it now:
     /// its figures and when they hold.
     pub fn point(&mut self, cookie: u64) -> Option<Point> {
