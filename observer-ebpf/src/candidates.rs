@@ -38,7 +38,7 @@ pub fn lru_hash(sk: *const u8) {
         unsafe { *p += 1 };
         return;
     }
-    let _ = BENCH_LRU.insert(key, &1, u64::from(BPF_NOEXIST));
+    let _ = BENCH_LRU.insert(key, 1, u64::from(BPF_NOEXIST));
 }
 
 /// The socket-local-storage candidate for socket `sk`.
