@@ -53,9 +53,69 @@ impl Stat {
     }
 }
 
+/// The sides of a with/without comparison, round by round.
+#[derive(Debug, Default)]
+pub struct Alternated {
+    /// The measurement with observer, per round.
+    pub with: Vec<f64>,
+    /// The first measurement without it, per round.
+    pub without: Vec<f64>,
+    /// with / without, per round (0 where without was 0).
+    pub ratios: Vec<f64>,
+    /// A/A control: the second run without / the first, per round.
+    pub aa: Vec<f64>,
+}
+
+/// Runs `rounds` rounds of three measurements: `with` observer, and
+/// `without` it twice (the second is the A/A control, showing how far two
+/// identical sides drift apart here), rotating their order each round so
+/// drift favours no side.
+///
+/// # Errors
+/// The first measurement that failed.
+pub fn alternate(
+    rounds: usize,
+    mut with: impl FnMut() -> anyhow::Result<f64>,
+    mut without: impl FnMut() -> anyhow::Result<f64>,
+) -> anyhow::Result<Alternated> {
+    let mut a = Alternated::default();
+    for round in 0..rounds {
+        let (mut w, mut wo, mut wo2) = (0.0, 0.0, 0.0);
+        for i in 0..3 {
+            match (i + round) % 3 {
+                0 => w = with()?,
+                1 => wo = without()?,
+                _ => wo2 = without()?,
+            }
+        }
+        a.with.push(w);
+        a.without.push(wo);
+        a.ratios.push(if wo > 0.0 { w / wo } else { 0.0 });
+        a.aa.push(if wo > 0.0 { wo2 / wo } else { 0.0 });
+    }
+    Ok(a)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn alternation_rotates_and_pairs_each_round() {
+        // Each call returns the next number: round 0 runs with, without,
+        // without2; round 1 without, without2, with; round 2 without2,
+        // with, without.
+        let n = std::cell::Cell::new(0.0);
+        let next = || {
+            n.set(n.get() + 1.0);
+            Ok(n.get())
+        };
+        let a = alternate(3, next, next).unwrap();
+        assert_eq!(a.with, [1.0, 6.0, 8.0]);
+        assert_eq!(a.without, [2.0, 4.0, 9.0]);
+        assert_eq!(a.ratios, [0.5, 1.5, 8.0 / 9.0]);
+        assert_eq!(a.aa, [1.5, 1.25, 7.0 / 9.0]);
+    }
 
     #[test]
     fn stats() {

@@ -22,7 +22,7 @@ use std::{
 use anyhow::Context as _;
 
 use super::{
-    Stat,
+    Stat, alternate,
     env::{Agent, Netns},
     throughput::{ProgCost, ProgramShare, add_costs, prog_costs, shares},
 };
@@ -146,41 +146,30 @@ pub struct RrOverhead {
 /// The agent or a run failed.
 pub fn overhead(connections: usize, rounds: usize, secs: u64) -> anyhow::Result<RrOverhead> {
     let ns = Netns::new(&format!("rr{connections}"))?;
-    let (mut with, mut without, mut ratios, mut aa) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut totals = BTreeMap::<String, ProgCost>::new();
     let (mut segments, mut transactions, mut secs_with) = (0u64, 0.0, 0.0);
-    for round in 0..rounds {
-        let (mut w, mut wo, mut wo2) = (0.0, 0.0, 0.0);
-        for i in 0..3 {
-            match (i + round) % 3 {
-                0 => {
-                    let agent = Agent::start(&[])?;
-                    let before = prog_costs("observer_");
-                    let t = run(&ns, connections, secs)?;
-                    add_costs(&mut totals, &before, &prog_costs("observer_"));
-                    drop(agent);
-                    segments += t.segments;
-                    transactions += t.per_s * t.secs;
-                    secs_with += t.secs;
-                    w = t.per_s;
-                }
-                1 => wo = run(&ns, connections, secs)?.per_s,
-                _ => wo2 = run(&ns, connections, secs)?.per_s,
-            }
-        }
-        with.push(w);
-        without.push(wo);
-        ratios.push(if wo > 0.0 { w / wo } else { 0.0 });
-        aa.push(if wo > 0.0 { wo2 / wo } else { 0.0 });
-    }
+    let a = alternate(
+        rounds,
+        || {
+            let agent = Agent::start(&[])?;
+            let before = prog_costs("observer_");
+            let t = run(&ns, connections, secs)?;
+            add_costs(&mut totals, &before, &prog_costs("observer_"));
+            drop(agent);
+            segments += t.segments;
+            transactions += t.per_s * t.secs;
+            secs_with += t.secs;
+            Ok(t.per_s)
+        },
+        || Ok(run(&ns, connections, secs)?.per_s),
+    )?;
     let program_ns: u64 = totals.values().map(|c| c.ns).sum();
     Ok(RrOverhead {
         connections: connections as u32,
-        ratio: Stat::of(&ratios),
-        aa_ratio: Stat::of(&aa),
-        without_tps: Stat::of(&without),
-        with_tps: Stat::of(&with),
+        ratio: Stat::of(&a.ratios),
+        aa_ratio: Stat::of(&a.aa),
+        without_tps: Stat::of(&a.without),
+        with_tps: Stat::of(&a.with),
         segments_per_transaction: segments as f64 / transactions.max(1.0),
         programs_ns_per_segment: program_ns as f64 / (segments.max(1) as f64),
         programs: shares(totals, secs_with),

@@ -180,36 +180,25 @@ pub struct Overhead {
 /// ratio to the first shows how far two identical sides drift apart here.
 pub fn overhead(streams: u32, rounds: usize, secs: u64) -> anyhow::Result<Overhead> {
     let ns = Netns::new(&format!("tp{streams}"))?;
-    let (mut with, mut without, mut ratios, mut aa) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut ns_sum, mut hits_sum, mut secs_sum) = (0u64, 0u64, 0.0);
     let mut totals = BTreeMap::<String, ProgCost>::new();
-    for round in 0..rounds {
-        let (mut w, mut wo, mut wo2) = (0.0, 0.0, 0.0);
-        // Rotate the order, so drift favours no side.
-        for i in 0..3 {
-            match (i + round) % 3 {
-                0 => {
-                    let agent = Agent::start(&[])?;
-                    let before = prog_cost("observer_tcp_pr");
-                    let all_before = prog_costs("observer_");
-                    w = transfer(&ns, secs, streams)?;
-                    let after = prog_cost("observer_tcp_pr");
-                    add_costs(&mut totals, &all_before, &prog_costs("observer_"));
-                    ns_sum += after.ns.saturating_sub(before.ns);
-                    hits_sum += after.hits.saturating_sub(before.hits);
-                    secs_sum += secs as f64;
-                    drop(agent);
-                }
-                1 => wo = transfer(&ns, secs, streams)?,
-                _ => wo2 = transfer(&ns, secs, streams)?,
-            }
-        }
-        with.push(w);
-        without.push(wo);
-        ratios.push(if wo > 0.0 { w / wo } else { 0.0 });
-        aa.push(if wo > 0.0 { wo2 / wo } else { 0.0 });
-    }
+    let a = super::alternate(
+        rounds,
+        || {
+            let agent = Agent::start(&[])?;
+            let before = prog_cost("observer_tcp_pr");
+            let all_before = prog_costs("observer_");
+            let w = transfer(&ns, secs, streams)?;
+            let after = prog_cost("observer_tcp_pr");
+            add_costs(&mut totals, &all_before, &prog_costs("observer_"));
+            ns_sum += after.ns.saturating_sub(before.ns);
+            hits_sum += after.hits.saturating_sub(before.hits);
+            secs_sum += secs as f64;
+            drop(agent);
+            Ok(w)
+        },
+        || transfer(&ns, secs, streams),
+    )?;
     let floor = {
         let _floor = super::floor::Floor::attach().context("attaching the empty program")?;
         cost_during(&ns, secs, streams, super::floor::FLOOR_PROGRAM)?
@@ -218,10 +207,10 @@ pub fn overhead(streams: u32, rounds: usize, secs: u64) -> anyhow::Result<Overhe
         programs: shares(totals, secs_sum),
         floor_ns_per_hit: floor,
         streams,
-        ratio: Stat::of(&ratios),
-        aa_ratio: Stat::of(&aa),
-        without_bps: Stat::of(&without),
-        with_bps: Stat::of(&with),
+        ratio: Stat::of(&a.ratios),
+        aa_ratio: Stat::of(&a.aa),
+        without_bps: Stat::of(&a.without),
+        with_bps: Stat::of(&a.with),
         probe_ns_per_hit: if hits_sum > 0 {
             ns_sum as f64 / hits_sum as f64
         } else {
