@@ -89,32 +89,23 @@ fn static_binary() -> anyhow::Result<PathBuf> {
 }
 
 /// `cargo build --release` of `packages` for the host's target triple,
-/// given explicitly, with glibc linked in (`-C target-feature=+crt-static`
-/// reaches only the target's crates, not build scripts or the eBPF
-/// build); returns the folder of the binaries,
-/// `target/<triple>/release`. The image and the scenario and benchmark
-/// runners all build this way, so `cargo xtask test` compiles the
-/// release dependencies once for all of them.
+/// given explicitly, with glibc linked in ([`util::StaticTarget`]);
+/// returns the folder of the binaries, `target/<triple>/release`. The
+/// image, the scenario and benchmark runners and the soak's test binary
+/// all build this way, so `cargo xtask test` compiles the release
+/// dependencies once for all of them.
 ///
 /// # Errors
 /// No host triple, or a failed build.
 pub fn static_release(packages: &[&str]) -> anyhow::Result<PathBuf> {
-    let triple = host_triple()?;
-    let var = format!(
-        "CARGO_TARGET_{}_RUSTFLAGS",
-        triple.to_uppercase().replace(['-', '.'], "_")
-    );
+    let target = util::StaticTarget::host()?;
     let mut c = Command::new("cargo");
     c.args(["build", "--release"]);
     for p in packages {
         c.args(["--package", p]);
     }
-    util::run(
-        c.arg("--target")
-            .arg(&triple)
-            .env(var, "-C target-feature=+crt-static"),
-    )?;
-    Ok(util::target_dir().join(&triple).join("release"))
+    util::run(target.apply(&mut c))?;
+    Ok(target.release_dir())
 }
 
 /// The commit the work tree is at (12 hex digits), with `-dirty` when it
@@ -138,19 +129,6 @@ fn revision() -> anyhow::Result<String> {
     let rev = git(&["rev-parse", "--short=12", "HEAD"])?;
     let dirty = !git(&["status", "--porcelain", "--untracked-files=no"])?.is_empty();
     Ok(if dirty { format!("{rev}-dirty") } else { rev })
-}
-
-/// The host's target triple, as rustc reports it (`host: ...`).
-fn host_triple() -> anyhow::Result<String> {
-    let out = Command::new("rustc")
-        .arg("-vV")
-        .output()
-        .context("cannot run rustc -vV")?;
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .find_map(|l| l.strip_prefix("host: "))
-        .map(str::to_string)
-        .context("rustc -vV printed no host triple")
 }
 
 /// Whether the ELF executable at `path` has a `PT_INTERP` program header

@@ -20,8 +20,9 @@ use crate::{
 /// Length of the short loaded soak in `cargo xtask test`.
 pub const TEST_SECONDS: u64 = 90;
 
-/// Builds the soak test in release mode and runs it as root for `seconds`,
-/// on a loaded host with agent stalls if `loaded`.
+/// Builds the soak test in release mode, static as the image's binary is
+/// (its release dependencies are the image's), and runs it as root for
+/// `seconds`, on a loaded host with agent stalls if `loaded`.
 ///
 /// # Errors
 /// A failed build, or a test binary that could not start.
@@ -29,6 +30,7 @@ pub fn soak(seconds: u64, loaded: bool) -> anyhow::Result<Tally> {
     setup::setup_for(&[setup::Group::Tools])?;
     let exe = util::build_tests(
         &["--release", "-p", "observer", "--test", INTEGRATION],
+        Some(&util::StaticTarget::host()?),
         "the soak test",
     )?
     .into_iter()

@@ -45,7 +45,11 @@ pub fn test() -> anyhow::Result<()> {
     }
     // Build the test binaries as this user, run them as root (through sudo
     // when this is not root).
-    let built = util::build_tests(&["--workspace", "--exclude", "observer-ebpf"], "the tests")?;
+    let built = util::build_tests(
+        &["--workspace", "--exclude", "observer-ebpf"],
+        None,
+        "the tests",
+    )?;
     for a in built {
         let Some(exe) = a.executable.as_ref().filter(|_| a.profile.test) else {
             continue;

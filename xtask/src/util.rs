@@ -54,15 +54,23 @@ pub fn target_dir() -> PathBuf {
 }
 
 /// Builds test binaries with `cargo test ARGS --no-run
-/// --message-format=json` and returns the artifacts cargo reports; cargo's
-/// own output is shown only when the build of `what` fails.
+/// --message-format=json`, for `target` when one is given, and returns the
+/// artifacts cargo reports; cargo's own output is shown only when the build
+/// of `what` fails.
 ///
 /// # Errors
 /// cargo could not start or the build failed.
-pub fn build_tests(args: &[&str], what: &str) -> anyhow::Result<Vec<cargo_metadata::Artifact>> {
-    let out = Command::new("cargo")
-        .arg("test")
-        .args(args)
+pub fn build_tests(
+    args: &[&str],
+    target: Option<&StaticTarget>,
+    what: &str,
+) -> anyhow::Result<Vec<cargo_metadata::Artifact>> {
+    let mut c = Command::new("cargo");
+    c.arg("test").args(args);
+    if let Some(t) = target {
+        t.apply(&mut c);
+    }
+    let out = c
         .args(["--no-run", "--message-format=json"])
         .output()
         .context("cannot run cargo test --no-run")?;
@@ -73,6 +81,52 @@ pub fn build_tests(args: &[&str], what: &str) -> anyhow::Result<Vec<cargo_metada
         );
     }
     Ok(cargo_artifacts(&out.stdout))
+}
+
+/// The host's target triple, given to cargo explicitly, with glibc linked
+/// in: `-C target-feature=+crt-static` through
+/// `CARGO_TARGET_<TRIPLE>_RUSTFLAGS` reaches only the target's crates, not
+/// build scripts, proc macros or the eBPF build. Every release build of
+/// `cargo xtask test` (the image, the runners, the soak) uses it, so their
+/// dependencies compile once into `target/<triple>/release`.
+pub struct StaticTarget {
+    triple: String,
+}
+
+impl StaticTarget {
+    /// The host's triple, from `rustc -vV`.
+    ///
+    /// # Errors
+    /// rustc cannot run or names no host.
+    pub fn host() -> anyhow::Result<Self> {
+        let out = Command::new("rustc")
+            .arg("-vV")
+            .output()
+            .context("cannot run rustc -vV")?;
+        let triple = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .find_map(|l| l.strip_prefix("host: "))
+            .map(str::to_string)
+            .context("rustc -vV printed no host triple")?;
+        Ok(Self { triple })
+    }
+
+    /// Adds `--target TRIPLE` and the static-linking flags to a cargo
+    /// command.
+    pub fn apply<'c>(&self, c: &'c mut Command) -> &'c mut Command {
+        let var = format!(
+            "CARGO_TARGET_{}_RUSTFLAGS",
+            self.triple.to_uppercase().replace(['-', '.'], "_")
+        );
+        c.arg("--target")
+            .arg(&self.triple)
+            .env(var, "-C target-feature=+crt-static")
+    }
+
+    /// Where its release binaries go: `target/<triple>/release`.
+    pub fn release_dir(&self) -> PathBuf {
+        target_dir().join(&self.triple).join("release")
+    }
 }
 
 /// The compiler artifacts (built binaries, test binaries) in the output of
