@@ -39,6 +39,33 @@ pub const MAP_LIVE: &str = "LIVE";
 /// The slot of [`MAP_LIVE`] that only user space writes: flow entries it
 /// removed (parked closes it has read).
 pub const LIVE_AGENT_REMOVED: u32 = 1;
+/// Name of the socket-storage map whose marks the poll-time read walks
+/// (one per tracked flow's socket; observer-ebpf/src/poll.rs).
+pub const MAP_ACTIVE: &str = "ACTIVE";
+/// Name of the poll-time read's iterator program over [`MAP_ACTIVE`].
+pub const PROG_POLL: &str = "observer_poll";
+/// Name of the poll-time read's iterator program over the TCP sockets of
+/// one network namespace, where the kernel refuses the storage iterator.
+pub const PROG_POLL_TCP: &str = "observer_poll_tcp";
+/// Name of the two-slot array that tells the hooks which flows a
+/// poll-time walk reaches: slot 0 a [`poll_scope`] value, slot 1 the
+/// network namespace of [`poll_scope::ONE_NETNS`].
+pub const MAP_POLL_SCOPE: &str = "POLL_SCOPE";
+
+/// Which flows the poll-time read reaches ([`MAP_POLL_SCOPE`] slot 0).
+pub mod poll_scope {
+    /// None: no walk is attached (the hooks sample as without it).
+    pub const NONE: u64 = 0;
+    /// Every flow, in every network namespace (the storage iterator).
+    pub const ALL: u64 = 1;
+    /// The flows of one network namespace (the TCP iterator), whose inode
+    /// number is in slot 1.
+    pub const ONE_NETNS: u64 = 2;
+}
+/// Name of the read-only global (u8) that turns the poll-time read on (1)
+/// or compiles it out (0: kernels that refuse socket-local storage in
+/// tracing programs, before Linux 5.11).
+pub const GLOBAL_POLL_ITER: &str = "POLL_ITER";
 /// Name of the read-only global that carries the BTF-resolved offsets.
 pub const GLOBAL_OFFSETS: &str = "OFFSETS";
 /// Name of the read-only global (u8) that selects direct BTF-checked loads
@@ -108,6 +135,8 @@ pub mod tcp_state {
     pub const LISTEN: u8 = 10;
     /// `TCP_CLOSING`
     pub const CLOSING: u8 = 11;
+    /// `TCP_NEW_SYN_RECV`: a request socket, not yet a full one.
+    pub const NEW_SYN_RECV: u8 = 12;
 
     /// Whether a socket in `state` carries (or carried) a connection: the
     /// states between ESTABLISHED and the final CLOSE.

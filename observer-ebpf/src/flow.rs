@@ -15,6 +15,7 @@ use crate::{
     arrivals,
     gate::{self, Kind},
     maps::{FLOWS, SCRATCH, count, live, live_add, max_flows},
+    poll,
     read::{Sk, at, deref, load, off, u32_in_bytes},
     refresh::refresh,
 };
@@ -39,9 +40,11 @@ pub(crate) fn key_of(sk: Sk) -> u64 {
 /// Per-packet hook: sample the flow (creating its entry if this is the first
 /// packet observer sees of it, e.g. a flow older than the agent), then carry
 /// forward the effect of the segment `skb` that is about to be processed.
-/// Most segments of a busy flow are left to the sample gate ([`gate`]):
-/// one that ends a burst (acknowledges everything sent) or carries SYN, FIN
-/// or RST is always sampled.
+/// Most segments of a busy flow are left to the sample gate ([`gate`]): one
+/// that carries SYN, FIN or RST or closes the receive window is always
+/// sampled; one that ends a burst (acknowledges everything sent) only when
+/// the stored sample runs a clock it stops ([`poll::must_sample`]): the
+/// poll-time read makes the rest exact at the next poll.
 #[inline(always)]
 pub fn on_packet(sk: *const u8, skb: *const u8) {
     count(Counter::ProbeHits);
@@ -59,7 +62,8 @@ pub fn on_packet(sk: *const u8, skb: *const u8) {
         arrivals::note(key, seg.len);
     }
     let settles = seg.settles(sk);
-    if !settles && gate::held(key, Kind::Packet, 0) {
+    let ends_burst = !settles && seg.ends_burst(sk);
+    if !settles && gate::held(key, Kind::Packet, 0) && !(ends_burst && poll::must_sample(key)) {
         return;
     }
     if stages == packet_stages::GATE {
@@ -77,7 +81,7 @@ pub fn on_packet(sk: *const u8, skb: *const u8) {
             }
             carry_forward(s, sk, &seg);
             arrivals::collect(s);
-            if settles {
+            if settles || ends_burst {
                 // The end of a burst: where a kernel lacks the owner hooks
                 // (before 6.3), the congestion control name is refreshed
                 // here (see `cc_name`).
@@ -151,8 +155,9 @@ pub fn on_destroy(sk: *const u8) {
 /// attribute a TCP flow to the calling process and refresh its figures.
 /// Calls by the same process on this CPU within one jiffy are left to the
 /// sample gate ([`gate`]), except a receive (`receive`) that leaves nothing
-/// unread (`copied_seq == rcv_nxt`), so the figures of a reader that
-/// caught up are exact.
+/// unread (`copied_seq == rcv_nxt`) while the stored sample still counts
+/// unread data or runs another clock ([`poll::must_sample`]), so the clocks
+/// of a reader that caught up stop there.
 #[inline(always)]
 pub fn on_owner(sk: *const u8, receive: bool) {
     let Some(sk) = Sk::of(sk) else {
@@ -165,7 +170,7 @@ pub fn on_owner(sk: *const u8, receive: bool) {
     let state: u8 = sk.get(off!(state));
     let key = key_of(sk);
     let tgid = (bpf_get_current_pid_tgid() >> 32) as u32;
-    if !(receive && drained(sk)) && gate::held(key, Kind::Owner, tgid) {
+    if gate::held(key, Kind::Owner, tgid) && !(receive && drained(sk) && poll::must_sample(key)) {
         return;
     }
     let Some(s) = entry(sk, key, tcp_state::is_connected(state)) else {
@@ -184,15 +189,14 @@ pub fn on_owner(sk: *const u8, receive: bool) {
 /// reader, after the segments were processed, so an idle flow's figures
 /// do not lag its last received segment. It also fires from
 /// `tcp_read_sock()`, which stream parsers call in softirq, so the current
-/// task is not taken as the owner here. Gated like [`on_owner`]: a read
-/// that leaves nothing unread always samples.
+/// task is not taken as the owner here. Gated like [`on_owner`].
 #[inline(always)]
 pub fn on_read(sk: *const u8) {
     let Some(sk) = Sk::of(sk) else {
         return;
     };
     let key = key_of(sk);
-    if !drained(sk) && gate::held(key, Kind::Owner, 0) {
+    if gate::held(key, Kind::Owner, 0) && !(drained(sk) && poll::must_sample(key)) {
         return;
     }
     if let Some(s) = entry(sk, key, false) {
@@ -291,18 +295,25 @@ impl Segment {
         }
     }
 
-    /// Whether the flow's figures after this segment are ones it may keep
-    /// for a while, so the sample gate must let it through: SYN, FIN or
-    /// RST; an ACK of new data that leaves nothing outstanding
-    /// (`snd_una < ack == snd_nxt`: the end of a burst, also when the
-    /// segment carries the peer's answer); or a bare ACK while nothing is
-    /// outstanding (a window update at idle). A data segment acknowledging
-    /// nothing new (the receiving end of a bulk flow) settles nothing.
+    /// Whether the sample gate must let this segment through whatever
+    /// the flow's stored sample says: SYN, FIN or RST, or a data segment
+    /// that closes the receive window (the window-closed clock starts
+    /// here).
     #[inline(always)]
     fn settles(&self, sk: Sk) -> bool {
-        if self.flags & (TH_SYN | TH_FIN | TH_RST) != 0 || self.closes_window(sk) {
-            return true;
-        }
+        self.flags & (TH_SYN | TH_FIN | TH_RST) != 0 || self.closes_window(sk)
+    }
+
+    /// Whether this segment leaves the flow's sending side at rest: an
+    /// ACK of new data that leaves nothing outstanding (`snd_una < ack ==
+    /// snd_nxt`: the end of a burst, also when the segment carries the
+    /// peer's answer), or a bare ACK while nothing is outstanding (a window
+    /// update at idle). A data segment acknowledging nothing new (the
+    /// receiving end of a bulk flow) ends nothing. Sampled past the gate
+    /// when the stored sample runs a clock this stops
+    /// ([`poll::must_sample`]).
+    #[inline(always)]
+    fn ends_burst(&self, sk: Sk) -> bool {
         if self.flags & TH_ACK == 0 || self.ack != sk.get::<u32>(off!(snd_nxt)) {
             return false;
         }
@@ -453,6 +464,7 @@ pub(crate) fn entry(sk: Sk, key: u64, create: bool) -> Option<*mut FlowSample> {
         let full = live() >= max_flows();
         match FLOWS.insert(key, &*s, u64::from(BPF_NOEXIST)) {
             Ok(()) => {
+                poll::mark(sk);
                 count(Counter::FlowsCreated);
                 if full {
                     count(Counter::LruEvictions);

@@ -13,11 +13,15 @@
 //! a flow already sampled by the same kind of hook on this CPU in this
 //! jiffy is skipped.
 //!
-//! The gate never holds back what makes the figures exact when a flow goes
-//! quiet: the per-packet hook always samples a segment that acknowledges
-//! everything sent (the end of a burst, a window update at idle) and any
-//! SYN, FIN or RST ([`flow`](crate::flow) decides that before asking), and
-//! the owner hook samples again whenever another process uses the socket.
+//! What makes the figures exact when a flow goes quiet is the poll-time
+//! read ([`poll`](crate::poll)): it re-samples every flow that moved since
+//! the last poll. So the gate may hold back the last segment or read before
+//! a flow goes quiet, with three exceptions ([`flow`](crate::flow) decides
+//! them around the gate): any SYN, FIN or RST and a segment that closes the
+//! receive window are always sampled; a segment that acknowledges
+//! everything sent (the end of a burst) or a read that drains the socket is
+//! sampled when the stored sample runs a clock it stops; and the owner hook
+//! samples again whenever another process uses the socket.
 //!
 //! The gate is a direct-mapped cache: slot `cookie % GATE_SLOTS` of this
 //! CPU's half for the hook kind. Two flows sharing a slot both pass more

@@ -18,6 +18,10 @@
 //!   flow to a pid, comm and cgroup, and refresh its figures.
 //! - `tcp_rcv_space_adjust`: only where `sock_recv_length` is missing; it
 //!   refreshes a flow's figures after reads (no owner: see [`flow::on_read`]).
+//! - `iter/bpf_sk_storage_map` (`observer_poll`) or `iter/tcp`
+//!   (`observer_poll_tcp`): not hooks but the poll-time read, which user
+//!   space runs at each poll to re-sample the flows that moved since the
+//!   last one ([`poll`]).
 #![cfg_attr(target_arch = "bpf", no_std)]
 #![cfg_attr(target_arch = "bpf", no_main)]
 #![cfg_attr(target_arch = "bpf", feature(asm_experimental_arch))]
@@ -36,6 +40,8 @@ mod flow;
 mod gate;
 #[cfg(target_arch = "bpf")]
 mod maps;
+#[cfg(target_arch = "bpf")]
+mod poll;
 #[cfg(target_arch = "bpf")]
 mod read;
 #[cfg(target_arch = "bpf")]
@@ -95,6 +101,27 @@ mod programs {
     pub fn observer_rcv_space(ctx: BtfTracePointContext) -> i32 {
         let sk: *const u8 = ctx.arg(0);
         flow::on_read(sk);
+        0
+    }
+
+    /// `iter/bpf_sk_storage_map` over `ACTIVE`: the poll-time read, run by
+    /// user space at the start of each poll (see [`crate::poll`]).
+    #[unsafe(no_mangle)]
+    #[unsafe(link_section = "iter/bpf_sk_storage_map")]
+    pub fn observer_poll(ctx: *mut core::ffi::c_void) -> i32 {
+        // SAFETY: the iterator's context.
+        unsafe { crate::poll::visit_storage(ctx.cast()) };
+        0
+    }
+
+    /// `iter/tcp`: the poll-time read where the kernel refuses the storage
+    /// iterator, over the TCP sockets of the agent's network namespace
+    /// (see [`crate::poll`]).
+    #[unsafe(no_mangle)]
+    #[unsafe(link_section = "iter/tcp")]
+    pub fn observer_poll_tcp(ctx: *mut core::ffi::c_void) -> i32 {
+        // SAFETY: the iterator's context.
+        unsafe { crate::poll::visit_tcp(ctx.cast()) };
         0
     }
 

@@ -11,10 +11,14 @@ use aya::{
 };
 use observer_common::{FlowSample, MAP_CLOSED, MAP_COUNTERS, MAP_FLOWS, MAP_LIVE};
 
+use std::os::fd::AsFd as _;
+
 use super::{
+    attach::{POLL_HOOKS, PollAttached},
     closed_ring::ClosedDrain,
     parked::Parked,
     pin::{self, LINK_PREFIX, PROGRAM_PREFIX, PinDir, PinError},
+    poll_iter::PollIter,
     probes::{ProbeError, Probes, Programs, missing_hook_note},
 };
 
@@ -40,8 +44,9 @@ fn pin_failed(path: &Path, what: &'static str, e: impl std::fmt::Display) -> Pro
 }
 
 /// Pins the maps an agent reads, each attached program and its link (by
-/// program name and tracepoint, `links` as attached) into `set`. Returns
-/// the pinned links, whose fds the agent keeps.
+/// program name and tracepoint, `links` as attached), and the poll-time
+/// read's program and link when there is one, into `set`. Returns the
+/// pinned links, whose fds the agent keeps.
 ///
 /// # Errors
 /// [`ProbeError::Pin`] for the first object that could not be pinned.
@@ -49,6 +54,7 @@ pub fn pin_all(
     ebpf: &mut Ebpf,
     set: &Path,
     links: Vec<(&'static str, &'static str, BtfTracePointLinkId)>,
+    poll: Option<&PollAttached>,
 ) -> Result<Vec<PinnedLink>, ProbeError> {
     for name in PINNED_MAPS {
         let path = set.join(name);
@@ -82,7 +88,22 @@ pub fn pin_all(
                 .map_err(|e| pin_failed(&path, "cannot pin the link", e))?,
         );
     }
+    if let Some(poll) = poll {
+        let path = set.join(format!("{PROGRAM_PREFIX}{}", poll.prog));
+        ebpf.program_mut(poll.prog)
+            .ok_or(ProbeError::NoProgram(poll.prog))?
+            .pin(&path)
+            .map_err(|e| pin_failed(&path, "cannot pin the program", e))?;
+        let path = set.join(poll_link_file(poll.hook));
+        pin::obj_pin(poll.iter.as_fd(), &path)
+            .map_err(|e| pin_failed(&path, "cannot pin the link", e))?;
+    }
     Ok(pinned)
+}
+
+/// The file the poll-time read's link `hook` is pinned as.
+fn poll_link_file(hook: &str) -> String {
+    format!("{LINK_PREFIX}{}", hook.replace(':', "-"))
 }
 
 /// Whether the set at `set` has what an agent needs: the maps it reads
@@ -145,6 +166,7 @@ pub fn adopt(
     }
     let mut pinned_links = Vec::new();
     let mut attached = Vec::new();
+    let mut poll = None;
     for hook in HOOKS {
         let file = format!("{LINK_PREFIX}{hook}");
         if entries.contains(&file) {
@@ -153,6 +175,15 @@ pub fn adopt(
                 PinnedLink::from_pin(&path)
                     .map_err(|e| pin_failed(&path, "cannot open the pinned link", e))?,
             );
+            attached.push(hook);
+        }
+    }
+    for hook in POLL_HOOKS {
+        if entries.contains(&poll_link_file(hook)) {
+            let path = set.join(poll_link_file(hook));
+            let fd = pin::obj_get(&path)
+                .map_err(|e| pin_failed(&path, "cannot open the pinned link", e))?;
+            poll = Some(PollIter::from_link(fd));
             attached.push(hook);
         }
     }
@@ -200,6 +231,7 @@ pub fn adopt(
         closed: ClosedDrain::at_polls(ring),
         counters: pinned_map::<PerCpuArray<MapData, u64>>(&set, MAP_COUNTERS)?,
         parked: Parked::new(pinned_map::<Array<MapData, u64>>(&set, MAP_LIVE)?),
+        poll,
         programs: Programs::Adopted(programs),
         pinned_links,
         pin_dir: Some(dir),

@@ -12,6 +12,7 @@ use super::{
     btf,
     env::{self, VMLINUX_BTF},
     offsets,
+    poll_iter::PollIter,
     probe_error::ProbeError,
     probes::ProbeConfig,
 };
@@ -55,12 +56,165 @@ pub(super) fn resolve() -> Result<(offsets::Resolved, aya::Btf), ProbeError> {
 }
 
 /// What the programs are loaded with besides the object, as text: the
-/// offsets and the load-time settings (part of a pinned set's name).
-pub(super) fn settings(config: &ProbeConfig, offsets: &observer_common::Offsets) -> String {
+/// offsets, the load-time settings and whether the poll-time read is on
+/// (part of a pinned set's name).
+pub(super) fn settings(
+    config: &ProbeConfig,
+    offsets: &observer_common::Offsets,
+    poll: bool,
+) -> String {
     format!(
-        "{offsets:?} max_flows={} ringbuf_bytes={} packet_stages={} rx_gap_ns={}",
+        "{offsets:?} max_flows={} ringbuf_bytes={} packet_stages={} rx_gap_ns={} poll_iter={poll}",
         config.max_flows, config.ringbuf_bytes, config.packet_stages, config.rx_gap_ns
     )
+}
+
+/// The names [`super::probes::Probes::attached`] lists the poll-time
+/// read's iterator under (its link is counted with the tracepoints'
+/// links): over socket storage (every namespace), or over the TCP sockets
+/// of the agent's namespace.
+pub const POLL_HOOKS: [&str; 2] = ["iter:bpf_sk_storage_map", "iter:tcp"];
+
+/// The poll-time read as attached: its iterator, which of [`POLL_HOOKS`] it
+/// is, and what it leaves out (a line for the degraded list).
+pub struct PollAttached {
+    /// The iterator.
+    pub iter: PollIter,
+    /// Its name in [`POLL_HOOKS`].
+    pub hook: &'static str,
+    /// Its program's name.
+    pub prog: &'static str,
+    /// Why it reaches only the agent's namespace, if it does.
+    pub partial: Option<String>,
+}
+
+/// Loads and attaches the poll-time read ([`super::poll_iter`]): the
+/// iterator over the socket storage the hooks mark flows in, which reaches
+/// every network namespace; where the kernel refuses it, the iterator over
+/// the TCP sockets of the agent's own namespace. Tells the programs which
+/// flows it reaches (`POLL_SCOPE`).
+///
+/// # Errors
+/// [`ProbeError::NoProgram`] or [`ProbeError::Map`] for a build without
+/// them, [`ProbeError::Attach`] when the kernel refuses both programs
+/// (before Linux 5.11, socket-local storage in tracing programs) and
+/// [`ProbeError::PollIter`] when it refuses the link (no iterators, before
+/// 5.9) or the scope cannot be written.
+pub fn attach_poll(ebpf: &mut Ebpf, btf: &aya::Btf) -> Result<PollAttached, ProbeError> {
+    use observer_common::poll_scope;
+    let (storage, tcp) = (POLL_HOOKS[0], POLL_HOOKS[1]);
+    let (poll, scope) = match poll_iter(ebpf, btf, storage, observer_common::PROG_POLL) {
+        Ok(iter) => (
+            PollAttached {
+                iter,
+                hook: storage,
+                prog: observer_common::PROG_POLL,
+                partial: None,
+            },
+            [poll_scope::ALL, 0],
+        ),
+        Err(refused) => {
+            use std::os::unix::fs::MetadataExt as _;
+            let netns = std::fs::metadata("/proc/thread-self/ns/net")
+                .map_err(ProbeError::PollIter)?
+                .ino();
+            let iter = poll_iter(ebpf, btf, tcp, observer_common::PROG_POLL_TCP)?;
+            (
+                PollAttached {
+                    iter,
+                    hook: tcp,
+                    prog: observer_common::PROG_POLL_TCP,
+                    partial: Some(format!(
+                        "the poll-time read reaches only this agent's network namespace \
+                         ({}): flows of other namespaces are sampled at every segment that \
+                         ends a burst and every read that drains the socket, which costs more \
+                         per packet",
+                        brief(&refused)
+                    )),
+                },
+                [poll_scope::ONE_NETNS, netns],
+            )
+        }
+    };
+    let name = observer_common::MAP_POLL_SCOPE;
+    let map = ebpf.map_mut(name).ok_or(ProbeError::Map {
+        name,
+        error: aya::maps::MapError::InvalidName {
+            name: name.to_string(),
+        },
+    })?;
+    let mut slots: aya::maps::Array<&mut aya::maps::MapData, u64> =
+        aya::maps::Array::try_from(map).map_err(|error| ProbeError::Map { name, error })?;
+    for (i, v) in scope.into_iter().enumerate() {
+        slots
+            .set(i as u32, v, 0)
+            .map_err(|error| ProbeError::Map { name, error })?;
+    }
+    Ok(poll)
+}
+
+/// `e` on one line: without the verifier's log, which aya's load errors
+/// carry after the errno (a warning is one line).
+pub fn brief(e: &ProbeError) -> String {
+    let text = e.to_string();
+    let cut = text
+        .find(". Verifier output")
+        .or_else(|| text.find('\n'))
+        .unwrap_or(text.len());
+    text[..cut].trim_end().to_string()
+}
+
+/// Loads iterator program `prog` for `hook` (`iter:TARGET`) and attaches
+/// it; the storage iterator is given the `ACTIVE` map.
+fn poll_iter(
+    ebpf: &mut Ebpf,
+    btf: &aya::Btf,
+    hook: &'static str,
+    prog: &'static str,
+) -> Result<PollIter, ProbeError> {
+    use std::os::fd::AsFd as _;
+    // Test-only: act as if the kernel refused it (see [`env`]).
+    if env::hook_hidden(hook) {
+        return Err(ProbeError::PollIter(std::io::Error::other(format!(
+            "{hook} hidden by OBSERVER_MISSING_HOOK"
+        ))));
+    }
+    let target = hook.trim_start_matches("iter:");
+    let map_fd = if target == "bpf_sk_storage_map" {
+        let name = observer_common::MAP_ACTIVE;
+        let map = ebpf.map(name).ok_or(ProbeError::Map {
+            name,
+            error: aya::maps::MapError::InvalidName {
+                name: name.to_string(),
+            },
+        })?;
+        let aya::maps::Map::SkStorage(data) = map else {
+            return Err(ProbeError::PollIter(std::io::Error::other(format!(
+                "map {name} is not socket storage"
+            ))));
+        };
+        Some(
+            data.fd()
+                .as_fd()
+                .try_clone_to_owned()
+                .map_err(ProbeError::PollIter)?,
+        )
+    } else {
+        None
+    };
+    let p: &mut aya::programs::Iter = ebpf
+        .program_mut(prog)
+        .ok_or(ProbeError::NoProgram(prog))?
+        .try_into()
+        .map_err(|error| ProbeError::Attach { hook, error })?;
+    p.load(target, btf)
+        .map_err(|error| ProbeError::Attach { hook, error })?;
+    let prog_fd = p.fd().map_err(|error| ProbeError::Attach { hook, error })?;
+    PollIter::attach(
+        prog_fd.as_fd(),
+        map_fd.as_ref().map(std::os::fd::AsFd::as_fd),
+    )
+    .map_err(ProbeError::PollIter)
 }
 
 /// The warning for an owner hook (`tp`) that could not be attached (`why`);

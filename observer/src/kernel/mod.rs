@@ -16,6 +16,8 @@
 //!   the programs' statistics; [`links`]: which programs are still attached;
 //! - [`pin`] and [`adopt`]: `--pin`, programs and maps that outlive the
 //!   agent, adopted by the next one;
+//! - [`poll_iter`]: the poll-time read, which re-samples the flows that
+//!   moved since the last poll;
 //! - [`parked`]: closes the kernel kept in the flow map while the ring was
 //!   full, and those the LRU took before a poll read them;
 //! - [`tick`]: the kernel's HZ, measured with a test-run program;
@@ -32,6 +34,7 @@ pub mod links;
 pub mod offsets;
 pub mod parked;
 pub mod pin;
+pub mod poll_iter;
 pub mod preflight;
 pub mod privilege;
 pub mod probe_error;

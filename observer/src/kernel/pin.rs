@@ -29,7 +29,8 @@ use std::{
 
 /// `BPF_FS_MAGIC` from include/uapi/linux/magic.h.
 const BPF_FS_MAGIC: i64 = 0xcafe_4a11;
-/// `BPF_OBJ_GET` from include/uapi/linux/bpf.h.
+/// `BPF_OBJ_PIN` and `BPF_OBJ_GET` from include/uapi/linux/bpf.h.
+const BPF_OBJ_PIN: libc::c_long = 6;
 const BPF_OBJ_GET: libc::c_long = 7;
 
 /// Names of the pinned objects in a set: maps by their own names, and
@@ -264,6 +265,23 @@ pub fn is_bpffs(path: &Path) -> bool {
 /// # Errors
 /// The OS error: no such pin, or not permitted.
 pub fn obj_get(path: &Path) -> std::io::Result<OwnedFd> {
+    let fd = obj(BPF_OBJ_GET, path, 0)?;
+    // SAFETY: the kernel returned a new fd that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Pins the BPF object `fd` (a link aya did not make) at `path`
+/// (`BPF_OBJ_PIN`).
+///
+/// # Errors
+/// The OS error: the path exists, is not on bpffs, or not permitted.
+pub fn obj_pin(fd: std::os::fd::BorrowedFd<'_>, path: &Path) -> std::io::Result<()> {
+    obj(BPF_OBJ_PIN, path, fd.as_raw_fd() as u32).map(|_| ())
+}
+
+/// `bpf(cmd)` with the `BPF_OBJ_*` member of `union bpf_attr`: `path`
+/// and, to pin, the object's fd. Returns what the call returned.
+fn obj(cmd: libc::c_long, path: &Path, bpf_fd: u32) -> std::io::Result<i32> {
     use std::os::unix::ffi::OsStrExt as _;
     let c = std::ffi::CString::new(path.as_os_str().as_bytes())
         .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
@@ -278,26 +296,18 @@ pub fn obj_get(path: &Path) -> std::io::Result<OwnedFd> {
     }
     let mut attr = ObjAttr {
         pathname: c.as_ptr() as u64,
-        bpf_fd: 0,
+        bpf_fd,
         file_flags: 0,
         path_fd: 0,
         _pad: 0,
     };
     // SAFETY: `attr` is a valid bpf_attr prefix pointing at a C string that
     // outlives the call.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_bpf,
-            BPF_OBJ_GET,
-            &raw mut attr,
-            size_of::<ObjAttr>(),
-        )
-    };
-    if fd < 0 {
+    let ret = unsafe { libc::syscall(libc::SYS_bpf, cmd, &raw mut attr, size_of::<ObjAttr>()) };
+    if ret < 0 {
         return Err(std::io::Error::last_os_error());
     }
-    // SAFETY: the kernel returned a new fd that nothing else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+    Ok(ret as i32)
 }
 
 #[cfg(test)]

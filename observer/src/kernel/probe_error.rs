@@ -54,6 +54,9 @@ pub enum ProbeError {
         /// What aya said.
         error: ProgramError,
     },
+    /// The poll-time read's iterator could not be attached.
+    #[error("cannot attach the poll-time read's iterator: {0}")]
+    PollIter(std::io::Error),
     /// `--pin` could not be used.
     #[error("{0}")]
     Pin(pin::PinError),

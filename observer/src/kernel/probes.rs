@@ -9,16 +9,24 @@ use aya::{
 };
 use observer_common::{
     Counter, DEFAULT_MAX_FLOWS, DEFAULT_RINGBUF_BYTES, FlowSample, GLOBAL_DIRECT, GLOBAL_MAX_FLOWS,
-    GLOBAL_OFFSETS, GLOBAL_PACKET_STAGES, MAP_CLOSED, MAP_COUNTERS, MAP_FLOWS, MAP_LIVE,
+    GLOBAL_OFFSETS, GLOBAL_PACKET_STAGES, GLOBAL_POLL_ITER, MAP_CLOSED, MAP_COUNTERS, MAP_FLOWS,
+    MAP_LIVE,
 };
+
+/// The ways the programs can be loaded, best first: (poll-time read,
+/// direct socket reads). The poll-time read needs Linux 5.11 (socket-local
+/// storage in tracing programs); direct reads need a verifier that checks
+/// loads against the kernel's BTF.
+const VARIANTS: [(bool, bool); 4] = [(true, true), (true, false), (false, true), (false, false)];
 
 pub use super::attach::attach_tp;
 pub(super) use super::attach::{missing_hook_note, take};
 pub(crate) use super::probe_error::chain;
 pub use super::probe_error::{ProbeError, eperm_hint};
 use super::{
-    attach::{program_info_of, resolve, settings},
+    attach::{attach_poll, program_info_of, resolve, settings},
     pin,
+    poll_iter::PollIter,
 };
 
 /// The compiled kernel programs, built by `build.rs` with aya-build.
@@ -42,6 +50,10 @@ pub struct ProbeConfig {
     /// `--pin DIR`: pin the programs and maps there, or adopt the ones an
     /// earlier agent pinned ([`crate::kernel::pin`]).
     pub pin: Option<std::path::PathBuf>,
+    /// Attach the poll-time read where the kernel allows it (the agent's
+    /// setting); `false` loads the programs without it, as on a kernel
+    /// that refuses it (tests and the benchmark compare the two).
+    pub poll_read: bool,
     /// The pause threshold between arriving data segments (ns):
     /// `observer_common::rx_gap_ns(hz)` for the running kernel's HZ. The
     /// default suits HZ 250 and up.
@@ -57,6 +69,7 @@ impl Default for ProbeConfig {
             packet_stages: observer_common::packet_stages::ALL,
             rx_gap_ns: observer_common::RX_GAP_NS,
             pin: None,
+            poll_read: true,
         }
     }
 }
@@ -69,6 +82,8 @@ pub struct Probes {
     closed: crate::kernel::closed_ring::ClosedDrain,
     counters: PerCpuArray<MapData, u64>,
     parked: crate::kernel::parked::Parked,
+    /// The poll-time read, where the kernel runs it.
+    poll: Option<PollIter>,
     programs: Programs,
     /// With `--pin`: the links pinned (their fds, which keep them counted
     /// as this agent's), the directory, locked while the agent runs, and
@@ -93,6 +108,7 @@ pub(super) struct Parts {
     pub closed: crate::kernel::closed_ring::ClosedDrain,
     pub counters: PerCpuArray<MapData, u64>,
     pub parked: crate::kernel::parked::Parked,
+    pub poll: Option<PollIter>,
     pub programs: Programs,
     pub pinned_links: Vec<aya::programs::links::PinnedLink>,
     pub pin_dir: Option<pin::PinDir>,
@@ -125,9 +141,9 @@ impl Probes {
         let dir = pin::PinDir::open(&path).map_err(ProbeError::Pin)?;
         dir.remove_partial().map_err(ProbeError::Pin)?;
         let (resolved, _) = resolve()?;
-        let settings = settings(&config, &resolved.offsets);
         let sets = dir.sets().map_err(ProbeError::Pin)?;
-        for direct in [true, false] {
+        for (poll, direct) in VARIANTS {
+            let settings = settings(&config, &resolved.offsets, poll);
             let name = pin::set_name(OBJECT, settings.as_bytes(), direct);
             if sets.contains(&name) && super::adopt::complete(&dir.path().join(&name)) {
                 return super::adopt::adopt(dir, &name, direct, &resolved.missing);
@@ -164,32 +180,55 @@ impl Probes {
         Ok(p)
     }
 
-    /// Loads and attaches the programs (direct socket reads if the
-    /// verifier takes them), pinned into a new set of `pin` if given.
+    /// Loads and attaches the programs, pinned into a new set of `pin` if
+    /// given: with the poll-time read and direct socket reads if the
+    /// kernel takes them, else without what it refuses ([`VARIANTS`], in
+    /// order). The error is the last variant's.
     fn load_fresh(config: &ProbeConfig, pin: Option<&pin::PinDir>) -> Result<Probes, ProbeError> {
-        if config.helper_reads {
-            return Probes::load_with(config, false, pin);
-        }
-        match Probes::load_with(config, true, pin) {
-            Ok(p) => Ok(p),
-            // A verifier that will not check direct loads against BTF (an
-            // older kernel, a missing helper): read with helpers instead.
-            Err(first @ ProbeError::Attach { .. }) => {
-                let mut p = Probes::load_with(config, false, pin)?;
-                p.degraded.push(format!(
-                    "direct socket reads rejected ({first}); reading with bpf_probe_read_kernel, \
-                     which costs more per packet"
-                ));
-                p.direct = false;
-                Ok(p)
+        let mut refused: Vec<(bool, bool, ProbeError)> = Vec::new();
+        for (poll, direct) in VARIANTS {
+            if (direct && config.helper_reads) || (poll && !config.poll_read) {
+                continue;
             }
-            Err(e) => Err(e),
+            match Probes::load_with(config, direct, poll, pin) {
+                Ok(mut p) => {
+                    // What the kernel refused, said once each.
+                    if let Some((_, _, e)) = refused.iter().find(|(poll, _, _)| *poll) {
+                        p.degraded.push(format!(
+                            "no poll-time read ({}): idle flows are exact only because every \
+                             segment that ends a burst and every read that drains the socket is \
+                             sampled, which costs more per packet (Linux 5.11 or later has it)",
+                            super::attach::brief(e)
+                        ));
+                    }
+                    if let Some((_, _, e)) = refused.iter().find(|(p, d, _)| *p == poll && *d) {
+                        p.degraded.push(format!(
+                            "direct socket reads rejected ({}); reading with \
+                             bpf_probe_read_kernel, which costs more per packet",
+                            super::attach::brief(e)
+                        ));
+                    }
+                    return Ok(p);
+                }
+                // A verifier that will not check direct loads against BTF
+                // (an older kernel, a missing helper), or a kernel without
+                // socket storage in tracing programs: try the next variant.
+                Err(e @ (ProbeError::Attach { .. } | ProbeError::PollIter(_))) => {
+                    refused.push((poll, direct, e));
+                }
+                Err(e) => return Err(e),
+            }
         }
+        Err(refused
+            .pop()
+            .map(|(_, _, e)| e)
+            .unwrap_or(ProbeError::NoProgram("observer_tcp_probe")))
     }
 
     fn load_with(
         config: &ProbeConfig,
         direct: bool,
+        poll: bool,
         pin: Option<&pin::PinDir>,
     ) -> Result<Probes, ProbeError> {
         let (resolved, kernel_btf) = resolve()?;
@@ -204,6 +243,7 @@ impl Probes {
             .override_global(GLOBAL_OFFSETS, &resolved.offsets, true)
             .override_global(GLOBAL_MAX_FLOWS, &config.max_flows, true)
             .override_global(GLOBAL_DIRECT, &u8::from(direct), true)
+            .override_global(GLOBAL_POLL_ITER, &u8::from(poll), true)
             .override_global(GLOBAL_PACKET_STAGES, &config.packet_stages, true)
             .override_global(observer_common::GLOBAL_RX_GAP_NS, &config.rx_gap_ns, true)
             .map_max_entries(MAP_FLOWS, config.max_flows)
@@ -276,22 +316,32 @@ impl Probes {
                 "{e}: a close the kernel skips reporting (nested in another) leaves its flow open"
             )),
         }
-        let attached = links.iter().map(|(_, tp, _)| *tp).collect();
+        let mut attached: Vec<&'static str> = links.iter().map(|(_, tp, _)| *tp).collect();
+        let poll_iter = if poll {
+            let p = attach_poll(&mut ebpf, &kernel_btf)?;
+            attached.push(p.hook);
+            degraded.extend(p.partial.clone());
+            Some(p)
+        } else {
+            None
+        };
 
         let pinned_links = match pin {
             None => Vec::new(),
             Some(dir) => {
                 let name = pin::set_name(
                     OBJECT,
-                    settings(config, &resolved.offsets).as_bytes(),
+                    settings(config, &resolved.offsets, poll).as_bytes(),
                     direct,
                 );
                 let set = dir.create_set(&name).map_err(ProbeError::Pin)?;
-                match super::adopt::pin_all(&mut ebpf, &set, links).and_then(|l| {
-                    dir.commit_set(&set, &name)
-                        .map_err(ProbeError::Pin)
-                        .map(|()| l)
-                }) {
+                match super::adopt::pin_all(&mut ebpf, &set, links, poll_iter.as_ref()).and_then(
+                    |l| {
+                        dir.commit_set(&set, &name)
+                            .map_err(ProbeError::Pin)
+                            .map(|()| l)
+                    },
+                ) {
                     Ok(l) => l,
                     Err(e) => {
                         // Nothing half-pinned stays: links go first.
@@ -316,6 +366,7 @@ impl Probes {
             parked: crate::kernel::parked::Parked::new(take::<Array<MapData, u64>>(
                 &mut ebpf, MAP_LIVE,
             )?),
+            poll: poll_iter.map(|p| p.iter),
             programs: Programs::Loaded(ebpf),
             pinned_links,
             pin_dir: None,
@@ -333,6 +384,7 @@ impl Probes {
             closed: parts.closed,
             counters: parts.counters,
             parked: parts.parked,
+            poll: parts.poll,
             programs: parts.programs,
             _pinned_links: parts.pinned_links,
             pin_dir: parts.pin_dir,
@@ -346,13 +398,16 @@ impl Probes {
     /// The tracepoints with a program attached (one kernel link each), in
     /// attach order: `tcp_probe` and `inet_sock_set_state` always, then
     /// those this kernel has of `sock_send_length`, `sock_recv_length` (or
-    /// its fallback `tcp_rcv_space_adjust`) and `tcp_destroy_sock`.
+    /// its fallback `tcp_rcv_space_adjust`) and `tcp_destroy_sock`; last
+    /// the poll-time read's iterator (one of
+    /// [`super::attach::POLL_HOOKS`]), where the kernel runs it.
     pub fn attached(&self) -> &[&'static str] {
         &self.attached
     }
 
     /// One poll's read, in the one order every view uses: `closed` gets
-    /// the close records queued so far, `active` the flow map, then
+    /// the close records queued so far; the poll-time read re-samples the
+    /// flows that moved since the last poll; `active` gets the flow map, then
     /// `closed` the records that arrived while the map was walked (so a
     /// flow that closed mid-walk is never missed: its entry is either in
     /// the map or its record in the ring). Both vectors are cleared first.
@@ -364,6 +419,9 @@ impl Probes {
         let parked_before = self.counter(Counter::ClosesParked);
         let started_ns = crate::model::clock::monotonic_ns();
         self.drain_closed(closed);
+        if let Some(poll) = &mut self.poll {
+            poll.walk();
+        }
         self.active(active);
         self.parked
             .collect(&mut self.flows, active, closed, parked_before, started_ns);

@@ -376,12 +376,17 @@ impl Flow {
     /// Builds a flow from its latest sample as of monotonic `now_ns`.
     pub fn from_sample(s: &FlowSample, clock: &Clock, now_ns: u64) -> Flow {
         let closed = s.closed_ns != 0;
+        // Only the low 32 bits count (chrono_start is a u32 jiffy). A
+        // moment before the sample (a reading taken just before the poll
+        // that re-sampled the flow) counts back from it.
         let jiffies_now = if closed {
             s.jiffies
-        } else {
-            // Only the low 32 bits count (chrono_start is a u32 jiffy).
+        } else if now_ns >= s.last_seen_ns {
             s.jiffies
-                .wrapping_add(clock.jiffies_in(now_ns.saturating_sub(s.last_seen_ns)))
+                .wrapping_add(clock.jiffies_in(now_ns - s.last_seen_ns))
+        } else {
+            s.jiffies
+                .wrapping_sub(clock.jiffies_in(s.last_seen_ns - now_ns))
         };
         let ch = chrono(s, jiffies_now as u32, clock.us_per_jiffy());
         let stamp = |ns: u64| humantime::format_rfc3339_millis(clock.wall(ns)).to_string();

@@ -61,6 +61,11 @@ fn ss_fields_in_tcp_info_units() {
     assert_eq!(f.last_data_sent_ms, 105 * 4);
     assert_eq!(f.last_data_recv_ms, 20);
     assert_eq!(f.last_ack_recv_ms, 1_015 * 4);
+    // As of 40 ms (10 jiffies) before the sample (a reading taken before
+    // the poll that re-sampled the flow): the ages count back.
+    let before = Flow::from_sample(&s, &clock, 1_960_000_000);
+    assert_eq!(before.last_data_sent_ms, 90 * 4);
+    assert_eq!(before.last_ack_recv_ms, 1_000 * 4);
     assert_eq!(f.rto_us, 204_000);
     assert_eq!(f.pacing_rate_bps, Some(10_000_000));
     assert_eq!(f.unacked, 7);

@@ -20,6 +20,7 @@ mod flows;
 mod image;
 mod life;
 mod parking;
+mod poll;
 mod preconditions;
 mod reader;
 mod receiver;

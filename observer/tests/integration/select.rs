@@ -15,7 +15,7 @@ use std::{
 };
 
 use crate::support::{
-    bpf::{attached_programs, observer_programs, wait_attached},
+    bpf::{attached_programs, observer_programs, owner_hooks, wait_attached},
     cookie,
     http::{free_port, scrape, wait_serving},
     netns_id,
@@ -199,7 +199,7 @@ fn ip(args: &[&str]) {
 fn cases(m: &Mixed) -> Vec<(&'static str, Vec<String>)> {
     let (a, b, v6, half) = (&m.v4a, &m.v4b, &m.v6, &m.half);
     // Every hook attached: sock_send_length and sock_recv_length too.
-    let hooks = attached_programs() >= 5;
+    let hooks = owner_hooks();
     let mut v = vec![
         ("dport = :7002", vec![b.client.clone()]),
         (

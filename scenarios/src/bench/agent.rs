@@ -94,7 +94,9 @@ pub fn scale(flows: usize, secs: u64) -> anyhow::Result<Scale> {
         holders.push(h);
         left -= n;
     }
-    let agent = Agent::start(&["--interval", "1s"])?;
+    // In the flows' namespace, so the poll-time read reaches them on any
+    // kernel (see `Agent::start_in`) and its walk is part of each poll.
+    let agent = Agent::start_in(Some(&ns), &["--interval", "1s"])?;
     std::thread::sleep(Duration::from_secs(3));
     let cpu0 = agent.cpu_s();
     let sum0 = agent.metric("observer_poll_duration_seconds_sum");

@@ -66,19 +66,38 @@ pub struct Agent {
     child: ChildGuard,
     /// Its metrics port on 127.0.0.1.
     pub port: u16,
+    /// The namespace it runs in, when not this process's.
+    netns: Option<String>,
 }
 
 impl Agent {
     /// Starts `observer run` and waits until it serves /healthz.
     pub fn start(extra: &[&str]) -> anyhow::Result<Agent> {
+        Agent::start_in(None, extra)
+    }
+
+    /// Starts `observer run` in namespace `ns` (this process's when None)
+    /// and waits until it serves /healthz there. An agent polls from its
+    /// namespace: where the kernel allows only the TCP iterator for the
+    /// poll-time read (the project's machines), that iterator reaches the
+    /// flows of that namespace alone, as a host's agent reaches the host's.
+    pub fn start_in(ns: Option<&Netns>, extra: &[&str]) -> anyhow::Result<Agent> {
         let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-        let mut cmd = Command::new(observer_bin()?);
+        let bin = observer_bin()?;
+        let mut cmd = match ns {
+            Some(ns) => ns.command(&bin.to_string_lossy()),
+            None => Command::new(bin),
+        };
         cmd.args(["run", "--listen", &format!("127.0.0.1:{port}")])
             .args(extra)
             .stdout(Stdio::null())
             .stderr(Stdio::null());
         let child = ChildGuard::spawn(&mut cmd)?;
-        let agent = Agent { child, port };
+        let agent = Agent {
+            child,
+            port,
+            netns: ns.map(|n| n.name.clone()),
+        };
         let deadline = Instant::now() + Duration::from_secs(20);
         while agent.get("/healthz").is_none() {
             anyhow::ensure!(
@@ -92,7 +111,15 @@ impl Agent {
 
     /// `GET path`, or None.
     pub fn get(&self, path: &str) -> Option<String> {
-        let out = Command::new("curl")
+        let mut curl = match &self.netns {
+            Some(name) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", name, "curl"]);
+                c
+            }
+            None => Command::new("curl"),
+        };
+        let out = curl
             .args([
                 "-sf",
                 "--max-time",

@@ -151,7 +151,8 @@ pub fn overhead(connections: usize, rounds: usize, secs: u64) -> anyhow::Result<
     let a = alternate(
         rounds,
         || {
-            let agent = Agent::start(&[])?;
+            // In the load's namespace: see `Agent::start_in`.
+            let agent = Agent::start_in(Some(&ns), &[])?;
             let before = prog_costs("observer_");
             let t = run(&ns, connections, secs)?;
             add_costs(&mut totals, &before, &prog_costs("observer_"));
