@@ -104,7 +104,10 @@ fn a_request_response_flow_is_exact_at_the_poll_with_few_samples() {
     if !root_or_skip("a_request_response_flow_is_exact_at_the_poll_with_few_samples") {
         return;
     }
-    let (ends, attached) = exchange(ProbeConfig::default());
+    let (ends, attached) = exchange(ProbeConfig {
+        poll_read: true,
+        ..ProbeConfig::default()
+    });
     assert!(
         attached.iter().any(|h| h.starts_with("iter:")),
         "no poll-time read attached: {attached:?}"

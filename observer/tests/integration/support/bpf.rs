@@ -12,8 +12,8 @@ use observer_common::FlowSample;
 
 /// Programs observer attaches on this kernel: the 2 required ones, plus
 /// sock_send_length and sock_recv_length (Linux 6.3+), or in place of the
-/// latter tcp_rcv_space_adjust, tcp_destroy_sock, and the poll-time read's
-/// iterator. Read once: tests poll it.
+/// latter tcp_rcv_space_adjust, and tcp_destroy_sock (the poll-time read's
+/// iterator only with `--poll-read`). Read once: tests poll it.
 pub fn attached_programs() -> usize {
     static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *N.get_or_init(|| {
@@ -21,14 +21,9 @@ pub fn attached_programs() -> usize {
         let names: std::collections::HashSet<&[u8]> = btf.split(|&b| b == 0).collect();
         let has = |tp: &str| names.contains(format!("btf_trace_{tp}").as_bytes());
         let recv = has("sock_recv_length") || has("tcp_rcv_space_adjust");
-        // The poll-time read: a storage iterator (5.9+) whose program uses
-        // socket storage from tracing programs (5.11+); the kernels tests
-        // run on have both or neither.
-        let poll = names.contains(&b"bpf_iter_bpf_sk_storage_map"[..]);
         2 + usize::from(has("sock_send_length"))
             + usize::from(recv)
             + usize::from(has("tcp_destroy_sock"))
-            + usize::from(poll)
     })
 }
 
