@@ -59,12 +59,7 @@ pub fn pin_all(
     for name in PINNED_MAPS {
         let path = set.join(name);
         ebpf.map(name)
-            .ok_or(ProbeError::Map {
-                name,
-                error: aya::maps::MapError::InvalidName {
-                    name: name.to_string(),
-                },
-            })?
+            .ok_or_else(|| super::attach::missing_map(name))?
             .pin(&path)
             .map_err(|e| pin_failed(&path, "cannot pin the map", e))?;
     }

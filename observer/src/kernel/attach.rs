@@ -137,12 +137,7 @@ pub fn attach_poll(ebpf: &mut Ebpf, btf: &aya::Btf) -> Result<PollAttached, Prob
         }
     };
     let name = observer_common::MAP_POLL_SCOPE;
-    let map = ebpf.map_mut(name).ok_or(ProbeError::Map {
-        name,
-        error: aya::maps::MapError::InvalidName {
-            name: name.to_string(),
-        },
-    })?;
+    let map = ebpf.map_mut(name).ok_or_else(|| missing_map(name))?;
     let mut slots: aya::maps::Array<&mut aya::maps::MapData, u64> =
         aya::maps::Array::try_from(map).map_err(|error| ProbeError::Map { name, error })?;
     for (i, v) in scope.into_iter().enumerate() {
@@ -182,12 +177,7 @@ fn poll_iter(
     let target = hook.trim_start_matches("iter:");
     let map_fd = if target == "bpf_sk_storage_map" {
         let name = observer_common::MAP_ACTIVE;
-        let map = ebpf.map(name).ok_or(ProbeError::Map {
-            name,
-            error: aya::maps::MapError::InvalidName {
-                name: name.to_string(),
-            },
-        })?;
+        let map = ebpf.map(name).ok_or_else(|| missing_map(name))?;
         let aya::maps::Map::SkStorage(data) = map else {
             return Err(ProbeError::PollIter(std::io::Error::other(format!(
                 "map {name} is not socket storage"
@@ -231,16 +221,21 @@ pub(super) fn missing_hook_note(why: &str, tp: &str, lag: bool) -> String {
     )
 }
 
-pub(super) fn take<T>(ebpf: &mut Ebpf, name: &'static str) -> Result<T, ProbeError>
-where
-    T: TryFrom<aya::maps::Map, Error = aya::maps::MapError>,
-{
-    let map = ebpf.take_map(name).ok_or(ProbeError::Map {
+/// The error for a map the object lacks (a build problem).
+pub(super) fn missing_map(name: &'static str) -> ProbeError {
+    ProbeError::Map {
         name,
         error: aya::maps::MapError::InvalidName {
             name: name.to_string(),
         },
-    })?;
+    }
+}
+
+pub(super) fn take<T>(ebpf: &mut Ebpf, name: &'static str) -> Result<T, ProbeError>
+where
+    T: TryFrom<aya::maps::Map, Error = aya::maps::MapError>,
+{
+    let map = ebpf.take_map(name).ok_or_else(|| missing_map(name))?;
     T::try_from(map).map_err(|error| ProbeError::Map { name, error })
 }
 
