@@ -63,7 +63,14 @@ pub fn on_packet(sk: *const u8, skb: *const u8) {
     }
     let settles = seg.settles(sk);
     let ends_burst = !settles && seg.ends_burst(sk);
-    if !settles && gate::held(key, Kind::Packet, 0) && !(ends_burst && poll::must_sample(key)) {
+    // Without the poll-time read, as before it existed: a segment that
+    // ends a burst passes without asking the gate (nor taking its slot).
+    let held = if poll::on() {
+        !settles && gate::held(key, Kind::Packet, 0) && !(ends_burst && poll::must_sample(key))
+    } else {
+        !settles && !ends_burst && gate::held(key, Kind::Packet, 0)
+    };
+    if held {
         return;
     }
     if stages == packet_stages::GATE {
@@ -170,7 +177,12 @@ pub fn on_owner(sk: *const u8, receive: bool) {
     let state: u8 = sk.get(off!(state));
     let key = key_of(sk);
     let tgid = (bpf_get_current_pid_tgid() >> 32) as u32;
-    if gate::held(key, Kind::Owner, tgid) && !(receive && drained(sk) && poll::must_sample(key)) {
+    let held = if poll::on() {
+        gate::held(key, Kind::Owner, tgid) && !(receive && drained(sk) && poll::must_sample(key))
+    } else {
+        !(receive && drained(sk)) && gate::held(key, Kind::Owner, tgid)
+    };
+    if held {
         return;
     }
     let Some(s) = entry(sk, key, tcp_state::is_connected(state)) else {
@@ -196,7 +208,12 @@ pub fn on_read(sk: *const u8) {
         return;
     };
     let key = key_of(sk);
-    if gate::held(key, Kind::Owner, 0) && !(drained(sk) && poll::must_sample(key)) {
+    let held = if poll::on() {
+        gate::held(key, Kind::Owner, 0) && !(drained(sk) && poll::must_sample(key))
+    } else {
+        !drained(sk) && gate::held(key, Kind::Owner, 0)
+    };
+    if held {
         return;
     }
     if let Some(s) = entry(sk, key, false) {
@@ -220,7 +237,7 @@ fn drained(sk: Sk) -> bool {
 /// # Safety
 /// `s` must be valid for writes.
 #[inline(always)]
-unsafe fn cc_name(s: *mut FlowSample, sk: Sk) {
+pub(crate) unsafe fn cc_name(s: *mut FlowSample, sk: Sk) {
     // SAFETY: caller guarantees `s`.
     unsafe { (*s).cc = deref(sk.raw(), off!(ca_ops), off!(ca_name)) };
 }

@@ -14,7 +14,7 @@
 //! Every flow entry gets a mark in socket-local storage (`ACTIVE`,
 //! net/core/bpf_sk_storage.c) when it is made. Each mark holds the flow's
 //! activity as of the last walk (segments in, `snd_nxt`, `copied_seq`,
-//! `write_seq`, retransmits, state): a flow whose activity is unchanged is
+//! `write_seq`, retransmits, `rcv_wup`, state): a flow whose activity is unchanged is
 //! left as it is, so an idle flow costs a few loads a poll and keeps its
 //! "nothing moved" look to user space. The mark goes with the socket. Two
 //! walks can visit the marks; user space attaches the first the kernel
@@ -60,6 +60,9 @@ pub struct Activity {
     pub write_seq: u32,
     /// `total_retrans` (segments).
     pub total_retrans: u32,
+    /// `rcv_wup` (sequence number): moves when this end sends an ACK
+    /// (a delayed one, from a timer) and with it the window it offers.
+    pub rcv_wup: u32,
     /// `sk_state`.
     pub state: u32,
 }
@@ -256,6 +259,7 @@ unsafe fn visit(sk: Sk, value: *mut Activity) {
         copied_seq: sk.get(off!(copied_seq)),
         write_seq: sk.get(off!(write_seq)),
         total_retrans: sk.get(off!(total_retrans)),
+        rcv_wup: sk.get(off!(rcv_wup)),
         state: u32::from(sk.get::<u8>(off!(state))),
     };
     // SAFETY: the storage value of this socket, `Activity`-sized.
@@ -266,6 +270,7 @@ unsafe fn visit(sk: Sk, value: *mut Activity) {
             && was.copied_seq == now.copied_seq
             && was.write_seq == now.write_seq
             && was.total_retrans == now.total_retrans
+            && was.rcv_wup == now.rcv_wup
             && was.state == now.state
         {
             return;
@@ -280,6 +285,8 @@ unsafe fn visit(sk: Sk, value: *mut Activity) {
         unsafe {
             if (*s).closed_ns == 0 {
                 crate::refresh::refresh(s, sk);
+                // `setsockopt(TCP_CONGESTION)` between held samples.
+                crate::flow::cc_name(s, sk);
             }
         }
     }

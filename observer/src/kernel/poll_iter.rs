@@ -141,8 +141,17 @@ impl PollIter {
         };
         let mut file = std::fs::File::from(bpf(BPF_ITER_CREATE, &mut attr)?);
         let mut buf = [0u8; 256];
-        while file.read(&mut buf)? != 0 {}
-        Ok(())
+        loop {
+            match file.read(&mut buf) {
+                Ok(0) => return Ok(()),
+                Ok(_) => {}
+                // A read that visited a million objects and wrote nothing
+                // (kernel/bpf/bpf_iter.c, MAX_ITER_OBJECTS): the next one
+                // goes on from there.
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(e),
+            }
+        }
     }
 }
 

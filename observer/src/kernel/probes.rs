@@ -16,8 +16,9 @@ use observer_common::{
 /// The ways the programs can be loaded, best first: (poll-time read,
 /// direct socket reads). The poll-time read needs Linux 5.11 (socket-local
 /// storage in tracing programs); direct reads need a verifier that checks
-/// loads against the kernel's BTF.
-const VARIANTS: [(bool, bool); 4] = [(true, true), (true, false), (false, true), (false, false)];
+/// loads against the kernel's BTF, and come before the poll-time read: with
+/// helper reads the send-buffer clock and `notsent` read 0.
+const VARIANTS: [(bool, bool); 4] = [(true, true), (false, true), (true, false), (false, false)];
 
 pub use super::attach::attach_tp;
 pub(super) use super::attach::{missing_hook_note, take};
@@ -144,6 +145,11 @@ impl Probes {
         let (resolved, _) = resolve()?;
         let sets = dir.sets().map_err(ProbeError::Pin)?;
         for (poll, direct) in VARIANTS {
+            // A set with the poll-time read relaxes the hooks: adopted only
+            // by an agent that asks for it.
+            if poll && !config.poll_read {
+                continue;
+            }
             let settings = settings(&config, &resolved.offsets, poll);
             let name = pin::set_name(OBJECT, settings.as_bytes(), direct);
             if sets.contains(&name) && super::adopt::complete(&dir.path().join(&name)) {
@@ -194,7 +200,8 @@ impl Probes {
             match Probes::load_with(config, direct, poll, pin) {
                 Ok(mut p) => {
                     // What the kernel refused, said once each.
-                    if let Some((_, _, e)) = refused.iter().find(|(poll, _, _)| *poll) {
+                    let asked = refused.iter().find(|(p, _, _)| *p).filter(|_| !poll);
+                    if let Some((_, _, e)) = asked {
                         p.degraded.push(format!(
                             "no poll-time read ({}): idle flows are exact only because every \
                              segment that ends a burst and every read that drains the socket is \
