@@ -148,6 +148,31 @@ pub fn attach_poll(ebpf: &mut Ebpf, btf: &aya::Btf) -> Result<PollAttached, Prob
     Ok(poll)
 }
 
+/// The warning lines for the load variants the kernel refused
+/// (`(poll-time read, direct reads, error)`, in the order tried), once a
+/// variant with the poll-time read `poll` loaded: no poll-time read where
+/// one was asked for and refused, and helper reads where direct ones were
+/// refused.
+pub(super) fn refusal_notes(refused: &[(bool, bool, ProbeError)], poll: bool) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some((_, _, e)) = refused.iter().find(|(p, _, _)| *p).filter(|_| !poll) {
+        notes.push(format!(
+            "no poll-time read ({}): idle flows are exact only because every segment that ends \
+             a burst and every read that drains the socket is sampled, which costs more per \
+             packet (Linux 5.11 or later has it)",
+            brief(e)
+        ));
+    }
+    if let Some((_, _, e)) = refused.iter().find(|(p, d, _)| *p == poll && *d) {
+        notes.push(format!(
+            "direct socket reads rejected ({}); reading with bpf_probe_read_kernel, which costs \
+             more per packet",
+            brief(e)
+        ));
+    }
+    notes
+}
+
 /// `e` on one line: without the verifier's log, which aya's load errors
 /// carry after the errno (a warning is one line).
 pub fn brief(e: &ProbeError) -> String {

@@ -200,22 +200,8 @@ impl Probes {
             match Probes::load_with(config, direct, poll, pin) {
                 Ok(mut p) => {
                     // What the kernel refused, said once each.
-                    let asked = refused.iter().find(|(p, _, _)| *p).filter(|_| !poll);
-                    if let Some((_, _, e)) = asked {
-                        p.degraded.push(format!(
-                            "no poll-time read ({}): idle flows are exact only because every \
-                             segment that ends a burst and every read that drains the socket is \
-                             sampled, which costs more per packet (Linux 5.11 or later has it)",
-                            super::attach::brief(e)
-                        ));
-                    }
-                    if let Some((_, _, e)) = refused.iter().find(|(p, d, _)| *p == poll && *d) {
-                        p.degraded.push(format!(
-                            "direct socket reads rejected ({}); reading with \
-                             bpf_probe_read_kernel, which costs more per packet",
-                            super::attach::brief(e)
-                        ));
-                    }
+                    p.degraded
+                        .extend(super::attach::refusal_notes(&refused, poll));
                     return Ok(p);
                 }
                 // A verifier that will not check direct loads against BTF
