@@ -285,6 +285,15 @@ pub struct FlowSample {
     /// `tcp_sock.dsack_dups`: segments the peer reported received twice
     /// with D-SACK, spurious retransmissions (`tcpi_dsack_dups`).
     pub dsack_dups: u32,
+    /// How many times a sample found the reader caught up (`copied_seq ==
+    /// rcv_nxt`) after the sample before it had found data waiting unread
+    /// (count). A reader that keeps up drains its socket many times a
+    /// round trip; one that is the slowest stage leaves data waiting from
+    /// one read to the next and drains it seldom or never. Exact: the gate
+    /// always lets through a read that drains data a sample saw waiting.
+    pub reader_drains: u32,
+    /// Explicit padding to the 8-byte alignment (always 0).
+    pub _pad_end: u32,
 }
 
 impl FlowSample {
@@ -387,11 +396,13 @@ impl FlowSample {
         reordering: 0,
         delivered_ce: 0,
         dsack_dups: 0,
+        reader_drains: 0,
+        _pad_end: 0,
     };
 }
 
 /// Size of [`FlowSample`] in bytes; the kernel and user space must agree.
-pub const FLOW_SAMPLE_SIZE: usize = 520;
+pub const FLOW_SAMPLE_SIZE: usize = 528;
 const _: () = assert!(core::mem::size_of::<FlowSample>() == FLOW_SAMPLE_SIZE);
 const _: () = assert!(core::mem::align_of::<FlowSample>() == 8);
 
@@ -441,6 +452,8 @@ mod tests {
         assert_eq!(offset_of!(FlowSample, lsndtime), 496);
         assert_eq!(offset_of!(FlowSample, rcv_tstamp), 504);
         assert_eq!(offset_of!(FlowSample, dsack_dups), 516);
+        assert_eq!(offset_of!(FlowSample, reader_drains), 520);
+        assert_eq!(offset_of!(FlowSample, _pad_end), 524);
     }
 
     #[test]

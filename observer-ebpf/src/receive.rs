@@ -47,9 +47,10 @@ pub unsafe fn integrate(s: *mut FlowSample, dt_ns: u64) {
     }
 }
 
-/// Copies the receive side of `sk` into `s`: unread bytes, the window and
-/// what caps it, out-of-order arrivals (stamping `last_ooo_ns` when they
-/// grow), the receiver RTT and its minimum.
+/// Copies the receive side of `sk` into `s`: unread bytes (counting a
+/// drain, `reader_drains`, when they fall to zero), the window and what
+/// caps it, out-of-order arrivals (stamping `last_ooo_ns` when they grow),
+/// the receiver RTT and its minimum.
 ///
 /// # Safety
 /// `s` must be valid for reads and writes.
@@ -72,7 +73,11 @@ pub unsafe fn receiver(s: *mut FlowSample, sk: Sk, now: u64) {
         (*s).rcv_ooopack = ooo;
         (*s).rcv_wnd = wnd;
         // Sequence arithmetic: a negative difference is a race, not data.
-        (*s).unread = if unread < (1 << 30) { unread } else { 0 };
+        let unread = if unread < (1 << 30) { unread } else { 0 };
+        if unread == 0 && (*s).unread != 0 {
+            (*s).reader_drains = (*s).reader_drains.wrapping_add(1);
+        }
+        (*s).unread = unread;
         (*s).rcv_wnd_left = if left < (1 << 30) { left } else { 0 };
         (*s).rcv_rtt_us = rcv_rtt;
         if rcv_rtt != 0 && ((*s).rcv_rtt_min_us == 0 || rcv_rtt < (*s).rcv_rtt_min_us) {

@@ -3,7 +3,10 @@
 //! run as root (through sudo when this is not root); observer's integration
 //! binary runs once per module ([`crate::integration`]).
 
-use std::process::Command;
+use std::{
+    process::Command,
+    time::{Duration, Instant},
+};
 
 use anyhow::Context as _;
 
@@ -20,12 +23,14 @@ use crate::{
 /// # Errors
 /// The first failing step.
 pub fn test() -> anyhow::Result<()> {
-    setup::setup()?;
-    lint::lint()?;
+    let mut steps = Steps::default();
+    steps.time("set-up", setup::setup)?;
+    steps.time("lints", lint::lint)?;
     let mut total = Tally::default();
     // The deployment files (deploy/check.py), and the image the root test
     // `image::` runs as the DaemonSet would.
     let root = util::workspace_root();
+    let started = Instant::now();
     total.add(run_counting(
         // Debian's python3, where apt's python3-yaml goes.
         Command::new(if std::path::Path::new("/usr/bin/python3").exists() {
@@ -37,6 +42,8 @@ pub fn test() -> anyhow::Result<()> {
         .arg("--require-tools"),
     )?);
     let image = image::build()?;
+    steps.add("deployment files and image", started);
+    let started = Instant::now();
     if util::is_root() {
         // Root: cargo runs the documentation tests too.
         let mut c = Command::new("cargo");
@@ -50,6 +57,8 @@ pub fn test() -> anyhow::Result<()> {
         None,
         "the tests",
     )?;
+    steps.add("doc tests, test build", started);
+    let started = Instant::now();
     for a in built {
         let Some(exe) = a.executable.as_ref().filter(|_| a.profile.test) else {
             continue;
@@ -72,10 +81,51 @@ pub fn test() -> anyhow::Result<()> {
             total.add(run(None)?);
         }
     }
-    total.add(scenarios(&[])?);
-    total.add(vm_matrix()?);
-    total.add(short_fuzz_and_soak()?);
+    steps.add("unit and root integration tests", started);
+    total.add(steps.time("scenarios", || scenarios(&[]))?);
+    total.add(steps.time("6.1 VM", vm_matrix)?);
+    total.add(steps.time("fuzz and soak", short_fuzz_and_soak)?);
+    steps.print();
     total.finish()
+}
+
+/// How long each step of `cargo xtask test` took, printed at its end so a
+/// CI log's tail shows where the time went (CI allows 90 minutes; the
+/// suite aims at under 45 on two cores).
+#[derive(Default)]
+struct Steps(Vec<(&'static str, Duration)>);
+
+impl Steps {
+    /// Runs `f` as the step `name`.
+    fn time<T>(&mut self, name: &'static str, f: impl FnOnce() -> T) -> T {
+        let started = Instant::now();
+        let out = f();
+        self.add(name, started);
+        out
+    }
+
+    /// Records the step `name`, begun at `started`.
+    fn add(&mut self, name: &'static str, started: Instant) {
+        let took = started.elapsed();
+        eprintln!("xtask: {name} took {}", minutes(took));
+        self.0.push((name, took));
+    }
+
+    /// One line per step, then the total.
+    fn print(&self) {
+        println!("time by step:");
+        for (name, took) in &self.0 {
+            println!("  {name}: {}", minutes(*took));
+        }
+        let total: Duration = self.0.iter().map(|(_, t)| *t).sum();
+        println!("  total: {}", minutes(total));
+    }
+}
+
+/// "12 m 05 s".
+fn minutes(d: Duration) -> String {
+    let s = d.as_secs();
+    format!("{} m {:02} s", s / 60, s % 60)
 }
 
 /// A short fuzz run of every target and a short soak, counted in the tally.

@@ -60,6 +60,15 @@ pub struct Config {
     /// interval and at its end, holds data the peer's application has not
     /// read (`whatif::shrunk_by_unread`).
     pub unread_window: f64,
+    /// Receiver side: a reader that keeps at least this share of the
+    /// window waiting unread on average (time-weighted)...
+    pub reader_unread_share: f64,
+    /// ...and catches up with it (`Receive::reader_drains`) at most once
+    /// in this many round trips of the path, over an interval of at least
+    /// that many, lags the network: `receiver_application`. A reader that
+    /// keeps up catches up at least once a round trip (each burst the
+    /// sender's window lets out).
+    pub reader_drain_rtts: f64,
     /// A window or send buffer full only through a queue: the rate under
     /// this fraction of what it would allow at the path's base RTT (the
     /// queue at least as long as the path's own round trip), with a queue
@@ -89,6 +98,8 @@ impl Default for Config {
             max_fill: 1.25,
             probe_share: 0.05,
             unread_window: 0.6,
+            reader_unread_share: 0.25,
+            reader_drain_rtts: 10.0,
             queue_only: 0.5,
         }
     }

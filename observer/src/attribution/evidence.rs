@@ -56,6 +56,9 @@ pub struct Receive {
     pub unread_mean: f64,
     /// Share of the interval with the window closed or nearly so (0 to 1).
     pub closed_share: f64,
+    /// Times the reader caught up with data waiting unread, in the
+    /// interval (count; `Flow::reader_drains`).
+    pub reader_drains: u32,
     /// Share of the interval in arrival gaps over 10 ms (0 to 1): the sender
     /// sent nothing then.
     pub gap_share: f64,
@@ -210,6 +213,7 @@ fn receive(a: &Flow, b: &Flow, dt: u64, end_ns: u64, rate: f64) -> Receive {
             f64::from(b.unread_bytes),
         ),
         closed_share: share(b.rwnd_closed_us.saturating_sub(a.rwnd_closed_us)),
+        reader_drains: b.reader_drains.wrapping_sub(a.reader_drains),
         gap_share: share(b.rx_gap_us.saturating_sub(a.rx_gap_us)),
         mean_gap_us: match b.rx_gaps.wrapping_sub(a.rx_gaps) {
             0 => 0.0,

@@ -41,6 +41,15 @@ fn arrivals(n: u32) -> String {
     }
 }
 
+/// "once", "twice", "5 times".
+fn times(n: u32) -> String {
+    match n {
+        1 => "once".to_string(),
+        2 => "twice".to_string(),
+        n => format!("{n} times"),
+    }
+}
+
 /// What keeps this host's advertised window where it is, in words with its
 /// number, for a `receive_window` verdict.
 pub fn window_cause(flow: &Flow) -> String {
@@ -97,6 +106,20 @@ fn recent_loss(rx: &Receive, paused: bool, acked_pauses: bool, cfg: &Config) -> 
     rx.ooo_packets > 0 || rx.since_ooo_s.is_some_and(|s| s <= cfg.loss_memory_s)
 }
 
+/// Whether the reader lagged the network all through an interval of
+/// `path_rtt` µs round trips: a good share of the window waited unread
+/// (`reader_unread_share`) and the reader seldom or never caught up with it
+/// (`reader_drain_rtts`). A reader that keeps up catches up each time the
+/// sender pauses, at least once a round trip; one that is the slowest
+/// stage reads a full buffer each time and leaves as much behind.
+fn lagging(ev: &Evidence, path_rtt: f64, cfg: &Config) -> bool {
+    let rx = &ev.receive;
+    let rtts = ev.interval_us as f64 / path_rtt.max(1.0);
+    rtts >= cfg.reader_drain_rtts
+        && rx.unread_mean >= cfg.reader_unread_share * rx.rcv_wnd_mean
+        && f64::from(rx.reader_drains) * cfg.reader_drain_rtts <= rtts
+}
+
 fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
     let rx = &ev.receive;
     let rate = ev.recv_rate_bps;
@@ -108,6 +131,7 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
     } else {
         rtt
     };
+    let rtts = ev.interval_us as f64 / path_rtt.max(1.0);
     let window_line = format!(
         "rcv_wnd {} / rcv_rtt {} = {} ceiling, receiving {}",
         units::bytes(rx.rcv_wnd_mean),
@@ -126,9 +150,12 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
     // keeps more data waiting than the network holds in flight (and at
     // least half as much as the window offers) lags the network by more
     // than a round trip, and the sender's bursts are the window it
-    // reopens by reading.
+    // reopens by reading. Nor need it lag by that much: a reader that
+    // never catches up with what waits (`lagging`) is the slowest stage
+    // whatever the amount.
     let waiting = rx.unread_mean >= rx.rcv_wnd_mean
-        || (rx.unread_mean >= rx.in_flight_bytes && rx.unread_mean >= 0.5 * rx.rcv_wnd_mean);
+        || (rx.unread_mean >= rx.in_flight_bytes && rx.unread_mean >= 0.5 * rx.rcv_wnd_mean)
+        || lagging(ev, path_rtt, cfg);
     let reader = (closed && rx.unread_mean > 0.0)
         || (waiting && rx.unread_mean >= 2.0 * f64::from(flow.rcv_mss.max(536)));
     if reader {
@@ -138,8 +165,9 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
                 .max(if closed { 0.0 } else { 0.7 })
                 .clamp(0.5, 1.0),
             format!(
-                "receiver application: this host's reader leaves {} unread on average and the window was closed {} of the time ({window_line})",
+                "receiver application: this host's reader leaves {} unread on average and caught up with it {} in {rtts:.0} round trips of the path; the window was closed {} of the time ({window_line})",
                 units::bytes(rx.unread_mean),
+                times(rx.reader_drains),
                 units::share(rx.closed_share)
             ),
         );

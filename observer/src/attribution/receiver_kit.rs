@@ -16,6 +16,8 @@ pub(super) struct R {
     pub(super) rtt_us: u32,
     pub(super) min_rtt_us: u32,
     pub(super) unread: u32,
+    /// Times the reader caught up with waiting data (counted from 0).
+    pub(super) drains: u32,
     pub(super) closed_ms: u64,
     pub(super) gap_ms: u64,
     /// How many gaps make up `gap_ms`.
@@ -41,6 +43,8 @@ impl Default for R {
             rtt_us: 50_000,
             min_rtt_us: 50_000,
             unread: 0,
+            // A reader that keeps up: it catches up many times a second.
+            drains: 1_000,
             closed_ms: 0,
             gap_ms: 0,
             gaps: 0,
@@ -72,6 +76,7 @@ pub(super) fn point(r: R) -> Point {
     f.rwnd_closed_us = r.closed_ms * 1000;
     f.rx_gap_us = r.gap_ms * 1000;
     f.rx_gaps = r.gaps;
+    f.reader_drains = r.drains;
     f.rcv_ooopack = r.ooo;
     f.data_segs_in = r.data_segs;
     f.last_ooo_ns = r.ooo_age_s.map_or(0, |a| at_ns - (a * SEC as f64) as u64);
@@ -103,6 +108,7 @@ pub(super) fn judge(rate_bps: f64, end: R) -> Attribution {
     let from = R {
         t: 0.0,
         received: 0,
+        drains: 0,
         closed_ms: 0,
         gap_ms: 0,
         gaps: 0,

@@ -34,9 +34,65 @@ fn a_reader_that_keeps_more_waiting_than_in_flight_is_the_limit() {
         "{}",
         a.explanation
     );
-    // Less waiting than in flight: the bursts are the sender's.
+    // Less waiting than in flight, and a reader that catches up many
+    // times a round trip: the bursts are the sender's.
     let b = judge(25.6e6, slow_reader(120_000));
     assert_eq!(b.verdict, Verdict::Sender, "{}", b.explanation);
+}
+
+#[test]
+fn a_reader_that_never_catches_up_is_the_limit_however_little_waits() {
+    // The same reader where the sender's bursts leave less waiting: 103 KB
+    // (45% of the window, under the 160 KB in flight; a CI run of the
+    // root test `reader`), but the reader caught up with it only twice in
+    // the 40 round trips of the 2 s interval.
+    let a = judge(
+        25.6e6,
+        R {
+            drains: 2,
+            ..slow_reader(103_000)
+        },
+    );
+    assert_eq!(a.verdict, Verdict::ReceiverApplication, "{}", a.explanation);
+    assert!(
+        a.explanation.contains(
+            "leaves 103.0 KB unread on average and caught up with it twice in 40 round trips of the path"
+        ),
+        "{}",
+        a.explanation
+    );
+    // Five catch-ups are one in 8 round trips: a reader that keeps up now
+    // and then is not called the limit on its backlog alone...
+    let b = judge(
+        25.6e6,
+        R {
+            drains: 5,
+            ..slow_reader(103_000)
+        },
+    );
+    assert_eq!(b.verdict, Verdict::Sender, "{}", b.explanation);
+    // ...nor is a backlog under a quarter of the window that is never
+    // caught up with (50 KB of 230 KB).
+    let c = judge(
+        25.6e6,
+        R {
+            drains: 0,
+            ..slow_reader(50_000)
+        },
+    );
+    assert_eq!(c.verdict, Verdict::Sender, "{}", c.explanation);
+    // Nor is an interval under ten round trips long enough to expect a
+    // catch-up: 2 s of a 250 ms path.
+    let d = judge(
+        25.6e6,
+        R {
+            drains: 0,
+            rtt_us: 250_000,
+            min_rtt_us: 250_000,
+            ..slow_reader(103_000)
+        },
+    );
+    assert_ne!(d.verdict, Verdict::ReceiverApplication, "{}", d.explanation);
 }
 
 #[test]

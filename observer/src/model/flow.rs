@@ -212,6 +212,11 @@ pub struct Flow {
     /// How many such gaps ended (count): `rx_gap_us / rx_gaps` is the
     /// sender's mean pause (`FlowSample::rx_gaps`).
     pub rx_gaps: u32,
+    /// How many times the reader caught up with data a sample had seen
+    /// waiting unread (count; `FlowSample::reader_drains`): many a round
+    /// trip for a reader that keeps up, seldom or never for one that is
+    /// the slowest stage.
+    pub reader_drains: u32,
     /// Packets in flight (segments).
     pub inflight: u32,
     /// Total retransmitted segments (`tcpi_total_retrans`).
@@ -365,6 +370,7 @@ impl Flow {
             rwnd_closed_us: 0,
             rx_gap_us: 0,
             rx_gaps: 0,
+            reader_drains: 0,
             delivered_ce: 0,
             dsack_dups: 0,
             integrals: Integrals::default(),
@@ -448,6 +454,7 @@ impl Flow {
             rwnd_closed_us: s.rwnd_closed_ns / 1000,
             rx_gap_us: s.rx_gap_ns / 1000,
             rx_gaps: s.rx_gaps,
+            reader_drains: s.reader_drains,
             inflight: s.inflight,
             retransmits: s.total_retrans,
             busy_us: ch.busy_us,

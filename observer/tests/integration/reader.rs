@@ -77,7 +77,7 @@ fn a_slow_reader_is_not_answered_with_a_larger_window() {
     let sent = judge((start.0, end.0));
     let got = judge((start.1, end.1));
     eprintln!("sender: {}", sent.explanation);
-    eprintln!("receiver: {}", got.explanation);
+    eprintln!("receiver: {}; {:?}", got.explanation, got.evidence.receive);
     let full = sent.evidence.shares.rwnd_limited / sent.evidence.busy().max(1e-9);
     eprintln!(
         "sender's window full {:.0}% of busy time; snd_wnd {} B now, {} B on average, {} B at most",
@@ -108,7 +108,9 @@ fn a_slow_reader_is_not_answered_with_a_larger_window() {
     // is offered now.
     assert!(flow.snd_wnd_max >= flow.snd_wnd && flow.snd_wnd_max > 0);
     // From the reader's own host: its reader, though its window never
-    // shuts (more waits unread than is in flight).
+    // shuts: more waits unread than is in flight (230-360 KB against
+    // 160 KB), or less (103 KB in one CI run) but the reader never
+    // catches up with it.
     assert_eq!(
         got.verdict,
         Verdict::ReceiverApplication,
