@@ -10,7 +10,7 @@
 use std::{
     io::{Read, Write},
     net::{TcpListener, TcpStream},
-    time::Duration,
+    time::{Duration, Instant},
 };
 
 use observer::{
@@ -27,8 +27,9 @@ const TRANSACTIONS: usize = 3000;
 /// A request/response exchange on loopback in a fresh namespace, observed
 /// by probes loaded with `config` from inside it; returns both ends'
 /// flows as observer shows them once the exchange is quiet, with TCP_INFO
-/// read at the same moment, and the names of what was attached.
-fn exchange(config: ProbeConfig) -> (Vec<(Flow, TcpInfo)>, Vec<&'static str>) {
+/// read at the same moment, the names of what was attached, and how long
+/// the transactions took.
+fn exchange(config: ProbeConfig) -> (Vec<(Flow, TcpInfo)>, Vec<&'static str>, Duration) {
     let ns = Namespace::standalone().unwrap();
     ns.run(move || {
         let mut obs = Observer::with(Probes::load(config).expect("load probes"));
@@ -47,6 +48,7 @@ fn exchange(config: ProbeConfig) -> (Vec<(Flow, TcpInfo)>, Vec<&'static str>) {
             server
         });
         let mut buf = [7u8; 64];
+        let started = Instant::now();
         // A poll in the middle: the walk then sees a flow it has seen.
         for i in 0..TRANSACTIONS {
             client.write_all(&buf).unwrap();
@@ -56,6 +58,7 @@ fn exchange(config: ProbeConfig) -> (Vec<(Flow, TcpInfo)>, Vec<&'static str>) {
             }
         }
         let server = echo.join().unwrap();
+        let took = started.elapsed();
         // Quiet from here on.
         std::thread::sleep(Duration::from_millis(100));
         let at = monotonic_ns();
@@ -64,7 +67,7 @@ fn exchange(config: ProbeConfig) -> (Vec<(Flow, TcpInfo)>, Vec<&'static str>) {
             obs.flow_as_of(c, at)
                 .expect("observer sees both ends of the exchange")
         });
-        (flows.into_iter().zip(infos).collect(), attached)
+        (flows.into_iter().zip(infos).collect(), attached, took)
     })
     .unwrap()
 }
@@ -104,7 +107,7 @@ fn a_request_response_flow_is_exact_at_the_poll_with_few_samples() {
     if !root_or_skip("a_request_response_flow_is_exact_at_the_poll_with_few_samples") {
         return;
     }
-    let (ends, attached) = exchange(ProbeConfig {
+    let (ends, attached, took) = exchange(ProbeConfig {
         poll_read: true,
         ..ProbeConfig::default()
     });
@@ -112,9 +115,19 @@ fn a_request_response_flow_is_exact_at_the_poll_with_few_samples() {
         attached.iter().any(|h| h.starts_with("iter:")),
         "no poll-time read attached: {attached:?}"
     );
+    // The gate passes at most one full sample per flow, hook kind (packet,
+    // owner) and CPU in a jiffy, and one read that drains what a passed
+    // segment left unread: three a jiffy and CPU, a jiffy at least 1 ms
+    // (HZ <= 1000). Without the walk every transaction is two samples
+    // (the next test), so this bites where transactions are faster than
+    // about a millisecond (here ~30 µs; 100 of them per jiffy); in an
+    // emulated VM, where a transaction can take a jiffy, it cannot and
+    // does not fail either. Slack: the polls' walks and the handshake.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    let bound = 3 * cpus * took.as_millis() as u64 + 16;
     for (flow, info) in &ends {
         eprintln!(
-            "{}: {} samples for {TRANSACTIONS} transactions",
+            "{}: {} samples for {TRANSACTIONS} transactions in {took:?} (at most {bound})",
             flow.local, flow.samples
         );
         assert_exact(flow, info);
@@ -125,12 +138,12 @@ fn a_request_response_flow_is_exact_at_the_poll_with_few_samples() {
             "{info:?}"
         );
         // Each transaction ends a burst and drains a read at both ends:
-        // without the poll-time read that is two full samples each (the
-        // next test); with it, a few per jiffy: about 100 here, 850 in an
-        // emulated VM, where a transaction takes most of a jiffy.
+        // without the poll-time read that is two full samples each; with
+        // it, a few per jiffy: about 100 here, 850-1,800 in an emulated
+        // 6.1 VM.
         assert!(
-            flow.samples < TRANSACTIONS as u64 / 2,
-            "{}: {} samples for {TRANSACTIONS} transactions",
+            flow.samples <= bound,
+            "{}: {} samples for {TRANSACTIONS} transactions in {took:?}, over {bound}",
             flow.local,
             flow.samples
         );
@@ -142,7 +155,7 @@ fn without_the_poll_time_read_every_transaction_is_sampled() {
     if !root_or_skip("without_the_poll_time_read_every_transaction_is_sampled") {
         return;
     }
-    let (ends, attached) = exchange(ProbeConfig {
+    let (ends, attached, _) = exchange(ProbeConfig {
         poll_read: false,
         ..ProbeConfig::default()
     });
