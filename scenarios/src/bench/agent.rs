@@ -56,6 +56,10 @@ pub fn hold(n: usize) -> anyhow::Result<()> {
 pub struct Scale {
     /// Open flows (sockets, both ends).
     pub flows: usize,
+    /// Whether the agent ran with `--poll-read`: its walk re-samples the
+    /// flows that moved (1% here) and visits every socket at each poll.
+    #[serde(default)]
+    pub poll_read: bool,
     /// Agent CPU, % of one core, at a 1 s interval.
     pub cpu_pct: f64,
     /// Agent CPU per poll (ms).
@@ -70,8 +74,9 @@ pub struct Scale {
     pub ss_cpu_ms: f64,
 }
 
-/// Holds `flows` flows in a namespace and measures the agent over `secs`.
-pub fn scale(flows: usize, secs: u64) -> anyhow::Result<Scale> {
+/// Holds `flows` flows in a namespace and measures the agent over `secs`,
+/// with the poll-time read's walk when `poll_read`.
+pub fn scale(flows: usize, secs: u64, poll_read: bool) -> anyhow::Result<Scale> {
     let ns = Netns::new(&format!("scale{flows}"))?;
     let bench = std::env::current_exe()?;
     let conns = flows / 2;
@@ -96,7 +101,12 @@ pub fn scale(flows: usize, secs: u64) -> anyhow::Result<Scale> {
     }
     // In the flows' namespace, so the poll-time read reaches them on any
     // kernel (see `Agent::start_in`) and its walk is part of each poll.
-    let agent = Agent::start_in(Some(&ns), &["--interval", "1s"])?;
+    let args: &[&str] = if poll_read {
+        &["--interval", "1s", "--poll-read"]
+    } else {
+        &["--interval", "1s"]
+    };
+    let agent = Agent::start_in(Some(&ns), args)?;
     std::thread::sleep(Duration::from_secs(3));
     let cpu0 = agent.cpu_s();
     let sum0 = agent.metric("observer_poll_duration_seconds_sum");
@@ -133,6 +143,7 @@ pub fn scale(flows: usize, secs: u64) -> anyhow::Result<Scale> {
     }
     Ok(Scale {
         flows,
+        poll_read,
         cpu_pct: cpu / wall * 100.0,
         cpu_ms_per_poll: if polls > 0.0 {
             cpu * 1000.0 / polls

@@ -157,23 +157,34 @@ fn measure_throughput(r: &mut Results, rounds: usize, secs: u64) -> anyhow::Resu
     Ok(())
 }
 
-/// The agent at 1k, 10k and (not `quick`) 100k open flows.
+/// The agent at 1k, 10k and (not `quick`) 100k open flows, then with
+/// `--poll-read` at 10k and (not `quick`) 100k.
 fn measure_agent(r: &mut Results, quick: bool) -> anyhow::Result<()> {
-    let sizes: &[usize] = if quick {
-        &[1_000, 10_000]
+    let sizes: &[(usize, bool)] = if quick {
+        &[(1_000, false), (10_000, false), (10_000, true)]
     } else {
-        &[1_000, 10_000, 100_000]
+        &[
+            (1_000, false),
+            (10_000, false),
+            (100_000, false),
+            (10_000, true),
+            (100_000, true),
+        ]
     };
-    for &flows in sizes {
-        eprintln!("bench: agent with {flows} open flows");
-        let a = agent::scale(flows, if quick { 5 } else { 10 })?;
-        if flows == 10_000 {
-            r.agent_cpu_pct_10k_flows = a.cpu_pct;
-        }
-        if flows == 100_000 {
-            r.poll_ms_100k_flows = a.poll_ms;
-            r.rss_mib_100k_flows = a.rss_mib;
-            r.ss_poll_ms_100k_flows = a.ss_ms.median;
+    for &(flows, walk) in sizes {
+        let with = if walk { " and --poll-read" } else { "" };
+        eprintln!("bench: agent with {flows} open flows{with}");
+        let a = agent::scale(flows, if quick { 5 } else { 10 }, walk)?;
+        match (flows, walk) {
+            (10_000, false) => r.agent_cpu_pct_10k_flows = a.cpu_pct,
+            (10_000, true) => r.agent_cpu_pct_10k_flows_walk = a.cpu_pct,
+            (100_000, false) => {
+                r.poll_ms_100k_flows = a.poll_ms;
+                r.rss_mib_100k_flows = a.rss_mib;
+                r.ss_poll_ms_100k_flows = a.ss_ms.median;
+            }
+            (100_000, true) => r.poll_ms_100k_flows_walk = a.poll_ms,
+            _ => {}
         }
         r.scale.push(a);
     }
