@@ -62,14 +62,8 @@ pub struct Args {
     /// per-packet cost, until `rm -r DIR`.
     #[arg(long, value_name = "DIR")]
     pin: Option<std::path::PathBuf>,
-    /// Re-read, at each poll, every flow that moved since the last one
-    /// with an iterator program, so the per-packet programs may skip the
-    /// full sample of a segment that ends a burst or a read that drains
-    /// (request/response traffic costs about half as much per segment).
-    /// The walk costs about 0.3-1.7 µs per socket per poll: off by
-    /// default until it keeps within a budget on hosts with many sockets.
-    #[arg(long)]
-    poll_read: bool,
+    #[command(flatten)]
+    poll_read: super::poll_read::PollRead,
 }
 
 /// How a run of `observer flows` ends its loop.
@@ -101,12 +95,14 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         )
         .exit();
     }
-    let config = ProbeConfig {
-        max_flows: args.max_flows,
-        pin: args.pin.clone(),
-        poll_read: args.poll_read,
-        ..ProbeConfig::default()
-    };
+    let config = args.poll_read.apply(
+        ProbeConfig {
+            max_flows: args.max_flows,
+            pin: args.pin.clone(),
+            ..ProbeConfig::default()
+        },
+        args.interval,
+    );
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .enable_io()

@@ -93,14 +93,8 @@ pub struct Args {
     /// per-packet cost, until `rm -r DIR`.
     #[arg(long, value_name = "DIR")]
     pin: Option<std::path::PathBuf>,
-    /// Re-read, at each poll, every flow that moved since the last one
-    /// with an iterator program, so the per-packet programs may skip the
-    /// full sample of a segment that ends a burst or a read that drains
-    /// (request/response traffic costs about half as much per segment).
-    /// The walk costs about 0.3-1.7 µs per socket per poll: off by
-    /// default until it keeps within a budget on hosts with many sockets.
-    #[arg(long)]
-    poll_read: bool,
+    #[command(flatten)]
+    poll_read: super::poll_read::PollRead,
 }
 
 /// Runs the agent until SIGINT or SIGTERM.
@@ -125,13 +119,15 @@ async fn agent(args: &Args) -> anyhow::Result<()> {
     let listener = http::bind(args.listen).await?;
     // The address bound (a port 0 becomes the one the kernel chose).
     let serving = listener.local_addr().unwrap_or(args.listen);
-    let s = session::start(ProbeConfig {
-        max_flows: args.max_flows,
-        ringbuf_bytes: args.ringbuf_bytes,
-        pin: args.pin.clone(),
-        poll_read: args.poll_read,
-        ..ProbeConfig::default()
-    })?;
+    let s = session::start(args.poll_read.apply(
+        ProbeConfig {
+            max_flows: args.max_flows,
+            ringbuf_bytes: args.ringbuf_bytes,
+            pin: args.pin.clone(),
+            ..ProbeConfig::default()
+        },
+        args.interval,
+    ))?;
     let agg = Aggregation {
         comm: args.label_comm,
         cgroup: args.label_cgroup,

@@ -44,14 +44,8 @@ pub struct Args {
     /// Maximum flows tracked at once in the kernel (LRU map size).
     #[arg(long, default_value_t = observer_common::DEFAULT_MAX_FLOWS, value_parser = clap::value_parser!(u32).range(1..), allow_hyphen_values = true)]
     max_flows: u32,
-    /// Re-read, at each poll, every flow that moved since the last one
-    /// with an iterator program, so the per-packet programs may skip the
-    /// full sample of a segment that ends a burst or a read that drains
-    /// (request/response traffic costs about half as much per segment).
-    /// The walk costs about 0.3-1.7 µs per socket per poll: off by
-    /// default until it keeps within a budget on hosts with many sockets.
-    #[arg(long)]
-    poll_read: bool,
+    #[command(flatten)]
+    poll_read: super::poll_read::PollRead,
 }
 
 /// Checks a `--filter` as the view will read it ([`Selection::parse`]);
@@ -71,11 +65,13 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             "observer top needs a terminal and stdout is not one; for a table or JSON use `observer flows`"
         );
     }
-    let config = ProbeConfig {
-        max_flows: args.max_flows,
-        poll_read: args.poll_read,
-        ..ProbeConfig::default()
-    };
+    let config = args.poll_read.apply(
+        ProbeConfig {
+            max_flows: args.max_flows,
+            ..ProbeConfig::default()
+        },
+        args.interval,
+    );
     let s = session::start(config)?;
     let book = BookConfig {
         history: HISTORY,

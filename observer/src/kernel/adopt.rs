@@ -9,7 +9,7 @@ use aya::{
     maps::{Array, HashMap, Map, MapData, PerCpuArray, RingBuf},
     programs::{BtfTracePoint, links::FdLink, links::PinnedLink, tp_btf::BtfTracePointLinkId},
 };
-use observer_common::{FlowSample, MAP_CLOSED, MAP_COUNTERS, MAP_FLOWS, MAP_LIVE};
+use observer_common::{FlowSample, MAP_CLOSED, MAP_COUNTERS, MAP_FLOWS, MAP_LIVE, MAP_POLL_SCOPE};
 
 use std::os::fd::AsFd as _;
 
@@ -20,6 +20,7 @@ use super::{
     pin::{self, LINK_PREFIX, PROGRAM_PREFIX, PinDir, PinError},
     poll_iter::PollIter,
     probes::{ProbeError, Probes, Programs, missing_hook_note},
+    walk::Walk,
 };
 
 /// The maps an agent reads, pinned by their own names.
@@ -92,6 +93,13 @@ pub fn pin_all(
         let path = set.join(poll_link_file(poll.hook));
         pin::obj_pin(poll.iter.as_fd(), &path)
             .map_err(|e| pin_failed(&path, "cannot pin the link", e))?;
+        // Which flows the walk reaches: the next agent pauses and resumes
+        // it through this map ([`super::walk`]).
+        let path = set.join(MAP_POLL_SCOPE);
+        ebpf.map(MAP_POLL_SCOPE)
+            .ok_or_else(|| super::attach::missing_map(MAP_POLL_SCOPE))?
+            .pin(&path)
+            .map_err(|e| pin_failed(&path, "cannot pin the map", e))?;
     }
     Ok(pinned)
 }
@@ -125,7 +133,8 @@ where
 /// Adopts set `name` of `dir`, which an earlier agent of this build
 /// pinned with these settings (`direct` socket reads or not): its programs
 /// go on running, this agent reads its maps. `missing` are the kernel
-/// members the offsets lack (for the warnings a load would give).
+/// members the offsets lack (for the warnings a load would give);
+/// `budget` the walk's ([`Walk`]), where the set has the poll-time read.
 ///
 /// # Errors
 /// A pinned map or link that cannot be opened.
@@ -134,6 +143,7 @@ pub fn adopt(
     name: &str,
     direct: bool,
     missing: &[String],
+    budget: Option<std::time::Duration>,
 ) -> Result<Probes, ProbeError> {
     let set = dir.path().join(name);
     let entries = || -> Result<Vec<String>, ProbeError> {
@@ -178,7 +188,13 @@ pub fn adopt(
             let path = set.join(poll_link_file(hook));
             let fd = pin::obj_get(&path)
                 .map_err(|e| pin_failed(&path, "cannot open the pinned link", e))?;
-            poll = Some(PollIter::from_link(fd));
+            let scope = pinned_map::<Array<MapData, u64>>(&set, MAP_POLL_SCOPE).ok();
+            let reach = if hook == POLL_HOOKS[0] {
+                observer_common::poll_scope::ALL
+            } else {
+                observer_common::poll_scope::ONE_NETNS
+            };
+            poll = Some(Walk::adopted(PollIter::from_link(fd), scope, reach, budget));
             attached.push(hook);
         }
     }

@@ -86,6 +86,9 @@ pub struct PollAttached {
     pub prog: &'static str,
     /// Why it reaches only the agent's namespace, if it does.
     pub partial: Option<String>,
+    /// What `POLL_SCOPE` slot 0 holds while it walks
+    /// (`observer_common::poll_scope`).
+    pub reach: u64,
 }
 
 /// Loads and attaches the poll-time read ([`super::poll_iter`]): the
@@ -110,6 +113,7 @@ pub fn attach_poll(ebpf: &mut Ebpf, btf: &aya::Btf) -> Result<PollAttached, Prob
                 hook: storage,
                 prog: observer_common::PROG_POLL,
                 partial: None,
+                reach: poll_scope::ALL,
             },
             [poll_scope::ALL, 0],
         ),
@@ -131,6 +135,7 @@ pub fn attach_poll(ebpf: &mut Ebpf, btf: &aya::Btf) -> Result<PollAttached, Prob
                          per packet",
                         brief(&refused)
                     )),
+                    reach: poll_scope::ONE_NETNS,
                 },
                 [poll_scope::ONE_NETNS, netns],
             )

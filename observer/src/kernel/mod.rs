@@ -17,7 +17,8 @@
 //! - [`pin`] and [`adopt`]: `--pin`, programs and maps that outlive the
 //!   agent, adopted by the next one;
 //! - [`poll_iter`]: the poll-time read, which re-samples the flows that
-//!   moved since the last poll;
+//!   moved since the last poll; [`walk`] its budget, which pauses it where
+//!   it costs more than 1% of the interval;
 //! - [`parked`]: closes the kernel kept in the flow map while the ring was
 //!   full, and those the LRU took before a poll read them;
 //! - [`tick`]: the kernel's HZ, measured with a test-run program;
@@ -41,3 +42,4 @@ pub mod probe_error;
 pub mod probes;
 pub mod program_info;
 pub mod tick;
+pub mod walk;

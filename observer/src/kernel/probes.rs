@@ -27,7 +27,7 @@ pub use super::probe_error::{ProbeError, eperm_hint};
 use super::{
     attach::{attach_poll, program_info_of, resolve, settings},
     pin,
-    poll_iter::PollIter,
+    walk::Walk,
 };
 
 /// The compiled kernel programs, built by `build.rs` with aya-build.
@@ -56,6 +56,10 @@ pub struct ProbeConfig {
     /// poll, 168 ms at 100k flows); `false` loads the programs without it,
     /// as before it existed.
     pub poll_read: bool,
+    /// The longest poll-time walk that keeps it running (`--poll-read
+    /// auto`: 1% of the poll interval); a longer one pauses it
+    /// ([`super::walk`]). `None`: walk at every poll.
+    pub walk_budget: Option<std::time::Duration>,
     /// The pause threshold between arriving data segments (ns):
     /// `observer_common::rx_gap_ns(hz)` for the running kernel's HZ. The
     /// default suits HZ 250 and up.
@@ -72,6 +76,7 @@ impl Default for ProbeConfig {
             rx_gap_ns: observer_common::RX_GAP_NS,
             pin: None,
             poll_read: false,
+            walk_budget: None,
         }
     }
 }
@@ -85,7 +90,7 @@ pub struct Probes {
     counters: PerCpuArray<MapData, u64>,
     parked: crate::kernel::parked::Parked,
     /// The poll-time read, where the kernel runs it.
-    poll: Option<PollIter>,
+    poll: Option<Walk>,
     programs: Programs,
     /// With `--pin`: the links pinned (their fds, which keep them counted
     /// as this agent's), the directory, locked while the agent runs, and
@@ -110,7 +115,7 @@ pub(super) struct Parts {
     pub closed: crate::kernel::closed_ring::ClosedDrain,
     pub counters: PerCpuArray<MapData, u64>,
     pub parked: crate::kernel::parked::Parked,
-    pub poll: Option<PollIter>,
+    pub poll: Option<Walk>,
     pub programs: Programs,
     pub pinned_links: Vec<aya::programs::links::PinnedLink>,
     pub pin_dir: Option<pin::PinDir>,
@@ -153,7 +158,13 @@ impl Probes {
             let settings = settings(&config, &resolved.offsets, poll);
             let name = pin::set_name(OBJECT, settings.as_bytes(), direct);
             if sets.contains(&name) && super::adopt::complete(&dir.path().join(&name)) {
-                return super::adopt::adopt(dir, &name, direct, &resolved.missing);
+                return super::adopt::adopt(
+                    dir,
+                    &name,
+                    direct,
+                    &resolved.missing,
+                    config.walk_budget,
+                );
             }
         }
         // A set of ours that lacks maps or links: replaced, and in the way
@@ -346,6 +357,15 @@ impl Probes {
             }
         };
         let ring = take(&mut ebpf, MAP_CLOSED)?;
+        let poll = match poll_iter {
+            Some(p) => Some(Walk::new(
+                p.iter,
+                Some(take(&mut ebpf, observer_common::MAP_POLL_SCOPE)?),
+                p.reach,
+                config.walk_budget,
+            )),
+            None => None,
+        };
         Ok(Probes::from_parts(Parts {
             flows: take(&mut ebpf, MAP_FLOWS)?,
             // Pinned, records stay in the kernel until a poll takes them,
@@ -360,7 +380,7 @@ impl Probes {
             parked: crate::kernel::parked::Parked::new(take::<Array<MapData, u64>>(
                 &mut ebpf, MAP_LIVE,
             )?),
-            poll: poll_iter.map(|p| p.iter),
+            poll,
             programs: Programs::Loaded(ebpf),
             pinned_links,
             pin_dir: None,
@@ -414,7 +434,7 @@ impl Probes {
         let started_ns = crate::model::clock::monotonic_ns();
         self.drain_closed(closed);
         if let Some(poll) = &mut self.poll {
-            poll.walk();
+            poll.poll();
         }
         self.active(active);
         self.parked

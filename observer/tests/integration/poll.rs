@@ -180,3 +180,36 @@ fn without_the_poll_time_read_every_transaction_is_sampled() {
         );
     }
 }
+
+#[test]
+fn a_walk_over_its_budget_pauses_and_the_hooks_sample_as_without_it() {
+    if !root_or_skip("a_walk_over_its_budget_pauses_and_the_hooks_sample_as_without_it") {
+        return;
+    }
+    // No walk is within a zero budget: the poll in the middle of the
+    // exchange walks once, pauses the walk, and the second half of the
+    // transactions is sampled as without the poll-time read (two full
+    // samples each), and no later poll walks.
+    let (ends, attached, _) = exchange(ProbeConfig {
+        poll_read: true,
+        walk_budget: Some(Duration::ZERO),
+        ..ProbeConfig::default()
+    });
+    assert!(
+        attached.iter().any(|h| h.starts_with("iter:")),
+        "no poll-time read attached: {attached:?}"
+    );
+    for (flow, info) in &ends {
+        eprintln!(
+            "{}: {} samples for {TRANSACTIONS} transactions, paused half way",
+            flow.local, flow.samples
+        );
+        assert_counts_exact(flow, info);
+        assert!(
+            flow.samples >= TRANSACTIONS as u64,
+            "{}: {} samples for {TRANSACTIONS} transactions",
+            flow.local,
+            flow.samples
+        );
+    }
+}

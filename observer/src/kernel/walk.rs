@@ -1,0 +1,240 @@
+//! The poll-time read's budget: the walk runs at each poll while it costs
+//! less than its budget, and pauses itself when it does not.
+//!
+//! The walk visits every socket it reaches at each poll, moved or not:
+//! about 1.4 µs per socket on this project's 6.18 machines (`iter/tcp`,
+//! docs/benchmarks.md: 14 ms a poll at 10k sockets, 136 ms at 100k). What
+//! it saves is per packet: the full samples the hooks skip. On a host
+//! with many idle sockets it costs more than it saves, so with a budget
+//! (`--poll-read auto`, the default: 1% of the poll interval) a walk that
+//! takes longer pauses it:
+//! - the programs are told that no walk reaches any flow (`POLL_SCOPE`
+//!   none), so from then on the hooks sample every segment that ends a
+//!   burst and every read that drains, as without the walk;
+//! - one more walk then catches up the flows whose events the hooks held
+//!   back before they were told;
+//! - every [`RETRY_POLLS`] polls a trial walk measures again (it changes
+//!   nothing while the hooks sample anyway); one within half the budget
+//!   resumes the walk: the programs are told its scope again, and the
+//!   next poll's walk catches up what they hold from then on.
+//!
+//! Budgeting needs the scope map; a set adopted from a pin made before it
+//! was pinned walks at every poll.
+
+use std::time::{Duration, Instant};
+
+use aya::maps::{Array, MapData};
+use observer_common::poll_scope;
+
+use super::poll_iter::PollIter;
+
+/// Polls between trial walks while paused: one walk a minute at the
+/// default 1 s interval.
+pub const RETRY_POLLS: u32 = 60;
+
+/// The share of the poll interval the walk may take under `--poll-read
+/// auto` (1%).
+pub const BUDGET_SHARE: f64 = 0.01;
+
+/// Whether the walk runs at each poll.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// Walking; the programs hold back what the walk catches up.
+    Walking,
+    /// Paused this many polls ago; the programs sample as without it.
+    Paused(u32),
+}
+
+/// The poll-time read as a poll runs it: the iterator, the scope the
+/// programs are told while it walks, and its budget.
+pub struct Walk {
+    iter: PollIter,
+    /// `POLL_SCOPE` (slot 0: which flows a walk reaches), where known.
+    scope: Option<Array<MapData, u64>>,
+    /// What slot 0 holds while walking (`poll_scope::ALL` or `ONE_NETNS`).
+    reach: u64,
+    /// Longest walk that keeps it running; `None`: walk at every poll.
+    budget: Option<Duration>,
+    state: State,
+    /// How long the last walk took.
+    last: Duration,
+}
+
+impl Walk {
+    /// The walk of `iter`, told to the programs through `scope` (whose
+    /// slot 0 holds `reach` while it walks), paused past `budget`.
+    pub fn new(
+        iter: PollIter,
+        scope: Option<Array<MapData, u64>>,
+        reach: u64,
+        budget: Option<Duration>,
+    ) -> Walk {
+        Walk {
+            iter,
+            scope,
+            reach,
+            budget,
+            state: State::Walking,
+            last: Duration::ZERO,
+        }
+    }
+
+    /// The walk of a set an earlier agent pinned: as [`Walk::new`], but
+    /// paused where that agent left it paused (`scope` slot 0 none), with
+    /// a trial at the first poll.
+    pub fn adopted(
+        iter: PollIter,
+        scope: Option<Array<MapData, u64>>,
+        reach: u64,
+        budget: Option<Duration>,
+    ) -> Walk {
+        let paused = scope
+            .as_ref()
+            .and_then(|m| m.get(&0, 0).ok())
+            .is_some_and(|s| s == poll_scope::NONE);
+        let mut walk = Walk::new(iter, scope, reach, budget);
+        if paused {
+            walk.state = State::Paused(RETRY_POLLS - 1);
+        }
+        walk
+    }
+
+    /// Whether the walk is running (not paused by its budget).
+    pub fn walking(&self) -> bool {
+        self.state == State::Walking
+    }
+
+    /// How long the last walk took (zero before the first, and while
+    /// paused between trials it is the last trial's).
+    pub fn last(&self) -> Duration {
+        self.last
+    }
+
+    /// One poll's walk, or none while paused: see the module docs.
+    pub fn poll(&mut self) {
+        let budget = match (&self.scope, self.budget) {
+            (Some(_), Some(b)) => b,
+            _ => {
+                self.last = self.timed();
+                return;
+            }
+        };
+        if !walks_now(self.state) {
+            self.state = next(self.state, None, budget);
+            return;
+        }
+        self.last = self.timed();
+        let then = next(self.state, Some(self.last), budget);
+        match (self.state, then) {
+            (State::Walking, State::Paused(_)) if self.tell(poll_scope::NONE) => {
+                // Catch up what the hooks held before they were told.
+                self.iter.walk();
+                self.state = then;
+                log::warn!(
+                    "the poll-time read is paused: its walk took {:.1} ms, over its budget of \
+                     {:.1} ms (1% of the interval); the programs sample every segment that ends \
+                     a burst and every read that drains, as without it, and a trial walk every \
+                     {RETRY_POLLS} polls resumes it (--poll-read on walks always)",
+                    ms(self.last),
+                    ms(budget)
+                );
+            }
+            (State::Paused(_), State::Walking) if self.tell(self.reach) => {
+                self.state = then;
+                log::info!(
+                    "the poll-time read resumes: a trial walk took {:.1} ms, within half its \
+                     budget of {:.1} ms",
+                    ms(self.last),
+                    ms(budget)
+                );
+            }
+            (State::Paused(_), _) => self.state = State::Paused(0),
+            _ => {}
+        }
+    }
+
+    /// One walk, timed.
+    fn timed(&mut self) -> Duration {
+        let t = Instant::now();
+        self.iter.walk();
+        t.elapsed()
+    }
+
+    /// Tells the programs which flows a walk reaches (`POLL_SCOPE` slot
+    /// 0); false (said) if the map cannot be written, and nothing changes.
+    fn tell(&mut self, scope: u64) -> bool {
+        let Some(map) = &mut self.scope else {
+            return false;
+        };
+        match map.set(0, scope, 0) {
+            Ok(()) => true,
+            Err(e) => {
+                log::warn!("cannot pause or resume the poll-time read ({e}): it walks on");
+                false
+            }
+        }
+    }
+}
+
+/// Whether a poll in `state` walks: always while walking, and the
+/// [`RETRY_POLLS`]th poll of a pause (a trial).
+fn walks_now(state: State) -> bool {
+    match state {
+        State::Walking => true,
+        State::Paused(n) => n + 1 >= RETRY_POLLS,
+    }
+}
+
+/// The state after a poll in `state` whose walk took `took` (`None`: it
+/// did not walk) against `budget`: a walk over budget pauses, a trial
+/// within half of it resumes (the gap keeps a walk near the budget from
+/// pausing and resuming at every trial), a trial over it starts the
+/// pause's count again.
+fn next(state: State, took: Option<Duration>, budget: Duration) -> State {
+    match (state, took) {
+        (State::Walking, Some(t)) if t > budget => State::Paused(0),
+        (State::Walking, _) => State::Walking,
+        (State::Paused(n), None) => State::Paused(n + 1),
+        (State::Paused(_), Some(t)) if t <= budget / 2 => State::Walking,
+        (State::Paused(_), Some(_)) => State::Paused(0),
+    }
+}
+
+/// A duration in milliseconds.
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BUDGET: Duration = Duration::from_millis(10);
+
+    fn ms(n: u64) -> Option<Duration> {
+        Some(Duration::from_millis(n))
+    }
+
+    #[test]
+    fn a_walk_over_budget_pauses_and_one_within_it_walks_on() {
+        assert_eq!(next(State::Walking, ms(11), BUDGET), State::Paused(0));
+        assert_eq!(next(State::Walking, ms(10), BUDGET), State::Walking);
+        assert!(walks_now(State::Walking));
+    }
+
+    #[test]
+    fn a_pause_tries_once_every_retry_polls_and_resumes_within_half_the_budget() {
+        // Paused: no walk for RETRY_POLLS - 1 polls, then a trial.
+        let mut s = State::Paused(0);
+        let mut polls = 0;
+        while !walks_now(s) {
+            s = next(s, None, BUDGET);
+            polls += 1;
+        }
+        assert_eq!(polls, RETRY_POLLS - 1);
+        // A trial at 6 ms (over half of 10 ms) pauses again from zero...
+        assert_eq!(next(s, ms(6), BUDGET), State::Paused(0));
+        // ...one at 5 ms resumes.
+        assert_eq!(next(s, ms(5), BUDGET), State::Walking);
+    }
+}
