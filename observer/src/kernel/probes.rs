@@ -419,6 +419,12 @@ impl Probes {
         &self.attached
     }
 
+    /// The poll-time read, where the kernel runs it: whether it walks and
+    /// how long it took ([`Walk`]).
+    pub fn walk(&self) -> Option<&Walk> {
+        self.poll.as_ref()
+    }
+
     /// One poll's read, in the one order every view uses: `closed` gets
     /// the close records queued so far; the poll-time read re-samples the
     /// flows that moved since the last poll; `active` gets the flow map, then

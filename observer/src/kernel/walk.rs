@@ -131,8 +131,8 @@ impl Walk {
                 self.iter.walk();
                 self.state = then;
                 log::warn!(
-                    "the poll-time read is paused: its walk took {:.1} ms, over its budget of \
-                     {:.1} ms (1% of the interval); the programs sample every segment that ends \
+                    "the poll-time read is paused: its walk took {:.2} ms, over its budget of \
+                     {:.2} ms (1% of the interval); the programs sample every segment that ends \
                      a burst and every read that drains, as without it, and a trial walk every \
                      {RETRY_POLLS} polls resumes it (--poll-read on walks always)",
                     ms(self.last),

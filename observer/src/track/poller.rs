@@ -25,6 +25,9 @@ pub struct PollStats {
     /// the LRU evicted before a poll read them, since load (see
     /// [`crate::kernel::parked`]).
     pub parked_evicted: u64,
+    /// The poll-time read, where it runs: whether it walks (not paused by
+    /// its budget) and how long its last walk took (µs).
+    pub walk: Option<(bool, u64)>,
 }
 
 /// Probes plus the book they feed.
@@ -120,6 +123,10 @@ impl Poller {
             took_us: monotonic_ns().saturating_sub(start) / 1000,
             recursion_misses: self.probes.recursion_misses(),
             parked_evicted: self.probes.parked_evicted(),
+            walk: self
+                .probes
+                .walk()
+                .map(|w| (w.walking(), w.last().as_micros() as u64)),
         };
         Ok((events, stats))
     }

@@ -56,8 +56,9 @@ pub fn hold(n: usize) -> anyhow::Result<()> {
 pub struct Scale {
     /// Open flows (sockets, both ends).
     pub flows: usize,
-    /// Whether the agent ran with `--poll-read`: its walk re-samples the
-    /// flows that moved (1% here) and visits every socket at each poll.
+    /// Whether the agent ran with `--poll-read on` (else `off`): its walk
+    /// re-samples the flows that moved (1% here) and visits every socket
+    /// at each poll.
     #[serde(default)]
     pub poll_read: bool,
     /// Agent CPU, % of one core, at a 1 s interval.
@@ -101,10 +102,12 @@ pub fn scale(flows: usize, secs: u64, poll_read: bool) -> anyhow::Result<Scale> 
     }
     // In the flows' namespace, so the poll-time read reaches them on any
     // kernel (see `Agent::start_in`) and its walk is part of each poll.
+    // `on` and `off`, not the default `auto`, which pauses the walk where
+    // it costs over 1% of the interval (about 7,000 sockets here).
     let args: &[&str] = if poll_read {
-        &["--interval", "1s", "--poll-read"]
+        &["--interval", "1s", "--poll-read", "on"]
     } else {
-        &["--interval", "1s"]
+        &["--interval", "1s", "--poll-read", "off"]
     };
     let agent = Agent::start_in(Some(&ns), args)?;
     std::thread::sleep(Duration::from_secs(3));

@@ -282,7 +282,7 @@ impl Results {
             self.scale.iter().map(|a| {
                 vec![
                     a.flows.to_string(),
-                    if a.poll_read { "yes" } else { "no" }.to_string(),
+                    if a.poll_read { "on" } else { "off" }.to_string(),
                     format!("{:.2}", a.cpu_pct),
                     format!("{:.1}", a.cpu_ms_per_poll),
                     format!("{:.1}", a.poll_ms),
@@ -428,7 +428,7 @@ impl Results {
                 ),
             ),
             (
-                "agent CPU at 10k flows with --poll-read",
+                "agent CPU at 10k flows with --poll-read on",
                 format!("{:.2}% of a core", self.agent_cpu_pct_10k_flows_walk),
                 format!("<= {TARGET_CPU_PCT_10K}%"),
                 Judgement::of(
@@ -438,7 +438,7 @@ impl Results {
                 ),
             ),
             (
-                "poll of 100k flows with --poll-read",
+                "poll of 100k flows with --poll-read on",
                 format!("{:.1} ms", self.poll_ms_100k_flows_walk),
                 format!("<= {TARGET_POLL_MS_100K} ms"),
                 Judgement::of(

@@ -33,6 +33,8 @@ pub(super) struct AgentMetrics {
     map_fill: Gauge,
     tracked: IntGauge,
     poll_duration: Histogram,
+    walking: IntGauge,
+    walk_seconds: Gauge,
     label_overflow: IntCounter,
     /// Label sets folded as of the last update.
     label_overflow_last: u64,
@@ -124,6 +126,18 @@ impl AgentMetrics {
                 "Time one poll of the kernel maps took.",
                 exp_buckets(0.0001, 4.0, 10)?,
             )?,
+            walking: r.int_gauge(
+                "observer_poll_read_walking",
+                "1 while the poll-time read walks the sockets at each poll; 0 where it is paused \
+                 (its walk took over its budget, 1% of the interval under --poll-read auto: the \
+                 programs then sample every segment that ends a burst and every read that \
+                 drains) or does not run (--poll-read off, or a kernel before 5.11).",
+            )?,
+            walk_seconds: r.gauge(
+                "observer_poll_read_walk_seconds",
+                "How long the poll-time read's last walk took (a trial walk's while paused); 0 \
+                 without one. Part of observer_poll_duration_seconds.",
+            )?,
             label_overflow: r.counter(
                 "observer_label_sets_overflow_total",
                 "Distinct aggregation label sets folded into 'other' because --max-label-sets were \
@@ -162,6 +176,9 @@ impl AgentMetrics {
         self.tracked.set(book.len() as i64);
         self.map_fill.set(open as f64 / f64::from(max_flows.max(1)));
         self.poll_duration.observe(stats.took_us as f64 / 1e6);
+        let (walking, walk_us) = stats.walk.unwrap_or((false, 0));
+        self.walking.set(i64::from(walking));
+        self.walk_seconds.set(walk_us as f64 / 1e6);
     }
 
     /// Sets the count of programs attached now.

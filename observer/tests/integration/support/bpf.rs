@@ -10,10 +10,12 @@ use std::{
 
 use observer_common::FlowSample;
 
-/// Programs observer attaches on this kernel: the 2 required ones, plus
-/// sock_send_length and sock_recv_length (Linux 6.3+), or in place of the
-/// latter tcp_rcv_space_adjust, and tcp_destroy_sock (the poll-time read's
-/// iterator only with `--poll-read`). Read once: tests poll it.
+/// Programs the `observer` binary attaches on this kernel by default: the
+/// 2 required ones, plus sock_send_length and sock_recv_length (Linux
+/// 6.3+), or in place of the latter tcp_rcv_space_adjust, and
+/// tcp_destroy_sock, and the poll-time read's iterator (`--poll-read auto`;
+/// Linux 5.11+, where tracing programs may use socket-local storage).
+/// Read once: tests poll it.
 pub fn attached_programs() -> usize {
     static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *N.get_or_init(|| {
@@ -24,7 +26,17 @@ pub fn attached_programs() -> usize {
         2 + usize::from(has("sock_send_length"))
             + usize::from(recv)
             + usize::from(has("tcp_destroy_sock"))
+            + usize::from(names.contains(&b"bpf_iter__tcp"[..]) && release_at_least(5, 11))
     })
+}
+
+/// Whether the running kernel's release is at least `major.minor`.
+fn release_at_least(major: u32, minor: u32) -> bool {
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let mut parts = release
+        .split(|c: char| !c.is_ascii_digit())
+        .map(|p| p.parse::<u32>().unwrap_or(0));
+    (parts.next().unwrap_or(0), parts.next().unwrap_or(0)) >= (major, minor)
 }
 
 /// Whether this kernel has the owner hooks, `sock_send_length` and
