@@ -152,7 +152,7 @@ pub fn overhead(connections: usize, rounds: usize, secs: u64) -> anyhow::Result<
         rounds,
         || {
             // In the load's namespace: see `Agent::start_in`.
-            let agent = Agent::start_in(Some(&ns), &["--poll-read"])?;
+            let agent = Agent::start_in(Some(&ns), &["--poll-read", "on"])?;
             let before = prog_costs("observer_");
             let t = run(&ns, connections, secs)?;
             add_costs(&mut totals, &before, &prog_costs("observer_"));

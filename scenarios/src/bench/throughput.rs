@@ -186,7 +186,7 @@ pub fn overhead(streams: u32, rounds: usize, secs: u64) -> anyhow::Result<Overhe
         rounds,
         || {
             // In the load's namespace: see `Agent::start_in`.
-            let agent = Agent::start_in(Some(&ns), &["--poll-read"])?;
+            let agent = Agent::start_in(Some(&ns), &["--poll-read", "on"])?;
             let before = prog_cost("observer_tcp_pr");
             let all_before = prog_costs("observer_");
             let w = transfer(&ns, secs, streams)?;
