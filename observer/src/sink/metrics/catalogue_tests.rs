@@ -61,6 +61,7 @@ fn counts_flows_bytes_and_limited_time() {
         took_us: 500,
         recursion_misses: 0,
         parked_evicted: 0,
+        walk: Some((true, 2_500)),
     };
     let mut counters = [0u64; Counter::COUNT as usize];
     for t in 1..=3 {
@@ -102,6 +103,9 @@ fn counts_flows_bytes_and_limited_time() {
     assert_eq!(value(&text, "observer_recursion_misses_total"), 7.0);
     assert_eq!(value(&text, "observer_parked_closes_evicted_total"), 3.0);
     assert_eq!(value(&text, "observer_programs_attached"), 4.0);
+    // A walk within its budget, whose last walk took 2.5 ms.
+    assert_eq!(value(&text, "observer_poll_read_walking"), 1.0);
+    assert_eq!(value(&text, "observer_poll_read_walk_seconds"), 0.0025);
     let build = format!(
         r#"observer_build_info{{revision="{}",rustc="{}",version="0.1.0"}}"#,
         env!("OBSERVER_REVISION"),
