@@ -61,38 +61,43 @@ fn a_reader_that_never_catches_up_is_the_limit_however_little_waits() {
         "{}",
         a.explanation
     );
-    // Five catch-ups are one in 8 round trips: a reader that keeps up now
-    // and then is not called the limit on its backlog alone...
-    let b = judge(
-        25.6e6,
-        R {
-            drains: 5,
-            ..slow_reader(103_000)
-        },
-    );
-    assert_eq!(b.verdict, Verdict::Sender, "{}", b.explanation);
-    // ...nor is a backlog under a quarter of the window that is never
-    // caught up with (50 KB of 230 KB).
-    let c = judge(
-        25.6e6,
-        R {
-            drains: 0,
-            ..slow_reader(50_000)
-        },
-    );
-    assert_eq!(c.verdict, Verdict::Sender, "{}", c.explanation);
-    // Nor is an interval under ten round trips long enough to expect a
-    // catch-up: 2 s of a 250 ms path.
-    let d = judge(
-        25.6e6,
-        R {
-            drains: 0,
-            rtt_us: 250_000,
-            min_rtt_us: 250_000,
-            ..slow_reader(103_000)
-        },
-    );
-    assert_ne!(d.verdict, Verdict::ReceiverApplication, "{}", d.explanation);
+    // Not the reader (unread, catch-ups, path RTT in µs):
+    for (unread, drains, rtt_us, why) in [
+        (
+            103_000,
+            5,
+            50_000,
+            "five catch-ups are one in 8 round trips: a reader that keeps up now and then",
+        ),
+        (
+            50_000,
+            0,
+            50_000,
+            "a backlog under a quarter of the window (50 KB of 230 KB)",
+        ),
+        (
+            103_000,
+            0,
+            250_000,
+            "2 s of a 250 ms path: too few round trips to expect a catch-up",
+        ),
+    ] {
+        let r = judge(
+            25.6e6,
+            R {
+                drains,
+                rtt_us,
+                min_rtt_us: rtt_us,
+                ..slow_reader(unread)
+            },
+        );
+        assert_ne!(
+            r.verdict,
+            Verdict::ReceiverApplication,
+            "{why}: {}",
+            r.explanation
+        );
+    }
 }
 
 #[test]

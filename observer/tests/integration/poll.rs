@@ -72,6 +72,21 @@ fn exchange(config: ProbeConfig) -> (Vec<(Flow, TcpInfo)>, Vec<&'static str>, Du
     .unwrap()
 }
 
+/// [`exchange`] with the poll-time read and the walk's `budget`, which
+/// must attach: the flows and how long the transactions took.
+fn walked(budget: Option<Duration>) -> (Vec<(Flow, TcpInfo)>, Duration) {
+    let (ends, attached, took) = exchange(ProbeConfig {
+        poll_read: true,
+        walk_budget: budget,
+        ..ProbeConfig::default()
+    });
+    assert!(
+        attached.iter().any(|h| h.starts_with("iter:")),
+        "no poll-time read attached: {attached:?}"
+    );
+    (ends, took)
+}
+
 /// The counts a request/response flow leaves behind equal TCP_INFO's:
 /// what the hooks keep exact by sampling (or carrying forward) the last
 /// segment and read.
@@ -107,14 +122,7 @@ fn a_request_response_flow_is_exact_at_the_poll_with_few_samples() {
     if !root_or_skip("a_request_response_flow_is_exact_at_the_poll_with_few_samples") {
         return;
     }
-    let (ends, attached, took) = exchange(ProbeConfig {
-        poll_read: true,
-        ..ProbeConfig::default()
-    });
-    assert!(
-        attached.iter().any(|h| h.starts_with("iter:")),
-        "no poll-time read attached: {attached:?}"
-    );
+    let (ends, took) = walked(None);
     // The gate passes at most one full sample per flow, hook kind (packet,
     // owner) and CPU in a jiffy, and one read that drains what a passed
     // segment left unread: three a jiffy and CPU, a jiffy at least 1 ms
@@ -163,14 +171,20 @@ fn without_the_poll_time_read_every_transaction_is_sampled() {
         !attached.iter().any(|h| h.starts_with("iter:")),
         "{attached:?}"
     );
-    for (flow, info) in &ends {
+    assert_sampled_as_without_walk(&ends, "");
+}
+
+/// Counts exact at both ends, and at least a full sample a transaction,
+/// as the hooks take without the walk. Not the RTT: the last ACK (a
+/// delayed one, from the client after the last answer) updates it after
+/// the hook's sample, and no read follows (README, "pacing_rate_bps can
+/// miss the last ACK").
+fn assert_sampled_as_without_walk(ends: &[(Flow, TcpInfo)], note: &str) {
+    for (flow, info) in ends {
         eprintln!(
-            "{}: {} samples for {TRANSACTIONS} transactions",
+            "{}: {} samples for {TRANSACTIONS} transactions{note}",
             flow.local, flow.samples
         );
-        // Not the RTT: the last ACK (a delayed one, from the client after
-        // the last answer) updates it after the hook's sample, and no read
-        // follows (README, "pacing_rate_bps can miss the last ACK").
         assert_counts_exact(flow, info);
         assert!(
             flow.samples >= TRANSACTIONS as u64,
@@ -190,26 +204,6 @@ fn a_walk_over_its_budget_pauses_and_the_hooks_sample_as_without_it() {
     // exchange walks once, pauses the walk, and the second half of the
     // transactions is sampled as without the poll-time read (two full
     // samples each), and no later poll walks.
-    let (ends, attached, _) = exchange(ProbeConfig {
-        poll_read: true,
-        walk_budget: Some(Duration::ZERO),
-        ..ProbeConfig::default()
-    });
-    assert!(
-        attached.iter().any(|h| h.starts_with("iter:")),
-        "no poll-time read attached: {attached:?}"
-    );
-    for (flow, info) in &ends {
-        eprintln!(
-            "{}: {} samples for {TRANSACTIONS} transactions, paused half way",
-            flow.local, flow.samples
-        );
-        assert_counts_exact(flow, info);
-        assert!(
-            flow.samples >= TRANSACTIONS as u64,
-            "{}: {} samples for {TRANSACTIONS} transactions",
-            flow.local,
-            flow.samples
-        );
-    }
+    let (ends, _) = walked(Some(Duration::ZERO));
+    assert_sampled_as_without_walk(&ends, ", paused half way");
 }
