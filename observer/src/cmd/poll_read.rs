@@ -24,7 +24,7 @@ pub struct PollRead {
     /// with an iterator program, so the per-packet programs may skip the
     /// full sample of a segment that ends a burst or of a read that drains
     /// the socket (request/response traffic costs about half as much per
-    /// segment). The walk visits every socket, about 1.4 µs each, so
+    /// segment). The walk visits every socket, about 1-1.4 µs each, so
     /// `auto` pauses it where that is over 1% of the interval (about 7,000
     /// sockets at 1 s). `--poll-read` alone is `on`.
     #[arg(

@@ -188,13 +188,30 @@ pub fn adopt(
             let path = set.join(poll_link_file(hook));
             let fd = pin::obj_get(&path)
                 .map_err(|e| pin_failed(&path, "cannot open the pinned link", e))?;
-            let scope = pinned_map::<Array<MapData, u64>>(&set, MAP_POLL_SCOPE).ok();
+            let scope = match pinned_map::<Array<MapData, u64>>(&set, MAP_POLL_SCOPE) {
+                Ok(m) => Some(m),
+                Err(e) => {
+                    log::warn!(
+                        "the pinned set has no scope map for the poll-time read ({e}): it walks \
+                         at every poll, whatever it costs"
+                    );
+                    None
+                }
+            };
             let reach = if hook == POLL_HOOKS[0] {
                 observer_common::poll_scope::ALL
             } else {
                 observer_common::poll_scope::ONE_NETNS
             };
-            poll = Some(Walk::adopted(PollIter::from_link(fd), scope, reach, budget));
+            use std::os::unix::fs::MetadataExt as _;
+            let netns = std::fs::metadata("/proc/thread-self/ns/net").map_or(0, |m| m.ino());
+            poll = Some(Walk::adopted(
+                PollIter::from_link(fd),
+                scope,
+                reach,
+                netns,
+                budget,
+            ));
             attached.push(hook);
         }
     }

@@ -110,10 +110,14 @@ impl PollIter {
         PollIter { link, warned: None }
     }
 
-    /// [`PollIter::run`], once a poll. A walk that fails leaves the
-    /// figures as the hooks last sampled them: said at most once a minute.
-    pub fn walk(&mut self) {
-        if let Err(e) = self.run() {
+    /// [`PollIter::run`], once a poll; whether it walked. A walk that fails
+    /// leaves the figures as the hooks last sampled them: said at most once
+    /// a minute.
+    pub fn walk(&mut self) -> bool {
+        let Err(e) = self.run() else {
+            return true;
+        };
+        {
             let now = std::time::Instant::now();
             if self
                 .warned
@@ -126,6 +130,7 @@ impl PollIter {
                 );
             }
         }
+        false
     }
 
     /// Walks the map once: the program runs for every marked socket. Reads

@@ -51,10 +51,11 @@ pub struct ProbeConfig {
     /// `--pin DIR`: pin the programs and maps there, or adopt the ones an
     /// earlier agent pinned ([`crate::kernel::pin`]).
     pub pin: Option<std::path::PathBuf>,
-    /// Attach the poll-time read where the kernel allows it (`--poll-read`;
-    /// off by default: its walk costs about 0.3-1.7 µs per socket per
-    /// poll, 168 ms at 100k flows); `false` loads the programs without it,
-    /// as before it existed.
+    /// Attach the poll-time read where the kernel allows it (`--poll-read
+    /// auto` or `on`; `false` here by default, as the library's tests
+    /// expect): its walk costs about 1-1.4 µs per socket per poll (see
+    /// [`ProbeConfig::walk_budget`]); `false` loads the programs without
+    /// it, as before it existed.
     pub poll_read: bool,
     /// The longest poll-time walk that keeps it running (`--poll-read
     /// auto`: 1% of the poll interval); a longer one pauses it

@@ -2,8 +2,9 @@
 //! less than its budget, and pauses itself when it does not.
 //!
 //! The walk visits every socket it reaches at each poll, moved or not:
-//! about 1.4 µs per socket on this project's 6.18 machines (`iter/tcp`,
-//! docs/benchmarks.md: 14 ms a poll at 10k sockets, 136 ms at 100k). What
+//! about 1-1.4 µs per socket on this project's 6.18 machines (`iter/tcp`,
+//! docs/benchmarks.md: 14 ms a poll at 10k sockets, 99-136 ms at 100k in
+//! two runs). What
 //! it saves is per packet: the full samples the hooks skip. On a host
 //! with many idle sockets it costs more than it saves, so with a budget
 //! (`--poll-read auto`, the default: 1% of the poll interval) a walk that
@@ -12,7 +13,10 @@
 //!   none), so from then on the hooks sample every segment that ends a
 //!   burst and every read that drains, as without the walk;
 //! - one more walk then catches up the flows whose events the hooks held
-//!   back before they were told;
+//!   back before they were told, and another at the next poll catches a
+//!   hook that read the old scope just before and applied its segment
+//!   after the first passed its socket;
+//! - a walk that fails counts as over budget;
 //! - every [`RETRY_POLLS`] polls a trial walk measures again (it changes
 //!   nothing while the hooks sample anyway); one within half the budget
 //!   resumes the walk: the programs are told its scope again, and the
@@ -58,6 +62,10 @@ pub struct Walk {
     state: State,
     /// How long the last walk took.
     last: Duration,
+    /// Walk once more at the next poll though paused: a hook that read
+    /// the old scope just before the pause may apply its segment after
+    /// the catch-up walk passed its socket.
+    catch_up: bool,
 }
 
 impl Walk {
@@ -76,16 +84,21 @@ impl Walk {
             budget,
             state: State::Walking,
             last: Duration::ZERO,
+            catch_up: false,
         }
     }
 
-    /// The walk of a set an earlier agent pinned: as [`Walk::new`], but
-    /// paused where that agent left it paused (`scope` slot 0 none), with
-    /// a trial at the first poll.
+    /// The walk of a set an earlier agent pinned: as [`Walk::new`]. A
+    /// walk of one namespace (`reach` `ONE_NETNS`) is told this agent's,
+    /// which its iterator walks (`netns`, the inode). Where the earlier
+    /// agent left it paused (`scope` slot 0 none), it stays paused with a
+    /// trial at the first poll, or, without a budget (`--poll-read on`),
+    /// walks from now on.
     pub fn adopted(
         iter: PollIter,
         scope: Option<Array<MapData, u64>>,
         reach: u64,
+        netns: u64,
         budget: Option<Duration>,
     ) -> Walk {
         let paused = scope
@@ -93,8 +106,23 @@ impl Walk {
             .and_then(|m| m.get(&0, 0).ok())
             .is_some_and(|s| s == poll_scope::NONE);
         let mut walk = Walk::new(iter, scope, reach, budget);
+        if reach == poll_scope::ONE_NETNS
+            && let Some(map) = &mut walk.scope
+            && let Err(e) = map.set(1, netns, 0)
+        {
+            log::warn!(
+                "cannot tell the adopted programs this agent's network namespace ({e}): flows \
+                 of the one that pinned them may show the figures of a segment or read before \
+                 their last"
+            );
+        }
         if paused {
-            walk.state = State::Paused(RETRY_POLLS - 1);
+            if budget.is_none() && walk.tell(reach) {
+                // The next poll's walk catches up what they held.
+                walk.state = State::Walking;
+            } else {
+                walk.state = State::Paused(RETRY_POLLS - 1);
+            }
         }
         walk
     }
@@ -115,28 +143,41 @@ impl Walk {
         let budget = match (&self.scope, self.budget) {
             (Some(_), Some(b)) => b,
             _ => {
-                self.last = self.timed();
+                self.last = self.timed().unwrap_or(Duration::ZERO);
                 return;
             }
         };
         if !walks_now(self.state) {
+            if std::mem::take(&mut self.catch_up) {
+                self.iter.walk();
+            }
             self.state = next(self.state, None, budget);
             return;
         }
-        self.last = self.timed();
-        let then = next(self.state, Some(self.last), budget);
+        // A walk that fails counts as over budget: it pauses, and a trial
+        // that fails stays paused (the hooks then sample as without it).
+        let took = self.timed();
+        self.last = took.unwrap_or(Duration::ZERO);
+        let then = next(self.state, Some(took.unwrap_or(Duration::MAX)), budget);
         match (self.state, then) {
             (State::Walking, State::Paused(_)) if self.tell(poll_scope::NONE) => {
-                // Catch up what the hooks held before they were told.
+                // Catch up what the hooks held before they were told, now
+                // and at the next poll.
                 self.iter.walk();
+                self.catch_up = true;
                 self.state = then;
+                let why = match took {
+                    Some(t) => format!(
+                        "took {:.2} ms, over its budget of {:.2} ms (1% of the interval)",
+                        ms(t),
+                        ms(budget)
+                    ),
+                    None => "failed".to_string(),
+                };
                 log::warn!(
-                    "the poll-time read is paused: its walk took {:.2} ms, over its budget of \
-                     {:.2} ms (1% of the interval); the programs sample every segment that ends \
-                     a burst and every read that drains, as without it, and a trial walk every \
-                     {RETRY_POLLS} polls resumes it (--poll-read on walks always)",
-                    ms(self.last),
-                    ms(budget)
+                    "the poll-time read is paused: its walk {why}; the programs sample every \
+                     segment that ends a burst and every read that drains, as without it, and a \
+                     trial walk every {RETRY_POLLS} polls resumes it (--poll-read on walks always)"
                 );
             }
             (State::Paused(_), State::Walking) if self.tell(self.reach) => {
@@ -153,11 +194,10 @@ impl Walk {
         }
     }
 
-    /// One walk, timed.
-    fn timed(&mut self) -> Duration {
+    /// One walk, timed; `None` if it failed.
+    fn timed(&mut self) -> Option<Duration> {
         let t = Instant::now();
-        self.iter.walk();
-        t.elapsed()
+        self.iter.walk().then(|| t.elapsed())
     }
 
     /// Tells the programs which flows a walk reaches (`POLL_SCOPE` slot
@@ -169,7 +209,10 @@ impl Walk {
         match map.set(0, scope, 0) {
             Ok(()) => true,
             Err(e) => {
-                log::warn!("cannot pause or resume the poll-time read ({e}): it walks on");
+                log::warn!(
+                    "cannot tell the programs whether the poll-time read walks ({e}): it goes \
+                     on as it was"
+                );
                 false
             }
         }
