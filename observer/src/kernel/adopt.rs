@@ -203,8 +203,7 @@ pub fn adopt(
             } else {
                 observer_common::poll_scope::ONE_NETNS
             };
-            use std::os::unix::fs::MetadataExt as _;
-            let netns = std::fs::metadata("/proc/thread-self/ns/net").map_or(0, |m| m.ino());
+            let netns = super::poll_iter::own_netns().unwrap_or(0);
             poll = Some(Walk::adopted(
                 PollIter::from_link(fd),
                 scope,

@@ -118,10 +118,7 @@ pub fn attach_poll(ebpf: &mut Ebpf, btf: &aya::Btf) -> Result<PollAttached, Prob
             [poll_scope::ALL, 0],
         ),
         Err(refused) => {
-            use std::os::unix::fs::MetadataExt as _;
-            let netns = std::fs::metadata("/proc/thread-self/ns/net")
-                .map_err(ProbeError::PollIter)?
-                .ino();
+            let netns = super::poll_iter::own_netns().map_err(ProbeError::PollIter)?;
             let iter = poll_iter(ebpf, btf, tcp, observer_common::PROG_POLL_TCP)?;
             (
                 PollAttached {

@@ -11,7 +11,8 @@
 //!   `tcp_sock` member offsets the programs are loaded with;
 //! - [`probes`]: load, attach and detach the programs; the one read order
 //!   ([`probes::Probes::read`]) every view polls with; [`attach`] the steps
-//!   of a load, [`probe_error`] what can go wrong;
+//!   of a load, [`probe_config`] what it is asked for, [`probe_error`] what
+//!   can go wrong;
 //! - [`flow_map`], [`closed_ring`], [`program_info`]: reading the maps and
 //!   the programs' statistics; [`links`]: which programs are still attached;
 //! - [`pin`] and [`adopt`]: `--pin`, programs and maps that outlive the
@@ -38,6 +39,7 @@ pub mod pin;
 pub mod poll_iter;
 pub mod preflight;
 pub mod privilege;
+pub mod probe_config;
 pub mod probe_error;
 pub mod probes;
 pub mod program_info;

@@ -62,6 +62,16 @@ fn bpf<T>(cmd: libc::c_long, attr: &mut T) -> std::io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
 }
 
+/// The inode of the network namespace this thread runs in: the one
+/// `iter/tcp` walks (`bpf_iter_init_seq_net()` takes the caller's).
+///
+/// # Errors
+/// The OS error of reading `/proc/thread-self/ns/net`.
+pub fn own_netns() -> std::io::Result<u64> {
+    use std::os::unix::fs::MetadataExt as _;
+    Ok(std::fs::metadata("/proc/thread-self/ns/net")?.ino())
+}
+
 /// The poll-time read's iterator link (held by this agent, or opened from a
 /// pin).
 pub struct PollIter {

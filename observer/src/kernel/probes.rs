@@ -8,9 +8,8 @@ use aya::{
     programs::BtfTracePoint,
 };
 use observer_common::{
-    Counter, DEFAULT_MAX_FLOWS, DEFAULT_RINGBUF_BYTES, FlowSample, GLOBAL_DIRECT, GLOBAL_MAX_FLOWS,
-    GLOBAL_OFFSETS, GLOBAL_PACKET_STAGES, GLOBAL_POLL_ITER, MAP_CLOSED, MAP_COUNTERS, MAP_FLOWS,
-    MAP_LIVE,
+    Counter, FlowSample, GLOBAL_DIRECT, GLOBAL_MAX_FLOWS, GLOBAL_OFFSETS, GLOBAL_PACKET_STAGES,
+    GLOBAL_POLL_ITER, MAP_CLOSED, MAP_COUNTERS, MAP_FLOWS, MAP_LIVE,
 };
 
 /// The ways the programs can be loaded, best first: (poll-time read,
@@ -22,6 +21,7 @@ const VARIANTS: [(bool, bool); 4] = [(true, true), (false, true), (true, false),
 
 pub use super::attach::attach_tp;
 pub(super) use super::attach::{missing_hook_note, take};
+pub use super::probe_config::ProbeConfig;
 pub(crate) use super::probe_error::chain;
 pub use super::probe_error::{ProbeError, eperm_hint};
 use super::{
@@ -32,55 +32,6 @@ use super::{
 
 /// The compiled kernel programs, built by `build.rs` with aya-build.
 pub static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/observer"));
-
-/// Settings fixed at load time.
-#[derive(Clone, Debug)]
-pub struct ProbeConfig {
-    /// Maximum flows tracked at once (LRU map entries).
-    pub max_flows: u32,
-    /// Ring-buffer size for closed-flow records (bytes, a power of two
-    /// multiple of the page size).
-    pub ringbuf_bytes: u32,
-    /// Read socket fields with `bpf_probe_read_kernel` even where direct
-    /// BTF-checked loads would verify (the fallback path, for tests).
-    pub helper_reads: bool,
-    /// How much of the per-packet program runs
-    /// (`observer_common::packet_stages`): `ALL` but in the benchmark's
-    /// cost breakdown, where the flows' figures are then incomplete.
-    pub packet_stages: u32,
-    /// `--pin DIR`: pin the programs and maps there, or adopt the ones an
-    /// earlier agent pinned ([`crate::kernel::pin`]).
-    pub pin: Option<std::path::PathBuf>,
-    /// Attach the poll-time read where the kernel allows it (`--poll-read
-    /// auto` or `on`; `false` here by default, as the library's tests
-    /// expect): its walk costs about 1-1.4 µs per socket per poll (see
-    /// [`ProbeConfig::walk_budget`]); `false` loads the programs without
-    /// it, as before it existed.
-    pub poll_read: bool,
-    /// The longest poll-time walk that keeps it running (`--poll-read
-    /// auto`: 1% of the poll interval); a longer one pauses it
-    /// ([`super::walk`]). `None`: walk at every poll.
-    pub walk_budget: Option<std::time::Duration>,
-    /// The pause threshold between arriving data segments (ns):
-    /// `observer_common::rx_gap_ns(hz)` for the running kernel's HZ. The
-    /// default suits HZ 250 and up.
-    pub rx_gap_ns: u64,
-}
-
-impl Default for ProbeConfig {
-    fn default() -> Self {
-        ProbeConfig {
-            max_flows: DEFAULT_MAX_FLOWS,
-            ringbuf_bytes: DEFAULT_RINGBUF_BYTES,
-            helper_reads: false,
-            packet_stages: observer_common::packet_stages::ALL,
-            rx_gap_ns: observer_common::RX_GAP_NS,
-            pin: None,
-            poll_read: false,
-            walk_budget: None,
-        }
-    }
-}
 
 /// The loaded, attached kernel programs and their maps.
 pub struct Probes {
