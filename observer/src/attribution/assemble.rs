@@ -10,6 +10,27 @@ use super::{
 };
 use crate::{model::flow::Flow, units};
 
+/// "`X` ceiling, delivering `Y`" (`moving`: "delivering" or "receiving"),
+/// the ceiling a window allows over a mean RTT against the rate. A rate
+/// measured above its ceiling (the RTT is a smoothed mean, and the rate
+/// counts whole segments acked in the interval) says by how much, so no
+/// line claims more than its ceiling without saying so.
+pub(super) fn ceiling_and_rate(ceiling: f64, moving: &str, rate: f64) -> String {
+    let line = format!(
+        "{} ceiling, {moving} {}",
+        units::rate(ceiling),
+        units::rate(rate)
+    );
+    if ceiling > 0.0 && rate > ceiling {
+        format!(
+            "{line}, {} above it (the ceiling rests on a smoothed RTT)",
+            units::share(rate / ceiling - 1.0)
+        )
+    } else {
+        line
+    }
+}
+
 /// `unknown` when fewer than `cfg.min_bytes` moved (`moved`: "acked" or
 /// "received") or the interval spans fewer than `cfg.min_rtts` round trips
 /// of `rtt_us`; None when there is enough to judge.

@@ -9,7 +9,7 @@
 //! the rules and their thresholds.
 
 use super::{
-    assemble::{assemble, too_little},
+    assemble::{assemble, ceiling_and_rate, too_little},
     config::Config,
     evidence::{Evidence, Receive},
     verdict::{Attribution, Side, Verdict},
@@ -107,14 +107,12 @@ fn recent_loss(rx: &Receive, paused: bool, acked_pauses: bool, cfg: &Config) -> 
 }
 
 /// Whether the reader lagged the network all through an interval of
-/// `path_rtt` µs round trips: a good share of the window waited unread
+/// `rtts` round trips of the path: a good share of the window waited unread
 /// (`reader_unread_share`) and the reader seldom or never caught up with it
 /// (`reader_drain_rtts`). A reader that keeps up catches up each time the
 /// sender pauses, at least once a round trip; one that is the slowest
 /// stage reads a full buffer each time and leaves as much behind.
-fn lagging(ev: &Evidence, path_rtt: f64, cfg: &Config) -> bool {
-    let rx = &ev.receive;
-    let rtts = ev.interval_us as f64 / path_rtt.max(1.0);
+fn lagging(rx: &Receive, rtts: f64, cfg: &Config) -> bool {
     rtts >= cfg.reader_drain_rtts
         && rx.unread_mean >= cfg.reader_unread_share * rx.rcv_wnd_mean
         && f64::from(rx.reader_drains) * cfg.reader_drain_rtts <= rtts
@@ -133,11 +131,10 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
     };
     let rtts = ev.interval_us as f64 / path_rtt.max(1.0);
     let window_line = format!(
-        "rcv_wnd {} / rcv_rtt {} = {} ceiling, receiving {}",
+        "rcv_wnd {} / rcv_rtt {} = {}",
         units::bytes(rx.rcv_wnd_mean),
         units::time_us(rtt),
-        units::rate(ev.ceilings.rcv_wnd_bps),
-        units::rate(rate)
+        ceiling_and_rate(ev.ceilings.rcv_wnd_bps, "receiving", rate)
     );
     let closed = rx.closed_share >= cfg.significant_share;
     // The reader is the limit when unread data, not the buffer size, keep
@@ -155,7 +152,7 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
     // whatever the amount.
     let waiting = rx.unread_mean >= rx.rcv_wnd_mean
         || (rx.unread_mean >= rx.in_flight_bytes && rx.unread_mean >= 0.5 * rx.rcv_wnd_mean)
-        || lagging(ev, path_rtt, cfg);
+        || lagging(rx, rtts, cfg);
     let reader = (closed && rx.unread_mean > 0.0)
         || (waiting && rx.unread_mean >= 2.0 * f64::from(flow.rcv_mss.max(536)));
     if reader {

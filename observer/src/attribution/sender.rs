@@ -1,7 +1,7 @@
 //! Verdicts made from the sending end.
 
 use super::{
-    assemble::{assemble, too_little},
+    assemble::{assemble, ceiling_and_rate, too_little},
     config::Config,
     evidence::Evidence,
     verdict::{Attribution, Side, Verdict},
@@ -118,10 +118,9 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
     let app_mark = ev.app_limited_share >= 0.5 && !flow.cc.starts_with("bbr");
     let ceiling_line = |name: &str, window: String, ceiling: f64| {
         format!(
-            "{name} {window} / srtt {} = {} ceiling, delivering {}",
+            "{name} {window} / srtt {} = {}",
             units::time_us(f64::from(ev.srtt_us)),
-            units::rate(ceiling),
-            units::rate(rate)
+            ceiling_and_rate(ceiling, "delivering", rate)
         )
     };
     let queued = f64::from(ev.queue_delay_us)

@@ -553,3 +553,18 @@ fn a_shut_peer_window_with_nothing_delivered_is_receive_window() {
     );
     assert!(a.what_if.is_none(), "no arithmetic for 0 bit/s");
 }
+
+#[test]
+fn a_rate_over_its_ceiling_says_by_how_much() {
+    use super::assemble::ceiling_and_rate;
+    // cwnd-clamp under cubic: 10 x 1448 B over a 51.6 ms srtt allows
+    // 2.245 Mbit/s, and 2.26 Mbit/s was acked.
+    assert_eq!(
+        ceiling_and_rate(2.245e6, "delivering", 2.26e6),
+        "2.2 Mbit/s ceiling, delivering 2.3 Mbit/s, 1% above it (the ceiling rests on a smoothed RTT)"
+    );
+    assert_eq!(
+        ceiling_and_rate(6.1e6, "receiving", 5.8e6),
+        "6.1 Mbit/s ceiling, receiving 5.8 Mbit/s"
+    );
+}
