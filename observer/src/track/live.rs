@@ -6,6 +6,7 @@
 //! Pure code: it is fed samples and the time; it does no I/O.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 use std::time::Duration;
 
 use observer_common::{FlowSample, chrono};
@@ -60,10 +61,12 @@ pub struct HistoryPoint {
     pub rcv_rtt_us: u32,
 }
 
-/// A sample and when it was read.
-#[derive(Clone, Copy, Debug)]
+/// A sample and when it was read. The sample is shared: an idle flow's
+/// reads, anchors and latest sample are one allocation, so a poll that
+/// finds it unchanged copies a pointer, not its 528 bytes, per anchor.
+#[derive(Clone, Debug)]
 struct Read {
-    sample: FlowSample,
+    sample: Arc<FlowSample>,
     at_ns: u64,
 }
 
@@ -71,7 +74,7 @@ struct Read {
 #[derive(Clone, Debug)]
 pub struct Tracked {
     /// The latest sample (a closed record once closed).
-    pub latest: FlowSample,
+    pub latest: Arc<FlowSample>,
     /// The latest figures as a user reads them.
     pub flow: Flow,
     /// Verdict over the last window or so (for a closed flow: as of its
@@ -94,18 +97,17 @@ impl Tracked {
     /// Starts a new verdict window at `read` once the newest anchor is
     /// `window_ns` old: the window then spans one to two windows. Says
     /// whether it did.
-    fn rotate(&mut self, read: Read, window_ns: u64) -> bool {
+    fn rotate(&mut self, read: &Read, window_ns: u64) -> bool {
         let rotate = read.at_ns.saturating_sub(self.anchor_new.at_ns) >= window_ns;
         if rotate {
-            self.anchor_old = self.anchor_new;
-            self.anchor_new = read;
+            self.anchor_old = std::mem::replace(&mut self.anchor_new, read.clone());
         }
         rotate
     }
 
     /// A poll that found the flow unchanged: the time since the previous
     /// poll goes to the chrono state the flow is in, with nothing moved.
-    fn idle_poll(&mut self, read: Read, history: usize) -> Event {
+    fn idle_poll(&mut self, read: &Read, history: usize) -> Event {
         let s = &read.sample;
         let dt_us = read.at_ns.saturating_sub(self.prev.at_ns) / 1000;
         let mut limited = LimitedTime::default();
@@ -116,7 +118,7 @@ impl Tracked {
             _ => &mut limited.idle_us,
         } = dt_us;
         push_history(self, history, point(read, 0.0));
-        self.prev = read;
+        self.prev = read.clone();
         Event::Progress {
             cookie: s.cookie,
             verdict: self.current.verdict,
@@ -141,14 +143,14 @@ impl Tracked {
     /// and its rate (bits/s, the larger direction).
     fn judge(
         &mut self,
-        read: Read,
+        read: &Read,
         is_close: bool,
         moved: bool,
         clock: &Clock,
         cfg: &attribution::Config,
     ) -> Option<(Event, f64)> {
         let prev = Point::new(&self.prev.sample, clock, self.prev.at_ns);
-        self.latest = read.sample;
+        self.latest = Arc::clone(&read.sample);
         let to = Point::new(&read.sample, clock, read.at_ns);
         // A closing flow keeps the current verdict of its last open sample:
         // the span up to the close is mostly the wind-down after the
@@ -180,6 +182,12 @@ impl Tracked {
             self.flow.workload = workload;
         }
         step
+    }
+
+    /// Whether the flow's owner has a cgroup and its workload is not
+    /// resolved yet.
+    fn wants_workload(&self) -> bool {
+        !self.flow.workload.is_resolved() && self.flow.cgroup_id != 0
     }
 
     /// Whether the flow has closed.
@@ -231,6 +239,42 @@ pub struct Book {
     /// Boxed: a `Tracked` is over 2 KB, and a map never gives back its
     /// buckets, so inline values would hold a burst's peak forever.
     flows: HashMap<u64, Box<Tracked>>,
+    /// Flows whose workload may want resolving (new, their owner's cgroup
+    /// changed, or not resolved yet), by cgroup id: a poll asks once per
+    /// cgroup, not once per flow (on a host without a cgroup2 hierarchy no
+    /// flow ever resolves).
+    unresolved: HashMap<u64, Pending>,
+    /// Calls of [`Book::resolve_workloads`], which prunes every
+    /// [`PRUNE_EVERY`]th.
+    resolves: u64,
+}
+
+/// How often (in polls) the lists of flows waiting for a workload that does
+/// not resolve lose their gone and moved flows.
+const PRUNE_EVERY: u64 = 64;
+
+/// The flows of one cgroup waiting for its workload. A flow listed more
+/// than once, gone or resolved is pruned when the list doubles.
+#[derive(Debug, Default)]
+struct Pending {
+    cookies: Vec<u64>,
+    /// The length after the last prune.
+    pruned: usize,
+}
+
+impl Pending {
+    /// Keeps each flow of `flows` still waiting for `cgroup_id`'s
+    /// workload, once.
+    fn prune(&mut self, flows: &HashMap<u64, Box<Tracked>>, cgroup_id: u64) {
+        self.cookies.sort_unstable();
+        self.cookies.dedup();
+        self.cookies.retain(|c| {
+            flows
+                .get(c)
+                .is_some_and(|t| t.wants_workload() && t.flow.cgroup_id == cgroup_id)
+        });
+        self.pruned = self.cookies.len();
+    }
 }
 
 impl Book {
@@ -242,6 +286,8 @@ impl Book {
             clock,
             start_ns,
             flows: HashMap::new(),
+            unresolved: HashMap::new(),
+            resolves: 0,
         }
     }
 
@@ -276,11 +322,26 @@ impl Book {
         &mut self,
         mut resolve: impl FnMut(u64) -> Option<std::sync::Arc<crate::model::workload::Workload>>,
     ) {
-        for t in self.flows.values_mut() {
-            if !t.flow.workload.is_resolved() && t.flow.cgroup_id != 0 {
-                t.flow.workload.0 = resolve(t.flow.cgroup_id);
+        let flows = &mut self.flows;
+        self.resolves += 1;
+        let prune = self.resolves.is_multiple_of(PRUNE_EVERY);
+        self.unresolved.retain(|&cgroup_id, pending| {
+            let Some(workload) = resolve(cgroup_id) else {
+                if prune {
+                    pending.prune(flows, cgroup_id);
+                }
+                return !pending.cookies.is_empty();
+            };
+            for cookie in pending.cookies.drain(..) {
+                if let Some(t) = flows.get_mut(&cookie)
+                    && t.wants_workload()
+                    && t.flow.cgroup_id == cgroup_id
+                {
+                    t.flow.workload.0 = Some(Arc::clone(&workload));
+                }
             }
-        }
+            false
+        });
     }
 
     /// Drops every closed flow: with a zero [`BookConfig::linger`], once
@@ -307,10 +368,10 @@ impl Book {
     ) -> Vec<Event> {
         let mut events = Vec::new();
         for s in active {
-            self.apply(*s, now_ns, false, &mut events);
+            self.apply(s, now_ns, false, &mut events);
         }
         for s in closed {
-            self.apply(*s, now_ns, true, &mut events);
+            self.apply(s, now_ns, true, &mut events);
         }
         let linger = self.cfg.linger.as_nanos() as u64;
         if linger > 0 {
@@ -324,15 +385,15 @@ impl Book {
 
     /// Takes one sample of a flow (a close record when `is_close`) read at
     /// `now_ns`, and says what changed in `events`.
-    fn apply(&mut self, s: FlowSample, now_ns: u64, is_close: bool, events: &mut Vec<Event>) {
-        let read = Read {
-            sample: s,
-            at_ns: now_ns,
-        };
+    fn apply(&mut self, s: &FlowSample, now_ns: u64, is_close: bool, events: &mut Vec<Event>) {
         let window = self.cfg.window.as_nanos() as u64;
         let (clock, cfg, history) = (self.clock, self.cfg.attribution, self.cfg.history);
         let Some(t) = self.flows.get_mut(&s.cookie) else {
-            let mut t = self.track(read);
+            let read = Read {
+                sample: Arc::new(*s),
+                at_ns: now_ns,
+            };
+            let mut t = self.track(&read);
             events.push(Event::Started { cookie: s.cookie });
             if s.seen_from_start != 0 && s.first_seen_ns >= self.start_ns {
                 // Born in this run: what it did before this first read
@@ -343,38 +404,68 @@ impl Book {
                 t.closed_at_ns = Some(now_ns);
                 self.close_event(&t, events);
             }
+            let wants = t.wants_workload().then_some(t.flow.cgroup_id);
             self.flows.insert(s.cookie, Box::new(t));
+            if let Some(cgroup_id) = wants {
+                self.pend(cgroup_id, s.cookie);
+            }
             return;
         };
         if t.is_closed() || (!is_close && s.last_seen_ns < t.latest.last_seen_ns) {
             return;
         }
-        let rotated = t.rotate(read, window);
         let moved =
             is_close || s.last_seen_ns != t.latest.last_seen_ns || s.samples != t.latest.samples;
+        // Unmoved, the entry holds the sample already kept: share it.
+        let read = Read {
+            sample: if moved {
+                Arc::new(*s)
+            } else {
+                Arc::clone(&t.latest)
+            },
+            at_ns: now_ns,
+        };
+        let rotated = t.rotate(&read, window);
         if !moved {
             // Nothing happened to the flow since the last poll (most flows on
             // a busy host): account the time by the chrono state it is in and
             // skip the arithmetic, unless the window moved on and the verdict
             // may change (an idle flow's verdict settles and then holds).
-            events.push(t.idle_poll(read, history));
+            events.push(t.idle_poll(&read, history));
             if !rotated || t.settled_idle() {
                 return;
             }
         }
-        if let Some((step, rate_bps)) = t.judge(read, is_close, moved, &clock, &cfg) {
+        let cgroup_before = t.flow.cgroup_id;
+        if let Some((step, rate_bps)) = t.judge(&read, is_close, moved, &clock, &cfg) {
             events.push(step);
-            push_history(t, history, point(read, rate_bps));
+            push_history(t, history, point(&read, rate_bps));
             t.prev = read;
         }
+        // Its owner's cgroup changed (or it has one now): the workload
+        // went with it. Unchanged and unresolved, it is listed already.
+        let pend =
+            (t.flow.cgroup_id != cgroup_before && t.wants_workload()).then_some(t.flow.cgroup_id);
         if is_close {
             t.closed_at_ns = Some(now_ns);
             let t = t.clone();
             self.close_event(&t, events);
         }
+        if let Some(cgroup_id) = pend {
+            self.pend(cgroup_id, s.cookie);
+        }
     }
 
-    fn track(&self, read: Read) -> Tracked {
+    /// Lists flow `cookie` as waiting for the workload of `cgroup_id`.
+    fn pend(&mut self, cgroup_id: u64, cookie: u64) {
+        let p = self.unresolved.entry(cgroup_id).or_default();
+        p.cookies.push(cookie);
+        if p.cookies.len() > 2 * p.pruned.max(64) {
+            p.prune(&self.flows, cgroup_id);
+        }
+    }
+
+    fn track(&self, read: &Read) -> Tracked {
         let to = Point::new(&read.sample, &self.clock, read.at_ns);
         let born_here = crate::model::flow::born_since(&read.sample, self.start_ns);
         // A flow older than the book (or first seen mid-life) has no span
@@ -382,17 +473,17 @@ impl Book {
         let from = (!born_here).then(|| to.clone());
         let life = attribution::attribute(from.as_ref(), &to, &self.cfg.attribution);
         Tracked {
-            latest: read.sample,
+            latest: Arc::clone(&read.sample),
             flow: to.flow,
             current: life.clone(),
             life,
             history: VecDeque::new(),
             closed_at_ns: None,
-            first: read,
+            first: read.clone(),
             born_here,
-            anchor_old: read,
-            anchor_new: read,
-            prev: read,
+            anchor_old: read.clone(),
+            anchor_new: read.clone(),
+            prev: read.clone(),
         }
     }
 
@@ -422,9 +513,8 @@ fn birth_step(read: &Read, clock: &Clock, verdict: attribution::Verdict) -> Even
     }
 }
 
-/// Appends a history point, keeping at most `keep`.
 /// The history point of `read` at `rate_bps`.
-fn point(read: Read, rate_bps: f64) -> HistoryPoint {
+fn point(read: &Read, rate_bps: f64) -> HistoryPoint {
     HistoryPoint {
         rate_bps,
         snd_cwnd: read.sample.snd_cwnd,
@@ -436,6 +526,7 @@ fn point(read: Read, rate_bps: f64) -> HistoryPoint {
     }
 }
 
+/// Appends a history point, keeping at most `keep`.
 fn push_history(t: &mut Tracked, keep: usize, p: HistoryPoint) {
     if keep == 0 {
         return;

@@ -165,3 +165,52 @@ fn flow_older_than_the_book_starts_unknown() {
     b.ingest(&[sample(1, false)], &[], 201 * SEC);
     assert_eq!(b.get(9).unwrap().life.verdict, Verdict::Unknown);
 }
+
+#[test]
+fn a_poll_asks_for_the_workloads_of_new_unresolved_and_moved_to_another_cgroup_flows_only() {
+    use crate::model::workload::Workload;
+    let mut b = book(0);
+    let with_cgroup = |t_s: u64, cgroup: u64| {
+        let mut s = sample(t_s, false);
+        s.cgroup_id = cgroup;
+        s
+    };
+    let mut asked = Vec::new();
+    let resolve = |asked: &mut Vec<u64>, id: u64| {
+        asked.push(id);
+        // Cgroup 7 resolves; cgroup 8 (gone, say) never does.
+        (id == 7).then(|| Arc::new(Workload::default()))
+    };
+    let mut other = with_cgroup(1, 8);
+    other.cookie = 10;
+    b.ingest(&[with_cgroup(1, 7), other], &[], 101 * SEC);
+    b.resolve_workloads(|id| resolve(&mut asked, id));
+    asked.sort_unstable();
+    assert_eq!(asked, [7, 8]);
+    assert!(b.get(9).is_some_and(|t| t.flow.workload.is_resolved()));
+    // Both move: the resolved one keeps its workload, the other is asked
+    // again, once.
+    asked.clear();
+    let mut other = with_cgroup(2, 8);
+    other.cookie = 10;
+    b.ingest(&[with_cgroup(2, 7), other], &[], 102 * SEC);
+    b.resolve_workloads(|id| resolve(&mut asked, id));
+    assert_eq!(asked, [8]);
+    // Its owner moves to cgroup 7: asked for that one, then resolved.
+    asked.clear();
+    let mut other = with_cgroup(3, 7);
+    other.cookie = 10;
+    b.ingest(&[with_cgroup(3, 7), other], &[], 103 * SEC);
+    b.resolve_workloads(|id| resolve(&mut asked, id));
+    // Cgroup 8 is asked until a prune finds none of its flows waiting.
+    asked.sort_unstable();
+    assert_eq!(asked, [7, 8]);
+    assert!(b.get(10).is_some_and(|t| t.flow.workload.is_resolved()));
+    for poll in 0..PRUNE_EVERY {
+        asked.clear();
+        b.ingest(&[with_cgroup(4 + poll, 7)], &[], (104 + poll) * SEC);
+        b.resolve_workloads(|id| resolve(&mut asked, id));
+    }
+    assert!(asked.is_empty(), "{asked:?}");
+    assert!(b.unresolved.is_empty());
+}

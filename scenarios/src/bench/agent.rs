@@ -80,6 +80,19 @@ pub struct Scale {
 pub fn scale(flows: usize, secs: u64, poll_read: bool) -> anyhow::Result<Scale> {
     let ns = Netns::new(&format!("scale{flows}"))?;
     let bench = std::env::current_exe()?;
+    // In the flows' namespace, so the poll-time read reaches them on any
+    // kernel (see `Agent::start_in`) and its walk is part of each poll.
+    // `on` and `off`, not the default `auto`, which pauses the walk where
+    // it costs over 1% of the interval (about 7,000 sockets here).
+    let args: &[&str] = if poll_read {
+        &["--interval", "1s", "--poll-read", "on"]
+    } else {
+        &["--interval", "1s", "--poll-read", "off"]
+    };
+    // The agent starts first, so it tracks every flow from its birth: an
+    // agent started after them would learn of each only when it next moves
+    // (1% a second here), and its polls would measure a fraction of them.
+    let agent = Agent::start_in(Some(&ns), args)?;
     let conns = flows / 2;
     let mut holders = Vec::new();
     let mut left = conns;
@@ -100,16 +113,20 @@ pub fn scale(flows: usize, secs: u64, poll_read: bool) -> anyhow::Result<Scale> 
         holders.push(h);
         left -= n;
     }
-    // In the flows' namespace, so the poll-time read reaches them on any
-    // kernel (see `Agent::start_in`) and its walk is part of each poll.
-    // `on` and `off`, not the default `auto`, which pauses the walk where
-    // it costs over 1% of the interval (about 7,000 sockets here).
-    let args: &[&str] = if poll_read {
-        &["--interval", "1s", "--poll-read", "on"]
-    } else {
-        &["--interval", "1s", "--poll-read", "off"]
+    // Every flow in the book before the measured polls (the listeners'
+    // sockets are not flows).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let tracked = loop {
+        let tracked = agent.metric("observer_tracked_flows");
+        if tracked >= flows as f64 || Instant::now() > deadline {
+            break tracked;
+        }
+        std::thread::sleep(Duration::from_millis(500));
     };
-    let agent = Agent::start_in(Some(&ns), args)?;
+    anyhow::ensure!(
+        tracked >= flows as f64,
+        "the agent tracked {tracked} of {flows} flows after 60 s"
+    );
     std::thread::sleep(Duration::from_secs(3));
     let cpu0 = agent.cpu_s();
     let sum0 = agent.metric("observer_poll_duration_seconds_sum");

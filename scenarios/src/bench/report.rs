@@ -274,7 +274,10 @@ impl Results {
                 }),
             );
         }
-        s.push_str("\n## Agent at scale (open loopback flows, 1% send a byte each second; 1 s interval)\n\n");
+        s.push_str(
+            "\n## Agent at scale (open loopback flows, 1% send a byte each second; 1 s interval; \
+             the agent started first and tracks every flow)\n\n",
+        );
         table(
             &mut s,
             "flows | `--poll-read` | agent CPU % | CPU ms/poll | poll ms | RSS MiB | \

@@ -145,10 +145,11 @@ impl Catalogue {
                     retransmits,
                     limited: l,
                 } => {
-                    if !self.selects_tracked(book.get(*cookie)) {
+                    let t = book.get(*cookie);
+                    if !self.selects_tracked(t) {
                         continue;
                     }
-                    let flow = book.get(*cookie).map(|t| &t.flow);
+                    let flow = t.map(|t| &t.flow);
                     if per_flow {
                         self.flows.limited(&mut self.labels, flow, l);
                     } else {
@@ -164,7 +165,7 @@ impl Catalogue {
                         &mut self.labels,
                         *verdict,
                         (*bytes_acked, *bytes_received),
-                        book.get(*cookie),
+                        t,
                     );
                 }
                 Event::Closed {
