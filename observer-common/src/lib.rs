@@ -8,6 +8,7 @@
 #![no_std]
 
 pub mod counters;
+pub mod journal;
 pub mod offsets;
 pub mod sample;
 
@@ -51,6 +52,10 @@ pub const PROG_POLL_TCP: &str = "observer_poll_tcp";
 /// poll-time walk reaches: slot 0 a [`poll_scope`] value, slot 1 the
 /// network namespace of [`poll_scope::ONE_NETNS`].
 pub const MAP_POLL_SCOPE: &str = "POLL_SCOPE";
+
+/// Name of the change journal: the cookies of the flows the programs
+/// sampled since the agent's last read ([`journal`]).
+pub const MAP_JOURNAL: &str = "JOURNAL";
 
 /// Which flows the poll-time read reaches ([`MAP_POLL_SCOPE`] slot 0).
 pub mod poll_scope {

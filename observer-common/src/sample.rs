@@ -292,8 +292,11 @@ pub struct FlowSample {
     /// one read to the next and drains it seldom or never. Exact: the gate
     /// always lets through a read that drains data a sample saw waiting.
     pub reader_drains: u32,
-    /// Explicit padding to the 8-byte alignment (always 0).
-    pub _pad_end: u32,
+    /// The journal epoch in which the programs last wrote this flow's
+    /// cookie to the change journal ([`crate::journal`]): a flow is
+    /// journaled once per epoch, not once per sample. Kernel-side
+    /// bookkeeping; carries no figure.
+    pub journal_epoch: u32,
 }
 
 impl FlowSample {
@@ -397,7 +400,7 @@ impl FlowSample {
         delivered_ce: 0,
         dsack_dups: 0,
         reader_drains: 0,
-        _pad_end: 0,
+        journal_epoch: 0,
     };
 }
 
@@ -453,7 +456,7 @@ mod tests {
         assert_eq!(offset_of!(FlowSample, rcv_tstamp), 504);
         assert_eq!(offset_of!(FlowSample, dsack_dups), 516);
         assert_eq!(offset_of!(FlowSample, reader_drains), 520);
-        assert_eq!(offset_of!(FlowSample, _pad_end), 524);
+        assert_eq!(offset_of!(FlowSample, journal_epoch), 524);
     }
 
     #[test]

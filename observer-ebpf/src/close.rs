@@ -7,7 +7,7 @@ use crate::{
     flow::{entry, identify, key_of},
     maps::{CLOSED, FLOWS, count, live_add},
     read::Sk,
-    refresh::refresh,
+    refresh::fill,
 };
 
 /// Emits the final record of a closing flow and removes its entry. Flows
@@ -70,8 +70,12 @@ fn park(sk: Sk, key: u64, existing: Option<*mut FlowSample>) {
             }
         },
     };
-    // SAFETY: `p` points into the flow map.
-    unsafe { finish(p, sk) };
+    // SAFETY: `p` points into the flow map. Journaled before it is
+    // counted: an agent that counted it finds it in the journal.
+    unsafe {
+        finish(p, sk);
+        crate::journal::note(p);
+    }
     count(Counter::ClosesParked);
 }
 
@@ -83,7 +87,7 @@ fn park(sk: Sk, key: u64, existing: Option<*mut FlowSample>) {
 unsafe fn finish(r: *mut FlowSample, sk: Sk) {
     // SAFETY: caller guarantees `r`.
     unsafe {
-        refresh(r, sk);
+        fill(r, sk);
         (*r).state = tcp_state::CLOSE;
         (*r).closed_ns = (*r).last_seen_ns;
     }

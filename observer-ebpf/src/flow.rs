@@ -479,7 +479,7 @@ pub(crate) fn entry(sk: Sk, key: u64, create: bool) -> Option<*mut FlowSample> {
         *s = FlowSample::ZERO;
         identify(s, sk, key);
         let full = live() >= max_flows();
-        match FLOWS.insert(key, &*s, u64::from(BPF_NOEXIST)) {
+        let created = match FLOWS.insert(key, &*s, u64::from(BPF_NOEXIST)) {
             Ok(()) => {
                 poll::mark(sk);
                 count(Counter::FlowsCreated);
@@ -488,13 +488,22 @@ pub(crate) fn entry(sk: Sk, key: u64, create: bool) -> Option<*mut FlowSample> {
                 } else {
                     live_add(1);
                 }
+                true
             }
             // Another CPU created it first (-EEXIST): use theirs.
-            Err(-17) => {}
-            Err(_) => count(Counter::MapErrors),
+            Err(-17) => false,
+            Err(_) => {
+                count(Counter::MapErrors);
+                false
+            }
+        };
+        let p = FLOWS.get_ptr_mut(key);
+        if created && let Some(p) = p {
+            // A new flow is news to the agent even before its first sample.
+            crate::journal::note(p);
         }
+        p
     }
-    FLOWS.get_ptr_mut(key)
 }
 
 /// Fills the fields that do not change over a flow's life.

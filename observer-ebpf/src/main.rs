@@ -39,6 +39,8 @@ mod flow;
 #[cfg(target_arch = "bpf")]
 mod gate;
 #[cfg(target_arch = "bpf")]
+mod journal;
+#[cfg(target_arch = "bpf")]
 mod maps;
 #[cfg(target_arch = "bpf")]
 mod poll;

@@ -16,13 +16,28 @@ use crate::{
 /// net/core/stream.c). A constant of the kernel's ABI, not an offset.
 const SOCK_NOSPACE: u32 = 2;
 
-/// Copies the changing figures of `sk` into `s` and accounts cwnd-limited
-/// time since the previous sample.
+/// Copies the changing figures of `sk` into the flow-map entry `s`,
+/// accounts cwnd-limited time since the previous sample, and notes the
+/// flow in the change journal.
+///
+/// # Safety
+/// `s` must point into the flow map.
+#[inline(always)]
+pub unsafe fn refresh(s: *mut FlowSample, sk: Sk) {
+    // SAFETY: caller guarantees `s`.
+    unsafe {
+        fill(s, sk);
+        crate::journal::note(s);
+    }
+}
+
+/// Copies the changing figures of `sk` into `s` (a flow-map entry or a
+/// close record) and accounts cwnd-limited time since the previous sample.
 ///
 /// # Safety
 /// `s` must be valid for reads and writes.
 #[inline(always)]
-pub unsafe fn refresh(s: *mut FlowSample, sk: Sk) {
+pub unsafe fn fill(s: *mut FlowSample, sk: Sk) {
     let now = unsafe { bpf_ktime_get_ns() };
     let cwnd: u32 = sk.get(off!(snd_cwnd));
     let packets_out: u32 = sk.get(off!(packets_out));

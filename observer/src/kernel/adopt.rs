@@ -84,6 +84,12 @@ pub fn pin_all(
                 .map_err(|e| pin_failed(&path, "cannot pin the link", e))?,
         );
     }
+    // Optional for an adopting agent (sets of older builds lack it).
+    let path = set.join(observer_common::MAP_JOURNAL);
+    ebpf.map(observer_common::MAP_JOURNAL)
+        .ok_or_else(|| super::attach::missing_map(observer_common::MAP_JOURNAL))?
+        .pin(&path)
+        .map_err(|e| pin_failed(&path, "cannot pin the map", e))?;
     if let Some(poll) = poll {
         let path = set.join(format!("{PROGRAM_PREFIX}{}", poll.prog));
         ebpf.program_mut(poll.prog)
@@ -259,6 +265,7 @@ pub fn adopt(
         counters: pinned_map::<PerCpuArray<MapData, u64>>(&set, MAP_COUNTERS)?,
         parked: Parked::new(pinned_map::<Array<MapData, u64>>(&set, MAP_LIVE)?),
         poll,
+        journal: super::journal::open(pinned_map(&set, observer_common::MAP_JOURNAL)),
         programs: Programs::Adopted(programs),
         pinned_links,
         pin_dir: Some(dir),

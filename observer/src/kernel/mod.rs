@@ -32,6 +32,7 @@ pub mod btf;
 pub mod closed_ring;
 pub mod env;
 pub mod flow_map;
+pub mod journal;
 pub mod links;
 pub mod offsets;
 pub mod parked;

@@ -43,6 +43,10 @@ pub struct Probes {
     parked: crate::kernel::parked::Parked,
     /// The poll-time read, where the kernel runs it.
     poll: Option<Walk>,
+    /// The change journal, where the agent could map it.
+    journal: Option<super::journal::Journal>,
+    /// Its last read's cookies.
+    changed: Vec<u64>,
     programs: Programs,
     /// With `--pin`: the links pinned (their fds, which keep them counted
     /// as this agent's), the directory, locked while the agent runs, and
@@ -68,6 +72,7 @@ pub(super) struct Parts {
     pub counters: PerCpuArray<MapData, u64>,
     pub parked: crate::kernel::parked::Parked,
     pub poll: Option<Walk>,
+    pub journal: Option<super::journal::Journal>,
     pub programs: Programs,
     pub pinned_links: Vec<aya::programs::links::PinnedLink>,
     pub pin_dir: Option<pin::PinDir>,
@@ -205,6 +210,10 @@ impl Probes {
             .override_global(observer_common::GLOBAL_RX_GAP_NS, &config.rx_gap_ns, true)
             .map_max_entries(MAP_FLOWS, config.max_flows)
             .map_max_entries(MAP_CLOSED, config.ringbuf_bytes)
+            .map_max_entries(
+                observer_common::MAP_JOURNAL,
+                observer_common::journal::max_entries(super::journal::possible_cpus().unwrap_or(1)),
+            )
             .load(OBJECT)
             .map_err(ProbeError::Load)?;
 
@@ -333,6 +342,7 @@ impl Probes {
                 &mut ebpf, MAP_LIVE,
             )?),
             poll,
+            journal: super::journal::open(take(&mut ebpf, observer_common::MAP_JOURNAL)),
             programs: Programs::Loaded(ebpf),
             pinned_links,
             pin_dir: None,
@@ -351,6 +361,8 @@ impl Probes {
             counters: parts.counters,
             parked: parts.parked,
             poll: parts.poll,
+            journal: parts.journal,
+            changed: Vec::new(),
             programs: parts.programs,
             _pinned_links: parts.pinned_links,
             pin_dir: parts.pin_dir,
@@ -386,6 +398,19 @@ impl Probes {
     /// Closes parked in the map (the ring was full) move from `active` to
     /// `closed`, and their entries are deleted ([`crate::kernel::parked`]).
     pub fn read(&mut self, active: &mut Vec<FlowSample>, closed: &mut Vec<FlowSample>) {
+        self.read_changes(active, closed, true);
+    }
+
+    /// [`Probes::read`], but unless `whole`, `active` gets only the flows
+    /// sampled since the last read, where the change journal can say which
+    /// ([`super::journal`]). Returns whether `active` holds the whole map
+    /// (else a flow not in it is unchanged since the last read).
+    pub fn read_changes(
+        &mut self,
+        active: &mut Vec<FlowSample>,
+        closed: &mut Vec<FlowSample>,
+        whole: bool,
+    ) -> bool {
         active.clear();
         closed.clear();
         let parked_before = self.counter(Counter::ClosesParked);
@@ -394,13 +419,23 @@ impl Probes {
         if let Some(poll) = &mut self.poll {
             poll.poll();
         }
-        self.active(active);
+        // The journal is read at every poll, whole or not, so that the
+        // next read starts from here.
+        let changed = self.journal.as_mut().map(|j| j.read(&mut self.changed));
+        let whole = whole
+            || changed != Some(super::journal::Read::Changed)
+            || !super::journal::lookup(&self.flows, &mut self.changed, active);
+        if whole {
+            active.clear();
+            self.active(active);
+        }
         self.parked
             .collect(&mut self.flows, active, closed, parked_before, started_ns);
         self.drain_closed(closed);
         if !self.stale.is_empty() {
             self.read_stale(closed);
         }
+        whole
     }
 
     /// The first read after replacing a pinned set: its records first. A

@@ -61,6 +61,14 @@ pub struct HistoryPoint {
     pub rcv_rtt_us: u32,
 }
 
+/// The book's settings as [`Tracked::advance`] takes them.
+struct Rules {
+    window_ns: u64,
+    clock: Clock,
+    attribution: attribution::Config,
+    history: usize,
+}
+
 /// A sample and when it was read. The sample is shared: an idle flow's
 /// reads, anchors and latest sample are one allocation, so a poll that
 /// finds it unchanged copies a pointer, not its 528 bytes, per anchor.
@@ -91,6 +99,8 @@ pub struct Tracked {
     anchor_old: Read,
     anchor_new: Read,
     prev: Read,
+    /// The book's poll count when a read last reached it.
+    polled: u64,
 }
 
 impl Tracked {
@@ -129,12 +139,24 @@ impl Tracked {
         }
     }
 
-    /// Whether the current verdict is an idle flow's, settled: `application`
-    /// over a window in which nothing moved.
+    /// Whether the current verdict is an idle flow's, settled: over a
+    /// window of some length in which nothing moved, `application` (idle),
+    /// or `unknown` (a receiving end's "too little to say") with less
+    /// waiting to be read than the reader rule needs, two of the peer's
+    /// segments. While nothing moves such a verdict holds; judging it
+    /// again would only restate the window's length in its explanation.
     fn settled_idle(&self) -> bool {
-        self.current.verdict == attribution::Verdict::Application
-            && self.current.evidence.bytes_acked == 0
-            && self.current.evidence.bytes_received == 0
+        let ev = &self.current.evidence;
+        ev.bytes_acked == 0
+            && ev.bytes_received == 0
+            && ev.interval_us > 0
+            && match self.current.verdict {
+                attribution::Verdict::Application => true,
+                attribution::Verdict::Unknown => {
+                    self.latest.unread < 2 * self.latest.rcv_mss.max(536)
+                }
+                _ => false,
+            }
     }
 
     /// Takes `read` as the latest sample and judges the flow again: the
@@ -182,6 +204,39 @@ impl Tracked {
             self.flow.workload = workload;
         }
         step
+    }
+
+    /// Takes `read` of the flow (`moved`: a new sample; `is_close`: its
+    /// close record): rotates the verdict window; an unmoved flow's time
+    /// goes to the chrono state it is in, and its verdict is judged again
+    /// only when the window moved on and it is not settled idle; a moved
+    /// flow is judged and its step is an event.
+    fn advance(
+        &mut self,
+        read: Read,
+        moved: bool,
+        is_close: bool,
+        rules: &Rules,
+        events: &mut Vec<Event>,
+    ) {
+        let rotated = self.rotate(&read, rules.window_ns);
+        if !moved {
+            // Nothing happened to the flow since the last poll (most flows on
+            // a busy host): account the time by the chrono state it is in and
+            // skip the arithmetic, unless the window moved on and the verdict
+            // may change (an idle flow's verdict settles and then holds).
+            events.push(self.idle_poll(&read, rules.history));
+            if !rotated || self.settled_idle() {
+                return;
+            }
+        }
+        if let Some((step, rate_bps)) =
+            self.judge(&read, is_close, moved, &rules.clock, &rules.attribution)
+        {
+            events.push(step);
+            push_history(self, rules.history, point(&read, rate_bps));
+            self.prev = read;
+        }
     }
 
     /// Whether the flow's owner has a cgroup and its workload is not
@@ -244,6 +299,8 @@ pub struct Book {
     /// cgroup, not once per flow (on a host without a cgroup2 hierarchy no
     /// flow ever resolves).
     unresolved: HashMap<u64, Pending>,
+    /// Calls of [`Book::ingest`].
+    polls: u64,
     /// Calls of [`Book::resolve_workloads`], which prunes every
     /// [`PRUNE_EVERY`]th.
     resolves: u64,
@@ -287,6 +344,7 @@ impl Book {
             start_ns,
             flows: HashMap::new(),
             unresolved: HashMap::new(),
+            polls: 0,
             resolves: 0,
         }
     }
@@ -366,12 +424,30 @@ impl Book {
         closed: &[FlowSample],
         now_ns: u64,
     ) -> Vec<Event> {
+        self.ingest_changes(active, closed, now_ns, true)
+    }
+
+    /// [`Book::ingest`] of a read that holds the whole flow map when
+    /// `whole`, else only the flows sampled since the last read (the
+    /// change journal's, [`crate::kernel::journal`]): every open flow it
+    /// does not hold is unchanged, and advances with its kept sample.
+    pub fn ingest_changes(
+        &mut self,
+        active: &[FlowSample],
+        closed: &[FlowSample],
+        now_ns: u64,
+        whole: bool,
+    ) -> Vec<Event> {
         let mut events = Vec::new();
+        self.polls += 1;
         for s in active {
             self.apply(s, now_ns, false, &mut events);
         }
         for s in closed {
             self.apply(s, now_ns, true, &mut events);
+        }
+        if !whole {
+            self.advance_unchanged(now_ns, &mut events);
         }
         let linger = self.cfg.linger.as_nanos() as u64;
         if linger > 0 {
@@ -386,14 +462,14 @@ impl Book {
     /// Takes one sample of a flow (a close record when `is_close`) read at
     /// `now_ns`, and says what changed in `events`.
     fn apply(&mut self, s: &FlowSample, now_ns: u64, is_close: bool, events: &mut Vec<Event>) {
-        let window = self.cfg.window.as_nanos() as u64;
-        let (clock, cfg, history) = (self.clock, self.cfg.attribution, self.cfg.history);
+        let rules = self.rules();
         let Some(t) = self.flows.get_mut(&s.cookie) else {
             let read = Read {
                 sample: Arc::new(*s),
                 at_ns: now_ns,
             };
             let mut t = self.track(&read);
+            t.polled = self.polls;
             events.push(Event::Started { cookie: s.cookie });
             if s.seen_from_start != 0 && s.first_seen_ns >= self.start_ns {
                 // Born in this run: what it did before this first read
@@ -425,23 +501,9 @@ impl Book {
             },
             at_ns: now_ns,
         };
-        let rotated = t.rotate(&read, window);
-        if !moved {
-            // Nothing happened to the flow since the last poll (most flows on
-            // a busy host): account the time by the chrono state it is in and
-            // skip the arithmetic, unless the window moved on and the verdict
-            // may change (an idle flow's verdict settles and then holds).
-            events.push(t.idle_poll(&read, history));
-            if !rotated || t.settled_idle() {
-                return;
-            }
-        }
+        t.polled = self.polls;
         let cgroup_before = t.flow.cgroup_id;
-        if let Some((step, rate_bps)) = t.judge(&read, is_close, moved, &clock, &cfg) {
-            events.push(step);
-            push_history(t, history, point(&read, rate_bps));
-            t.prev = read;
-        }
+        t.advance(read, moved, is_close, &rules, events);
         // Its owner's cgroup changed (or it has one now): the workload
         // went with it. Unchanged and unresolved, it is listed already.
         let pend =
@@ -453,6 +515,34 @@ impl Book {
         }
         if let Some(cgroup_id) = pend {
             self.pend(cgroup_id, s.cookie);
+        }
+    }
+
+    /// What [`Tracked::advance`] needs of the book's settings.
+    fn rules(&self) -> Rules {
+        Rules {
+            window_ns: self.cfg.window.as_nanos() as u64,
+            clock: self.clock,
+            attribution: self.cfg.attribution,
+            history: self.cfg.history,
+        }
+    }
+
+    /// Advances every open flow this poll's read did not hold (unchanged
+    /// since the last read, which the change journal vouches for) to
+    /// `now_ns`, as [`Book::apply`] would with its unchanged entry.
+    fn advance_unchanged(&mut self, now_ns: u64, events: &mut Vec<Event>) {
+        let rules = self.rules();
+        for t in self.flows.values_mut() {
+            if t.polled == self.polls || t.is_closed() {
+                continue;
+            }
+            t.polled = self.polls;
+            let read = Read {
+                sample: Arc::clone(&t.latest),
+                at_ns: now_ns,
+            };
+            t.advance(read, false, false, &rules, events);
         }
     }
 
@@ -484,6 +574,7 @@ impl Book {
             anchor_old: read.clone(),
             anchor_new: read.clone(),
             prev: read.clone(),
+            polled: 0,
         }
     }
 

@@ -214,3 +214,82 @@ fn a_poll_asks_for_the_workloads_of_new_unresolved_and_moved_to_another_cgroup_f
     assert!(asked.is_empty(), "{asked:?}");
     assert!(b.unresolved.is_empty());
 }
+
+#[test]
+fn a_read_of_the_changes_alone_advances_the_book_as_a_whole_read_does() {
+    let mut whole = book(2);
+    let mut changes = book(2);
+    let at = |cookie: u64, t_s: u64, closed: bool| {
+        let mut s = sample(t_s, closed);
+        s.cookie = cookie;
+        s
+    };
+    let sorted = |events: Vec<Event>| {
+        let mut v: Vec<String> = events.iter().map(|e| format!("{e:?}")).collect();
+        v.sort();
+        v
+    };
+    // The flow map as the kernel holds it.
+    let mut map: HashMap<u64, FlowSample> = HashMap::new();
+    for poll in 1..=12u64 {
+        // Flow 9 moves at the first four polls and then idles; flow 10 at
+        // the first and the fifth, and closes at the eighth; flow 11 once.
+        let mut changed = Vec::new();
+        if poll <= 4 {
+            changed.push(at(9, poll, false));
+        }
+        if poll == 1 || poll == 5 {
+            changed.push(at(10, poll, false));
+        }
+        if poll == 2 {
+            changed.push(at(11, poll, false));
+        }
+        let mut closed = Vec::new();
+        if poll == 8 {
+            map.remove(&10);
+            closed.push(at(10, poll, true));
+        }
+        for s in &changed {
+            map.insert(s.cookie, *s);
+        }
+        let all: Vec<FlowSample> = map.values().copied().collect();
+        let now = (100 + poll) * SEC;
+        let a = whole.ingest(&all, &closed, now);
+        let b = changes.ingest_changes(&changed, &closed, now, false);
+        assert_eq!(sorted(a), sorted(b), "poll {poll}");
+        for cookie in [9, 10, 11] {
+            let (x, y) = (whole.get(cookie), changes.get(cookie));
+            assert_eq!(
+                x.map(|t| (&t.current, &t.life, &t.history)),
+                y.map(|t| (&t.current, &t.life, &t.history)),
+                "flow {cookie} at poll {poll}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_receiving_end_with_too_little_to_say_and_a_byte_unread_settles() {
+    let mut b = book(0);
+    // A receiving end: 1 byte arrived long ago and waits unread.
+    let mut s = SampleBuilder::new(12).seen(100 * SEC, 100 * SEC).build();
+    s.seen_from_start = 1;
+    s.bytes_received = 1;
+    s.unread = 1;
+    s.rcv_mss = 1448;
+    s.srtt_us = 50;
+    for poll in 1..=4u64 {
+        b.ingest(&[s], &[], (100 + poll) * SEC);
+    }
+    let t = b.get(12).expect("tracked");
+    assert_eq!(t.current.verdict, Verdict::Unknown, "{:?}", t.current);
+    assert!(t.settled_idle());
+    // Two segments' worth waiting: the reader rule may yet speak.
+    let mut b = book(0);
+    s.unread = 2 * 1448;
+    s.bytes_received = 2 * 1448;
+    for poll in 1..=4u64 {
+        b.ingest(&[s], &[], (100 + poll) * SEC);
+    }
+    assert!(!b.get(12).expect("tracked").settled_idle());
+}

@@ -100,9 +100,16 @@ impl Poller {
     /// A failed read of the counter map.
     pub fn poll(&mut self) -> Result<(Vec<Event>, PollStats), ProbeError> {
         let start = monotonic_ns();
-        self.probes.read(&mut self.active, &mut self.closed);
+        // The forgetting of lost flows needs the whole map: which open
+        // flows are missing from it.
+        let sweeping = self.sweeps > 0 || !self.suspects.is_empty();
+        let whole = self
+            .probes
+            .read_changes(&mut self.active, &mut self.closed, sweeping);
         let now = monotonic_ns();
-        let mut events = self.book.ingest(&self.active, &self.closed, now);
+        let mut events = self
+            .book
+            .ingest_changes(&self.active, &self.closed, now, whole);
         let cgroups = &mut self.cgroups;
         self.book.resolve_workloads(|id| cgroups.resolve(id));
         // A flow that started and closed in this poll: its close event
@@ -116,7 +123,7 @@ impl Poller {
             }
         }
         self.counters = self.probes.counters()?;
-        self.forget_lost();
+        self.forget_lost(whole);
         let stats = PollStats {
             active: self.active.len(),
             closed: self.closed.len(),
@@ -138,13 +145,19 @@ impl Poller {
     /// row (a close record is always drained by the poll that no longer
     /// finds its entry) are forgotten. An idle flow the LRU evicted in that
     /// span is forgotten too, and comes back as new at its next packet.
-    fn forget_lost(&mut self) {
-        let drops = self.counters[Counter::RingbufDrops as usize] + self.probes.parked_evicted();
+    fn forget_lost(&mut self, whole: bool) {
+        // LRU evictions too: an evicted idle flow leaves no record, and a
+        // read of the changes alone would keep it open.
+        let drops = self.counters[Counter::RingbufDrops as usize]
+            + self.counters[Counter::LruEvictions as usize]
+            + self.probes.parked_evicted();
         if drops > self.drops_seen {
             self.sweeps = 3;
         }
         self.drops_seen = drops;
-        if self.sweeps == 0 && self.suspects.is_empty() {
+        // A read of the changes alone cannot tell a flow missing; the next
+        // poll reads the whole map.
+        if (self.sweeps == 0 && self.suspects.is_empty()) || !whole {
             return;
         }
         let present: std::collections::HashSet<u64> =

@@ -1,0 +1,273 @@
+//! The agent's side of the change journal (layout and the programs' side in
+//! `observer_common::journal`): each poll reads the cookies of the flows
+//! sampled since the last one, so that it looks up those entries instead
+//! of reading the whole flow map. Reading a flow-map entry costs about
+//! 0.9 µs (the kernel copies it out bucket by bucket), so at 100k flows the
+//! whole map is some 90 ms a poll, while a host's flows mostly sit idle.
+//!
+//! The journal is an array the kernel lets the agent map into its memory
+//! (`BPF_F_MMAPABLE`, Linux 5.5): reading it is a few loads per CPU and one
+//! per entry, no system call. Our own code over `libc::mmap`: aya maps
+//! arrays by system call only.
+//!
+//! A read is [`Read::Changed`] only when it is sure to hold every flow
+//! sampled since the previous read: each CPU wrote at most
+//! `journal::SLOTS` entries, and each entry read carries its own sequence
+//! number. Otherwise it says [`Read::Whole`] and the poll reads the whole
+//! map, as it would without a journal.
+
+use std::os::fd::{AsFd as _, AsRawFd as _};
+use std::sync::atomic::{Ordering, fence};
+
+use aya::maps::{Array, IterableMap as _, MapData};
+use observer_common::journal::{self, EPOCH, SLOTS};
+
+/// `BPF_F_MMAPABLE` (include/uapi/linux/bpf.h).
+const BPF_F_MMAPABLE: u32 = 1 << 10;
+
+/// Why a journal cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum JournalError {
+    /// The map is not one the agent can map (a set pinned by an older
+    /// build, or a kernel before 5.5).
+    #[error("the journal map is not mmapable (flags {flags:#x}, {entries} entries)")]
+    NotMappable {
+        /// The map's flags.
+        flags: u32,
+        /// Its max_entries.
+        entries: u32,
+    },
+    /// The map is smaller than the possible CPUs need.
+    #[error("the journal map has {entries} entries, {cpus} CPUs need {need}")]
+    TooSmall {
+        /// Its max_entries.
+        entries: u32,
+        /// Possible CPUs.
+        cpus: u32,
+        /// Entries they need.
+        need: u32,
+    },
+    /// The kernel's information about the map, or the mapping, failed.
+    #[error("cannot map the journal: {0}")]
+    Io(#[from] std::io::Error),
+    /// aya could not describe the map.
+    #[error("cannot describe the journal map: {0}")]
+    Map(#[from] aya::maps::MapError),
+}
+
+/// What one read of the journal found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Read {
+    /// Every flow sampled since the previous read is among these cookies
+    /// (in journal order; a flow may appear twice).
+    Changed,
+    /// The journal cannot say: the poll must read the whole map (the first
+    /// read, a CPU that wrote more than the journal holds, or an entry
+    /// overwritten by a program nested on its CPU).
+    Whole,
+}
+
+/// The mapped journal.
+pub struct Journal {
+    /// Keeps the map (and so the mapping's object) alive; `None` over a
+    /// test's memory.
+    map: Option<Array<MapData, u64>>,
+    base: *mut u64,
+    len: usize,
+    cpus: u32,
+    /// Per CPU: the head at the previous read.
+    last: Vec<u64>,
+    /// Whether a read has set `last`.
+    started: bool,
+}
+
+// SAFETY: the mapping is owned by this value and only read or written
+// through `&mut self`; the kernel's side is concurrent by design (volatile
+// accesses, sequence-checked).
+unsafe impl Send for Journal {}
+
+impl Journal {
+    /// Maps the journal `map` for `cpus` possible CPUs.
+    ///
+    /// # Errors
+    /// [`JournalError`]: the map cannot be mapped or is too small.
+    pub fn new(map: Array<MapData, u64>, cpus: u32) -> Result<Journal, JournalError> {
+        let info = map.map().info()?;
+        let (flags, entries) = (info.map_flags(), info.max_entries());
+        if flags & BPF_F_MMAPABLE == 0 {
+            return Err(JournalError::NotMappable { flags, entries });
+        }
+        let need = journal::max_entries(cpus);
+        if entries < need {
+            return Err(JournalError::TooSmall {
+                entries,
+                cpus,
+                need,
+            });
+        }
+        let len = entries as usize * 8;
+        let fd = map.map().fd().as_fd().as_raw_fd();
+        // SAFETY: a shared mapping of an mmapable BPF array of `len`
+        // bytes; the kernel rounds it to pages.
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error().into());
+        }
+        Ok(Journal {
+            map: Some(map),
+            base: base.cast(),
+            len,
+            cpus,
+            last: vec![0; cpus as usize],
+            started: false,
+        })
+    }
+
+    fn load(&self, slot: u32) -> u64 {
+        debug_assert!((slot as usize) < self.len / 8);
+        // SAFETY: `slot` is inside the mapping (the callers' indices are
+        // below `journal::max_entries(self.cpus)`, checked at `new`).
+        unsafe { std::ptr::read_volatile(self.base.add(slot as usize)) }
+    }
+
+    fn heads(&self) -> Vec<u64> {
+        (0..self.cpus)
+            .map(|c| self.load(journal::block(c)))
+            .collect()
+    }
+
+    /// Reads the cookies written since the previous read into `out`
+    /// (cleared first), and starts a new epoch. See [`Read`].
+    pub fn read(&mut self, out: &mut Vec<u64>) -> Read {
+        out.clear();
+        // Heads, then the epoch: a program that finds a flow stamped with
+        // the old epoch wrote its entry before these heads were read, and
+        // its sample before the lookups that follow.
+        let heads = self.heads();
+        fence(Ordering::SeqCst);
+        let epoch = self.load(EPOCH).wrapping_add(1);
+        // SAFETY: slot EPOCH is inside the mapping; only the agent writes it.
+        unsafe { std::ptr::write_volatile(self.base.add(EPOCH as usize), epoch) };
+        fence(Ordering::SeqCst);
+        let mut whole = !self.started;
+        let froms = std::mem::replace(&mut self.last, heads);
+        for (cpu, (&from, &head)) in froms.iter().zip(&self.last).enumerate() {
+            if whole {
+                break;
+            }
+            if head.wrapping_sub(from) > u64::from(SLOTS) {
+                whole = true;
+                break;
+            }
+            let block = journal::block(cpu as u32);
+            for seq in from..head {
+                let slot = journal::entry(block, seq);
+                let (cookie, tag) = (self.load(slot), self.load(slot + 1));
+                if tag != seq {
+                    whole = true;
+                    break;
+                }
+                out.push(cookie);
+            }
+        }
+        // An entry read while its CPU overwrote it (a cookie of a later
+        // lap beside its own sequence number): that CPU's head has reached
+        // a lap past the first entry read.
+        fence(Ordering::SeqCst);
+        if !whole {
+            let now = self.heads();
+            whole = froms
+                .iter()
+                .zip(&now)
+                .any(|(&from, &now)| now.wrapping_sub(from) >= u64::from(SLOTS));
+        }
+        self.started = true;
+        if whole {
+            out.clear();
+            Read::Whole
+        } else {
+            Read::Changed
+        }
+    }
+}
+
+impl Drop for Journal {
+    fn drop(&mut self) {
+        if self.map.is_some() {
+            // SAFETY: the mapping made in `new`, unmapped once.
+            unsafe { libc::munmap(self.base.cast(), self.len) };
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "journal_tests.rs"]
+mod tests;
+
+/// Most cookies [`lookup`] looks up one by one, as a share of the flow
+/// map's batched read: past it one lookup per entry costs more than the
+/// whole map (a lookup is a system call, about twice a batched entry).
+const LOOKUP_SHARE: usize = 8;
+
+/// Appends the entries of `flows` for `cookies` (sorted and deduplicated
+/// here) to `out`; a cookie whose entry is gone (closed, evicted) is
+/// skipped. Returns false, having appended nothing, where so many changed
+/// that reading the whole map costs less, or a lookup failed otherwise.
+pub fn lookup(
+    flows: &aya::maps::HashMap<MapData, u64, observer_common::FlowSample>,
+    cookies: &mut Vec<u64>,
+    out: &mut Vec<observer_common::FlowSample>,
+) -> bool {
+    cookies.sort_unstable();
+    cookies.dedup();
+    let capacity = flows.map().info().map_or(0, |i| i.max_entries()) as usize;
+    if cookies.len() > capacity / LOOKUP_SHARE {
+        return false;
+    }
+    let start = out.len();
+    for c in cookies.iter() {
+        match flows.get(c, 0) {
+            Ok(s) => out.push(s),
+            Err(aya::maps::MapError::KeyNotFound) => {}
+            Err(e) => {
+                log::debug!("flow-map lookup failed ({e}); reading the whole map");
+                out.truncate(start);
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// The possible CPUs (`/sys/devices/system/cpu/possible`), which number
+/// the journal's blocks; `None` where that cannot be read (the agent then
+/// goes without the journal).
+pub fn possible_cpus() -> Option<u32> {
+    aya::util::nr_cpus().ok().map(|n| n as u32)
+}
+
+/// The journal of `map` (the loaded or pinned `JOURNAL` map), or `None`,
+/// said once, where it cannot be had: every poll then reads the whole map.
+pub fn open<E: std::fmt::Display>(map: Result<Array<MapData, u64>, E>) -> Option<Journal> {
+    let journal = match (map, possible_cpus()) {
+        (Ok(m), Some(cpus)) => Journal::new(m, cpus).map_err(|e| e.to_string()),
+        (Err(e), _) => Err(e.to_string()),
+        (_, None) => Err("the possible CPUs are unknown".into()),
+    };
+    match journal {
+        Ok(j) => Some(j),
+        Err(e) => {
+            log::info!("no change journal ({e}): each poll reads the whole flow map");
+            None
+        }
+    }
+}
