@@ -35,7 +35,10 @@ pub unsafe fn note(s: *mut FlowSample) {
         if (*s).journal_epoch == epoch {
             return;
         }
-        (*s).journal_epoch = epoch;
+        // Every slot found before the flow is stamped: a CPU without a
+        // block (the map sized for fewer) leaves it unstamped, and the
+        // agent, finding no entry of that CPU, reads the whole map at its
+        // periodic whole read.
         let head = journal::block(bpf_get_smp_processor_id());
         let Some(h) = JOURNAL.get_ptr_mut(head) else {
             return;
@@ -45,6 +48,7 @@ pub unsafe fn note(s: *mut FlowSample) {
         let (Some(c), Some(q)) = (JOURNAL.get_ptr_mut(slot), JOURNAL.get_ptr_mut(slot + 1)) else {
             return;
         };
+        (*s).journal_epoch = epoch;
         core::ptr::write_volatile(c, (*s).cookie);
         core::ptr::write_volatile(q, seq);
         // Atomic, though only this CPU writes it: a program nested on this
@@ -52,6 +56,8 @@ pub unsafe fn note(s: *mut FlowSample) {
         // entry in between. Both then wrote entry `seq` and the head
         // passes one whose sequence number is not its own, which the agent
         // sees (and reads the whole map). An add without fetch: 5.8 has it.
+        // On arm64 it orders nothing: the head may show before the entry,
+        // which the agent takes for a nested write (a whole read).
         core::arch::asm!("lock *(u64 *)({p} + 0) += {d}", p = in(reg) h, d = in(reg) 1u64);
     }
 }

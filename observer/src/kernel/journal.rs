@@ -248,11 +248,27 @@ pub fn lookup(
     true
 }
 
-/// The possible CPUs (`/sys/devices/system/cpu/possible`), which number
-/// the journal's blocks; `None` where that cannot be read (the agent then
-/// goes without the journal).
+/// The CPU ids the journal must hold a block for: the highest possible
+/// CPU's id plus one (`/sys/devices/system/cpu/possible`, which may list
+/// ranges with gaps, as `0-3,8-11`); `None` where that cannot be read (the
+/// agent then goes without the journal).
 pub fn possible_cpus() -> Option<u32> {
-    aya::util::nr_cpus().ok().map(|n| n as u32)
+    std::fs::read_to_string("/sys/devices/system/cpu/possible")
+        .ok()
+        .and_then(|s| cpu_ids_end(&s))
+}
+
+/// The highest id plus one in a kernel CPU list (`0-3,8-11`, `0`).
+fn cpu_ids_end(list: &str) -> Option<u32> {
+    list.trim()
+        .split(',')
+        .map(|r| {
+            r.rsplit('-')
+                .next()
+                .and_then(|n| n.trim().parse::<u32>().ok())
+        })
+        .try_fold(0u32, |end, last| Some(end.max(last?.checked_add(1)?)))
+        .filter(|&n| n > 0)
 }
 
 /// The journal of `map` (the loaded or pinned `JOURNAL` map), or `None`,

@@ -103,3 +103,12 @@ fn an_entry_two_nested_programs_both_wrote_asks_for_the_whole_map() {
     assert_eq!(j.read(&mut out), Read::Whole);
     assert!(out.is_empty());
 }
+
+#[test]
+fn the_journal_holds_a_block_up_to_the_highest_possible_cpu() {
+    assert_eq!(cpu_ids_end("0-3,8-11\n"), Some(12));
+    assert_eq!(cpu_ids_end("0\n"), Some(1));
+    assert_eq!(cpu_ids_end("0-127"), Some(128));
+    assert_eq!(cpu_ids_end(""), None);
+    assert_eq!(cpu_ids_end("x-y"), None);
+}

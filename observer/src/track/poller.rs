@@ -49,7 +49,16 @@ pub struct Poller {
     suspects: Vec<u64>,
     /// Cgroup id to workload.
     cgroups: Cgroups,
+    /// Polls so far.
+    polls: u64,
 }
+
+/// Every this many polls the whole flow map is read even where the change
+/// journal vouches for the changes: what no program journals (an entry the
+/// LRU evicted without counting it, a sample written after its journal
+/// entry was read) is caught within a minute at a 1 s interval, at 1/64th
+/// of a whole read's cost per poll.
+const WHOLE_READ_EVERY: u64 = 64;
 
 impl Poller {
     /// Wraps attached probes; the book starts now.
@@ -64,6 +73,7 @@ impl Poller {
             drops_seen: 0,
             sweeps: 0,
             suspects: Vec::new(),
+            polls: 0,
             cgroups: Cgroups::new(None),
         }
     }
@@ -102,7 +112,10 @@ impl Poller {
         let start = monotonic_ns();
         // The forgetting of lost flows needs the whole map: which open
         // flows are missing from it.
-        let sweeping = self.sweeps > 0 || !self.suspects.is_empty();
+        self.polls += 1;
+        let sweeping = self.sweeps > 0
+            || !self.suspects.is_empty()
+            || self.polls.is_multiple_of(WHOLE_READ_EVERY);
         let whole = self
             .probes
             .read_changes(&mut self.active, &mut self.closed, sweeping);

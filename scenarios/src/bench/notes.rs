@@ -2,8 +2,8 @@
 //! how much and what the run's own figures say about why.
 
 use super::report::{
-    Results, TARGET_BULK_CPU_PCT_PER_GBPS, TARGET_OWN_NS, TARGET_OWN_NS_CHURN, TARGET_RR_RATIO,
-    TARGET_THROUGHPUT_RATIO,
+    Results, TARGET_BULK_CPU_PCT_PER_GBPS, TARGET_CPU_PCT_10K, TARGET_OWN_NS, TARGET_OWN_NS_CHURN,
+    TARGET_POLL_MS_100K, TARGET_RR_RATIO, TARGET_THROUGHPUT_RATIO,
 };
 
 impl Results {
@@ -42,10 +42,67 @@ impl Results {
             }
             n.push(self.throughput_note(streams, ratio));
         }
+        if let Some(note) = self.agent_note() {
+            n.push(note);
+        }
         if n.is_empty() {
             return String::new();
         }
         format!("\n## Targets missed in this run\n\n{}\n", n.join("\n"))
+    }
+
+    /// The agent's missed targets without the walk (poll of 100k flows, CPU
+    /// at 10k): its cost per open flow per poll at each scale measured.
+    fn agent_note(&self) -> Option<String> {
+        let rows: Vec<_> = self
+            .scale
+            .iter()
+            .filter(|a| !a.poll_read && a.poll_ms > 0.0)
+            .collect();
+        let poll_missed = self.poll_ms_100k_flows > TARGET_POLL_MS_100K;
+        let cpu_missed = self.agent_cpu_pct_10k_flows > TARGET_CPU_PCT_10K;
+        if rows.is_empty() || !(poll_missed || cpu_missed) {
+            return None;
+        }
+        let per_flow: Vec<String> = rows
+            .iter()
+            .map(|a| {
+                format!(
+                    "{:.2} µs at {}",
+                    a.poll_ms * 1000.0 / a.flows as f64,
+                    a.flows
+                )
+            })
+            .collect();
+        Some(format!(
+            "- **Agent at scale: {}.** Every flow is tracked from its birth and 1% \
+             move each second. A poll reads only the flows sampled since the last one \
+             (the change journal), but the agent still visits every open flow once a \
+             poll: the book advances each unchanged flow's clocks and verdict window, and \
+             the metrics count open flows by verdict and rank them for the top-N. Poll \
+             time per open flow: {}.",
+            [
+                poll_missed.then(|| {
+                    format!(
+                        "poll of 100k flows missed by {:.1} ms ({:.1} ms against {TARGET_POLL_MS_100K:.0})",
+                        self.poll_ms_100k_flows - TARGET_POLL_MS_100K,
+                        self.poll_ms_100k_flows
+                    )
+                }),
+                cpu_missed.then(|| {
+                    format!(
+                        "CPU at 10k flows missed by {:.2} points ({:.2}% of a core against {TARGET_CPU_PCT_10K:.0}%)",
+                        self.agent_cpu_pct_10k_flows - TARGET_CPU_PCT_10K,
+                        self.agent_cpu_pct_10k_flows
+                    )
+                }),
+            ]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join("; "),
+            per_flow.join(", ")
+        ))
     }
 
     /// The missed own work per packet: the floor, and the stage table's
