@@ -11,9 +11,9 @@
 //! arrays by system call only.
 //!
 //! A read is [`Read::Changed`] only when it is sure to hold every flow
-//! sampled since the previous read: each CPU wrote at most
-//! `journal::SLOTS` entries, and each entry read carries its own sequence
-//! number. Otherwise it says [`Read::Whole`] and the poll reads the whole
+//! sampled since the previous read: each CPU wrote fewer than
+//! `journal::SLOTS` entries, each entry read carries its own sequence
+//! number, and no CPU lapped the ring while it was read. Otherwise it says [`Read::Whole`] and the poll reads the whole
 //! map, as it would without a journal.
 
 use std::os::fd::{AsFd as _, AsRawFd as _};
@@ -213,9 +213,11 @@ impl Drop for Journal {
 #[path = "journal_tests.rs"]
 mod tests;
 
-/// Most cookies [`lookup`] looks up one by one, as a share of the flow
-/// map's batched read: past it one lookup per entry costs more than the
-/// whole map (a lookup is a system call, about twice a batched entry).
+/// Past this share of the flow map's max_entries, [`lookup`] leaves the
+/// changes to a whole read: a lookup is a system call, about twice a
+/// batched entry's cost, so many changes cost more looked up one by one
+/// than the whole map read at once (the map's size stands in for the
+/// count of live entries, which the agent does not know exactly).
 const LOOKUP_SHARE: usize = 8;
 
 /// Appends the entries of `flows` for `cookies` (sorted and deduplicated
