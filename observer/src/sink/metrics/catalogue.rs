@@ -145,6 +145,18 @@ impl Catalogue {
                     retransmits,
                     limited: l,
                 } => {
+                    // An idle flow's step (most of a poll's events on a
+                    // busy host) is its limited time alone: without a
+                    // filter or per-flow labels, no need to look it up.
+                    if self.filter.is_none()
+                        && !per_flow
+                        && *bytes_acked == 0
+                        && *bytes_received == 0
+                        && *retransmits == 0
+                    {
+                        limited.add(l);
+                        continue;
+                    }
                     let t = book.get(*cookie);
                     if !self.selects_tracked(t) {
                         continue;
