@@ -213,41 +213,79 @@ impl Drop for Journal {
 #[path = "journal_tests.rs"]
 mod tests;
 
-/// Past this share of the flow map's max_entries, [`lookup`] leaves the
-/// changes to a whole read: a lookup is a system call, about twice a
-/// batched entry's cost, so many changes cost more looked up one by one
-/// than the whole map read at once (the map's size stands in for the
-/// count of live entries, which the agent does not know exactly).
+/// Past this share of the flow map's max_entries, the changes are left
+/// to a whole read: a lookup is a system call, about twice a batched
+/// entry's cost, so many changes cost more looked up one by one than the
+/// whole map read at once (the map's size stands in for the count of live
+/// entries, which the agent does not know exactly).
 const LOOKUP_SHARE: usize = 8;
 
-/// Appends the entries of `flows` for `cookies` (sorted and deduplicated
-/// here) to `out`; a cookie whose entry is gone (closed, evicted) is
-/// skipped. Returns false, having appended nothing, where so many changed
-/// that reading the whole map costs less, or a lookup failed otherwise.
-pub fn lookup(
-    flows: &aya::maps::HashMap<MapData, u64, observer_common::FlowSample>,
-    cookies: &mut Vec<u64>,
-    out: &mut Vec<observer_common::FlowSample>,
-) -> bool {
-    cookies.sort_unstable();
-    cookies.dedup();
-    let capacity = flows.map().info().map_or(0, |i| i.max_entries()) as usize;
-    if cookies.len() > capacity / LOOKUP_SHARE {
-        return false;
-    }
-    let start = out.len();
-    for c in cookies.iter() {
-        match flows.get(c, 0) {
-            Ok(s) => out.push(s),
-            Err(aya::maps::MapError::KeyNotFound) => {}
-            Err(e) => {
-                log::debug!("flow-map lookup failed ({e}); reading the whole map");
-                out.truncate(start);
-                return false;
-            }
+/// A poll's read of the flows sampled since the last one: the journal, its
+/// cookies, and the kernel's count of parked closes at the last read.
+pub struct Changes {
+    journal: Option<Journal>,
+    cookies: Vec<u64>,
+    parked_seen: Option<u64>,
+    /// The flow map's max_entries, once asked.
+    capacity: Option<usize>,
+}
+
+impl Changes {
+    /// Over `journal` (`None`: every read is whole).
+    pub fn new(journal: Option<Journal>) -> Changes {
+        Changes {
+            journal,
+            cookies: Vec::new(),
+            parked_seen: None,
+            capacity: None,
         }
     }
-    true
+
+    /// Reads the journal (at every poll, so that the next read starts
+    /// here) and, unless the caller reads the `whole` map anyway, appends
+    /// the entries of `flows` it names to `out`, a cookie whose entry is
+    /// gone (closed, evicted) skipped. Returns false, having appended
+    /// nothing, where the poll must read the whole map: `whole`, no
+    /// journal, a [`Read::Whole`], more changes than [`LOOKUP_SHARE`]
+    /// allows, a failed lookup, or a close parked since the last read
+    /// (`parked_before`, the kernel's count now): a park on a flow whose
+    /// journal entry another program on its CPU is still writing shows in
+    /// the count before the journal, and would be taken for evicted
+    /// ([`crate::kernel::parked`]). Parks are rare: the ring was full.
+    pub fn read(
+        &mut self,
+        flows: &aya::maps::HashMap<MapData, u64, observer_common::FlowSample>,
+        parked_before: Option<u64>,
+        whole: bool,
+        out: &mut Vec<observer_common::FlowSample>,
+    ) -> bool {
+        let read = self.journal.as_mut().map(|j| j.read(&mut self.cookies));
+        let parked = std::mem::replace(&mut self.parked_seen, parked_before) != parked_before;
+        if whole || parked || read != Some(Read::Changed) {
+            return false;
+        }
+        self.cookies.sort_unstable();
+        self.cookies.dedup();
+        let capacity = *self
+            .capacity
+            .get_or_insert_with(|| flows.map().info().map_or(0, |i| i.max_entries()) as usize);
+        if self.cookies.len() > capacity / LOOKUP_SHARE {
+            return false;
+        }
+        let start = out.len();
+        for c in &self.cookies {
+            match flows.get(c, 0) {
+                Ok(s) => out.push(s),
+                Err(aya::maps::MapError::KeyNotFound) => {}
+                Err(e) => {
+                    log::debug!("flow-map lookup failed ({e}); reading the whole map");
+                    out.truncate(start);
+                    return false;
+                }
+            }
+        }
+        true
+    }
 }
 
 /// The CPU ids the journal must hold a block for: the highest possible

@@ -24,6 +24,14 @@ fn write(mem: &mut [u64], cpu: u32, cookie: u64) {
     mem[head] = seq + 1;
 }
 
+/// A journal over `mem` past its first read (always whole).
+fn started(mem: &mut [u64], cpus: u32) -> (Journal, Vec<u64>) {
+    let mut j = over(mem, cpus);
+    let mut out = Vec::new();
+    assert_eq!(j.read(&mut out), Read::Whole);
+    (j, out)
+}
+
 fn memory(cpus: u32) -> Vec<u64> {
     vec![0; journal::max_entries(cpus) as usize]
 }
@@ -56,9 +64,7 @@ fn reads_what_each_cpu_wrote_since_the_last_read_and_starts_an_epoch() {
 #[test]
 fn a_cpu_that_wrote_more_than_the_journal_holds_asks_for_the_whole_map() {
     let mut mem = memory(1);
-    let mut j = over(&mut mem, 1);
-    let mut out = Vec::new();
-    j.read(&mut out);
+    let (mut j, mut out) = started(&mut mem, 1);
     for c in 0..=u64::from(SLOTS) {
         write(&mut mem, 0, 100 + c);
     }
@@ -86,9 +92,7 @@ fn a_cpu_that_wrote_more_than_the_journal_holds_asks_for_the_whole_map() {
 #[test]
 fn an_entry_two_nested_programs_both_wrote_asks_for_the_whole_map() {
     let mut mem = memory(1);
-    let mut j = over(&mut mem, 1);
-    let mut out = Vec::new();
-    j.read(&mut out);
+    let (mut j, mut out) = started(&mut mem, 1);
     write(&mut mem, 0, 5);
     // A process-context program reads head 1 and writes entry 1; a softirq
     // program nested in it does the same; both add one to the head.

@@ -43,12 +43,8 @@ pub struct Probes {
     parked: crate::kernel::parked::Parked,
     /// The poll-time read, where the kernel runs it.
     poll: Option<Walk>,
-    /// The change journal, where the agent could map it.
-    journal: Option<super::journal::Journal>,
-    /// Its last read's cookies.
-    changed: Vec<u64>,
-    /// The kernel's count of parked closes at the last read.
-    parked_seen: Option<u64>,
+    /// The flows sampled since the last read ([`super::journal`]).
+    changes: super::journal::Changes,
     programs: Programs,
     /// With `--pin`: the links pinned (their fds, which keep them counted
     /// as this agent's), the directory, locked while the agent runs, and
@@ -363,9 +359,7 @@ impl Probes {
             counters: parts.counters,
             parked: parts.parked,
             poll: parts.poll,
-            journal: parts.journal,
-            changed: Vec::new(),
-            parked_seen: None,
+            changes: super::journal::Changes::new(parts.journal),
             programs: parts.programs,
             _pinned_links: parts.pinned_links,
             pin_dir: parts.pin_dir,
@@ -422,21 +416,8 @@ impl Probes {
         if let Some(poll) = &mut self.poll {
             poll.poll();
         }
-        // The journal is read at every poll, whole or not, so that the
-        // next read starts from here.
-        let changed = self.journal.as_mut().map(|j| j.read(&mut self.changed));
-        // A close parked since the last read is read from the whole map: a
-        // park on a flow whose journal entry another program on its CPU is
-        // still writing would show in the count before the journal, and be
-        // taken for evicted ([`crate::kernel::parked`]). Parks are rare:
-        // the ring buffer was full.
-        let parked = std::mem::replace(&mut self.parked_seen, parked_before) != parked_before;
-        let whole = whole
-            || parked
-            || changed != Some(super::journal::Read::Changed)
-            || !super::journal::lookup(&self.flows, &mut self.changed, active);
+        let whole = !self.changes.read(&self.flows, parked_before, whole, active);
         if whole {
-            active.clear();
             self.active(active);
         }
         self.parked

@@ -11,6 +11,8 @@ use std::time::Duration;
 
 use observer_common::{FlowSample, chrono};
 
+pub use super::history::HistoryPoint;
+use super::{history, pending::Unresolved};
 use crate::{
     attribution::{self, Attribution, LimitedTime, Point},
     model::clock::Clock,
@@ -40,25 +42,6 @@ impl Default for BookConfig {
             attribution: attribution::Config::default(),
         }
     }
-}
-
-/// One history point of a flow, for sparklines.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct HistoryPoint {
-    /// Throughput over the last poll interval (bits/s), sent or received.
-    pub rate_bps: f64,
-    /// Congestion window (segments).
-    pub snd_cwnd: u32,
-    /// Peer's advertised window (bytes).
-    pub snd_wnd: u32,
-    /// Smoothed RTT (µs).
-    pub srtt_us: u32,
-    /// The window this host advertised, as on the wire (bytes).
-    pub rcv_wnd: u32,
-    /// Bytes received and not yet read (bytes).
-    pub unread: u32,
-    /// The receiver RTT estimate (`tcpi_rcv_rtt`, µs; 0: none yet).
-    pub rcv_rtt_us: u32,
 }
 
 /// The book's settings as [`Tracked::advance`] takes them.
@@ -127,7 +110,11 @@ impl Tracked {
             chrono::BUSY => &mut limited.other_busy_us,
             _ => &mut limited.idle_us,
         } = dt_us;
-        push_history(self, history, point(read, 0.0));
+        history::push(
+            &mut self.history,
+            history,
+            history::point(&read.sample, 0.0),
+        );
         self.prev = read.clone();
         Event::Progress {
             cookie: s.cookie,
@@ -234,7 +221,11 @@ impl Tracked {
             self.judge(&read, is_close, moved, &rules.clock, &rules.attribution)
         {
             events.push(step);
-            push_history(self, rules.history, point(&read, rate_bps));
+            history::push(
+                &mut self.history,
+                rules.history,
+                history::point(&read.sample, rate_bps),
+            );
             self.prev = read;
         }
     }
@@ -294,44 +285,11 @@ pub struct Book {
     /// Boxed: a `Tracked` is over 2 KB, and a map never gives back its
     /// buckets, so inline values would hold a burst's peak forever.
     flows: HashMap<u64, Box<Tracked>>,
-    /// Flows whose workload may want resolving (new, their owner's cgroup
-    /// changed, or not resolved yet), by cgroup id: a poll asks once per
-    /// cgroup, not once per flow (on a host without a cgroup2 hierarchy no
-    /// flow ever resolves).
-    unresolved: HashMap<u64, Pending>,
-    /// Calls of [`Book::ingest`].
+    /// Flows whose workload may want resolving: new, their owner's cgroup
+    /// changed, or not resolved yet.
+    unresolved: Unresolved,
+    /// Calls of [`Book::ingest_changes`].
     polls: u64,
-    /// Calls of [`Book::resolve_workloads`], which prunes every
-    /// [`PRUNE_EVERY`]th.
-    resolves: u64,
-}
-
-/// How often (in polls) the lists of flows waiting for a workload that does
-/// not resolve lose their gone and moved flows.
-const PRUNE_EVERY: u64 = 64;
-
-/// The flows of one cgroup waiting for its workload. A flow listed more
-/// than once, gone or resolved is pruned when the list doubles.
-#[derive(Debug, Default)]
-struct Pending {
-    cookies: Vec<u64>,
-    /// The length after the last prune.
-    pruned: usize,
-}
-
-impl Pending {
-    /// Keeps each flow of `flows` still waiting for `cgroup_id`'s
-    /// workload, once.
-    fn prune(&mut self, flows: &HashMap<u64, Box<Tracked>>, cgroup_id: u64) {
-        self.cookies.sort_unstable();
-        self.cookies.dedup();
-        self.cookies.retain(|c| {
-            flows
-                .get(c)
-                .is_some_and(|t| t.wants_workload() && t.flow.cgroup_id == cgroup_id)
-        });
-        self.pruned = self.cookies.len();
-    }
 }
 
 impl Book {
@@ -343,9 +301,8 @@ impl Book {
             clock,
             start_ns,
             flows: HashMap::new(),
-            unresolved: HashMap::new(),
+            unresolved: Unresolved::default(),
             polls: 0,
-            resolves: 0,
         }
     }
 
@@ -380,26 +337,19 @@ impl Book {
         &mut self,
         mut resolve: impl FnMut(u64) -> Option<std::sync::Arc<crate::model::workload::Workload>>,
     ) {
-        let flows = &mut self.flows;
-        self.resolves += 1;
-        let prune = self.resolves.is_multiple_of(PRUNE_EVERY);
-        self.unresolved.retain(|&cgroup_id, pending| {
-            let Some(workload) = resolve(cgroup_id) else {
-                if prune {
-                    pending.prune(flows, cgroup_id);
-                }
-                return !pending.cookies.is_empty();
-            };
-            for cookie in pending.cookies.drain(..) {
-                if let Some(t) = flows.get_mut(&cookie)
-                    && t.wants_workload()
-                    && t.flow.cgroup_id == cgroup_id
+        let flows = &self.flows;
+        let done = self
+            .unresolved
+            .resolve(&mut resolve, |c, g| waits(flows, c, g));
+        for (cgroup_id, workload, cookies) in done {
+            for cookie in cookies {
+                if let Some(t) = self.flows.get_mut(&cookie)
+                    && waits_for(t, cgroup_id)
                 {
                     t.flow.workload.0 = Some(Arc::clone(&workload));
                 }
             }
-            false
-        });
+        }
     }
 
     /// Drops every closed flow: with a zero [`BookConfig::linger`], once
@@ -440,14 +390,15 @@ impl Book {
     ) -> Vec<Event> {
         let mut events = Vec::new();
         self.polls += 1;
+        let rules = self.rules();
         for s in active {
-            self.apply(s, now_ns, false, &mut events);
+            self.apply(s, now_ns, false, &rules, &mut events);
         }
         for s in closed {
-            self.apply(s, now_ns, true, &mut events);
+            self.apply(s, now_ns, true, &rules, &mut events);
         }
         if !whole {
-            self.advance_unchanged(now_ns, &mut events);
+            self.advance_unchanged(now_ns, &rules, &mut events);
         }
         let linger = self.cfg.linger.as_nanos() as u64;
         if linger > 0 {
@@ -461,8 +412,14 @@ impl Book {
 
     /// Takes one sample of a flow (a close record when `is_close`) read at
     /// `now_ns`, and says what changed in `events`.
-    fn apply(&mut self, s: &FlowSample, now_ns: u64, is_close: bool, events: &mut Vec<Event>) {
-        let rules = self.rules();
+    fn apply(
+        &mut self,
+        s: &FlowSample,
+        now_ns: u64,
+        is_close: bool,
+        rules: &Rules,
+        events: &mut Vec<Event>,
+    ) {
         let Some(t) = self.flows.get_mut(&s.cookie) else {
             let read = Read {
                 sample: Arc::new(*s),
@@ -503,7 +460,7 @@ impl Book {
         };
         t.polled = self.polls;
         let cgroup_before = t.flow.cgroup_id;
-        t.advance(read, moved, is_close, &rules, events);
+        t.advance(read, moved, is_close, rules, events);
         // Its owner's cgroup changed (or it has one now): the workload
         // went with it. Unchanged and unresolved, it is listed already.
         let pend =
@@ -531,8 +488,7 @@ impl Book {
     /// Advances every open flow this poll's read did not hold (unchanged
     /// since the last read, which the change journal vouches for) to
     /// `now_ns`, as [`Book::apply`] would with its unchanged entry.
-    fn advance_unchanged(&mut self, now_ns: u64, events: &mut Vec<Event>) {
-        let rules = self.rules();
+    fn advance_unchanged(&mut self, now_ns: u64, rules: &Rules, events: &mut Vec<Event>) {
         for t in self.flows.values_mut() {
             if t.polled == self.polls || t.is_closed() {
                 continue;
@@ -542,17 +498,15 @@ impl Book {
                 sample: Arc::clone(&t.latest),
                 at_ns: now_ns,
             };
-            t.advance(read, false, false, &rules, events);
+            t.advance(read, false, false, rules, events);
         }
     }
 
     /// Lists flow `cookie` as waiting for the workload of `cgroup_id`.
     fn pend(&mut self, cgroup_id: u64, cookie: u64) {
-        let p = self.unresolved.entry(cgroup_id).or_default();
-        p.cookies.push(cookie);
-        if p.cookies.len() > 2 * p.pruned.max(64) {
-            p.prune(&self.flows, cgroup_id);
-        }
+        let flows = &self.flows;
+        self.unresolved
+            .pend(cgroup_id, cookie, |c, g| waits(flows, c, g));
     }
 
     fn track(&self, read: &Read) -> Tracked {
@@ -604,28 +558,14 @@ fn birth_step(read: &Read, clock: &Clock, verdict: attribution::Verdict) -> Even
     }
 }
 
-/// The history point of `read` at `rate_bps`.
-fn point(read: &Read, rate_bps: f64) -> HistoryPoint {
-    HistoryPoint {
-        rate_bps,
-        snd_cwnd: read.sample.snd_cwnd,
-        snd_wnd: read.sample.snd_wnd,
-        srtt_us: read.sample.srtt_us,
-        rcv_wnd: observer_common::advertised_window(read.sample.rcv_wnd, read.sample.rcv_wscale),
-        unread: read.sample.unread,
-        rcv_rtt_us: read.sample.rcv_rtt_us,
-    }
+/// Whether flow `cookie` of `flows` waits for the workload of `cgroup_id`.
+fn waits(flows: &HashMap<u64, Box<Tracked>>, cookie: u64, cgroup_id: u64) -> bool {
+    flows.get(&cookie).is_some_and(|t| waits_for(t, cgroup_id))
 }
 
-/// Appends a history point, keeping at most `keep`.
-fn push_history(t: &mut Tracked, keep: usize, p: HistoryPoint) {
-    if keep == 0 {
-        return;
-    }
-    if t.history.len() == keep {
-        t.history.pop_front();
-    }
-    t.history.push_back(p);
+/// Whether `t` waits for the workload of `cgroup_id`.
+fn waits_for(t: &Tracked, cgroup_id: u64) -> bool {
+    t.wants_workload() && t.flow.cgroup_id == cgroup_id
 }
 
 #[cfg(test)]

@@ -170,8 +170,9 @@ fn flow_older_than_the_book_starts_unknown() {
 fn a_poll_asks_for_the_workloads_of_new_unresolved_and_moved_to_another_cgroup_flows_only() {
     use crate::model::workload::Workload;
     let mut b = book(0);
-    let with_cgroup = |t_s: u64, cgroup: u64| {
+    let with_cgroup = |cookie: u64, t_s: u64, cgroup: u64| {
         let mut s = sample(t_s, false);
+        s.cookie = cookie;
         s.cgroup_id = cgroup;
         s
     };
@@ -181,9 +182,11 @@ fn a_poll_asks_for_the_workloads_of_new_unresolved_and_moved_to_another_cgroup_f
         // Cgroup 7 resolves; cgroup 8 (gone, say) never does.
         (id == 7).then(|| Arc::new(Workload::default()))
     };
-    let mut other = with_cgroup(1, 8);
-    other.cookie = 10;
-    b.ingest(&[with_cgroup(1, 7), other], &[], 101 * SEC);
+    b.ingest(
+        &[with_cgroup(9, 1, 7), with_cgroup(10, 1, 8)],
+        &[],
+        101 * SEC,
+    );
     b.resolve_workloads(|id| resolve(&mut asked, id));
     asked.sort_unstable();
     assert_eq!(asked, [7, 8]);
@@ -191,24 +194,28 @@ fn a_poll_asks_for_the_workloads_of_new_unresolved_and_moved_to_another_cgroup_f
     // Both move: the resolved one keeps its workload, the other is asked
     // again, once.
     asked.clear();
-    let mut other = with_cgroup(2, 8);
-    other.cookie = 10;
-    b.ingest(&[with_cgroup(2, 7), other], &[], 102 * SEC);
+    b.ingest(
+        &[with_cgroup(9, 2, 7), with_cgroup(10, 2, 8)],
+        &[],
+        102 * SEC,
+    );
     b.resolve_workloads(|id| resolve(&mut asked, id));
     assert_eq!(asked, [8]);
     // Its owner moves to cgroup 7: asked for that one, then resolved.
     asked.clear();
-    let mut other = with_cgroup(3, 7);
-    other.cookie = 10;
-    b.ingest(&[with_cgroup(3, 7), other], &[], 103 * SEC);
+    b.ingest(
+        &[with_cgroup(9, 3, 7), with_cgroup(10, 3, 7)],
+        &[],
+        103 * SEC,
+    );
     b.resolve_workloads(|id| resolve(&mut asked, id));
     // Cgroup 8 is asked until a prune finds none of its flows waiting.
     asked.sort_unstable();
     assert_eq!(asked, [7, 8]);
     assert!(b.get(10).is_some_and(|t| t.flow.workload.is_resolved()));
-    for poll in 0..PRUNE_EVERY {
+    for poll in 0..crate::track::pending::PRUNE_EVERY {
         asked.clear();
-        b.ingest(&[with_cgroup(4 + poll, 7)], &[], (104 + poll) * SEC);
+        b.ingest(&[with_cgroup(9, 4 + poll, 7)], &[], (104 + poll) * SEC);
         b.resolve_workloads(|id| resolve(&mut asked, id));
     }
     assert!(asked.is_empty(), "{asked:?}");

@@ -13,10 +13,14 @@
 //!   sample, a sliding verdict window, history and events (started, closed).
 //! - [`poller`]: the long-running loop's state: the probes feeding a
 //!   [`live::Book`], and the sweep that forgets flows whose close was lost.
+//! - [`history`]: a flow's last few points, for sparklines.
+//! - [`pending`]: the flows waiting for their workload, by cgroup.
 //! - [`cgroups`]: each flow's workload (unit, container, pod) from its
 //!   cgroup id, for every view.
 
 pub mod cgroups;
+pub mod history;
 pub mod live;
+pub mod pending;
 pub mod poller;
 pub mod snapshot;
