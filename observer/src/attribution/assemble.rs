@@ -22,10 +22,14 @@ pub(super) fn ceiling_and_rate(ceiling: f64, moving: &str, rate: f64) -> String 
         units::rate(rate)
     );
     if ceiling > 0.0 && rate > ceiling {
-        format!(
-            "{line}, {} above it (the ceiling rests on a smoothed RTT)",
-            units::share(rate / ceiling - 1.0)
-        )
+        // Less than rounds to 1% is said so, not "0% above".
+        let excess = rate / ceiling - 1.0;
+        let by = if excess < 0.005 {
+            "under 1%".to_string()
+        } else {
+            units::share(excess)
+        };
+        format!("{line}, {by} above it (the ceiling rests on a smoothed RTT)")
     } else {
         line
     }

@@ -567,4 +567,10 @@ fn a_rate_over_its_ceiling_says_by_how_much() {
         ceiling_and_rate(6.1e6, "receiving", 5.8e6),
         "6.1 Mbit/s ceiling, receiving 5.8 Mbit/s"
     );
+    // The same flow in another run: 0.3% over, which rounds to 0%.
+    assert_eq!(
+        ceiling_and_rate(2.29e6, "delivering", 2.297e6),
+        "2.3 Mbit/s ceiling, delivering 2.3 Mbit/s, under 1% above it (the ceiling rests on a \
+         smoothed RTT)"
+    );
 }
