@@ -154,6 +154,8 @@ async fn agent(args: &Args) -> anyhow::Result<()> {
         // until the next poll, every close of a stall, 30,000 after 3 s at
         // 10,000 a second.)
         linger: Duration::ZERO,
+        // A filter or aggregation labels count each idle flow's step.
+        idle_per_flow: catalogue.idle_per_flow(),
         ..BookConfig::default()
     };
     let mut poller = Poller::new(s.probes, s.clock, cfg, args.max_flows);

@@ -300,3 +300,141 @@ fn a_receiving_end_with_too_little_to_say_and_a_byte_unread_settles() {
     }
     assert!(!b.get(12).expect("tracked").settled_idle());
 }
+
+/// Polls a book of the whole map that visits every flow (two history
+/// points keep it from listing any quiet) beside one fed the changes alone
+/// that lists its settled idle flows quiet, window `window_s`: flow 9 moves
+/// at the polls in `moves9`, flow 10 at the first and the twelfth polls
+/// (and closes at the fourteenth), flow 11 at the first. Checks at each of
+/// `polls` polls that both say the same, and returns how many flows were
+/// quiet at each.
+fn quiet_against_visits(window_s: u64, moves9: &[u64], polls: u64) -> Vec<usize> {
+    let cfg = |history: usize| BookConfig {
+        history,
+        window: Duration::from_secs(window_s),
+        idle_per_flow: true,
+        ..BookConfig::default()
+    };
+    let mut visits = Book::new(cfg(2), Clock::fixed(0, 250), 50 * SEC);
+    let mut quiet = Book::new(cfg(1), Clock::fixed(0, 250), 50 * SEC);
+    let at = |cookie: u64, t_s: u64, closed: bool| {
+        let mut s = sample(t_s, closed);
+        s.cookie = cookie;
+        s
+    };
+    let sorted = |events: Vec<Event>| {
+        let mut v: Vec<String> = events.iter().map(|e| format!("{e:?}")).collect();
+        v.sort();
+        v
+    };
+    let mut map: HashMap<u64, FlowSample> = HashMap::new();
+    let mut quiet_at = Vec::new();
+    for poll in 1..=polls {
+        let mut changed = Vec::new();
+        if moves9.contains(&poll) {
+            changed.push(at(9, poll, false));
+        }
+        if poll == 1 || poll == 12 {
+            changed.push(at(10, poll, false));
+        }
+        if poll == 1 {
+            changed.push(at(11, poll, false));
+        }
+        let mut closed = Vec::new();
+        if poll == 14 {
+            map.remove(&10);
+            closed.push(at(10, poll, true));
+        }
+        for s in &changed {
+            map.insert(s.cookie, *s);
+        }
+        let all: Vec<FlowSample> = map.values().copied().collect();
+        let now = (100 + poll) * SEC;
+        let a = visits.ingest(&all, &closed, now);
+        let b = quiet.ingest_changes(&changed, &closed, now, false);
+        assert_eq!(sorted(a), sorted(b), "poll {poll}");
+        for cookie in [9, 10, 11] {
+            let (x, y) = (visits.get(cookie), quiet.get(cookie));
+            assert_eq!(
+                x.map(|t| (&t.current, &t.life, t.history.back())),
+                y.map(|t| (&t.current, &t.life, t.history.back())),
+                "flow {cookie} at poll {poll}"
+            );
+        }
+        let census: Vec<(Verdict, u64)> = quiet.open_by_verdict().collect();
+        let counted: Vec<(Verdict, u64)> = Verdict::ALL
+            .iter()
+            .map(|v| {
+                let n = visits
+                    .flows()
+                    .filter(|t| !t.is_closed() && t.current.verdict == *v)
+                    .count();
+                (*v, n as u64)
+            })
+            .collect();
+        assert_eq!(census, counted, "poll {poll}");
+        quiet_at.push(quiet.quiet_len());
+    }
+    quiet_at
+}
+
+#[test]
+fn quiet_flows_are_passed_by_and_step_as_visits_would() {
+    // One-second window: every poll rotates it.
+    let q = quiet_against_visits(1, &[1, 2, 3, 4, 9], 16);
+    // Flow 11 settles two polls after its move and flow 10 likewise; flow
+    // 9 wakes at the ninth poll and settles again.
+    assert_eq!(q[0], 0, "{q:?}");
+    assert!(q[4..8].iter().all(|&n| n >= 2), "{q:?}");
+    assert!(q[8] < q[7], "flow 9 woke: {q:?}");
+    assert_eq!(
+        *q.last().unwrap(),
+        2,
+        "flows 9 and 11 quiet, 10 closed: {q:?}"
+    );
+    // A three-second window rotates every third poll: a waking flow's
+    // replayed rotations put its window where the visits put theirs.
+    let q = quiet_against_visits(3, &[1, 2, 9], 16);
+    assert!(q.iter().any(|&n| n >= 2), "{q:?}");
+}
+
+#[test]
+fn a_quiet_flow_past_the_kept_polls_wakes_with_a_window_of_one_to_two_windows() {
+    let cfg = BookConfig {
+        history: 1,
+        window: Duration::from_secs(3),
+        ..BookConfig::default()
+    };
+    let mut b = Book::new(cfg, Clock::fixed(0, 250), 50 * SEC);
+    b.ingest_changes(&[sample(1, false)], &[], 101 * SEC, false);
+    let polls = 2 + 2 * super::super::quiet::POLLS_KEPT as u64;
+    let mut quiet_steps = 0;
+    for poll in 2..=polls {
+        let ev = b.ingest_changes(&[], &[], (100 + poll) * SEC, false);
+        for e in ev {
+            match e {
+                Event::Quiet { flows, limited } => {
+                    assert_eq!(flows, 1);
+                    // No chrono state at its last sample: idle.
+                    assert_eq!(limited.idle_us, 1_000_000);
+                    assert_eq!(limited.rwnd_us, 0);
+                    quiet_steps += 1;
+                }
+                Event::Progress { bytes_acked: 0, .. } => {}
+                other => panic!("poll {poll}: {other:?}"),
+            }
+        }
+    }
+    assert!(quiet_steps >= polls - 5, "{quiet_steps} of {polls}");
+    assert_eq!(b.quiet_len(), 1);
+    let now = 100 + polls + 1;
+    let ev = b.ingest_changes(&[sample(now, false)], &[], now * SEC, false);
+    assert!(
+        ev.iter()
+            .any(|e| matches!(e, Event::Progress { bytes_acked, .. } if *bytes_acked > 0)),
+        "{ev:?}"
+    );
+    assert_eq!(b.quiet_len(), 0);
+    let span = b.get(9).unwrap().current.evidence.interval_us;
+    assert!((3_000_000..=6_000_000).contains(&span), "{span}");
+}

@@ -13,14 +13,21 @@
 //!   sample, a sliding verdict window, history and events (started, closed).
 //! - [`poller`]: the long-running loop's state: the probes feeding a
 //!   [`live::Book`], and the sweep that forgets flows whose close was lost.
+//! - [`tracked`]: one flow of the live book, and how a poll advances it.
+//! - [`event`]: what changed at a poll, as the sinks count it.
+//! - [`quiet`]: the open flows idle with a settled verdict, which a poll
+//!   passes by and steps in one sum.
 //! - [`history`]: a flow's last few points, for sparklines.
 //! - [`pending`]: the flows waiting for their workload, by cgroup.
 //! - [`cgroups`]: each flow's workload (unit, container, pod) from its
 //!   cgroup id, for every view.
 
 pub mod cgroups;
+pub mod event;
 pub mod history;
 pub mod live;
 pub mod pending;
 pub mod poller;
+pub mod quiet;
 pub mod snapshot;
+pub mod tracked;

@@ -172,7 +172,7 @@ impl AgentMetrics {
                 .saturating_sub(self.parked_evicted_last),
         );
         self.parked_evicted_last = stats.parked_evicted;
-        let open = book.flows().filter(|t| !t.is_closed()).count();
+        let open = book.open_len();
         self.tracked.set(book.len() as i64);
         self.map_fill.set(open as f64 / f64::from(max_flows.max(1)));
         self.poll_duration.observe(stats.took_us as f64 / 1e6);

@@ -120,6 +120,7 @@ impl Catalogue {
         max_flows: u32,
     ) {
         let mut limited = LimitedTime::default();
+        let mut quiet = false;
         // With aggregation labels, limited time is labelled flow by flow;
         // without, one sum per poll costs five updates, not five per flow.
         let per_flow = !self.labels.names().is_empty();
@@ -180,6 +181,12 @@ impl Catalogue {
                         t,
                     );
                 }
+                // Without a filter or per-flow labels the book sums the
+                // quiet flows' steps ([`Catalogue::idle_per_flow`]).
+                Event::Quiet { limited: l, .. } => {
+                    quiet = true;
+                    limited.add(l);
+                }
                 Event::Closed {
                     life,
                     flow,
@@ -196,15 +203,25 @@ impl Catalogue {
                 }
             }
         }
-        if !per_flow {
+        if !per_flow || quiet {
             self.flows.limited(&mut self.labels, None, &limited);
         }
-        let open: Vec<&Tracked> = book
-            .flows()
-            .filter(|t| !t.is_closed() && self.selects(&t.flow, &t.current))
-            .collect();
         self.start_owned(book);
-        self.flows.active(&mut self.labels, &open);
+        // The open flows one by one only where a filter, per-flow labels
+        // or the top-N need them; else the book's census by verdict.
+        let by_flow = self.idle_per_flow() || self.top.wanted();
+        let open: Vec<&Tracked> = if by_flow {
+            book.flows()
+                .filter(|t| !t.is_closed() && self.selects(&t.flow, &t.current))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        if self.idle_per_flow() {
+            self.flows.active(&mut self.labels, &open);
+        } else {
+            self.flows.active_by_verdict(book.open_by_verdict());
+        }
         self.top.update(&open);
         self.agent.update(counters, stats, book, max_flows);
         self.agent.label_overflow(self.labels.overflowed());
@@ -212,6 +229,13 @@ impl Catalogue {
 }
 
 impl Catalogue {
+    /// Whether the metrics count flow by flow (a filter, or aggregation
+    /// labels): the book must then make each quiet flow's step an event
+    /// of its own ([`crate::track::live::BookConfig::idle_per_flow`]).
+    pub fn idle_per_flow(&self) -> bool {
+        self.filter.is_some() || !self.labels.names().is_empty()
+    }
+
     /// Sets the time label uses are stamped with (monotonic ns), and
     /// removes the series of the aggregation label sets unused for the
     /// configured idle time. Called once per poll, before [`Catalogue::update`].

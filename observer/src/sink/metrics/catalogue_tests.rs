@@ -543,3 +543,46 @@ fn idle_label_sets_lose_their_series_and_overflow_counts_sets() {
         1.0
     );
 }
+
+#[test]
+fn quiet_flows_count_their_idle_time_summed_or_flow_by_flow_under_a_filter() {
+    let stats = PollStats::default();
+    let counters = [0u64; Counter::COUNT as usize];
+    // Flows 1 and 257 move at the first poll and then idle for 20 polls;
+    // the filter selects flow 1 alone.
+    let run = |filter: Option<&str>| {
+        let mut c = Catalogue::new(CatalogueConfig {
+            filter: filter.map(|f| crate::filter::Filter::parse(f).unwrap()),
+            ..CatalogueConfig::default()
+        })
+        .unwrap();
+        let cfg = BookConfig {
+            history: 1,
+            idle_per_flow: c.idle_per_flow(),
+            ..BookConfig::default()
+        };
+        let mut b = Book::new(cfg, Clock::fixed(0, 250), 50 * SEC);
+        let flows = [sample(1, 1, false), sample(257, 1, false)];
+        let ev = b.ingest_changes(&flows, &[], 101 * SEC, false);
+        c.update(&ev, &b, &counters, &stats, 1000);
+        let before = value(
+            &encode(&c.registry).unwrap(),
+            r#"observer_limited_seconds_total{reason="application"}"#,
+        );
+        for t in 2..=21 {
+            let ev = b.ingest_changes(&[], &[], (100 + t) * SEC, false);
+            c.update(&ev, &b, &counters, &stats, 1000);
+        }
+        assert_eq!(b.quiet_len(), 2);
+        let text = encode(&c.registry).unwrap();
+        let idle = value(
+            &text,
+            r#"observer_limited_seconds_total{reason="application"}"#,
+        ) - before;
+        let active = value(&text, r#"observer_active_flows{verdict="application"}"#);
+        (idle, active)
+    };
+    // 20 polls a second apart, two flows idle at every one.
+    assert_eq!(run(None), (40.0, 2.0));
+    assert_eq!(run(Some("dst 10.0.0.1")), (20.0, 1.0));
+}

@@ -212,6 +212,17 @@ impl FlowMetrics {
         }
     }
 
+    /// Sets the open-flow gauge, without aggregation labels or a filter,
+    /// from the count of open flows per verdict (every verdict, even at
+    /// zero, so dashboards see the series).
+    pub fn active_by_verdict(&self, open: impl Iterator<Item = (Verdict, u64)>) {
+        for (v, n) in open {
+            self.active
+                .with_label_values(&[v.name()])
+                .set(i64::try_from(n).unwrap_or(i64::MAX));
+        }
+    }
+
     /// Sets the open-flow gauge from the open flows `open` (those the
     /// agent's filter selects).
     pub fn active(&self, labels: &mut Labeller, open: &[&Tracked]) {

@@ -42,6 +42,11 @@ impl TopFlows {
         })
     }
 
+    /// Whether any per-flow gauge is asked for (`--top-flows` above 0).
+    pub fn wanted(&self) -> bool {
+        self.n > 0
+    }
+
     /// Replaces the series with the fastest of the open flows `open`.
     pub fn update(&self, open: &[&Tracked]) {
         self.rate.reset();

@@ -1,0 +1,303 @@
+//! One flow of the live book ([`super::live::Book`]): its latest sample,
+//! its verdict window's anchors, its current and life verdicts, and how a
+//! poll's read advances it.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use observer_common::FlowSample;
+
+use super::event::Event;
+use super::{history, history::HistoryPoint, quiet};
+use crate::{
+    attribution::{self, Attribution, LimitedTime, Point},
+    model::clock::Clock,
+    model::flow::Flow,
+};
+
+/// The book's settings as [`Tracked::advance`] takes them.
+pub(super) struct Rules {
+    pub(super) window_ns: u64,
+    pub(super) clock: Clock,
+    pub(super) attribution: attribution::Config,
+    pub(super) history: usize,
+}
+
+/// A sample and when it was read. The sample is shared: an idle flow's
+/// reads, anchors and latest sample are one allocation, so a poll that
+/// finds it unchanged copies a pointer, not its 528 bytes, per anchor.
+#[derive(Clone, Debug)]
+pub(super) struct Read {
+    pub(super) sample: Arc<FlowSample>,
+    pub(super) at_ns: u64,
+}
+
+/// One tracked flow.
+#[derive(Clone, Debug)]
+pub struct Tracked {
+    /// The latest sample (a closed record once closed).
+    pub latest: Arc<FlowSample>,
+    /// The latest figures as a user reads them.
+    pub flow: Flow,
+    /// Verdict over the last window or so (for a closed flow: as of its
+    /// last open sample).
+    pub current: Attribution,
+    /// Verdict over the flow's observed life.
+    pub life: Attribution,
+    /// Recent history, oldest first (empty unless configured).
+    pub history: VecDeque<HistoryPoint>,
+    /// When the close record was read (monotonic ns), if closed.
+    pub closed_at_ns: Option<u64>,
+    pub(super) first: Read,
+    pub(super) born_here: bool,
+    pub(super) anchor_old: Read,
+    pub(super) anchor_new: Read,
+    pub(super) prev: Read,
+    /// The book's poll count when a read last reached it.
+    pub(super) polled: u64,
+    /// Whether it is listed quiet ([`quiet`]): polls pass it by.
+    pub(super) quiet: bool,
+}
+
+impl Tracked {
+    /// A flow first read at `read`, by a book started at `start_ns`
+    /// (monotonic ns) that judges with `cfg`.
+    pub(super) fn new(
+        read: &Read,
+        clock: &Clock,
+        start_ns: u64,
+        cfg: &attribution::Config,
+    ) -> Tracked {
+        let to = Point::new(&read.sample, clock, read.at_ns);
+        let born_here = crate::model::flow::born_since(&read.sample, start_ns);
+        // A flow older than the book (or first seen mid-life) has no span
+        // yet: its first read is its start (an empty interval, so `unknown`).
+        let from = (!born_here).then(|| to.clone());
+        let life = attribution::attribute(from.as_ref(), &to, cfg);
+        Tracked {
+            latest: Arc::clone(&read.sample),
+            flow: to.flow,
+            current: life.clone(),
+            life,
+            history: VecDeque::new(),
+            closed_at_ns: None,
+            first: read.clone(),
+            born_here,
+            anchor_old: read.clone(),
+            anchor_new: read.clone(),
+            prev: read.clone(),
+            polled: 0,
+            quiet: false,
+        }
+    }
+
+    /// Starts a new verdict window at `read` once the newest anchor is
+    /// `window_ns` old: the window then spans one to two windows. Says
+    /// whether it did.
+    fn rotate(&mut self, read: &Read, window_ns: u64) -> bool {
+        let rotate = read.at_ns.saturating_sub(self.anchor_new.at_ns) >= window_ns;
+        if rotate {
+            self.anchor_old = std::mem::replace(&mut self.anchor_new, read.clone());
+        }
+        rotate
+    }
+
+    /// A poll that found the flow unchanged: the time since the previous
+    /// poll goes to the chrono state the flow is in, with nothing moved.
+    fn idle_poll(&mut self, read: &Read, history: usize) -> Event {
+        let s = &read.sample;
+        let dt_us = read.at_ns.saturating_sub(self.prev.at_ns) / 1000;
+        let limited = quiet::idle_time(s.chrono_type, dt_us);
+        history::push(
+            &mut self.history,
+            history,
+            history::point(&read.sample, 0.0),
+        );
+        self.prev = read.clone();
+        Event::Progress {
+            cookie: s.cookie,
+            verdict: self.current.verdict,
+            bytes_acked: 0,
+            bytes_received: 0,
+            retransmits: 0,
+            limited,
+        }
+    }
+
+    /// Takes the flow off the quiet list's terms: the polls it `missed`
+    /// (their times, oldest first; `complete`: all since it went quiet)
+    /// found it unchanged, and rotate its verdict window as they would
+    /// have. Its time over them went to the quiet steps, and a flow with
+    /// more than one history point is never quiet, so nothing else moved.
+    pub(super) fn wake(
+        &mut self,
+        missed: impl Iterator<Item = u64>,
+        complete: bool,
+        window_ns: u64,
+    ) {
+        let mut first = !complete;
+        for at_ns in missed {
+            let read = Read {
+                sample: Arc::clone(&self.latest),
+                at_ns,
+            };
+            if first {
+                // The oldest polls are not kept: start at the oldest kept.
+                self.anchor_old = read.clone();
+                self.anchor_new = read.clone();
+                first = false;
+            }
+            self.rotate(&read, window_ns);
+            self.prev = read;
+        }
+    }
+
+    /// Whether the current verdict is an idle flow's, settled: over a
+    /// window of some length in which nothing moved, `application` (idle),
+    /// or `unknown` (a receiving end's "too little to say") with less
+    /// waiting to be read than the reader rule needs, two of the peer's
+    /// segments. While nothing moves such a verdict holds; judging it
+    /// again would only restate the window's length in its explanation.
+    pub(super) fn settled_idle(&self) -> bool {
+        let ev = &self.current.evidence;
+        ev.bytes_acked == 0
+            && ev.bytes_received == 0
+            && ev.interval_us > 0
+            && match self.current.verdict {
+                attribution::Verdict::Application => true,
+                attribution::Verdict::Unknown => {
+                    self.latest.unread < 2 * self.latest.rcv_mss.max(536)
+                }
+                _ => false,
+            }
+    }
+
+    /// Takes `read` as the latest sample and judges the flow again: the
+    /// current verdict over the window (kept at a close), the life verdict.
+    /// When the flow `moved`, the step since the previous poll as an event,
+    /// and its rate (bits/s, the larger direction).
+    fn judge(
+        &mut self,
+        read: &Read,
+        is_close: bool,
+        moved: bool,
+        clock: &Clock,
+        cfg: &attribution::Config,
+    ) -> Option<(Event, f64)> {
+        let prev = Point::new(&self.prev.sample, clock, self.prev.at_ns);
+        self.latest = Arc::clone(&read.sample);
+        let to = Point::new(&read.sample, clock, read.at_ns);
+        // A closing flow keeps the current verdict of its last open sample:
+        // the span up to the close is mostly the wind-down after the
+        // transfer, not what limited it. Its life verdict covers it all.
+        if !is_close {
+            let from = Point::new(&self.anchor_old.sample, clock, self.anchor_old.at_ns);
+            self.current = attribution::attribute(Some(&from), &to, cfg);
+        }
+        let life_from =
+            (!self.born_here).then(|| Point::new(&self.first.sample, clock, self.first.at_ns));
+        self.life = attribution::attribute(life_from.as_ref(), &to, cfg);
+        let step = moved.then(|| {
+            let step = attribution::Evidence::between(Some(&prev), &to);
+            let event = Event::Progress {
+                cookie: read.sample.cookie,
+                verdict: self.current.verdict,
+                bytes_acked: step.bytes_acked,
+                bytes_received: step.bytes_received,
+                retransmits: u64::from(step.retransmits),
+                limited: LimitedTime::of(&step),
+            };
+            (event, step.rate_bps.max(step.recv_rate_bps))
+        });
+        // The workload stays resolved while the owner's cgroup does.
+        let workload = std::mem::take(&mut self.flow.workload);
+        let same = self.flow.cgroup_id == to.flow.cgroup_id;
+        self.flow = to.flow;
+        if same {
+            self.flow.workload = workload;
+        }
+        step
+    }
+
+    /// Takes `read` of the flow (`moved`: a new sample; `is_close`: its
+    /// close record): rotates the verdict window; an unmoved flow's time
+    /// goes to the chrono state it is in, and its verdict is judged again
+    /// only when the window moved on and it is not settled idle; a moved
+    /// flow is judged and its step is an event.
+    pub(super) fn advance(
+        &mut self,
+        read: Read,
+        moved: bool,
+        is_close: bool,
+        rules: &Rules,
+        events: &mut Vec<Event>,
+    ) {
+        let rotated = self.rotate(&read, rules.window_ns);
+        if !moved {
+            // Nothing happened to the flow since the last poll (most flows on
+            // a busy host): account the time by the chrono state it is in and
+            // skip the arithmetic, unless the window moved on and the verdict
+            // may change (an idle flow's verdict settles and then holds).
+            events.push(self.idle_poll(&read, rules.history));
+            if !rotated || self.settled_idle() {
+                return;
+            }
+        }
+        if let Some((step, rate_bps)) =
+            self.judge(&read, is_close, moved, &rules.clock, &rules.attribution)
+        {
+            events.push(step);
+            history::push(
+                &mut self.history,
+                rules.history,
+                history::point(&read.sample, rate_bps),
+            );
+            self.prev = read;
+        }
+    }
+
+    /// Whether the flow's owner has a cgroup and its workload is not
+    /// resolved yet.
+    pub(super) fn wants_workload(&self) -> bool {
+        !self.flow.workload.is_resolved() && self.flow.cgroup_id != 0
+    }
+
+    /// Whether the flow has closed.
+    pub fn is_closed(&self) -> bool {
+        self.closed_at_ns.is_some()
+    }
+}
+
+/// The close of `t` as an event.
+pub(super) fn close_event(t: &Tracked, events: &mut Vec<Event>) {
+    let s = &t.latest;
+    let duration_s = s.closed_ns.saturating_sub(s.first_seen_ns) as f64 / 1e9;
+    events.push(Event::Closed {
+        life: Box::new(t.life.clone()),
+        flow: Box::new(t.flow.clone()),
+        duration_s,
+    });
+}
+
+/// Whether `t`, just advanced by a read (`moved`: a new sample), is to be
+/// listed quiet: open, unmoved, its verdict settled idle, and no more than
+/// one history point kept (`history`): a quiet flow's history does not
+/// move, and with one point kept its last stays right.
+pub(super) fn settles(history: usize, t: &Tracked, moved: bool) -> bool {
+    history <= 1 && !moved && !t.is_closed() && !t.quiet && t.settled_idle()
+}
+
+/// The progress of a flow from its birth to its first read `read`,
+/// under `verdict`.
+pub(super) fn birth_step(read: &Read, clock: &Clock, verdict: attribution::Verdict) -> Event {
+    let to = Point::new(&read.sample, clock, read.at_ns);
+    let step = attribution::Evidence::between(None, &to);
+    Event::Progress {
+        cookie: read.sample.cookie,
+        verdict,
+        bytes_acked: step.bytes_acked,
+        bytes_received: step.bytes_received,
+        retransmits: u64::from(step.retransmits),
+        limited: LimitedTime::of(&step),
+    }
+}
