@@ -54,7 +54,8 @@ pub(super) fn too_little(
         (
             Verdict::Unknown,
             0.0,
-            format!(
+            explain!(
+                cfg,
                 "unknown: {} {moved} over {rtts:.1} round trips; too little to say",
                 units::bytes(bytes as f64)
             ),
@@ -93,7 +94,7 @@ pub(super) fn assemble(
         })
         .filter(|w| w.ceiling_bps * cfg.max_fill >= rate);
     let explanation = match &what_if {
-        Some(w) => format!("{explanation}; {}", w.summary),
+        Some(w) => explain!(cfg, "{explanation}; {}", w.summary),
         None => explanation,
     };
     Attribution {

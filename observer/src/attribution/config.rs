@@ -4,6 +4,11 @@
 /// Thresholds of the engine. The defaults are what the scenario suite checks.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Config {
+    /// Whether verdicts carry their explanation, the line with the numbers
+    /// (else it is empty). Off where nothing shows it (`observer run`'s
+    /// metrics count verdicts only): the formatting is about a third of a
+    /// judgement's time, and a poll judges every flow that moved.
+    pub explain: bool,
     /// Fewer bytes than this moved in the interval: `unknown` (bytes).
     pub min_bytes: u64,
     /// An interval shorter than this many smoothed RTTs: `unknown`.
@@ -81,6 +86,7 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Config {
+            explain: true,
             min_bytes: 32 * 1024,
             min_rtts: 4.0,
             at_ceiling: 0.8,

@@ -13,6 +13,18 @@
 //! - the ceilings the sampled state implies (window / RTT) against the
 //!   measured delivery rate, with the standing queue (srtt - min_rtt).
 
+/// `format!` for an explanation: an empty string, its arguments never
+/// evaluated, when `cfg.explain` is off ([`Config::explain`]).
+macro_rules! explain {
+    ($cfg:expr, $($arg:tt)*) => {
+        if $cfg.explain {
+            format!($($arg)*)
+        } else {
+            String::new()
+        }
+    };
+}
+
 mod assemble;
 mod config;
 mod evidence;

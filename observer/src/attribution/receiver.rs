@@ -130,7 +130,8 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
         rtt
     };
     let rtts = ev.interval_us as f64 / path_rtt.max(1.0);
-    let window_line = format!(
+    let window_line = explain!(
+        cfg,
         "rcv_wnd {} / rcv_rtt {} = {}",
         units::bytes(rx.rcv_wnd_mean),
         units::time_us(rtt),
@@ -161,7 +162,8 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
             rx.closed_share
                 .max(if closed { 0.0 } else { 0.7 })
                 .clamp(0.5, 1.0),
-            format!(
+            explain!(
+                cfg,
                 "receiver application: this host's reader leaves {} unread on average and caught up with it {} in {rtts:.0} round trips of the path; the window was closed {} of the time ({window_line})",
                 units::bytes(rx.unread_mean),
                 times(rx.reader_drains),
@@ -185,7 +187,8 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
         return (
             Verdict::Path,
             (0.5 + f64::from(rx.queue_delay_us) / rtt.max(1.0)).min(1.0),
-            format!(
+            explain!(
+                cfg,
                 "path: the bottleneck is full: this host's window is full only through a queue: rcv_wnd {} allows {} at the base RTT {}, and rcv_rtt {} vs base {}; data arrives at {}, {}: a larger window would add queue, not rate",
                 units::bytes(rx.rcv_wnd_mean),
                 units::rate(base_ceiling),
@@ -203,18 +206,21 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
         return (
             Verdict::ReceiveWindow,
             rx.window_fill.clamp(0.5, 1.0),
-            format!(
+            explain!(
+                cfg,
                 "receive window (this host's): {}; {window_line}",
                 window_cause(flow)
             ),
         );
     }
-    let queue_line = format!(
+    let queue_line = explain!(
+        cfg,
         "rcv_rtt {} vs base {}",
         units::time_us(rtt),
         units::time_us(f64::from(rx.base_rtt_us))
     );
-    let open_line = format!(
+    let open_line = explain!(
+        cfg,
         "the window is open (in flight {} of rcv_wnd {})",
         units::bytes(rx.in_flight_bytes),
         units::bytes(rx.rcv_wnd_mean)
@@ -222,12 +228,14 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
     let paused = rx.gap_share >= cfg.sender_gap_share;
     let bursty = rx.burst_share >= cfg.sender_gap_share && rx.path_use < cfg.at_ceiling;
     let held = if paused {
-        format!(
+        explain!(
+            cfg,
             "the sender paused {} of the time",
             units::share(rx.gap_share)
         )
     } else {
-        format!(
+        explain!(
+            cfg,
             "{} of the data came in bursts at {} and the flow used {} of that",
             units::share(rx.burst_share),
             units::rate(rx.burst_rate_bps),
@@ -237,14 +245,15 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
     // How the data arrives when the path is the limit: evenly, or in bursts
     // at a rate the flow uses nearly all of.
     let how = if rx.burst_share >= cfg.sender_gap_share {
-        format!(
+        explain!(
+            cfg,
             "data arrives at {}, {} of the rate of its bursts ({})",
             units::rate(rate),
             units::share(rx.path_use),
             units::rate(rx.burst_rate_bps)
         )
     } else {
-        format!("data arrives evenly at {}", units::rate(rate))
+        explain!(cfg, "data arrives evenly at {}", units::rate(rate))
     };
     if bursty && !paused && queued {
         // Bursts at the link rate with a standing queue and no pauses: the
@@ -253,7 +262,8 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
         return (
             Verdict::Path,
             (0.5 + f64::from(rx.queue_delay_us) / rtt.max(1.0)).min(1.0),
-            format!(
+            explain!(
+                cfg,
                 "path: the bottleneck is full and shared: a queue stands ({queue_line}) while {held}; receiving {}, {}",
                 units::rate(rate),
                 arrivals(rx.ooo_packets)
@@ -270,13 +280,14 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
     let acked_pauses = rx.mean_gap_us <= ack_wait_us;
     if (paused || bursty) && recent_loss(rx, paused, acked_pauses, cfg) {
         let when = match rx.since_ooo_s {
-            Some(s) if rx.ooo_packets == 0 => format!(", the last {s:.1} s ago"),
+            Some(s) if rx.ooo_packets == 0 => explain!(cfg, ", the last {s:.1} s ago"),
             _ => String::new(),
         };
         return (
             Verdict::CongestionWindow,
             (0.5 + rx.gap_share.max(1.0 - rx.path_use) / 2.0).min(1.0),
-            format!(
+            explain!(
+                cfg,
                 "congestion window (the sender's, held down by loss): {}{when}; {held} while {open_line}, receiving {}",
                 arrivals(rx.ooo_packets),
                 units::rate(rate)
@@ -287,19 +298,21 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
         // Loss too old to hold the window (see `recent_loss`) is still named.
         let loss = match (rx.ooo_packets, rx.since_ooo_s) {
             (0, _) | (_, None) => "without loss".to_string(),
-            (n, Some(_)) if paused && !acked_pauses => format!(
+            (n, Some(_)) if paused && !acked_pauses => explain!(
+                cfg,
                 "{}, but its pauses last {} on average, longer than a sender waiting for ACKs waits ({} at a {} round trip): it waits for data or a timer",
                 arrivals(n),
                 units::time_us(rx.mean_gap_us),
                 units::time_us(ack_wait_us),
                 units::time_us(path_rtt)
             ),
-            (n, Some(ago)) => format!("{} but none in the last {ago:.1} s", arrivals(n)),
+            (n, Some(ago)) => explain!(cfg, "{} but none in the last {ago:.1} s", arrivals(n)),
         };
         return (
             Verdict::Sender,
             (0.5 + rx.gap_share.max(1.0 - rx.path_use) / 2.0).min(1.0),
-            format!(
+            explain!(
+                cfg,
                 "sender: {held}, {loss}, while {open_line}; receiving {} (its application, send buffer or a rate limit)",
                 units::rate(rate)
             ),
@@ -308,7 +321,8 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
     (
         Verdict::Path,
         if queued { 0.8 } else { 0.6 },
-        format!(
+        explain!(
+            cfg,
             "path: {how} while {open_line}{}; {queue_line}, {}",
             if queued { ", and a queue builds" } else { "" },
             arrivals(rx.ooo_packets)

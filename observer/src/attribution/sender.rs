@@ -29,12 +29,13 @@ fn send_buffer(ev: &Evidence, flow: &Flow, sndbuf: f64, cwnd: f64, cfg: &Config)
     let size = units::bytes(f64::from(flow.sndbuf));
     let who = if flow.sndbuf_locked {
         // The kernel doubles what SO_SNDBUF asks for (sock_setsockopt()).
-        format!(
+        explain!(
+            cfg,
             "the application set SO_SNDBUF {}, sk_sndbuf {size}",
             units::bytes(f64::from(flow.sndbuf / 2))
         )
     } else {
-        format!("sk_sndbuf {size}, sized by net.ipv4.tcp_wmem")
+        explain!(cfg, "sk_sndbuf {size}, sized by net.ipv4.tcp_wmem")
     };
     let buffer_ceiling = ceiling(f64::from(flow.sndbuf), f64::from(ev.srtt_us));
     // The same test as the what-if's (assemble.rs): the two never disagree.
@@ -44,7 +45,8 @@ fn send_buffer(ev: &Evidence, flow: &Flow, sndbuf: f64, cwnd: f64, cfg: &Config)
     } else {
         ""
     };
-    format!(
+    explain!(
+        cfg,
         "send buffer: the writer waited for buffer space with everything sent and the window open {} of busy time ({who}{bursts}); delivering {} with cwnd-limited {} of busy",
         units::share(sndbuf),
         units::rate(ev.rate_bps),
@@ -71,7 +73,8 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
         return (
             Verdict::ReceiveWindow,
             ev.of_busy(s.rwnd_limited).clamp(0.5, 1.0),
-            format!(
+            explain!(
+                cfg,
                 "receive window: the peer's window is shut, nothing delivered for {} (rwnd-limited {} of busy, busy {} of the time); its reader, not its buffer size, is the limit while it stays shut",
                 units::time_us(ev.interval_us as f64),
                 units::share(ev.of_busy(s.rwnd_limited)),
@@ -83,7 +86,8 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
         return (
             Verdict::Application,
             s.idle.max(0.5),
-            format!(
+            explain!(
+                cfg,
                 "application: idle, nothing sent for {}",
                 units::time_us(ev.interval_us as f64)
             ),
@@ -102,7 +106,8 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
         return (
             Verdict::Application,
             s.idle,
-            format!(
+            explain!(
+                cfg,
                 "application: idle {} of the time (no data outstanding), sending {}",
                 units::share(s.idle),
                 units::rate(rate)
@@ -117,7 +122,8 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
     // the flag of its last one (BBR's excepted: see below).
     let app_mark = ev.app_limited_share >= 0.5 && !flow.cc.starts_with("bbr");
     let ceiling_line = |name: &str, window: String, ceiling: f64| {
-        format!(
+        explain!(
+            cfg,
             "{name} {window} / srtt {} = {}",
             units::time_us(f64::from(ev.srtt_us)),
             ceiling_and_rate(ceiling, "delivering", rate)
@@ -127,7 +133,8 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
         > (cfg.queue_fraction * f64::from(ev.min_rtt_us)).max(cfg.queue_floor_us as f64);
     // A full bottleneck's confidence grows with the share of srtt queued.
     let path_conf = (0.5 + f64::from(ev.queue_delay_us) / f64::from(ev.srtt_us.max(1))).min(1.0);
-    let queue_line = format!(
+    let queue_line = explain!(
+        cfg,
         "srtt {} vs min_rtt {}: {} standing queue",
         units::time_us(f64::from(ev.srtt_us)),
         units::time_us(f64::from(ev.min_rtt_us)),
@@ -148,7 +155,8 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
     let comparable = shown > 0.0 && ev.interval_us <= cfg.shown_span_us;
     let at_path = !comparable || busy_rate >= cfg.at_ceiling * shown || ev.retransmits > 0;
     let room = if queued && !at_path {
-        format!(
+        explain!(
+            cfg,
             "; the path has delivered {} for it in the last seconds, so the queue is its own bursts'",
             units::rate(shown)
         )
@@ -180,7 +188,8 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
         return (
             Verdict::Path,
             path_conf,
-            format!(
+            explain!(
+                cfg,
                 "path: the bottleneck is full: the send buffer is full (the writer waited {} of busy time) only through a queue: sk_sndbuf {} allows {} at min_rtt {}, and {queue_line}; delivering {}, {} retransmits: a larger buffer would add queue, not rate",
                 units::share(sndbuf),
                 units::bytes(f64::from(flow.sndbuf)),
@@ -206,7 +215,8 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
         (
             Verdict::Unknown,
             0.0,
-            format!(
+            explain!(
+                cfg,
                 "unknown: the {name} binds by the kernel's clocks, but its ceiling {} is below the {} delivered (srtt {} overstated?); no verdict from it",
                 units::rate(ceiling),
                 units::rate(rate),
@@ -232,7 +242,8 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
         return (
             Verdict::ReceiveWindow,
             0.7,
-            format!(
+            explain!(
+                cfg,
                 "receive window: the peer's reader, whose unread data holds its window well under the largest it offered; its ACKs wait for reads (srtt {} vs min_rtt {}); delivering {} (rwnd-limited {} of busy, cwnd-limited {})",
                 units::time_us(f64::from(ev.srtt_us)),
                 units::time_us(f64::from(ev.min_rtt_us)),
@@ -255,7 +266,8 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
             return (
                 Verdict::Path,
                 path_conf,
-                format!(
+                explain!(
+                    cfg,
                     "path: the bottleneck is full: the peer's window is full (rwnd-limited {} of busy) only through a queue: snd_wnd {} allows {} at min_rtt {}, and {queue_line}; delivering {}: a larger window would add queue, not rate",
                     units::share(rwnd),
                     units::bytes(f64::from(ev.snd_wnd)),
@@ -269,7 +281,8 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
         return (
             Verdict::ReceiveWindow,
             conf,
-            format!(
+            explain!(
+                cfg,
                 "receive window: {} (rwnd-limited {} of busy)",
                 ceiling_line("snd_wnd", units::bytes(f64::from(ev.snd_wnd)), c.rwnd_bps),
                 units::share(rwnd)
@@ -285,7 +298,8 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
             return (
                 Verdict::Path,
                 path_conf,
-                format!(
+                explain!(
+                    cfg,
                     "path: the bottleneck is full, {queue_line}; delivering {} with cwnd {} x {} B (cwnd-limited {} of busy), {} retransmits",
                     units::rate(rate),
                     ev.snd_cwnd,
@@ -301,11 +315,12 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
         return (
             Verdict::CongestionWindow,
             cwnd.max(if at_cwnd { 0.7 } else { 0.0 }).clamp(0.5, 1.0),
-            format!(
+            explain!(
+                cfg,
                 "congestion window: {} (cwnd-limited {} of busy) while the path has room ({queue_line}{room})",
                 ceiling_line(
                     "cwnd",
-                    format!("{} x {} B", ev.snd_cwnd, ev.mss),
+                    explain!(cfg, "{} x {} B", ev.snd_cwnd, ev.mss),
                     c.cwnd_bps
                 ),
                 units::share(cwnd)
@@ -323,7 +338,8 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
         return (
             Verdict::Application,
             0.6,
-            format!(
+            explain!(
+                cfg,
                 "application: sending {} with the windows allowing {} (not window-limited{})",
                 units::rate(rate),
                 units::rate(lowest),
@@ -344,7 +360,8 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
         return (
             Verdict::ReceiveWindow,
             0.6,
-            format!(
+            explain!(
+                cfg,
                 "receive window: pacing at {} without a window limit most of the time, but its probes for more meet the peer's window (rwnd-limited {} of busy, cwnd-limited {}): {}",
                 units::rate(rate),
                 units::share(rwnd),
@@ -356,7 +373,8 @@ fn decide(ev: &Evidence, flow: &Flow, cfg: &Config) -> (Verdict, f64, String) {
     (
         Verdict::Path,
         if queued { 0.8 } else { 0.6 },
-        format!(
+        explain!(
+            cfg,
             "path: busy {} of the time without window limits, pacing at {} as the congestion control estimates the path; {queue_line}; {} retransmits",
             units::share(ev.busy()),
             units::rate(rate),

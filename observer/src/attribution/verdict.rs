@@ -104,7 +104,8 @@ pub struct Attribution {
     pub confidence: f64,
     /// Which end the verdict was made from.
     pub side: Side,
-    /// One line, with the numbers.
+    /// One line, with the numbers (empty when judged with
+    /// [`super::Config::explain`] off).
     pub explanation: String,
     /// The figures behind the verdict.
     pub evidence: Evidence,

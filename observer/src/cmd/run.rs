@@ -156,7 +156,11 @@ async fn agent(args: &Args) -> anyhow::Result<()> {
         linger: Duration::ZERO,
         // A filter or aggregation labels count each idle flow's step.
         idle_per_flow: catalogue.idle_per_flow(),
-        ..BookConfig::default()
+        // The metrics count verdicts; nothing here shows an explanation.
+        attribution: observer::attribution::Config {
+            explain: false,
+            ..observer::attribution::Config::default()
+        },
     };
     let mut poller = Poller::new(s.probes, s.clock, cfg, args.max_flows);
     if let Some(root) = &args.cgroup_root {

@@ -2,6 +2,7 @@
 //! figures an operator reads, in the units `tcp_info` uses.
 
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+use std::time::SystemTime;
 
 use observer_common::{
     FlowSample, SOCK_RCVBUF_LOCK, SOCK_SNDBUF_LOCK, advertised_window, tcp_state,
@@ -9,6 +10,25 @@ use observer_common::{
 use serde::Serialize;
 
 use crate::model::{clock::Clock, workload::SharedWorkload};
+
+/// A wall-clock time, written as RFC 3339 in UTC to the millisecond
+/// (`2026-12-02T06:53:28.066Z`) in JSON and text. Kept as a time and
+/// written only when shown: a poll builds a [`Flow`] for each judgement,
+/// and most are never printed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Stamp(pub SystemTime);
+
+impl std::fmt::Display for Stamp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&humantime::format_rfc3339_millis(self.0), f)
+    }
+}
+
+impl Serialize for Stamp {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
 
 /// Chrono figures as `tcp_get_info_chrono_stats()` (net/ipv4/tcp.c) reports
 /// them, in µs.
@@ -291,9 +311,9 @@ pub struct Flow {
     /// the record.
     pub last_ack_recv_ms: u64,
     /// First seen (RFC 3339, UTC).
-    pub first_seen: String,
+    pub first_seen: Stamp,
     /// Last sampled, or closed (RFC 3339, UTC).
-    pub last_seen: String,
+    pub last_seen: Stamp,
     /// Samples taken in the kernel.
     pub samples: u64,
     /// Time integrals for interval means (not printed).
@@ -395,7 +415,7 @@ impl Flow {
                 .wrapping_sub(clock.jiffies_in(s.last_seen_ns - now_ns))
         };
         let ch = chrono(s, jiffies_now as u32, clock.us_per_jiffy());
-        let stamp = |ns: u64| humantime::format_rfc3339_millis(clock.wall(ns)).to_string();
+        let stamp = |ns: u64| Stamp(clock.wall(ns));
         // tcp_get_info(): jiffies_to_msecs(now - stamp), in u32 jiffies.
         let hz = u64::from(clock.hz.max(1));
         let age_ms = |stamp: u32| u64::from((jiffies_now as u32).wrapping_sub(stamp)) * 1000 / hz;

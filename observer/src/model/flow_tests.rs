@@ -127,7 +127,7 @@ fn flow_from_open_sample_extrapolates_running_chrono() {
     assert_eq!(f.comm, "iperf3");
     assert!(!f.closed);
     assert_eq!(f.state, "established");
-    assert_eq!(f.first_seen, "1970-01-01T00:00:00.500Z");
+    assert_eq!(f.first_seen.to_string(), "1970-01-01T00:00:00.500Z");
     let mut c = s;
     c.closed_ns = 1_000_000_000;
     let f = Flow::from_sample(&c, &clock, 9_000_000_000);

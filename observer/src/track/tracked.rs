@@ -42,7 +42,8 @@ pub struct Tracked {
     /// Verdict over the last window or so (for a closed flow: as of its
     /// last open sample).
     pub current: Attribution,
-    /// Verdict over the flow's observed life.
+    /// Verdict over the flow's observed life, to its last movement (or
+    /// its close).
     pub life: Attribution,
     /// Recent history, oldest first (empty unless configured).
     pub history: VecDeque<HistoryPoint>,
@@ -173,9 +174,11 @@ impl Tracked {
     }
 
     /// Takes `read` as the latest sample and judges the flow again: the
-    /// current verdict over the window (kept at a close), the life verdict.
-    /// When the flow `moved`, the step since the previous poll as an event,
-    /// and its rate (bits/s, the larger direction).
+    /// current verdict over the window (kept at a close); when the flow
+    /// `moved` (or closed), the life verdict, and the step since the
+    /// previous poll as an event with its rate (bits/s, the larger
+    /// direction). An unmoved flow's life verdict stays as of its last
+    /// movement: judged again, it would only add idle time at its end.
     fn judge(
         &mut self,
         read: &Read,
@@ -184,7 +187,6 @@ impl Tracked {
         clock: &Clock,
         cfg: &attribution::Config,
     ) -> Option<(Event, f64)> {
-        let prev = Point::new(&self.prev.sample, clock, self.prev.at_ns);
         self.latest = Arc::clone(&read.sample);
         let to = Point::new(&read.sample, clock, read.at_ns);
         // A closing flow keeps the current verdict of its last open sample:
@@ -194,10 +196,13 @@ impl Tracked {
             let from = Point::new(&self.anchor_old.sample, clock, self.anchor_old.at_ns);
             self.current = attribution::attribute(Some(&from), &to, cfg);
         }
-        let life_from =
-            (!self.born_here).then(|| Point::new(&self.first.sample, clock, self.first.at_ns));
-        self.life = attribution::attribute(life_from.as_ref(), &to, cfg);
+        if moved || is_close {
+            let life_from =
+                (!self.born_here).then(|| Point::new(&self.first.sample, clock, self.first.at_ns));
+            self.life = attribution::attribute(life_from.as_ref(), &to, cfg);
+        }
         let step = moved.then(|| {
+            let prev = Point::new(&self.prev.sample, clock, self.prev.at_ns);
             let step = attribution::Evidence::between(Some(&prev), &to);
             let event = Event::Progress {
                 cookie: read.sample.cookie,
