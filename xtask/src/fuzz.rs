@@ -29,7 +29,7 @@ pub const TARGETS: &[(&str, usize)] = &[
 ];
 
 /// Seconds per target in `cargo xtask test`.
-pub const TEST_SECONDS: u64 = 25;
+pub const TEST_SECONDS: u64 = 12;
 
 fn cargo_fuzz(root: &Path) -> Command {
     let mut c = Command::new("cargo");

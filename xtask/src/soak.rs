@@ -18,7 +18,7 @@ use crate::{
 };
 
 /// Length of the short loaded soak in `cargo xtask test`.
-pub const TEST_SECONDS: u64 = 90;
+pub const TEST_SECONDS: u64 = 60;
 
 /// Builds the soak test in release mode, static as the image's binary is
 /// (its release dependencies are the image's), and runs it as root for

@@ -20,6 +20,10 @@ use super::{
 /// Connections one holder process keeps (two fds each, under the 20k fd limit).
 const PER_HOLDER: usize = 9_000;
 
+/// A holder writes a byte on one in this many of its connections each
+/// second: both ends of each move, so 1% of the flows move a second.
+pub const MOVE_ONE_IN: usize = 100;
+
 /// `bench hold N`: opens N loopback connections (both ends here), prints
 /// `ready`, then writes a byte on 1% of them each second until stdin closes.
 pub fn hold(n: usize) -> anyhow::Result<()> {
@@ -44,7 +48,7 @@ pub fn hold(n: usize) -> anyhow::Result<()> {
         if rx.recv_timeout(Duration::from_secs(1)).is_ok() {
             return Ok(());
         }
-        for _ in 0..(n / 100).max(1) {
+        for _ in 0..(n / MOVE_ONE_IN).max(1) {
             let _ = pairs[i % n].0.write_all(&[1]);
             i += 1;
         }
