@@ -2,6 +2,7 @@
 
 use std::process::ExitCode;
 
+use anyhow::Context as _;
 use clap::{CommandFactory as _, Parser, Subcommand};
 
 mod cmd;
@@ -53,8 +54,9 @@ fn main() -> ExitCode {
         Command::Top(args) => cmd::top::run(&args),
         Command::Completions { shell } => {
             let mut cmd = Cli::command();
-            clap_complete::generate(shell, &mut cmd, "observer", &mut std::io::stdout());
-            Ok(())
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut cmd, "observer", &mut script);
+            cmd::man::print(&script).context("cannot write the completion script")
         }
         Command::Man(args) => cmd::man::run(&args, Cli::command()),
     };

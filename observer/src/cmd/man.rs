@@ -15,10 +15,26 @@ pub struct Args {
     dir: Option<PathBuf>,
 }
 
+/// Writes `bytes` to standard output. A reader that stopped early
+/// (`observer man | head`) is done with them: no error, as for `observer
+/// flows`.
+///
+/// # Errors
+/// Standard output fails otherwise.
+pub fn print(bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        r => r,
+    }
+}
+
 /// Prints the top page, or writes every page into `--dir`.
 ///
 /// # Errors
-/// The folder cannot be written, or standard output is closed.
+/// The folder cannot be written, or standard output fails (a reader
+/// closing it early is not an error).
 pub fn run(args: &Args, cmd: clap::Command) -> anyhow::Result<()> {
     match &args.dir {
         Some(dir) => {
@@ -28,8 +44,12 @@ pub fn run(args: &Args, cmd: clap::Command) -> anyhow::Result<()> {
                 .with_context(|| format!("cannot write the manual pages into {}", dir.display()))?;
             Ok(())
         }
-        None => clap_mangen::Man::new(cmd)
-            .render(&mut std::io::stdout())
-            .context("cannot write the manual page"),
+        None => {
+            let mut page = Vec::new();
+            clap_mangen::Man::new(cmd)
+                .render(&mut page)
+                .context("cannot render the manual page")?;
+            print(&page).context("cannot write the manual page")
+        }
     }
 }

@@ -315,3 +315,25 @@ fn manual_pages_render() {
         "{run}"
     );
 }
+
+#[test]
+fn a_reader_that_stops_early_is_no_error_for_the_manual_page_or_completions() {
+    // `observer man | head -1`, at its most abrupt: the pipe is closed
+    // before anything is written, so every write fails.
+    for args in [&["man"][..], &["completions", "bash"]] {
+        let mut child = Command::new(BIN)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("observer starts");
+        drop(child.stdout.take());
+        let done = child.wait_with_output().expect("observer ends");
+        assert!(
+            done.status.success() && done.stderr.is_empty(),
+            "{args:?}: {:?}: {}",
+            done.status,
+            String::from_utf8_lossy(&done.stderr)
+        );
+    }
+}
