@@ -92,7 +92,7 @@ offsets! {
     socket_flags,
     /// `inet_connection_sock.icsk_ca_ops`: pointer to `tcp_congestion_ops`.
     ca_ops,
-    /// `tcp_congestion_ops.name`, relative to `tcp_congestion_ops` (char[16]).
+    /// `tcp_congestion_ops.name`, relative to `tcp_congestion_ops` (`char[16]`).
     ca_name,
     /// `inet_connection_sock.icsk_ca_state` (bitfield: bit offset).
     ca_state_bit,
@@ -140,7 +140,7 @@ offsets! {
     rate_app_limited_width,
     /// `tcp_sock.chrono_start` (u32, jiffies).
     chrono_start,
-    /// `tcp_sock.chrono_stat` (u32[3], jiffies).
+    /// `tcp_sock.chrono_stat` (`u32[3]`, jiffies).
     chrono_stat,
     /// `tcp_sock.chrono_type` (bitfield: bit offset).
     chrono_type_bit,
@@ -160,7 +160,7 @@ offsets! {
     /// reading process will be handed.
     copied_seq,
     /// `sk_buff.cb`, relative to `struct sk_buff`: where `TCP_SKB_CB(skb)`
-    /// (`struct tcp_skb_cb`) lives (char[48]).
+    /// (`struct tcp_skb_cb`) lives (`char[48]`).
     skb_cb,
     /// `sk_buff.len`, relative to `struct sk_buff` (u32, bytes): at
     /// `tcp_rcv_established()`, the TCP header plus payload.
@@ -216,7 +216,7 @@ offsets! {
     sack_ok_bit,
     /// Width of `sack_ok`.
     sack_ok_width,
-    /// `net.ipv4.sysctl_tcp_rmem`, relative to `struct net` (int[3], bytes).
+    /// `net.ipv4.sysctl_tcp_rmem`, relative to `struct net` (`int[3]`, bytes).
     tcp_rmem,
     /// `inet_connection_sock.icsk_rto` (u32, jiffies): the retransmission timeout.
     icsk_rto,

@@ -246,7 +246,7 @@ impl Changes {
     /// the entries of `flows` it names to `out`, a cookie whose entry is
     /// gone (closed, evicted) skipped. Returns false, having appended
     /// nothing, where the poll must read the whole map: `whole`, no
-    /// journal, a [`Read::Whole`], more changes than [`LOOKUP_SHARE`]
+    /// journal, a [`Read::Whole`], more changes than `LOOKUP_SHARE`
     /// allows, a failed lookup, or a close parked since the last read
     /// (`parked_before`, the kernel's count now): a park on a flow whose
     /// journal entry another program on its CPU is still writing shows in

@@ -24,7 +24,7 @@
 //!   full, and those the LRU took before a poll read them;
 //! - [`tick`]: the kernel's HZ, measured with a test-run program;
 //! - [`privilege`]: drop every capability once attached;
-//! - [`env`]: the test-only environment overrides, all in one place.
+//! - `env`: the test-only environment overrides, all in one place.
 
 pub mod adopt;
 pub mod attach;

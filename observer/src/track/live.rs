@@ -62,7 +62,7 @@ pub struct Book {
     /// The open flows that are not quiet: those a read of the changes
     /// alone advances.
     awake: HashSet<u64>,
-    /// The open flows idle with a settled verdict ([`quiet`]).
+    /// The open flows idle with a settled verdict ([`super::quiet`]).
     quiet: Quiet,
     /// The closed flows still held (lingering, or until dropped).
     closed: Vec<u64>,
@@ -132,7 +132,7 @@ impl Book {
         self.open_verdicts.iter().sum()
     }
 
-    /// Number of open flows listed quiet ([`quiet`]).
+    /// Number of open flows listed quiet ([`super::quiet`]).
     pub fn quiet_len(&self) -> usize {
         self.quiet.len()
     }

@@ -1,9 +1,9 @@
 //! The scenarios: each one imposes a known constraint on real kernel TCP
 //! across an emulated path, so observer's verdict has a ground truth.
 //! Names are stable: scripts and dashboards use them. The sender-side
-//! scenarios are in [`sender`], the downloads judged from the receiver in
-//! [`receiver`]; what a scenario is, with the criteria a run is judged
-//! by, is in [`model`], the pieces the lists are written with in [`parts`].
+//! scenarios are in `sender`, the downloads judged from the receiver in
+//! `receiver`; what a scenario is, with the criteria a run is judged
+//! by, is in `model`, the pieces the lists are written with in `parts`.
 
 mod model;
 mod parts;

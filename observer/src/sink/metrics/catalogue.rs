@@ -1,8 +1,8 @@
 //! The metric catalogue: every series observer exports, in one registry,
 //! and how each poll's events move them. The metrics themselves are
-//! defined by concept, each group in its own file: [`super::flows`] (the
-//! observed flows), [`super::top`] (the opt-in per-flow gauges) and
-//! [`super::agent`] (observer's own health). Adding a metric is one edit
+//! defined by concept, each group in its own file: `flows` (the
+//! observed flows), `top` (the opt-in per-flow gauges) and
+//! `agent` (observer's own health). Adding a metric is one edit
 //! in its group's file. Labels never carry 5-tuples, except the top-N
 //! gauges, whose series count is capped at N.
 

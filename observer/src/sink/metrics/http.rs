@@ -72,7 +72,7 @@ pub async fn bind(addr: SocketAddr) -> Result<TcpListener, HttpError> {
 }
 
 /// Lifts the soft limit on open files to the hard one (as Go's runtime does
-/// for every server), so that [`MAX_CONNECTIONS`] fit beside the maps and
+/// for every server), so that `MAX_CONNECTIONS` fit beside the maps and
 /// links; a failure leaves the limit as it was.
 pub fn raise_fd_limit() {
     let mut lim = libc::rlimit {
@@ -143,8 +143,8 @@ fn route(
 /// Serves connections on `listener` until the task is dropped.
 ///
 /// A scrape endpoint on a node's address must not be held by idle clients:
-/// at most [`MAX_CONNECTIONS`] are open at once (later ones are closed at
-/// once), each must send its headers within [`HEADER_TIMEOUT`], and a
+/// at most `MAX_CONNECTIONS` are open at once (later ones are closed at
+/// once), each must send its headers within `HEADER_TIMEOUT`, and a
 /// failed accept (out of file descriptors) waits 100 ms instead of
 /// spinning.
 pub async fn serve(listener: TcpListener, registry: prometheus::Registry, health: Health) {

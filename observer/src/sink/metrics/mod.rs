@@ -1,5 +1,5 @@
 //! The Prometheus exporter: the metric catalogue (metrics grouped by
-//! concept: [`flows`], [`top`], [`agent`]), aggregation labels with a cap,
+//! concept: `flows`, `top`, `agent`), aggregation labels with a cap,
 //! and the HTTP endpoint.
 //!
 //! In: each poll's [`crate::track::live::Event`]s, the live book, the
