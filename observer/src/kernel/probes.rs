@@ -215,23 +215,30 @@ impl Probes {
             .load(OBJECT)
             .map_err(ProbeError::Load)?;
 
-        let mut links = vec![
-            (
-                "observer_tcp_probe",
-                "tcp_probe",
-                attach_tp(&mut ebpf, "observer_tcp_probe", "tcp_probe", &kernel_btf)?,
-            ),
-            (
-                "observer_set_state",
-                "inet_sock_set_state",
-                attach_tp(
-                    &mut ebpf,
-                    "observer_set_state",
-                    "inet_sock_set_state",
-                    &kernel_btf,
-                )?,
-            ),
-        ];
+        // The hooks that end flows first: a flow the others create while
+        // the set attaches then has its close seen. (Attached the other way
+        // round, the flows of a busy host that closed in between stayed in
+        // the map, open for good.) tcp_destroy_sock is a backstop for CLOSE
+        // events the kernel skips (see flow::on_destroy in observer-ebpf),
+        // there since Linux 4.16.
+        let mut links = Vec::new();
+        match attach_tp(
+            &mut ebpf,
+            "observer_destroy",
+            "tcp_destroy_sock",
+            &kernel_btf,
+        ) {
+            Ok(id) => links.push(("observer_destroy", "tcp_destroy_sock", id)),
+            Err(e) => degraded.push(format!(
+                "{e}: a close the kernel skips reporting (nested in another) leaves its flow open"
+            )),
+        }
+        for (prog, tp) in [
+            ("observer_set_state", "inet_sock_set_state"),
+            ("observer_tcp_probe", "tcp_probe"),
+        ] {
+            links.push((prog, tp, attach_tp(&mut ebpf, prog, tp, &kernel_btf)?));
+        }
         for (prog, tp) in [
             ("observer_send_length", "sock_send_length"),
             ("observer_recv_length", "sock_recv_length"),
@@ -267,19 +274,6 @@ impl Probes {
             }
         }
 
-        // A backstop for CLOSE events the kernel skips (see flow::on_destroy
-        // in observer-ebpf); tcp_destroy_sock is there since Linux 4.16.
-        match attach_tp(
-            &mut ebpf,
-            "observer_destroy",
-            "tcp_destroy_sock",
-            &kernel_btf,
-        ) {
-            Ok(id) => links.push(("observer_destroy", "tcp_destroy_sock", id)),
-            Err(e) => degraded.push(format!(
-                "{e}: a close the kernel skips reporting (nested in another) leaves its flow open"
-            )),
-        }
         let mut attached: Vec<&'static str> = links.iter().map(|(_, tp, _)| *tp).collect();
         let poll_iter = if poll {
             let p = attach_poll(&mut ebpf, &kernel_btf)?;
