@@ -14,6 +14,46 @@ fn sample(t_s: u64, closed: bool) -> FlowSample {
     s
 }
 
+/// Flow `cookie`'s [`sample`] at `t_s`.
+fn flow_at(cookie: u64, t_s: u64, closed: bool) -> FlowSample {
+    let mut s = sample(t_s, closed);
+    s.cookie = cookie;
+    s
+}
+
+/// Events in a fixed order, to compare two books' polls.
+fn sorted(events: Vec<Event>) -> Vec<String> {
+    let mut v: Vec<String> = events.iter().map(|e| format!("{e:?}")).collect();
+    v.sort();
+    v
+}
+
+/// Poll `poll` of a flow map `map` as the kernel holds it: each flow of
+/// `moves` moves at the polls it lists, and `close` (cookie, poll) closes
+/// one. Returns the changed samples, the close records and the whole map.
+fn poll_reads(
+    map: &mut HashMap<u64, FlowSample>,
+    poll: u64,
+    moves: &[(u64, &[u64])],
+    close: (u64, u64),
+) -> (Vec<FlowSample>, Vec<FlowSample>, Vec<FlowSample>) {
+    let changed: Vec<FlowSample> = moves
+        .iter()
+        .filter(|(_, at)| at.contains(&poll))
+        .map(|(cookie, _)| flow_at(*cookie, poll, false))
+        .collect();
+    let mut closed = Vec::new();
+    if poll == close.1 {
+        map.remove(&close.0);
+        closed.push(flow_at(close.0, poll, true));
+    }
+    for s in &changed {
+        map.insert(s.cookie, *s);
+    }
+    let all = map.values().copied().collect();
+    (changed, closed, all)
+}
+
 fn book(history: usize) -> Book {
     let cfg = BookConfig {
         history,
@@ -226,40 +266,13 @@ fn a_poll_asks_for_the_workloads_of_new_unresolved_and_moved_to_another_cgroup_f
 fn a_read_of_the_changes_alone_advances_the_book_as_a_whole_read_does() {
     let mut whole = book(2);
     let mut changes = book(2);
-    let at = |cookie: u64, t_s: u64, closed: bool| {
-        let mut s = sample(t_s, closed);
-        s.cookie = cookie;
-        s
-    };
-    let sorted = |events: Vec<Event>| {
-        let mut v: Vec<String> = events.iter().map(|e| format!("{e:?}")).collect();
-        v.sort();
-        v
-    };
     // The flow map as the kernel holds it.
     let mut map: HashMap<u64, FlowSample> = HashMap::new();
     for poll in 1..=12u64 {
         // Flow 9 moves at the first four polls and then idles; flow 10 at
         // the first and the fifth, and closes at the eighth; flow 11 once.
-        let mut changed = Vec::new();
-        if poll <= 4 {
-            changed.push(at(9, poll, false));
-        }
-        if poll == 1 || poll == 5 {
-            changed.push(at(10, poll, false));
-        }
-        if poll == 2 {
-            changed.push(at(11, poll, false));
-        }
-        let mut closed = Vec::new();
-        if poll == 8 {
-            map.remove(&10);
-            closed.push(at(10, poll, true));
-        }
-        for s in &changed {
-            map.insert(s.cookie, *s);
-        }
-        let all: Vec<FlowSample> = map.values().copied().collect();
+        let moves: [(u64, &[u64]); 3] = [(9, &[1, 2, 3, 4]), (10, &[1, 5]), (11, &[2])];
+        let (changed, closed, all) = poll_reads(&mut map, poll, &moves, (10, 8));
         let now = (100 + poll) * SEC;
         let a = whole.ingest(&all, &closed, now);
         let b = changes.ingest_changes(&changed, &closed, now, false);
@@ -317,38 +330,11 @@ fn quiet_against_visits(window_s: u64, moves9: &[u64], polls: u64) -> Vec<usize>
     };
     let mut visits = Book::new(cfg(2), Clock::fixed(0, 250), 50 * SEC);
     let mut quiet = Book::new(cfg(1), Clock::fixed(0, 250), 50 * SEC);
-    let at = |cookie: u64, t_s: u64, closed: bool| {
-        let mut s = sample(t_s, closed);
-        s.cookie = cookie;
-        s
-    };
-    let sorted = |events: Vec<Event>| {
-        let mut v: Vec<String> = events.iter().map(|e| format!("{e:?}")).collect();
-        v.sort();
-        v
-    };
     let mut map: HashMap<u64, FlowSample> = HashMap::new();
     let mut quiet_at = Vec::new();
     for poll in 1..=polls {
-        let mut changed = Vec::new();
-        if moves9.contains(&poll) {
-            changed.push(at(9, poll, false));
-        }
-        if poll == 1 || poll == 12 {
-            changed.push(at(10, poll, false));
-        }
-        if poll == 1 {
-            changed.push(at(11, poll, false));
-        }
-        let mut closed = Vec::new();
-        if poll == 14 {
-            map.remove(&10);
-            closed.push(at(10, poll, true));
-        }
-        for s in &changed {
-            map.insert(s.cookie, *s);
-        }
-        let all: Vec<FlowSample> = map.values().copied().collect();
+        let moves: [(u64, &[u64]); 3] = [(9, moves9), (10, &[1, 12]), (11, &[1])];
+        let (changed, closed, all) = poll_reads(&mut map, poll, &moves, (10, 14));
         let now = (100 + poll) * SEC;
         let a = visits.ingest(&all, &closed, now);
         let b = quiet.ingest_changes(&changed, &closed, now, false);
