@@ -228,17 +228,15 @@ impl FlowMetrics {
     pub fn active(&self, labels: &mut Labeller, open: &[&Tracked]) {
         self.active.reset();
         if labels.names().is_empty() {
-            // Count per verdict without building label sets per flow; every
-            // verdict present, even at zero, so dashboards see the series.
-            let mut n = [0i64; Verdict::ALL.len()];
+            // Count per verdict without building label sets per flow, in
+            // one pass.
+            let mut n = [0u64; Verdict::ALL.len()];
             for t in open {
                 if let Some(i) = Verdict::ALL.iter().position(|v| *v == t.current.verdict) {
                     n[i] += 1;
                 }
             }
-            for (v, n) in Verdict::ALL.iter().zip(n) {
-                self.active.with_label_values(&[v.name()]).set(n);
-            }
+            self.active_by_verdict(Verdict::ALL.into_iter().zip(n));
             return;
         }
         for t in open {
