@@ -13,6 +13,7 @@ use observer::{
     model::clock::Clock,
     track::live::BookConfig,
     track::poller::Poller,
+    track::recording::Recorder,
 };
 use pathemu::{ChildGuard, Path, Side};
 use scenarios::{catalog, run};
@@ -39,6 +40,10 @@ struct Cli {
     /// the suite can be run once per algorithm.
     #[arg(long, value_name = "NAME")]
     cc: Option<String>,
+    /// Record every poll's samples of the scenarios' flows to FILE
+    /// (gzip-compressed NDJSON, `observer::track::recording`), for replay.
+    #[arg(long, value_name = "FILE")]
+    record: Option<std::path::PathBuf>,
 }
 
 #[derive(Subcommand)]
@@ -47,9 +52,8 @@ enum Cmd {
     Demo,
 }
 
-fn start_monitor() -> anyhow::Result<Poller> {
+fn start_monitor(hz: u32) -> anyhow::Result<Poller> {
     preflight::check()?;
-    let hz = kernel_hz()?.hz;
     let cfg = ProbeConfig {
         rx_gap_ns: observer_common::rx_gap_ns(hz),
         ..ProbeConfig::default()
@@ -89,12 +93,18 @@ fn suite(cli: &Cli) -> anyhow::Result<bool> {
             s
         })
         .collect();
-    let mut poller = start_monitor()?;
+    let hz = kernel_hz()?.hz;
+    let mut poller = start_monitor(hz)?;
+    let mut recorder = cli
+        .record
+        .as_deref()
+        .map(|p| Recorder::create(p, hz))
+        .transpose()?;
     let (mut passed, mut failed) = (0, 0);
     for sc in &chosen {
         let secs = if cli.quick { 8.min(sc.secs) } else { sc.secs };
-        let report =
-            run::run(&mut poller, sc, secs).with_context(|| format!("scenario {}", sc.name))?;
+        let report = run::run(&mut poller, sc, secs, recorder.as_mut())
+            .with_context(|| format!("scenario {}", sc.name))?;
         if cli.json {
             for f in &report.flows {
                 let mut v = serde_json::to_value(f)?;
@@ -131,6 +141,9 @@ fn suite(cli: &Cli) -> anyhow::Result<bool> {
             // The form libtest uses, which `cargo xtask test` collects.
             println!("test scenario {} ... FAILED", sc.name);
         }
+    }
+    if let Some(r) = recorder {
+        r.finish()?;
     }
     if !cli.json {
         println!("{passed} passed, {failed} failed");

@@ -6,7 +6,11 @@ use std::{
 };
 
 use anyhow::Context as _;
-use observer::{attribution::Verdict, track::poller::Poller};
+use observer::{
+    attribution::Verdict,
+    model::clock::monotonic_ns,
+    track::{poller::Poller, recording::Recorder},
+};
 use pathemu::{Path, Side};
 
 use crate::{
@@ -222,19 +226,32 @@ impl Measured {
 
 /// The timelines of the flows of one scenario, both ends, as observer's
 /// polls show them.
-struct Watch {
+struct Watch<'r> {
     /// The judged end's network namespace, and the other end's (followed
     /// too, to compare the two judgements of one flow).
     netns: (u32, u32),
     lines: HashMap<u64, Timeline>,
+    /// Where each poll's samples of both ends are recorded (`--record`),
+    /// under the scenario's name.
+    record: Option<(&'r mut Recorder, &'static str)>,
 }
 
-impl Watch {
+impl Watch<'_> {
     /// Polls observer and adds each open flow's verdict to its timeline.
     fn poll(&mut self, poller: &mut Poller) -> anyhow::Result<()> {
         poller.poll().context("polling observer")?;
         let now = Instant::now();
         let (netns, other_netns) = self.netns;
+        if let Some((recorder, name)) = self.record.as_mut() {
+            let ours = poller
+                .book()
+                .flows()
+                .filter(|t| t.latest.netns == netns || t.latest.netns == other_netns)
+                .map(|t| &*t.latest);
+            recorder
+                .poll(name, monotonic_ns(), ours)
+                .context("recording the poll")?;
+        }
         for t in poller.book().flows().filter(|t| {
             (t.latest.netns == netns || t.latest.netns == other_netns) && !t.is_closed()
         }) {
@@ -263,11 +280,18 @@ impl Watch {
     }
 }
 
-/// Runs `sc` with `poller` attached; `secs` overrides its length.
+/// Runs `sc` with `poller` attached; `secs` overrides its length. Each
+/// poll's samples of both ends go to `record`, where given.
 ///
 /// # Errors
-/// The path could not be built, or the traffic failed.
-pub fn run(poller: &mut Poller, sc: &Scenario, secs: u64) -> anyhow::Result<ScenarioReport> {
+/// The path could not be built, the traffic failed, or the recording could
+/// not be written.
+pub fn run(
+    poller: &mut Poller,
+    sc: &Scenario,
+    secs: u64,
+    record: Option<&mut Recorder>,
+) -> anyhow::Result<ScenarioReport> {
     let path =
         Path::new(sc.path.clone()).with_context(|| format!("building the path of {}", sc.name))?;
     prepare(&path, sc)?;
@@ -281,6 +305,7 @@ pub fn run(poller: &mut Poller, sc: &Scenario, secs: u64) -> anyhow::Result<Scen
             path.netns_inode(other) as u32,
         ),
         lines: HashMap::new(),
+        record: record.map(|r| (r, sc.name)),
     };
     watch.poll(poller)?;
     let measured = match &sc.traffic {

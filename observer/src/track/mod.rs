@@ -21,6 +21,9 @@
 //! - [`pending`]: the flows waiting for their workload, by cgroup.
 //! - [`cgroups`]: each flow's workload (unit, container, pod) from its
 //!   cgroup id, for every view.
+//! - [`recording`]: the samples of each poll written to a file, and read
+//!   back; [`replay`]: a recording judged as the live book and the flow
+//!   table judge (the scenario suite records, the golden test replays).
 
 pub mod cgroups;
 pub mod event;
@@ -29,5 +32,7 @@ pub mod live;
 pub mod pending;
 pub mod poller;
 pub mod quiet;
+pub mod recording;
+pub mod replay;
 pub mod snapshot;
 pub mod tracked;
