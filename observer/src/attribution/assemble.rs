@@ -35,45 +35,55 @@ pub(super) fn ceiling_and_rate(ceiling: f64, moving: &str, rate: f64) -> String 
     }
 }
 
-/// `unknown` when fewer than `cfg.min_bytes` moved (`moved`: "acked" or
-/// "received") or the interval spans fewer than `cfg.min_rtts` round trips
-/// of `rtt_us`; None when there is enough to judge.
-pub(super) fn too_little(
-    bytes: u64,
-    moved: &str,
-    interval_us: u64,
-    rtt_us: f64,
-    cfg: &Config,
-) -> Option<(Verdict, f64, String)> {
+/// The interval's length in round trips of `rtt_us` when fewer than
+/// `cfg.min_bytes` moved (`bytes`) or it spans fewer than `cfg.min_rtts`
+/// of them (too little to judge); None when there is enough.
+pub(super) fn too_little(bytes: u64, interval_us: u64, rtt_us: f64, cfg: &Config) -> Option<f64> {
     let rtts = if rtt_us > 0.0 {
         interval_us as f64 / rtt_us
     } else {
         0.0
     };
-    (bytes < cfg.min_bytes || rtts < cfg.min_rtts).then(|| {
-        (
-            Verdict::Unknown,
-            0.0,
-            explain!(
-                cfg,
-                "unknown: {} {moved} over {rtts:.1} round trips; too little to say",
-                units::bytes(bytes as f64)
-            ),
-        )
-    })
+    (bytes < cfg.min_bytes || rtts < cfg.min_rtts).then_some(rtts)
+}
+
+/// What a side's rules concluded, before the window arithmetic.
+pub(super) struct Judgement {
+    /// The name of the rule that decided.
+    pub(super) rule: &'static str,
+    /// The verdict.
+    pub(super) verdict: Verdict,
+    /// Its confidence (0 to 1).
+    pub(super) confidence: f64,
+    /// The end it was made from.
+    pub(super) side: Side,
+    /// The explanation (empty with `Config::explain` off).
+    pub(super) explanation: String,
+}
+
+impl Judgement {
+    /// No rule decided (a table without its last, always-finding rule).
+    pub(super) fn none(side: Side) -> Judgement {
+        Judgement {
+            rule: "none",
+            verdict: Verdict::Unknown,
+            confidence: 0.0,
+            side,
+            explanation: String::new(),
+        }
+    }
 }
 
 /// Assembles an attribution: window arithmetic for window verdicts, folded
 /// into the explanation, and the confidence rounded to two places.
-pub(super) fn assemble(
-    verdict: Verdict,
-    confidence: f64,
-    side: Side,
-    explanation: String,
-    ev: &Evidence,
-    flow: &Flow,
-    cfg: &Config,
-) -> Attribution {
+pub(super) fn assemble(j: Judgement, ev: &Evidence, flow: &Flow, cfg: &Config) -> Attribution {
+    let Judgement {
+        rule,
+        verdict,
+        confidence,
+        side,
+        explanation,
+    } = j;
     let window_verdict = match side {
         Side::Sender => matches!(
             verdict,
@@ -99,6 +109,7 @@ pub(super) fn assemble(
     };
     Attribution {
         verdict,
+        rule,
         confidence: (confidence * 100.0).round() / 100.0,
         side,
         explanation,

@@ -1,7 +1,10 @@
-//! The thresholds of the attribution rules, in one struct with their
-//! defaults (docs/attribution.md gives each in context).
+//! The thresholds and confidences of the attribution rules, in one struct
+//! with their defaults. docs/attribution.md gives each rule in context,
+//! with the measurements behind the values.
 
-/// Thresholds of the engine. The defaults are what the scenario suite checks.
+/// Thresholds and confidences of the engine. The defaults are what the
+/// scenario suite checks. Shares are 0 to 1; "of busy" shares are of the
+/// sender's busy time.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Config {
     /// Whether verdicts carry their explanation, the line with the numbers
@@ -11,11 +14,14 @@ pub struct Config {
     pub explain: bool,
     /// Fewer bytes than this moved in the interval: `unknown` (bytes).
     pub min_bytes: u64,
-    /// An interval shorter than this many smoothed RTTs: `unknown`.
+    /// An interval shorter than this many round trips: `unknown` (srtt at
+    /// the sender, the path's base RTT at the receiver).
     pub min_rtts: f64,
-    /// Rate at or above this fraction of a ceiling counts as "at the ceiling".
+    /// Rate at or above this fraction of a ceiling counts as "at the
+    /// ceiling"; a window fill at or above it is a full window.
     pub at_ceiling: f64,
-    /// A limited-time share of busy time at or above this is significant.
+    /// A limited-time share of busy time at or above this is significant;
+    /// so is the share of time a receiver's window sat closed.
     pub significant_share: f64,
     /// Standing queue above this fraction of min_rtt counts as a queue...
     pub queue_fraction: f64,
@@ -23,16 +29,53 @@ pub struct Config {
     pub queue_floor_us: u64,
     /// Target rate for the what-if arithmetic (bits/s); 0: twice the current rate.
     pub target_bps: u64,
+    /// The least confidence a verdict other than `unknown` is given at: a
+    /// rule that fires is at least even odds against the next reading.
+    pub confidence_floor: f64,
+    /// Sender side: idle (nothing outstanding) at least this share of the
+    /// interval is `application`.
+    pub idle_share: f64,
+    /// Sender side: cwnd-limited at least this share of busy time, the
+    /// congestion window binds; the peer's window at its ceiling binds
+    /// only while cwnd-limited less than this.
+    pub cwnd_share: f64,
+    /// Sender side: application-limited delivery samples over at least
+    /// this share of the interval mark the application (not for BBR).
+    pub app_limited_share: f64,
+    /// Sender side: a rate under this fraction of the lowest window
+    /// ceiling, not window-limited, is the application's.
+    pub app_rate_share: f64,
+    /// Sender side: confidence of `receive_window` naming the peer's
+    /// reader (its window shrunk by unread data).
+    pub peer_reader_confidence: f64,
+    /// Sender side: the least confidence of `receive_window` when the
+    /// rate is at the rwnd ceiling.
+    pub at_rwnd_confidence: f64,
+    /// Sender side: the least confidence of `congestion_window` when the
+    /// rate is at the cwnd ceiling.
+    pub at_cwnd_confidence: f64,
+    /// Sender side: confidence of `application` from app-limited samples
+    /// or a rate far below the windows.
+    pub application_confidence: f64,
+    /// Sender side: confidence of `receive_window` from a pacing sender's
+    /// probes meeting the peer's window.
+    pub probe_confidence: f64,
+    /// Confidence of `path` from a flow busy without a window limit (the
+    /// sender) or arriving evenly (the receiver), without a queue...
+    pub path_confidence: f64,
+    /// ...and with a queue standing.
+    pub path_queued_confidence: f64,
     /// Receiver side: a share of the interval in arrival gaps (the sender
     /// sent nothing for over 10 ms) at or above this means the sender
-    /// paused with the window open.
+    /// paused with the window open; the same share of the bytes in bursts
+    /// means it bursts.
     pub sender_gap_share: f64,
     /// Receiver side: out-of-order arrivals this recent (s) still count as
     /// the loss holding the sender's congestion window down (cubic takes
     /// seconds to grow back to its window before the loss).
     pub loss_memory_s: f64,
     /// Receiver side: the same for a sender that pauses most of the time
-    /// (s); see `receiver::recent_loss`.
+    /// (s); see `receiver::context::recent_loss`.
     pub loss_memory_paused_s: f64,
     /// Receiver side: for a pausing sender, out-of-order arrivals must also
     /// be at least this share of the interval's data segments (and two).
@@ -56,15 +99,25 @@ pub struct Config {
     /// not `path`. BBR probes one phase in eight, so a window that stops
     /// every probe shows up to about an eighth of busy time.
     pub probe_share: f64,
-    /// Receiver side: a window fill (in flight / window) above this is a
-    /// measurement that cannot hold (the RTT is overstated); no window
-    /// verdict is made from it.
+    /// A window fill (in flight / window) or a rate over a ceiling above
+    /// this is a measurement that cannot hold (the RTT is overstated): no
+    /// window verdict or what-if is made from it.
     pub max_fill: f64,
     /// Sender side: a peer window under this fraction of the largest the
     /// peer has offered (`tcp_sock.max_window`), time-weighted over the
     /// interval and at its end, holds data the peer's application has not
     /// read (`whatif::shrunk_by_unread`).
     pub unread_window: f64,
+    /// Receiver side: confidence of `receiver_application` from unread
+    /// data when the window was not closed long.
+    pub reader_confidence: f64,
+    /// Receiver side: a reader lags only with at least this many of the
+    /// peer's segments waiting unread on average.
+    pub reader_min_segments: f64,
+    /// Receiver side: a reader that keeps at least what is in flight
+    /// waiting, and this share of the window, lags the network by more
+    /// than a round trip.
+    pub reader_window_share: f64,
     /// Receiver side: a reader that keeps at least this share of the
     /// window waiting unread on average (time-weighted)...
     pub reader_unread_share: f64,
@@ -78,8 +131,8 @@ pub struct Config {
     /// this fraction of what it would allow at the path's base RTT (the
     /// queue at least as long as the path's own round trip), with a queue
     /// standing. The flow then fills its bottleneck: `path`. Half: a
-    /// window-bound flow whose srtt a mild queue stretches by a fifth (a
-    /// 6.1 VM's 128 KB receiver, 25.9 ms against 21.2 ms) stays a window.
+    /// window-bound flow whose srtt a mild queue stretches by a fifth stays
+    /// a window verdict (docs/attribution.md).
     pub queue_only: f64,
 }
 
@@ -94,6 +147,18 @@ impl Default for Config {
             queue_fraction: 0.2,
             queue_floor_us: 2_000,
             target_bps: 0,
+            confidence_floor: 0.5,
+            idle_share: 0.5,
+            cwnd_share: 0.5,
+            app_limited_share: 0.5,
+            app_rate_share: 0.35,
+            peer_reader_confidence: 0.7,
+            at_rwnd_confidence: 0.8,
+            at_cwnd_confidence: 0.7,
+            application_confidence: 0.6,
+            probe_confidence: 0.6,
+            path_confidence: 0.6,
+            path_queued_confidence: 0.8,
             sender_gap_share: 0.2,
             loss_memory_s: 10.0,
             loss_memory_paused_s: 1.0,
@@ -104,6 +169,9 @@ impl Default for Config {
             max_fill: 1.25,
             probe_share: 0.05,
             unread_window: 0.6,
+            reader_confidence: 0.7,
+            reader_min_segments: 2.0,
+            reader_window_share: 0.5,
             reader_unread_share: 0.25,
             reader_drain_rtts: 10.0,
             queue_only: 0.5,

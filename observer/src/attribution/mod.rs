@@ -12,6 +12,11 @@
 //!   rwnd-limited for only 56% of its busy time;
 //! - the ceilings the sampled state implies (window / RTT) against the
 //!   measured delivery rate, with the standing queue (srtt - min_rtt).
+//!
+//! Each side judges with an ordered table of named rules over a context
+//! computed once per interval ([`rule`]; [`sender::rules::SENDER_RULES`],
+//! [`receiver::rules::RECEIVER_RULES`]); every threshold is a field of
+//! [`Config`].
 
 /// `format!` for an explanation: an empty string, its arguments never
 /// evaluated, when `cfg.explain` is off ([`Config::explain`]).
@@ -29,8 +34,9 @@ mod assemble;
 mod config;
 mod evidence;
 mod point;
-mod receiver;
-mod sender;
+pub mod receiver;
+pub mod rule;
+pub mod sender;
 mod verdict;
 mod whatif;
 
@@ -40,7 +46,7 @@ pub use point::Point;
 pub use verdict::{Attribution, Side, Verdict, ends_agree};
 pub use whatif::{Bounds, PeerWindow, WhatIf, what_if};
 
-use assemble::assemble;
+use assemble::{Judgement, assemble};
 
 /// Attributes the interval from `from` (or the flow's birth, when `None`)
 /// to `to`. Both points must be of the same flow.
@@ -53,15 +59,18 @@ pub fn attribute(from: Option<&Point>, to: &Point, cfg: &Config) -> Attribution 
         } else {
             Side::Sender
         };
-        return assemble(
-            Verdict::Unknown,
-            0.0,
-            side,
-            "unknown: first seen at its close (observer never sampled it open)".to_string(),
-            &ev,
-            &to.flow,
+        let explanation = explain!(
             cfg,
+            "unknown: first seen at its close (observer never sampled it open)"
         );
+        let judgement = Judgement {
+            rule: "first_seen_at_close",
+            verdict: Verdict::Unknown,
+            confidence: 0.0,
+            side,
+            explanation,
+        };
+        return assemble(judgement, &ev, &to.flow, cfg);
     }
     let ev = Evidence::between(from, to);
     // The end that moved more data in the interval judges it; an interval
@@ -86,6 +95,10 @@ mod receiver_reader_tests;
 #[cfg(test)]
 mod receiver_tests;
 #[cfg(test)]
+mod rule_tests;
+#[cfg(test)]
 mod sender_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod whatif_tests;

@@ -100,6 +100,9 @@ pub enum Side {
 pub struct Attribution {
     /// What limits the flow.
     pub verdict: Verdict,
+    /// The name of the rule that decided, as docs/attribution.md lists the
+    /// rules of each side (`receive_window`, `window_through_queue`, ...).
+    pub rule: &'static str,
     /// How sure, 0 to 1.
     pub confidence: f64,
     /// Which end the verdict was made from.

@@ -38,6 +38,7 @@ fn addr(s: &str) -> SocketAddr {
 pub(super) fn attribution(verdict: Verdict, side: Side) -> Attribution {
     Attribution {
         verdict,
+        rule: "test",
         confidence: 0.9,
         side,
         explanation: String::new(),

@@ -1,0 +1,168 @@
+//! What the receiver's rules read, computed once per judgement: the
+//! interval in round trips of the path, the reader's lag, the window's
+//! fill, the queue, and how the sender paused and what it lost.
+
+use crate::{
+    attribution::{
+        config::Config,
+        evidence::{Evidence, Receive},
+        rule::queue_confidence,
+        whatif::full_through_queue,
+    },
+    model::flow::Flow,
+};
+
+/// The MSS assumed where the peer's is not yet known (bytes): RFC 1122's
+/// default, `TCP_MSS_DEFAULT` (include/net/tcp.h).
+const DEFAULT_MSS: u32 = 536;
+
+/// The receiver's view of one interval. Rates are bits/s, times µs.
+pub struct ReceiverCtx<'a> {
+    /// The interval's figures.
+    pub ev: &'a Evidence,
+    /// The receiving end's figures.
+    pub rx: &'a Receive,
+    /// The flow at the interval's end (its buffer settings).
+    pub flow: &'a Flow,
+    /// The thresholds.
+    pub cfg: &'a Config,
+    /// Receive rate (bits/s).
+    pub rate: f64,
+    /// Mean receiver RTT (µs).
+    pub rtt: f64,
+    /// The path's own round trip (µs): the base RTT where known, else the
+    /// mean, so a deep queue does not make every interval too short.
+    pub path_rtt: f64,
+    /// The interval in round trips of the path.
+    pub rtts: f64,
+    /// The window sat closed for a significant share of the interval.
+    pub closed: bool,
+    /// The reader keeps more waiting than the path holds in flight (and
+    /// half the window), or as much as the window, or lags throughout
+    /// (`lagging`).
+    pub waiting: bool,
+    /// A standing queue: the mean receiver RTT above the base by
+    /// `cfg.queue_fraction` of it and `cfg.queue_floor_us`.
+    pub queued: bool,
+    /// Confidence of a full bottleneck ([`queue_confidence`]).
+    pub path_confidence: f64,
+    /// With a queue standing and the sender not pausing: the window's
+    /// ceiling at the base RTT where the window is full only through the
+    /// queue (`whatif::full_through_queue`).
+    pub queue_only: Option<f64>,
+    /// Arrival gaps for `cfg.sender_gap_share` of the interval or more.
+    pub paused: bool,
+    /// A share of the bytes in bursts, at a rate the flow uses under
+    /// `cfg.at_ceiling` of.
+    pub bursty: bool,
+    /// The longest mean pause of a sender that waits for ACKs (µs).
+    pub ack_wait_us: f64,
+    /// The sender's pauses are no longer than `ack_wait_us` on average.
+    pub acked_pauses: bool,
+    /// Loss recent and repeated enough to hold the sender's cwnd down.
+    pub recent_loss: bool,
+}
+
+impl<'a> ReceiverCtx<'a> {
+    /// The context of `ev` for `flow` under `cfg`.
+    pub fn new(ev: &'a Evidence, flow: &'a Flow, cfg: &'a Config) -> ReceiverCtx<'a> {
+        let rx = &ev.receive;
+        let rate = ev.recv_rate_bps;
+        let rtt = rx.rtt_mean_us;
+        let path_rtt = if rx.base_rtt_us > 0 {
+            f64::from(rx.base_rtt_us)
+        } else {
+            rtt
+        };
+        let rtts = ev.interval_us as f64 / path_rtt.max(1.0);
+        let waiting = rx.unread_mean >= rx.rcv_wnd_mean
+            || (rx.unread_mean >= rx.in_flight_bytes
+                && rx.unread_mean >= cfg.reader_window_share * rx.rcv_wnd_mean)
+            || lagging(rx, rtts, cfg);
+        let queued = f64::from(rx.queue_delay_us)
+            > (cfg.queue_fraction * f64::from(rx.base_rtt_us)).max(cfg.queue_floor_us as f64);
+        let queue_only = (queued && rx.base_rtt_us > 0 && rx.gap_share < cfg.sender_gap_share)
+            .then(|| full_through_queue(rx.rcv_wnd_mean, path_rtt, rate, cfg))
+            .flatten();
+        let paused = rx.gap_share >= cfg.sender_gap_share;
+        let bursty = rx.burst_share >= cfg.sender_gap_share && rx.path_use < cfg.at_ceiling;
+        // Pauses no longer than a few round trips of the path, or than a
+        // retransmission timeout and a round trip: what a sender waiting
+        // for ACKs shows. The timeout floor also keeps short paths
+        // judgeable: only gaps over 10 ms are counted, which is many
+        // round trips of a LAN.
+        let ack_wait_us = (cfg.ack_wait_rtts * path_rtt).max(cfg.rto_min_us as f64 + path_rtt);
+        let acked_pauses = rx.mean_gap_us <= ack_wait_us;
+        ReceiverCtx {
+            ev,
+            rx,
+            flow,
+            cfg,
+            rate,
+            rtt,
+            path_rtt,
+            rtts,
+            closed: rx.closed_share >= cfg.significant_share,
+            waiting,
+            queued,
+            path_confidence: queue_confidence(
+                f64::from(rx.queue_delay_us),
+                rtt.max(1.0),
+                cfg.confidence_floor,
+            ),
+            queue_only,
+            paused,
+            bursty,
+            ack_wait_us,
+            acked_pauses,
+            recent_loss: recent_loss(rx, paused, acked_pauses, cfg),
+        }
+    }
+
+    /// The reader holds the window: closed by unread data, or waiting
+    /// data of at least `cfg.reader_min_segments` of the peer's segments.
+    pub fn reader_lags(&self) -> bool {
+        let mss = f64::from(self.flow.rcv_mss.max(DEFAULT_MSS));
+        (self.closed && self.rx.unread_mean > 0.0)
+            || (self.waiting && self.rx.unread_mean >= self.cfg.reader_min_segments * mss)
+    }
+}
+
+/// Whether the reader lagged the network all through an interval of
+/// `rtts` round trips of the path: a good share of the window waited unread
+/// (`reader_unread_share`) and the reader seldom or never caught up with it
+/// (`reader_drain_rtts`). A reader that keeps up catches up each time the
+/// sender pauses, at least once a round trip; one that is the slowest
+/// stage reads a full buffer each time and leaves as much behind.
+fn lagging(rx: &Receive, rtts: f64, cfg: &Config) -> bool {
+    rtts >= cfg.reader_drain_rtts
+        && rx.unread_mean >= cfg.reader_unread_share * rx.rcv_wnd_mean
+        && f64::from(rx.reader_drains) * cfg.reader_drain_rtts <= rtts
+}
+
+/// Whether out-of-order arrivals (loss upstream) are recent enough to
+/// still hold the sender's congestion window down. A sender that pauses
+/// most of the time has a window far below the path's; without frequent
+/// loss it would regrow within a few round trips, so only loss in the last
+/// `loss_memory_paused_s` counts for it, even within the interval, and only
+/// when its pauses are round-trip sized (`acked_pauses`): a sender held by
+/// its window sends it, then waits about a round trip for the ACKs. A
+/// window cut by loss and spread over the round trip (bursts, few pauses)
+/// regrows for seconds (cubic): loss in the last `loss_memory_s` counts.
+fn recent_loss(rx: &Receive, paused: bool, acked_pauses: bool, cfg: &Config) -> bool {
+    if paused {
+        // Not "any loss in the interval": a startup overshoot a second
+        // before an application-paced stretch does not hold it back, nor
+        // does one reordered segment in tens of thousands, nor loss in the
+        // bursts of a sender that then waits a second for its application.
+        // Loss that keeps a window small is fresh and repeated.
+        let repeated = rx.ooo_packets >= 2
+            && f64::from(rx.ooo_packets) >= cfg.loss_share_paused * f64::from(rx.data_segments);
+        return acked_pauses
+            && repeated
+            && rx
+                .since_ooo_s
+                .is_some_and(|s| s <= cfg.loss_memory_paused_s);
+    }
+    rx.ooo_packets > 0 || rx.since_ooo_s.is_some_and(|s| s <= cfg.loss_memory_s)
+}

@@ -1,0 +1,295 @@
+//! Each receiver rule on its own: it finds on its shape and stays silent
+//! just outside it (the whole table on real shapes is in
+//! `receiver_tests.rs` and the recorded suite's golden file).
+
+use super::{
+    context::ReceiverCtx,
+    rules::{RECEIVER_RULES, Reason},
+};
+use crate::{
+    attribution::{
+        config::Config,
+        evidence::{Evidence, Receive},
+        verdict::Verdict,
+    },
+    model::flow::Flow,
+    testkit::sample::SampleBuilder,
+};
+
+/// Two seconds receiving 10 Mbit/s evenly through a 1 MB window at a 50 ms
+/// RTT (no queue), the reader keeping up: 62.5 KB in flight, a fill of
+/// 6%.
+fn base() -> Evidence {
+    let rx = Receive {
+        rcv_wnd_mean: 1_000_000.0,
+        rtt_mean_us: 50_000.0,
+        base_rtt_us: 50_000,
+        in_flight_bytes: 62_500.0,
+        window_fill: 0.0625,
+        reader_drains: 100,
+        data_segments: 1_727,
+        path_use: 1.0,
+        ..Receive::default()
+    };
+    Evidence {
+        interval_us: 2_000_000,
+        bytes_received: 2_500_000,
+        recv_rate_bps: 10e6,
+        receiver_rtt_us: 50_000,
+        receive: rx,
+        ..Evidence::default()
+    }
+}
+
+/// A receiving flow whose peer's MSS is 1448 B.
+fn flow() -> Flow {
+    let mut f = SampleBuilder::new(1).flow();
+    f.rcv_mss = 1448;
+    f
+}
+
+/// `ev` with its receive figures changed by `change`.
+fn rx(mut ev: Evidence, change: impl FnOnce(&mut Receive)) -> Evidence {
+    change(&mut ev.receive);
+    ev
+}
+
+/// What the rule named `name` finds in `ev`.
+fn rule(name: &str, ev: &Evidence) -> Option<(Verdict, Reason)> {
+    let cfg = Config::default();
+    let f = flow();
+    let c = ReceiverCtx::new(ev, &f, &cfg);
+    let r = RECEIVER_RULES
+        .iter()
+        .find(|r| r.name == name)
+        .unwrap_or_else(|| panic!("no receiver rule {name}"));
+    (r.judge)(&c).map(|f| (f.verdict, f.reason))
+}
+
+/// A standing queue: the mean receiver RTT `queue_us` above the base.
+fn queued(ev: Evidence, queue_us: u32) -> Evidence {
+    rx(ev, |r| {
+        r.queue_delay_us = queue_us;
+        r.rtt_mean_us = 50_000.0 + f64::from(queue_us);
+    })
+}
+
+#[test]
+fn reader_is_a_closed_window_or_data_left_waiting() {
+    let closed = rx(base(), |r| {
+        r.closed_share = 0.2;
+        r.unread_mean = 1.0;
+    });
+    assert_eq!(
+        rule("reader", &closed),
+        Some((Verdict::ReceiverApplication, Reason::Reader))
+    );
+    // Closed under a fifth of the time, or with nothing unread: silent.
+    assert_eq!(
+        rule("reader", &rx(closed.clone(), |r| r.closed_share = 0.19)),
+        None
+    );
+    assert_eq!(rule("reader", &rx(closed, |r| r.unread_mean = 0.0)), None);
+    // As much waiting as the window offers, two segments at least.
+    let full = rx(base(), |r| {
+        r.rcv_wnd_mean = 2_896.0;
+        r.unread_mean = 2_896.0;
+    });
+    assert!(rule("reader", &full).is_some());
+    assert_eq!(rule("reader", &rx(full, |r| r.unread_mean = 2_895.0)), None);
+    // More than in flight and half the window.
+    let waiting = rx(base(), |r| r.unread_mean = 500_000.0);
+    assert!(rule("reader", &waiting).is_some());
+    assert_eq!(
+        rule("reader", &rx(waiting, |r| r.unread_mean = 499_999.0)),
+        None
+    );
+    // A quarter of the window waiting, never caught up in 40 round trips.
+    let lagging = rx(base(), |r| {
+        r.unread_mean = 250_000.0;
+        r.reader_drains = 4;
+    });
+    assert!(rule("reader", &lagging).is_some());
+    assert_eq!(rule("reader", &rx(lagging, |r| r.reader_drains = 5)), None);
+}
+
+#[test]
+fn too_little_is_under_min_bytes_or_min_rtts_of_the_path() {
+    let cfg = Config::default();
+    let few = Evidence {
+        bytes_received: cfg.min_bytes - 1,
+        ..base()
+    };
+    assert!(matches!(
+        rule("too_little", &few),
+        Some((Verdict::Unknown, Reason::TooLittle(r))) if (r - 40.0).abs() < 1e-9
+    ));
+    let enough = Evidence {
+        bytes_received: cfg.min_bytes,
+        ..base()
+    };
+    assert_eq!(rule("too_little", &enough), None);
+    // Round trips of the base RTT, not of a bloated mean.
+    let bloated = queued(
+        Evidence {
+            interval_us: 200_000,
+            ..base()
+        },
+        1_000_000,
+    );
+    assert_eq!(rule("too_little", &bloated), None);
+}
+
+#[test]
+fn window_through_queue_is_a_full_window_that_allows_twice_the_rate_at_base() {
+    let full = |wnd: f64| {
+        rx(queued(base(), 50_000), |r| {
+            r.rcv_wnd_mean = wnd;
+            r.window_fill = 0.8;
+        })
+    };
+    // 125,001 B at the base 50 ms allows just over 20 Mbit/s.
+    assert!(matches!(
+        rule("window_through_queue", &full(125_001.0)),
+        Some((Verdict::Path, Reason::WindowThroughQueue(_)))
+    ));
+    assert_eq!(rule("window_through_queue", &full(125_000.0)), None);
+    // A sender that pauses a fifth of the time: not the path.
+    assert_eq!(
+        rule(
+            "window_through_queue",
+            &rx(full(125_001.0), |r| r.gap_share = 0.2)
+        ),
+        None
+    );
+    // A window under 80% full.
+    assert_eq!(
+        rule(
+            "window_through_queue",
+            &rx(full(125_001.0), |r| r.window_fill = 0.79)
+        ),
+        None
+    );
+}
+
+#[test]
+fn receive_window_is_a_fill_between_at_ceiling_and_max_fill() {
+    for (fill, finds) in [(0.79, false), (0.8, true), (1.25, true), (1.26, false)] {
+        let ev = rx(base(), |r| r.window_fill = fill);
+        assert_eq!(rule("receive_window", &ev).is_some(), finds, "fill {fill}");
+    }
+}
+
+#[test]
+fn shared_bottleneck_is_bursts_over_a_queue_without_pauses() {
+    let shared = rx(queued(base(), 20_000), |r| {
+        r.burst_share = 0.2;
+        r.path_use = 0.79;
+    });
+    assert_eq!(
+        rule("shared_bottleneck", &shared),
+        Some((Verdict::Path, Reason::SharedBottleneck))
+    );
+    // 10 ms over a 50 ms base is not over a fifth: no queue.
+    assert_eq!(
+        rule(
+            "shared_bottleneck",
+            &rx(queued(base(), 10_000), |r| {
+                r.burst_share = 0.2;
+                r.path_use = 0.79;
+            })
+        ),
+        None
+    );
+    assert_eq!(
+        rule(
+            "shared_bottleneck",
+            &rx(shared.clone(), |r| r.path_use = 0.8)
+        ),
+        None
+    );
+    assert_eq!(
+        rule("shared_bottleneck", &rx(shared, |r| r.gap_share = 0.2)),
+        None
+    );
+}
+
+#[test]
+fn loss_held_is_a_held_sender_with_recent_loss() {
+    // Bursts with loss in the interval.
+    let bursty = rx(base(), |r| {
+        r.burst_share = 0.5;
+        r.path_use = 0.5;
+        r.ooo_packets = 1;
+        r.since_ooo_s = Some(0.5);
+    });
+    assert_eq!(
+        rule("loss_held", &bursty),
+        Some((Verdict::CongestionWindow, Reason::LossHeld))
+    );
+    // Bursts, the last loss 10 s ago and none in the interval: still held
+    // (cubic regrows for seconds); 10.1 s: not.
+    let old = |ago: f64| {
+        rx(bursty.clone(), |r| {
+            r.ooo_packets = 0;
+            r.since_ooo_s = Some(ago);
+        })
+    };
+    assert!(rule("loss_held", &old(10.0)).is_some());
+    assert_eq!(rule("loss_held", &old(10.1)), None);
+    // A pausing sender: loss repeated in the last second, pauses of about
+    // a round trip.
+    let paused = rx(base(), |r| {
+        r.gap_share = 0.5;
+        r.mean_gap_us = 60_000.0;
+        r.ooo_packets = 2;
+        r.since_ooo_s = Some(1.0);
+    });
+    assert!(rule("loss_held", &paused).is_some());
+    assert_eq!(
+        rule("loss_held", &rx(paused.clone(), |r| r.ooo_packets = 1)),
+        None
+    );
+    assert_eq!(
+        rule(
+            "loss_held",
+            &rx(paused.clone(), |r| r.since_ooo_s = Some(1.1))
+        ),
+        None
+    );
+    // Pauses longer than a timeout and a round trip (250 ms at 50 ms).
+    assert_eq!(
+        rule("loss_held", &rx(paused, |r| r.mean_gap_us = 250_001.0)),
+        None
+    );
+}
+
+#[test]
+fn sender_held_is_pauses_or_bursts_below_the_burst_rate() {
+    let paused = rx(base(), |r| r.gap_share = 0.2);
+    assert_eq!(
+        rule("sender_held", &paused),
+        Some((Verdict::Sender, Reason::SenderHeld))
+    );
+    assert_eq!(
+        rule("sender_held", &rx(base(), |r| r.gap_share = 0.19)),
+        None
+    );
+    let bursty = rx(base(), |r| {
+        r.burst_share = 0.2;
+        r.path_use = 0.79;
+    });
+    assert!(rule("sender_held", &bursty).is_some());
+    assert_eq!(rule("sender_held", &rx(bursty, |r| r.path_use = 0.8)), None);
+}
+
+#[test]
+fn even_arrival_always_finds_and_ends_the_table() {
+    for ev in [base(), Evidence::default()] {
+        assert!(matches!(
+            rule("even_arrival", &ev),
+            Some((Verdict::Path, Reason::EvenArrival))
+        ));
+    }
+    assert_eq!(RECEIVER_RULES.last().map(|r| r.name), Some("even_arrival"));
+}

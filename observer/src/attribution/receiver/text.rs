@@ -1,0 +1,205 @@
+//! The receiver's explanations: one line per reason, with the numbers the
+//! verdict rests on, written only when shown (`Config::explain`).
+
+use super::{context::ReceiverCtx, rules::Reason};
+use crate::{attribution::assemble::ceiling_and_rate, model::flow::Flow, units};
+
+/// The explanation of `reason` in the context `c` (empty with
+/// `Config::explain` off).
+pub fn explain(reason: Reason, c: &ReceiverCtx<'_>) -> String {
+    if !c.cfg.explain {
+        return String::new();
+    }
+    let rx = c.rx;
+    let t = units::time_us;
+    match reason {
+        Reason::Reader => format!(
+            "receiver application: this host's reader leaves {} unread on average and caught up with it {} in {:.0} round trips of the path; the window was closed {} of the time ({})",
+            units::bytes(rx.unread_mean),
+            times(rx.reader_drains),
+            c.rtts,
+            units::share(rx.closed_share),
+            window_line(c)
+        ),
+        Reason::TooLittle(rtts) => format!(
+            "unknown: {} received over {rtts:.1} round trips; too little to say",
+            units::bytes(c.ev.bytes_received as f64)
+        ),
+        Reason::WindowThroughQueue(at_base) => format!(
+            "path: the bottleneck is full: this host's window is full only through a queue: rcv_wnd {} allows {} at the base RTT {}, and rcv_rtt {} vs base {}; data arrives at {}, {}: a larger window would add queue, not rate",
+            units::bytes(rx.rcv_wnd_mean),
+            units::rate(at_base),
+            t(c.path_rtt),
+            t(c.rtt),
+            t(c.path_rtt),
+            units::rate(c.rate),
+            arrivals(rx.ooo_packets)
+        ),
+        Reason::ReceiveWindow => format!(
+            "receive window (this host's): {}; {}",
+            window_cause(c.flow),
+            window_line(c)
+        ),
+        Reason::SharedBottleneck => format!(
+            "path: the bottleneck is full and shared: a queue stands ({}) while {}; receiving {}, {}",
+            queue_line(c),
+            held(c),
+            units::rate(c.rate),
+            arrivals(rx.ooo_packets)
+        ),
+        Reason::LossHeld => {
+            let when = match rx.since_ooo_s {
+                Some(s) if rx.ooo_packets == 0 => format!(", the last {s:.1} s ago"),
+                _ => String::new(),
+            };
+            format!(
+                "congestion window (the sender's, held down by loss): {}{when}; {} while {}, receiving {}",
+                arrivals(rx.ooo_packets),
+                held(c),
+                open_line(c),
+                units::rate(c.rate)
+            )
+        }
+        Reason::SenderHeld => format!(
+            "sender: {}, {}, while {}; receiving {} (its application, send buffer or a rate limit)",
+            held(c),
+            old_loss(c),
+            open_line(c),
+            units::rate(c.rate)
+        ),
+        Reason::EvenArrival => format!(
+            "path: {} while {}{}; {}, {}",
+            how(c),
+            open_line(c),
+            if c.queued { ", and a queue builds" } else { "" },
+            queue_line(c),
+            arrivals(rx.ooo_packets)
+        ),
+    }
+}
+
+/// "1 out-of-order arrival", "3 out-of-order arrivals".
+fn arrivals(n: u32) -> String {
+    if n == 1 {
+        "1 out-of-order arrival".to_string()
+    } else {
+        format!("{n} out-of-order arrivals")
+    }
+}
+
+/// "once", "twice", "5 times".
+fn times(n: u32) -> String {
+    match n {
+        1 => "once".to_string(),
+        2 => "twice".to_string(),
+        n => format!("{n} times"),
+    }
+}
+
+/// What keeps this host's advertised window where it is, in words with its
+/// number, for a `receive_window` verdict.
+pub fn window_cause(flow: &Flow) -> String {
+    if !flow.wscale_ok {
+        return format!(
+            "no window scaling on this connection: at most {} can be advertised",
+            units::bytes(65_535.0)
+        );
+    }
+    if flow.rcvbuf_locked {
+        return format!(
+            "SO_RCVBUF set by the application: a {} buffer (autotuning off)",
+            units::bytes(f64::from(flow.rcvbuf))
+        );
+    }
+    if flow.tcp_rmem_max > 0 && u64::from(flow.rcvbuf) * 100 >= u64::from(flow.tcp_rmem_max) * 95 {
+        return format!(
+            "tcp_rmem max reached: the buffer is at net.ipv4.tcp_rmem's {}",
+            units::bytes(f64::from(flow.tcp_rmem_max))
+        );
+    }
+    format!(
+        "autotuning still growing: buffer {} of tcp_rmem max {}, rcv_ssthresh {}",
+        units::bytes(f64::from(flow.rcvbuf)),
+        units::bytes(f64::from(flow.tcp_rmem_max)),
+        units::bytes(f64::from(flow.rcv_ssthresh))
+    )
+}
+
+/// "rcv_wnd W / rcv_rtt R = C ceiling, receiving X".
+fn window_line(c: &ReceiverCtx<'_>) -> String {
+    format!(
+        "rcv_wnd {} / rcv_rtt {} = {}",
+        units::bytes(c.rx.rcv_wnd_mean),
+        units::time_us(c.rtt),
+        ceiling_and_rate(c.ev.ceilings.rcv_wnd_bps, "receiving", c.rate)
+    )
+}
+
+/// "rcv_rtt X vs base Y".
+fn queue_line(c: &ReceiverCtx<'_>) -> String {
+    format!(
+        "rcv_rtt {} vs base {}",
+        units::time_us(c.rtt),
+        units::time_us(f64::from(c.rx.base_rtt_us))
+    )
+}
+
+/// "the window is open (in flight X of rcv_wnd Y)".
+fn open_line(c: &ReceiverCtx<'_>) -> String {
+    format!(
+        "the window is open (in flight {} of rcv_wnd {})",
+        units::bytes(c.rx.in_flight_bytes),
+        units::bytes(c.rx.rcv_wnd_mean)
+    )
+}
+
+/// How the sender held back: its pauses, or its bursts and the share of
+/// their rate the flow used.
+fn held(c: &ReceiverCtx<'_>) -> String {
+    let rx = c.rx;
+    if c.paused {
+        format!(
+            "the sender paused {} of the time",
+            units::share(rx.gap_share)
+        )
+    } else {
+        format!(
+            "{} of the data came in bursts at {} and the flow used {} of that",
+            units::share(rx.burst_share),
+            units::rate(rx.burst_rate_bps),
+            units::share(rx.path_use)
+        )
+    }
+}
+
+/// How the data arrives when the path is the limit: evenly, or in bursts
+/// at a rate the flow uses nearly all of.
+fn how(c: &ReceiverCtx<'_>) -> String {
+    let rx = c.rx;
+    if rx.burst_share >= c.cfg.sender_gap_share {
+        format!(
+            "data arrives at {}, {} of the rate of its bursts ({})",
+            units::rate(c.rate),
+            units::share(rx.path_use),
+            units::rate(rx.burst_rate_bps)
+        )
+    } else {
+        format!("data arrives evenly at {}", units::rate(c.rate))
+    }
+}
+
+/// Loss too old to hold the sender's window, still named.
+fn old_loss(c: &ReceiverCtx<'_>) -> String {
+    let rx = c.rx;
+    match (rx.ooo_packets, rx.since_ooo_s) {
+        (0, _) | (_, None) => "without loss".to_string(),
+        (n, Some(_)) if c.paused && !c.acked_pauses => format!(
+            "{}, but its pauses last {} on average, longer than a sender waiting for ACKs waits ({} at a {} round trip): it waits for data or a timer",
+            arrivals(n),
+            units::time_us(rx.mean_gap_us),
+            units::time_us(c.ack_wait_us),
+            units::time_us(c.path_rtt)
+        ),
+        (n, Some(ago)) => format!("{} but none in the last {ago:.1} s", arrivals(n)),
+    }
+}

@@ -1,0 +1,56 @@
+//! The shape of the engine: each side judges with an ordered table of named
+//! rules over a context computed once per judgement. A rule recognises one
+//! shape and returns a [`Finding`], or passes; the first finding decides.
+//! The order is the table's, read top to bottom (docs/attribution.md lists
+//! the rules in the same order, and a test holds the two together).
+
+use super::verdict::Verdict;
+
+/// What a rule found: the verdict, how sure (0 to 1, before rounding), and
+/// why, as the side's reason type (the explanation is written from it in
+/// one place per side, and only when it is shown).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Finding<R> {
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Its confidence (0 to 1).
+    pub confidence: f64,
+    /// Which shape was found, with the figures the explanation needs
+    /// beyond the context's.
+    pub reason: R,
+}
+
+impl<R> Finding<R> {
+    /// A finding of `verdict` at `confidence` for `reason`.
+    pub fn new(verdict: Verdict, confidence: f64, reason: R) -> Finding<R> {
+        Finding {
+            verdict,
+            confidence,
+            reason,
+        }
+    }
+}
+
+/// One rule of a side's table; `J` is the side's test, a function from its
+/// context to an optional finding (a type of its own per side, as the
+/// context borrows the interval's evidence).
+pub struct Rule<J> {
+    /// Its name, as docs/attribution.md and the records' `rule` key give it.
+    pub name: &'static str,
+    /// What it recognises, in a line.
+    pub recognises: &'static str,
+    /// The test: a finding when the context has the rule's shape.
+    pub judge: J,
+}
+
+/// A share used as a confidence: `share` held between `floor` (the least
+/// confidence a verdict other than `unknown` is given at) and 1.
+pub fn share_confidence(share: f64, floor: f64) -> f64 {
+    share.clamp(floor, 1.0)
+}
+
+/// The confidence of a full bottleneck, which grows with the share of the
+/// round trip spent queued: `floor` + `queue_us` / `rtt_us`, at most 1.
+pub fn queue_confidence(queue_us: f64, rtt_us: f64, floor: f64) -> f64 {
+    (floor + queue_us / rtt_us).min(1.0)
+}

@@ -1,0 +1,48 @@
+//! The rule tables against their documentation: docs/attribution.md's
+//! decision lists name each side's rules in the order its table tries
+//! them, each as a numbered item that opens with the rule's name.
+
+use super::{receiver::rules::RECEIVER_RULES, sender::rules::SENDER_RULES};
+
+/// The rule names of the numbered list under the heading `heading` of
+/// docs/attribution.md (to the next heading): items that open
+/// "N. `name`".
+fn documented(heading: &str) -> Vec<String> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/attribution.md");
+    let doc = std::fs::read_to_string(path).expect("docs/attribution.md reads");
+    let section = doc
+        .split_once(&format!("\n{heading}\n"))
+        .map(|(_, rest)| rest)
+        .unwrap_or_else(|| panic!("docs/attribution.md has no heading {heading:?}"));
+    section
+        .lines()
+        .take_while(|l| !l.starts_with('#'))
+        .filter_map(|l| {
+            let (n, rest) = l.split_once(". `")?;
+            n.chars().all(|c| c.is_ascii_digit()).then_some(())?;
+            rest.split_once('`').map(|(name, _)| name.to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn the_docs_list_each_sides_rules_in_the_tables_order() {
+    let sender: Vec<&str> = SENDER_RULES.iter().map(|r| r.name).collect();
+    assert_eq!(documented("## Sender rules, in order"), sender);
+    let receiver: Vec<&str> = RECEIVER_RULES.iter().map(|r| r.name).collect();
+    assert_eq!(documented("## Receiver rules, in order"), receiver);
+}
+
+#[test]
+fn receiver_rule_names_are_unique_snake_case() {
+    let mut seen = std::collections::HashSet::new();
+    for r in RECEIVER_RULES {
+        assert!(seen.insert(r.name), "{} twice", r.name);
+        assert!(
+            r.name.chars().all(|c| c.is_ascii_lowercase() || c == '_'),
+            "{}",
+            r.name
+        );
+        assert!(!r.recognises.is_empty());
+    }
+}

@@ -1,0 +1,150 @@
+//! What the sender's rules read, computed once per judgement from the
+//! interval's evidence: the shares of busy time, the rate against each
+//! ceiling, the standing queue and whether the path shows itself full.
+
+use crate::{
+    attribution::{
+        config::Config, evidence::Evidence, rule::queue_confidence, whatif::full_through_queue,
+    },
+    model::flow::Flow,
+};
+
+/// The sender's view of one interval. Rates are bits/s, times µs, shares
+/// 0 to 1 of busy time unless named otherwise.
+pub struct SenderCtx<'a> {
+    /// The interval's figures.
+    pub ev: &'a Evidence,
+    /// The flow at the interval's end (its buffer settings, its congestion
+    /// control).
+    pub flow: &'a Flow,
+    /// The thresholds.
+    pub cfg: &'a Config,
+    /// Delivery rate over the interval (bytes acked; bits/s).
+    pub rate: f64,
+    /// rwnd-limited share of busy time.
+    pub rwnd: f64,
+    /// sndbuf-limited share of busy time (the kernel's clock or observer's,
+    /// the larger).
+    pub sndbuf: f64,
+    /// cwnd-limited share of busy time.
+    pub cwnd: f64,
+    /// Nothing was acked or received in the interval.
+    pub nothing_moved: bool,
+    /// Application-limited delivery samples over at least
+    /// `cfg.app_limited_share` of the interval, for a congestion control
+    /// other than BBR (which marks its own ProbeRTT samples app-limited,
+    /// `bbr_update_min_rtt()`, net/ipv4/tcp_bbr.c).
+    pub app_mark: bool,
+    /// A standing queue: srtt - min_rtt above `cfg.queue_fraction` of
+    /// min_rtt and above `cfg.queue_floor_us`.
+    pub queued: bool,
+    /// The path shows itself full: segments were retransmitted, or the
+    /// flow runs while busy at `cfg.at_ceiling` of the best delivery-rate
+    /// sample it has recently shown, or no sample comparable with the
+    /// interval was kept (the queue alone decides then).
+    pub at_path: bool,
+    /// The best recent delivery-rate sample (bits/s; 0: none kept).
+    pub shown: f64,
+    /// Confidence of a full bottleneck: it grows with the share of srtt
+    /// queued ([`queue_confidence`]).
+    pub path_confidence: f64,
+    /// With a queue standing: the send buffer's ceiling at min_rtt where it
+    /// is full only through that queue (`whatif::full_through_queue`).
+    pub buffer_at_base: Option<f64>,
+    /// With a queue standing: the peer window's ceiling at min_rtt where it
+    /// is full only through that queue.
+    pub window_at_base: Option<f64>,
+    /// The rate at `cfg.at_ceiling` or more of the rwnd ceiling.
+    pub at_rwnd: bool,
+    /// The rate at `cfg.at_ceiling` or more of the cwnd ceiling, not
+    /// app-limited.
+    pub at_cwnd: bool,
+    /// The rate within `cfg.max_fill` of the rwnd ceiling (or none known).
+    pub rwnd_within: bool,
+    /// The rate within `cfg.max_fill` of the cwnd ceiling (or none known).
+    pub cwnd_within: bool,
+    /// The lower of the rwnd and cwnd ceilings that are known (bits/s;
+    /// infinite when neither is).
+    pub lowest: f64,
+}
+
+impl<'a> SenderCtx<'a> {
+    /// The context of `ev` for `flow` under `cfg`.
+    pub fn new(ev: &'a Evidence, flow: &'a Flow, cfg: &'a Config) -> SenderCtx<'a> {
+        let s = &ev.shares;
+        let c = &ev.ceilings;
+        let rate = ev.rate_bps;
+        let near = |ceiling: f64| ceiling > 0.0 && rate >= cfg.at_ceiling * ceiling;
+        let within = |ceiling: f64| ceiling <= 0.0 || rate <= cfg.max_fill * ceiling;
+        let app_mark = ev.app_limited_share >= cfg.app_limited_share && !flow.cc.starts_with("bbr");
+        let queue = f64::from(ev.queue_delay_us);
+        let min_rtt = f64::from(ev.min_rtt_us);
+        let queued = queue > (cfg.queue_fraction * min_rtt).max(cfg.queue_floor_us as f64);
+        // A queue alone is not a full bottleneck: a flow that bursts
+        // queues briefly at a link it uses a fraction of. The best sample
+        // covers the last one to two seconds; over a longer interval (a
+        // life verdict), or with none kept (helper reads), the queue
+        // alone decides.
+        let shown = ev.delivery_rate_max_bps as f64;
+        let busy_rate = rate / ev.busy().max(1e-9);
+        let comparable = shown > 0.0 && ev.interval_us <= cfg.shown_span_us;
+        let at_path = !comparable || busy_rate >= cfg.at_ceiling * shown || ev.retransmits > 0;
+        let through_queue = |bytes: f64| {
+            queued
+                .then(|| full_through_queue(bytes, min_rtt, rate, cfg))
+                .flatten()
+        };
+        let lowest = [c.rwnd_bps, c.cwnd_bps]
+            .into_iter()
+            .filter(|x| *x > 0.0)
+            .fold(f64::INFINITY, f64::min);
+        SenderCtx {
+            ev,
+            flow,
+            cfg,
+            rate,
+            rwnd: ev.of_busy(s.rwnd_limited),
+            sndbuf: ev.of_busy(s.sndbuf_limited),
+            cwnd: ev.of_busy(s.cwnd_limited),
+            nothing_moved: ev.bytes_acked == 0 && ev.bytes_received == 0,
+            app_mark,
+            queued,
+            at_path,
+            shown,
+            path_confidence: queue_confidence(
+                queue,
+                f64::from(ev.srtt_us.max(1)),
+                cfg.confidence_floor,
+            ),
+            buffer_at_base: through_queue(f64::from(flow.sndbuf)),
+            window_at_base: through_queue(f64::from(ev.snd_wnd)),
+            at_rwnd: near(c.rwnd_bps),
+            at_cwnd: near(c.cwnd_bps) && !app_mark,
+            rwnd_within: within(c.rwnd_bps),
+            cwnd_within: within(c.cwnd_bps),
+            lowest,
+        }
+    }
+
+    /// The peer's window binds by the clocks (rwnd-limited for a
+    /// significant share, no less than cwnd-limited), or by the rate at
+    /// its ceiling while the cwnd held the flow under `cfg.cwnd_share` of
+    /// busy time.
+    pub fn rwnd_binds(&self) -> bool {
+        let cfg = self.cfg;
+        (self.rwnd >= cfg.significant_share && self.rwnd >= self.cwnd)
+            || (self.at_rwnd && self.cwnd < cfg.cwnd_share)
+    }
+
+    /// The congestion window binds: cwnd-limited `cfg.cwnd_share` of busy
+    /// time or more, or the rate at its ceiling (not app-limited).
+    pub fn cwnd_binds(&self) -> bool {
+        self.cwnd >= self.cfg.cwnd_share || self.at_cwnd
+    }
+
+    /// The send buffer binds by the clocks: sndbuf-limited for a
+    /// significant share, no less than rwnd-limited.
+    pub fn sndbuf_binds(&self) -> bool {
+        self.sndbuf >= self.cfg.significant_share && self.sndbuf >= self.rwnd
+    }
+}

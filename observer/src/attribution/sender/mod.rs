@@ -1,0 +1,37 @@
+//! Verdicts made from the sending end: the context of the interval
+//! ([`context`]), the ordered rules ([`rules::SENDER_RULES`]) and their
+//! explanations (`text`).
+
+pub mod context;
+pub mod rules;
+mod text;
+
+use super::{
+    assemble::{Judgement, assemble},
+    config::Config,
+    evidence::Evidence,
+    verdict::{Attribution, Side},
+};
+use crate::model::flow::Flow;
+use context::SenderCtx;
+
+/// The sender-side verdict for `ev`; `flow` is the flow at the interval's
+/// end.
+pub fn attribute(ev: &Evidence, flow: &Flow, cfg: &Config) -> Attribution {
+    let c = SenderCtx::new(ev, flow, cfg);
+    let judgement = match rules::first(&c) {
+        Some((rule, f)) => Judgement {
+            rule,
+            verdict: f.verdict,
+            confidence: f.confidence,
+            side: Side::Sender,
+            explanation: text::explain(f.reason, &c),
+        },
+        // The table's last rule always finds (a test holds it).
+        None => Judgement::none(Side::Sender),
+    };
+    assemble(judgement, ev, flow, cfg)
+}
+
+#[cfg(test)]
+mod rules_tests;

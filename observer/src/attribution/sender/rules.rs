@@ -1,0 +1,331 @@
+//! The sender's rules, in the order they are tried (docs/attribution.md,
+//! "Decision, sender side", lists them in this order).
+
+use super::context::SenderCtx;
+use crate::attribution::{
+    assemble::too_little,
+    rule::{Finding, Rule, share_confidence},
+    verdict::Verdict,
+    whatif::shrunk_by_unread,
+};
+
+/// Why a sender-side verdict was given: one reason per rule (the
+/// explanation is written from it, `super::text`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Reason {
+    /// No time observed.
+    NotObserved,
+    /// Busy, nothing delivered, rwnd-limited: the peer's window is shut.
+    ShutWindow,
+    /// Nothing sent or received.
+    NothingSent,
+    /// Too few bytes acked or round trips: (round trips of srtt).
+    TooLittle(f64),
+    /// Idle most of the interval.
+    MostlyIdle,
+    /// The send buffer is full only through a queue: its ceiling at
+    /// min_rtt (bits/s).
+    BufferThroughQueue(f64),
+    /// The send buffer binds.
+    SendBuffer,
+    /// The peer's window shrunk by data its application has not read.
+    PeerReader,
+    /// A window binds by the clocks, but the rate outran its ceiling:
+    /// which window, and its ceiling (bits/s).
+    Outran(&'static str, f64),
+    /// The peer's window is full only through a queue: its ceiling at
+    /// min_rtt (bits/s).
+    WindowThroughQueue(f64),
+    /// The peer's window binds.
+    ReceiveWindow,
+    /// The cwnd binds, a queue stands and the path shows itself full.
+    FullBottleneck,
+    /// The cwnd binds while the path has room.
+    CongestionWindow,
+    /// Not window-limited, sending far below the windows.
+    Application,
+    /// A pacing sender whose probes meet the peer's window.
+    ProbesMeetWindow,
+    /// Busy without a window limit: pacing at the path's rate.
+    Pacing,
+}
+
+/// A sender rule's test.
+pub type Judge = fn(&SenderCtx<'_>) -> Option<Finding<Reason>>;
+
+/// The sender's table: the first rule that finds decides.
+pub const SENDER_RULES: &[Rule<Judge>] = &[
+    Rule {
+        name: "not_observed",
+        recognises: "no time observed yet",
+        judge: not_observed,
+    },
+    Rule {
+        name: "shut_window",
+        recognises: "nothing delivered while rwnd-limited: the peer's window is shut",
+        judge: shut_window,
+    },
+    Rule {
+        name: "nothing_sent",
+        recognises: "nothing sent or received at all: idle",
+        judge: nothing_sent,
+    },
+    Rule {
+        name: "too_little",
+        recognises: "fewer than min_bytes acked or min_rtts round trips",
+        judge: too_little_acked,
+    },
+    Rule {
+        name: "mostly_idle",
+        recognises: "idle (nothing outstanding) for idle_share of the interval",
+        judge: mostly_idle,
+    },
+    Rule {
+        name: "buffer_through_queue",
+        recognises: "a send buffer full only through a standing queue: the path",
+        judge: buffer_through_queue,
+    },
+    Rule {
+        name: "send_buffer",
+        recognises: "the writer waits for buffer space with the cwnd open",
+        judge: send_buffer,
+    },
+    Rule {
+        name: "peer_reader",
+        recognises: "the peer's window shrunk under unread_window of its largest",
+        judge: peer_reader,
+    },
+    Rule {
+        name: "rwnd_outran",
+        recognises: "the peer's window binds by the clocks but the rate outran its ceiling",
+        judge: rwnd_outran,
+    },
+    Rule {
+        name: "window_through_queue",
+        recognises: "the peer's window full only through a standing queue: the path",
+        judge: window_through_queue,
+    },
+    Rule {
+        name: "receive_window",
+        recognises: "rwnd-limited, or the rate at the rwnd ceiling",
+        judge: receive_window,
+    },
+    Rule {
+        name: "full_bottleneck",
+        recognises: "cwnd-bound with a standing queue and the path showing itself full",
+        judge: full_bottleneck,
+    },
+    Rule {
+        name: "cwnd_outran",
+        recognises: "the cwnd binds by the clocks but the rate outran its ceiling",
+        judge: cwnd_outran,
+    },
+    Rule {
+        name: "congestion_window",
+        recognises: "cwnd-limited, or the rate at the cwnd ceiling, with the path's room",
+        judge: congestion_window,
+    },
+    Rule {
+        name: "application",
+        recognises: "app-limited samples, or far below the lowest window ceiling",
+        judge: application,
+    },
+    Rule {
+        name: "probes_meet_window",
+        recognises: "a pacing sender whose bandwidth probes meet the peer's window",
+        judge: probes_meet_window,
+    },
+    Rule {
+        name: "pacing",
+        recognises: "busy without a window limit: pacing at the path's rate",
+        judge: pacing,
+    },
+];
+
+/// The first rule of [`SENDER_RULES`] that finds something in `c`, with
+/// its name; the last rule always finds (a test holds it).
+pub fn first(c: &SenderCtx<'_>) -> Option<(&'static str, Finding<Reason>)> {
+    SENDER_RULES
+        .iter()
+        .find_map(|r| (r.judge)(c).map(|f| (r.name, f)))
+}
+
+fn found(verdict: Verdict, confidence: f64, reason: Reason) -> Option<Finding<Reason>> {
+    Some(Finding::new(verdict, confidence, reason))
+}
+
+fn not_observed(c: &SenderCtx) -> Option<Finding<Reason>> {
+    (c.ev.interval_us == 0).then(|| Finding::new(Verdict::Unknown, 0.0, Reason::NotObserved))
+}
+
+fn shut_window(c: &SenderCtx) -> Option<Finding<Reason>> {
+    (c.nothing_moved && c.rwnd >= c.cfg.significant_share).then(|| {
+        Finding::new(
+            Verdict::ReceiveWindow,
+            share_confidence(c.rwnd, c.cfg.confidence_floor),
+            Reason::ShutWindow,
+        )
+    })
+}
+
+fn nothing_sent(c: &SenderCtx) -> Option<Finding<Reason>> {
+    c.nothing_moved.then(|| {
+        Finding::new(
+            Verdict::Application,
+            c.ev.shares.idle.max(c.cfg.confidence_floor),
+            Reason::NothingSent,
+        )
+    })
+}
+
+fn too_little_acked(c: &SenderCtx) -> Option<Finding<Reason>> {
+    let ev = c.ev;
+    too_little(ev.bytes_acked, ev.interval_us, f64::from(ev.srtt_us), c.cfg)
+        .map(|rtts| Finding::new(Verdict::Unknown, 0.0, Reason::TooLittle(rtts)))
+}
+
+fn mostly_idle(c: &SenderCtx) -> Option<Finding<Reason>> {
+    let idle = c.ev.shares.idle;
+    (idle >= c.cfg.idle_share).then(|| Finding::new(Verdict::Application, idle, Reason::MostlyIdle))
+}
+
+// Before the send buffer, whatever the shares: a buffer full only through
+// a queue holds what waits in the bottleneck's queue (docs/attribution.md).
+fn buffer_through_queue(c: &SenderCtx) -> Option<Finding<Reason>> {
+    let at_base = c.buffer_at_base.filter(|_| c.sndbuf_binds())?;
+    found(
+        Verdict::Path,
+        c.path_confidence,
+        Reason::BufferThroughQueue(at_base),
+    )
+}
+
+// Before the cwnd, even with more cwnd-limited time: the send-buffer
+// clocks run only with the cwnd open and nothing left to send; but not
+// over a larger cwnd share at a full bottleneck, where more buffer would
+// add queue, not rate.
+fn send_buffer(c: &SenderCtx) -> Option<Finding<Reason>> {
+    (c.sndbuf_binds() && (c.sndbuf >= c.cwnd || !(c.queued && c.at_path))).then(|| {
+        Finding::new(
+            Verdict::SendBuffer,
+            share_confidence(c.sndbuf, c.cfg.confidence_floor),
+            Reason::SendBuffer,
+        )
+    })
+}
+
+// The peer ACKs at once only when a read reopens its window
+// (`__tcp_ack_snd_check()`, net/ipv4/tcp_input.c): its late ACKs stretch
+// srtt and hold the cwnd, so the cwnd's clocks and a "queue" would name
+// the wrong limit.
+fn peer_reader(c: &SenderCtx) -> Option<Finding<Reason>> {
+    let shrunk = shrunk_by_unread(
+        u64::from(c.ev.snd_wnd),
+        u64::from(c.flow.snd_wnd),
+        u64::from(c.flow.snd_wnd_max),
+        c.cfg.unread_window,
+    );
+    (!c.app_mark && c.rwnd_within && shrunk).then(|| {
+        Finding::new(
+            Verdict::ReceiveWindow,
+            c.cfg.peer_reader_confidence,
+            Reason::PeerReader,
+        )
+    })
+}
+
+fn rwnd_outran(c: &SenderCtx) -> Option<Finding<Reason>> {
+    (c.rwnd_binds() && !c.rwnd_within).then(|| {
+        Finding::new(
+            Verdict::Unknown,
+            0.0,
+            Reason::Outran("peer's window", c.ev.ceilings.rwnd_bps),
+        )
+    })
+}
+
+fn window_through_queue(c: &SenderCtx) -> Option<Finding<Reason>> {
+    let at_base = c.window_at_base.filter(|_| c.rwnd_binds())?;
+    found(
+        Verdict::Path,
+        c.path_confidence,
+        Reason::WindowThroughQueue(at_base),
+    )
+}
+
+fn receive_window(c: &SenderCtx) -> Option<Finding<Reason>> {
+    let at = if c.at_rwnd {
+        c.cfg.at_rwnd_confidence
+    } else {
+        0.0
+    };
+    c.rwnd_binds().then(|| {
+        Finding::new(
+            Verdict::ReceiveWindow,
+            share_confidence(c.rwnd.max(at), c.cfg.confidence_floor),
+            Reason::ReceiveWindow,
+        )
+    })
+}
+
+fn full_bottleneck(c: &SenderCtx) -> Option<Finding<Reason>> {
+    (c.cwnd_binds() && c.queued && c.at_path)
+        .then(|| Finding::new(Verdict::Path, c.path_confidence, Reason::FullBottleneck))
+}
+
+fn cwnd_outran(c: &SenderCtx) -> Option<Finding<Reason>> {
+    (c.cwnd_binds() && !c.cwnd_within).then(|| {
+        Finding::new(
+            Verdict::Unknown,
+            0.0,
+            Reason::Outran("congestion window", c.ev.ceilings.cwnd_bps),
+        )
+    })
+}
+
+fn congestion_window(c: &SenderCtx) -> Option<Finding<Reason>> {
+    let at = if c.at_cwnd {
+        c.cfg.at_cwnd_confidence
+    } else {
+        0.0
+    };
+    c.cwnd_binds().then(|| {
+        Finding::new(
+            Verdict::CongestionWindow,
+            share_confidence(c.cwnd.max(at), c.cfg.confidence_floor),
+            Reason::CongestionWindow,
+        )
+    })
+}
+
+fn application(c: &SenderCtx) -> Option<Finding<Reason>> {
+    (c.app_mark || c.rate < c.cfg.app_rate_share * c.lowest).then(|| {
+        Finding::new(
+            Verdict::Application,
+            c.cfg.application_confidence,
+            Reason::Application,
+        )
+    })
+}
+
+// BBR probes one phase in eight at 1.25 times its estimate
+// (net/ipv4/tcp_bbr.c): probes that meet the peer's window rather than a
+// queue show that window holds it, not the path.
+fn probes_meet_window(c: &SenderCtx) -> Option<Finding<Reason>> {
+    (c.rwnd >= c.cfg.probe_share && c.rwnd > c.cwnd && c.rwnd_within).then(|| {
+        Finding::new(
+            Verdict::ReceiveWindow,
+            c.cfg.probe_confidence,
+            Reason::ProbesMeetWindow,
+        )
+    })
+}
+
+fn pacing(c: &SenderCtx) -> Option<Finding<Reason>> {
+    let confidence = if c.queued {
+        c.cfg.path_queued_confidence
+    } else {
+        c.cfg.path_confidence
+    };
+    found(Verdict::Path, confidence, Reason::Pacing)
+}

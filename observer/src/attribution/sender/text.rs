@@ -1,0 +1,238 @@
+//! The sender's explanations: one line per reason, with the numbers the
+//! verdict rests on, written only when shown (`Config::explain`).
+
+use super::{context::SenderCtx, rules::Reason};
+use crate::{attribution::assemble::ceiling_and_rate, units};
+
+/// The explanation of `reason` in the context `c` (empty with
+/// `Config::explain` off): one function per verdict writes its reasons.
+pub fn explain(reason: Reason, c: &SenderCtx<'_>) -> String {
+    if !c.cfg.explain {
+        return String::new();
+    }
+    match reason {
+        Reason::NotObserved | Reason::TooLittle(_) | Reason::Outran(..) => unknown(reason, c),
+        Reason::NothingSent | Reason::MostlyIdle | Reason::Application => application(reason, c),
+        Reason::ShutWindow
+        | Reason::PeerReader
+        | Reason::ReceiveWindow
+        | Reason::ProbesMeetWindow => receive_window(reason, c),
+        Reason::SendBuffer => send_buffer(c),
+        Reason::CongestionWindow => congestion_window(c),
+        Reason::BufferThroughQueue(_)
+        | Reason::WindowThroughQueue(_)
+        | Reason::FullBottleneck
+        | Reason::Pacing => path(reason, c),
+    }
+}
+
+/// Explanations of `unknown`: nothing observed, too little, or a ceiling the rate outran.
+fn unknown(reason: Reason, c: &SenderCtx<'_>) -> String {
+    let ev = c.ev;
+    let t = |us: u64| units::time_us(us as f64);
+    match reason {
+        Reason::NotObserved => "unknown: not observed over any time yet".to_string(),
+        Reason::TooLittle(rtts) => format!(
+            "unknown: {} acked over {rtts:.1} round trips; too little to say",
+            units::bytes(ev.bytes_acked as f64)
+        ),
+        Reason::Outran(name, ceiling) => format!(
+            "unknown: the {name} binds by the kernel's clocks, but its ceiling {} is below the {} delivered (srtt {} overstated?); no verdict from it",
+            units::rate(ceiling),
+            units::rate(c.rate),
+            t(u64::from(ev.srtt_us))
+        ),
+        _ => String::new(),
+    }
+}
+
+/// Explanations of `application`: idle, or sending far below the windows.
+fn application(reason: Reason, c: &SenderCtx<'_>) -> String {
+    let ev = c.ev;
+    let t = |us: u64| units::time_us(us as f64);
+    match reason {
+        Reason::NothingSent => format!("application: idle, nothing sent for {}", t(ev.interval_us)),
+        Reason::MostlyIdle => format!(
+            "application: idle {} of the time (no data outstanding), sending {}",
+            units::share(ev.shares.idle),
+            units::rate(c.rate)
+        ),
+        Reason::Application => format!(
+            "application: sending {} with the windows allowing {} (not window-limited{})",
+            units::rate(c.rate),
+            units::rate(c.lowest),
+            if c.app_mark {
+                ", app-limited delivery samples"
+            } else {
+                ""
+            }
+        ),
+        _ => String::new(),
+    }
+}
+
+/// Explanations of `receive_window`: the peer's window, shut, shrunk by its reader, full, or met by probes.
+fn receive_window(reason: Reason, c: &SenderCtx<'_>) -> String {
+    let ev = c.ev;
+    let t = |us: u64| units::time_us(us as f64);
+    match reason {
+        Reason::ShutWindow => format!(
+            "receive window: the peer's window is shut, nothing delivered for {} (rwnd-limited {} of busy, busy {} of the time); its reader, not its buffer size, is the limit while it stays shut",
+            t(ev.interval_us),
+            units::share(c.rwnd),
+            units::share(ev.busy())
+        ),
+        Reason::PeerReader => format!(
+            "receive window: the peer's reader, whose unread data holds its window well under the largest it offered; its ACKs wait for reads (srtt {} vs min_rtt {}); delivering {} (rwnd-limited {} of busy, cwnd-limited {})",
+            t(u64::from(ev.srtt_us)),
+            t(u64::from(ev.min_rtt_us)),
+            units::rate(c.rate),
+            units::share(c.rwnd),
+            units::share(c.cwnd)
+        ),
+        Reason::ReceiveWindow => format!(
+            "receive window: {} (rwnd-limited {} of busy)",
+            rwnd_ceiling_line(c),
+            units::share(c.rwnd)
+        ),
+        Reason::ProbesMeetWindow => format!(
+            "receive window: pacing at {} without a window limit most of the time, but its probes for more meet the peer's window (rwnd-limited {} of busy, cwnd-limited {}): {}",
+            units::rate(c.rate),
+            units::share(c.rwnd),
+            units::share(c.cwnd),
+            rwnd_ceiling_line(c)
+        ),
+        _ => String::new(),
+    }
+}
+
+/// Explanations of `congestion_window`.
+fn congestion_window(c: &SenderCtx<'_>) -> String {
+    let ev = c.ev;
+    // The queue is the flow's own bursts' when the path has shown
+    // far more than it runs at.
+    let room = if c.queued && !c.at_path {
+        format!(
+            "; the path has delivered {} for it in the last seconds, so the queue is its own bursts'",
+            units::rate(c.shown)
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "congestion window: {} (cwnd-limited {} of busy) while the path has room ({}{room})",
+        ceiling_line(
+            c,
+            "cwnd",
+            format!("{} x {} B", ev.snd_cwnd, ev.mss),
+            ev.ceilings.cwnd_bps
+        ),
+        units::share(c.cwnd),
+        queue_line(c)
+    )
+}
+
+/// Explanations of `path`: a window or buffer full only through a queue, a full bottleneck, or pacing.
+fn path(reason: Reason, c: &SenderCtx<'_>) -> String {
+    let ev = c.ev;
+    let t = |us: u64| units::time_us(us as f64);
+    match reason {
+        Reason::BufferThroughQueue(at_base) => format!(
+            "path: the bottleneck is full: the send buffer is full (the writer waited {} of busy time) only through a queue: sk_sndbuf {} allows {} at min_rtt {}, and {}; delivering {}, {} retransmits: a larger buffer would add queue, not rate",
+            units::share(c.sndbuf),
+            units::bytes(f64::from(c.flow.sndbuf)),
+            units::rate(at_base),
+            t(u64::from(ev.min_rtt_us)),
+            queue_line(c),
+            units::rate(c.rate),
+            ev.retransmits
+        ),
+        Reason::WindowThroughQueue(at_base) => format!(
+            "path: the bottleneck is full: the peer's window is full (rwnd-limited {} of busy) only through a queue: snd_wnd {} allows {} at min_rtt {}, and {}; delivering {}: a larger window would add queue, not rate",
+            units::share(c.rwnd),
+            units::bytes(f64::from(ev.snd_wnd)),
+            units::rate(at_base),
+            t(u64::from(ev.min_rtt_us)),
+            queue_line(c),
+            units::rate(c.rate)
+        ),
+        Reason::FullBottleneck => format!(
+            "path: the bottleneck is full, {}; delivering {} with cwnd {} x {} B (cwnd-limited {} of busy), {} retransmits",
+            queue_line(c),
+            units::rate(c.rate),
+            ev.snd_cwnd,
+            ev.mss,
+            units::share(c.cwnd),
+            ev.retransmits
+        ),
+        Reason::Pacing => format!(
+            "path: busy {} of the time without window limits, pacing at {} as the congestion control estimates the path; {}; {} retransmits",
+            units::share(ev.busy()),
+            units::rate(c.rate),
+            queue_line(c),
+            ev.retransmits
+        ),
+        _ => String::new(),
+    }
+}
+
+/// "srtt X vs min_rtt Y: Z standing queue".
+fn queue_line(c: &SenderCtx<'_>) -> String {
+    let ev = c.ev;
+    format!(
+        "srtt {} vs min_rtt {}: {} standing queue",
+        units::time_us(f64::from(ev.srtt_us)),
+        units::time_us(f64::from(ev.min_rtt_us)),
+        units::time_us(f64::from(ev.queue_delay_us))
+    )
+}
+
+/// "NAME WINDOW / srtt X = C ceiling, delivering R".
+fn ceiling_line(c: &SenderCtx<'_>, name: &str, window: String, ceiling: f64) -> String {
+    format!(
+        "{name} {window} / srtt {} = {}",
+        units::time_us(f64::from(c.ev.srtt_us)),
+        ceiling_and_rate(ceiling, "delivering", c.rate)
+    )
+}
+
+/// The peer window's ceiling line.
+fn rwnd_ceiling_line(c: &SenderCtx<'_>) -> String {
+    ceiling_line(
+        c,
+        "snd_wnd",
+        units::bytes(f64::from(c.ev.snd_wnd)),
+        c.ev.ceilings.rwnd_bps,
+    )
+}
+
+/// The send-buffer explanation: how long the writer waited for space, the
+/// buffer's size and who set it, and whether bursts overshoot it.
+fn send_buffer(c: &SenderCtx<'_>) -> String {
+    let (ev, flow) = (c.ev, c.flow);
+    let size = units::bytes(f64::from(flow.sndbuf));
+    let who = if flow.sndbuf_locked {
+        // The kernel doubles what SO_SNDBUF asks for (sock_setsockopt()).
+        format!(
+            "the application set SO_SNDBUF {}, sk_sndbuf {size}",
+            units::bytes(f64::from(flow.sndbuf / 2))
+        )
+    } else {
+        format!("sk_sndbuf {size}, sized by net.ipv4.tcp_wmem")
+    };
+    let buffer_ceiling =
+        crate::attribution::whatif::ceiling(f64::from(flow.sndbuf), f64::from(ev.srtt_us));
+    // The same test as the what-if's (assemble.rs): the two never disagree.
+    let bursts = if buffer_ceiling * c.cfg.max_fill < ev.rate_bps {
+        // The kernel let the queue overshoot sk_sndbuf: no ceiling to quote.
+        ", moving in bursts that overshoot it"
+    } else {
+        ""
+    };
+    format!(
+        "send buffer: the writer waited for buffer space with everything sent and the window open {} of busy time ({who}{bursts}); delivering {} with cwnd-limited {} of busy",
+        units::share(c.sndbuf),
+        units::rate(ev.rate_bps),
+        units::share(c.cwnd),
+    )
+}
