@@ -8,7 +8,9 @@
 //! ```
 //! Options: `--rate BPS` (suffix k/M/G, forward direction), `--reverse-rate BPS`,
 //! `--delay D` (one way, both directions; suffix ms/us/s), `--queue BYTES`,
-//! `--loss P` (forward), `--seed N`, `--secs N` (hold time instead of stdin).
+//! `--loss P` (forward), `--police BPS:BURST` (forward token-bucket policer,
+//! burst in bytes), `--mtu BYTES`, `--seed N`, `--secs N` (hold time instead
+//! of stdin).
 
 use std::io::Read;
 use std::time::Duration;
@@ -44,6 +46,7 @@ fn main() -> pathemu::Result<()> {
     let mut forward = Link::unlimited();
     let mut reverse = Link::unlimited();
     let mut seed = 1;
+    let mut mtu = pathemu::TUN_MTU;
     let mut secs = None;
     let args: Vec<String> = std::env::args().skip(1).collect();
     for pair in args.chunks(2) {
@@ -62,12 +65,20 @@ fn main() -> pathemu::Result<()> {
                 reverse.queue_bytes = forward.queue_bytes;
             }
             "--loss" => forward.loss = value.parse().unwrap_or_else(|_| panic!("bad loss")),
+            "--police" => {
+                let (rate, burst) = value
+                    .split_once(':')
+                    .unwrap_or_else(|| panic!("--police wants BPS:BURST"));
+                let burst = burst.parse().unwrap_or_else(|_| panic!("bad burst"));
+                forward = forward.police(parse_rate(rate), burst);
+            }
+            "--mtu" => mtu = value.parse().unwrap_or_else(|_| panic!("bad mtu")),
             "--seed" => seed = value.parse().unwrap_or_else(|_| panic!("bad seed")),
             "--secs" => secs = Some(value.parse::<u64>().unwrap_or_else(|_| panic!("bad secs"))),
             other => panic!("unknown option {other}"),
         }
     }
-    let path = Path::new(PathConfig::new(forward, reverse).seed(seed))?;
+    let path = Path::new(PathConfig::new(forward, reverse).seed(seed).mtu(mtu))?;
     println!(
         "A={} {} (netns inode {})\nB={} {} (netns inode {})",
         path.netns_name(Side::A),

@@ -3,18 +3,30 @@
 use std::time::Duration;
 
 use crate::error::{Error, Result};
+use crate::tun::{MAX_MTU, MIN_MTU, TUN_MTU};
+
+/// The smallest MTU IPv6 allows (bytes, RFC 8200); a path with IPv6 on needs at least this.
+const IPV6_MIN_MTU: u32 = 1280;
 
 /// The settings of one direction of the path (A to B, or B to A).
 ///
 /// The model, applied to every IP packet read from the sending side's TUN:
 /// 1. with probability `loss` the packet is dropped at random (counted as a
-///    loss drop; it takes no queue space and no serialisation time);
-/// 2. otherwise it joins the bottleneck queue, unless the bytes still waiting
+///    loss drop; it takes no policer tokens, no queue space and no
+///    serialisation time);
+/// 2. otherwise, when `police_bps` is set, it meets a token-bucket policer at
+///    the ingress of the link: the bucket holds up to `police_burst_bytes`
+///    bytes of tokens, starts full and refills continuously at
+///    `police_bps / 8` bytes per second; a packet of `size` bytes conforms if
+///    at least `size` tokens are left (it then takes them), else it is
+///    dropped, taking no tokens, and counted as a police drop (it is never
+///    queued, and takes no queue space and no serialisation time);
+/// 3. otherwise it joins the bottleneck queue, unless the bytes still waiting
 ///    to be serialised plus its own size exceed `queue_bytes` (then it is
-///    dropped and counted as a queue drop);
-/// 3. its serialisation at `rate_bps` finishes at
+///    dropped and counted as a queue drop; it has already taken its tokens);
+/// 4. its serialisation at `rate_bps` finishes at
 ///    `d = max(arrival, previous d) + size * 8 / rate_bps`;
-/// 4. it is written to the receiving side's TUN at `d + delay`.
+/// 5. it is written to the receiving side's TUN at `d + delay`.
 ///
 /// Sizes are IP packet bytes (IP header included, no link-layer framing).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -30,6 +42,13 @@ pub struct Link {
     pub queue_bytes: u64,
     /// Probability in `0.0..=1.0` that a packet is dropped at random.
     pub loss: f64,
+    /// Token-bucket policer rate in bits per second of IP packet bytes
+    /// (the bucket refills at `police_bps / 8` bytes/s); 0 means no policer.
+    pub police_bps: u64,
+    /// Depth of the policer's token bucket in bytes: the largest burst that
+    /// conforms after an idle period. Must be at least the path MTU when
+    /// `police_bps` is set; ignored when `police_bps` is 0.
+    pub police_burst_bytes: u64,
 }
 
 impl Link {
@@ -40,6 +59,8 @@ impl Link {
             delay: Duration::ZERO,
             queue_bytes: 0,
             loss: 0.0,
+            police_bps: 0,
+            police_burst_bytes: 0,
         }
     }
 
@@ -75,6 +96,14 @@ impl Link {
         self
     }
 
+    /// Returns this link with a token-bucket policer of `rate_bps` bits/s
+    /// (0 = no policer) and a bucket of `burst_bytes` bytes (at least the path MTU).
+    pub const fn police(mut self, rate_bps: u64, burst_bytes: u64) -> Self {
+        self.police_bps = rate_bps;
+        self.police_burst_bytes = burst_bytes;
+        self
+    }
+
     /// The bandwidth-delay product of this link alone in bytes
     /// (`rate_bps * delay / 8`), 0 when the rate is unlimited.
     pub fn bdp_bytes(&self) -> u64 {
@@ -82,8 +111,9 @@ impl Link {
         u64::try_from(bits / 8).unwrap_or(u64::MAX)
     }
 
-    /// Checks that the values are in range; `what` names the direction in the message.
-    pub(crate) fn validate(&self, what: &str) -> Result<()> {
+    /// Checks that the values are in range for a path of MTU `mtu_bytes`;
+    /// `what` names the direction in the message.
+    pub(crate) fn validate(&self, what: &str, mtu_bytes: u32) -> Result<()> {
         if !(0.0..=1.0).contains(&self.loss) {
             return Err(Error::InvalidConfig(format!(
                 "{what}: loss must be within 0.0..=1.0, got {}",
@@ -94,6 +124,13 @@ impl Link {
             return Err(Error::InvalidConfig(format!(
                 "{what}: delay {:?} is longer than one hour",
                 self.delay
+            )));
+        }
+        if self.police_bps != 0 && self.police_burst_bytes < u64::from(mtu_bytes) {
+            return Err(Error::InvalidConfig(format!(
+                "{what}: policer burst of {} bytes is smaller than the MTU ({mtu_bytes} bytes), \
+                 so a full-sized packet could never conform",
+                self.police_burst_bytes
             )));
         }
         Ok(())
@@ -123,11 +160,16 @@ pub struct PathConfig {
     /// when the kernel refuses), which keeps delivery timing tight on a
     /// loaded machine.
     pub realtime: bool,
+    /// MTU of both TUN devices in bytes (the largest IP packet the path
+    /// carries), within [`MIN_MTU`]`..=`[`MAX_MTU`], and at least 1280 when
+    /// `ipv6` is on. Default [`TUN_MTU`] (1500); e.g. 1280 emulates a VPN
+    /// tunnel (TCP MSS 1240 over IPv4, 1228 with timestamps).
+    pub mtu: u32,
 }
 
 impl PathConfig {
     /// A path with the given settings in each direction, seed 1, IPv6 on,
-    /// realtime relay threads.
+    /// realtime relay threads, MTU [`TUN_MTU`] (1500 bytes).
     pub fn new(forward: Link, reverse: Link) -> Self {
         PathConfig {
             forward,
@@ -135,6 +177,7 @@ impl PathConfig {
             seed: 1,
             ipv6: true,
             realtime: true,
+            mtu: TUN_MTU,
         }
     }
 
@@ -172,15 +215,34 @@ impl PathConfig {
         self
     }
 
+    /// Returns this configuration with an MTU of `bytes` on both TUN devices
+    /// ([`MIN_MTU`]`..=`[`MAX_MTU`], at least 1280 with IPv6 on).
+    pub fn mtu(mut self, bytes: u32) -> Self {
+        self.mtu = bytes;
+        self
+    }
+
     /// The seed of the reverse direction's loss generator.
     pub(crate) fn reverse_seed(&self) -> u64 {
         self.seed ^ 0x9E37_79B9_7F4A_7C15
     }
 
-    /// Checks both directions.
+    /// Checks the MTU and both directions.
     pub(crate) fn validate(&self) -> Result<()> {
-        self.forward.validate("forward")?;
-        self.reverse.validate("reverse")
+        if !(MIN_MTU..=MAX_MTU).contains(&self.mtu) {
+            return Err(Error::InvalidConfig(format!(
+                "MTU must be within {MIN_MTU}..={MAX_MTU} bytes, got {}",
+                self.mtu
+            )));
+        }
+        if self.ipv6 && self.mtu < IPV6_MIN_MTU {
+            return Err(Error::InvalidConfig(format!(
+                "MTU {} is below IPv6's minimum of {IPV6_MIN_MTU} bytes; turn IPv6 off",
+                self.mtu
+            )));
+        }
+        self.forward.validate("forward", self.mtu)?;
+        self.reverse.validate("reverse", self.mtu)
     }
 }
 
@@ -210,6 +272,47 @@ mod tests {
         assert!(matches!(c.validate(), Err(Error::InvalidConfig(_))));
         let c = PathConfig::new(Link::unlimited(), Link::unlimited().loss(f64::NAN));
         assert!(c.validate().is_err());
+    }
+
+    #[test]
+    fn mtu_defaults_and_range() {
+        assert_eq!(PathConfig::default().mtu, 1500);
+        assert!(PathConfig::default().mtu(1280).validate().is_ok());
+        assert!(PathConfig::default().mtu(9000).validate().is_ok());
+        for bad in [0, 575, 9001] {
+            let c = PathConfig::default().ipv6(false).mtu(bad);
+            assert!(
+                matches!(c.validate(), Err(Error::InvalidConfig(_))),
+                "{bad}"
+            );
+        }
+        // Below 1280 only without IPv6.
+        assert!(PathConfig::default().mtu(576).validate().is_err());
+        assert!(
+            PathConfig::default()
+                .mtu(576)
+                .ipv6(false)
+                .validate()
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn police_burst_must_hold_a_full_packet() {
+        let policed = |burst| Link::unlimited().police(10_000_000, burst);
+        let c = PathConfig::new(policed(1500), Link::unlimited());
+        assert!(c.validate().is_ok());
+        let c = PathConfig::new(Link::unlimited(), policed(1499));
+        assert!(matches!(c.validate(), Err(Error::InvalidConfig(_))));
+        // Against the configured MTU, not 1500.
+        let c = PathConfig::new(policed(1280), Link::unlimited()).mtu(1280);
+        assert!(c.validate().is_ok());
+        let c = PathConfig::new(policed(1500), Link::unlimited()).mtu(9000);
+        assert!(c.validate().is_err());
+        // No policer: the burst is ignored.
+        let l = Link::unlimited().police(0, 0);
+        assert_eq!(l, Link::unlimited());
+        assert!(PathConfig::new(l, l).validate().is_ok());
     }
 
     #[test]

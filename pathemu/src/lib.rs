@@ -2,17 +2,19 @@
 //!
 //! A [`Path`] creates two network namespaces, A and B, each with a TUN
 //! device, and relays IP packets between the two TUNs in threads of the
-//! calling process. Per direction it applies a seeded random loss, a
-//! drop-tail bottleneck queue (bytes), a bottleneck rate (bits/s of IP packet
-//! bytes) and a one-way propagation delay (see [`Link`] for the exact model),
-//! so real kernel TCP (iperf3, curl, test sockets) runs across it.
+//! calling process. Per direction it applies a seeded random loss, an
+//! optional token-bucket policer, a drop-tail bottleneck queue (bytes), a
+//! bottleneck rate (bits/s of IP packet bytes) and a one-way propagation
+//! delay (see [`Link`] for the exact model), so real kernel TCP (iperf3,
+//! curl, test sockets) runs across it.
 //!
 //! Needs root. No `netem` or `fq` qdisc is used.
 //!
 //! Names and addresses: path number `<n>` of process `<pid>` uses
 //! namespaces `pe-<pid>-<n>-a` and `pe-<pid>-<n>-b`, a TUN named `pe0` in
-//! each (MTU 1500), IPv4 `10.77.<n mod 256>.1` (A) and `.2` (B), and IPv6
-//! `fd77:<n as hex>::1` and `::2`. Addresses exist only inside the namespaces.
+//! each (MTU [`TUN_MTU`], 1500, unless [`PathConfig::mtu()`] sets another),
+//! IPv4 `10.77.<n mod 256>.1` (A) and `.2` (B), and IPv6 `fd77:<n as hex>::1`
+//! and `::2`. Addresses exist only inside the namespaces.
 //! A test that needs no path takes a [`Namespace::standalone`]
 //! (`pe-<pid>-<n>-s`, loopback only) and guards its children with
 //! [`ChildGuard`].
@@ -67,4 +69,4 @@ pub use error::{Error, Result};
 pub use netns::{NAME_PREFIX, Namespace, run_in_netns, sweep_stale, wait_routable};
 pub use path::{Direction, Path, Side};
 pub use stats::{LATENESS_BUCKETS_NS, LinkStats};
-pub use tun::{TUN_MTU, TUN_NAME};
+pub use tun::{MAX_MTU, MIN_MTU, TUN_MTU, TUN_NAME};

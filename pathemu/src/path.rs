@@ -49,7 +49,8 @@ pub enum Direction {
 
 /// An emulated path between two fresh network namespaces, A and B, joined by
 /// a TUN device in each and a relay in this process that applies delay, a
-/// bottleneck rate, a drop-tail queue and random loss per direction.
+/// bottleneck rate, a drop-tail queue, a token-bucket policer and random
+/// loss per direction.
 ///
 /// Dropping the `Path` (also during a panic) kills every process still in
 /// either namespace, stops the relay threads, and deletes both namespaces.
@@ -69,9 +70,9 @@ pub struct Path {
 impl Path {
     /// Builds a path: sweeps away stale `pe-` namespaces of dead processes,
     /// creates namespaces `pe-<pid>-<n>-a` and `-b`, a TUN `pe0` in each
-    /// (MTU 1500, `lo` up, addresses `10.77.<n mod 256>.1` and `.2` /32 with
-    /// peer, and with `config.ipv6` `fd77:<n>::1` and `::2` /128 with peer),
-    /// and starts the relay threads. Needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN).
+    /// (MTU `config.mtu`, `lo` up, addresses `10.77.<n mod 256>.1` and `.2`
+    /// /32 with peer, and with `config.ipv6` `fd77:<n>::1` and `::2` /128
+    /// with peer), and starts the relay threads. Needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN).
     pub fn new(config: PathConfig) -> Result<Path> {
         config.validate()?;
         netns::sweep_stale();
@@ -110,8 +111,8 @@ impl Path {
             forward,
             reverse,
         };
-        tun::configure(&path.ns_a, &ends_a)?;
-        tun::configure(&path.ns_b, &ends_b)?;
+        tun::configure(&path.ns_a, &ends_a, path.config.mtu)?;
+        tun::configure(&path.ns_b, &ends_b, path.config.mtu)?;
         let specs = vec![
             DirectionSpec {
                 name: "pathemu-fwd",
@@ -119,6 +120,7 @@ impl Path {
                 output: Arc::clone(&tun_b),
                 model: DirectionModel::new(&path.config.forward, path.config.seed),
                 counters: Arc::clone(&path.forward),
+                mtu: path.config.mtu,
             },
             DirectionSpec {
                 name: "pathemu-rev",
@@ -126,6 +128,7 @@ impl Path {
                 output: tun_a,
                 model: DirectionModel::new(&path.config.reverse, path.config.reverse_seed()),
                 counters: Arc::clone(&path.reverse),
+                mtu: path.config.mtu,
             },
         ];
         path.relay = Some(Relay::start(specs, path.config.realtime)?);

@@ -12,14 +12,13 @@ use crate::error::{Error, Result};
 use crate::model::{DirectionModel, Fate};
 use crate::stats::{LinkCounters, bump};
 
-/// Largest packet read from a TUN (bytes); larger than any MTU in use.
+/// Largest packet read from a TUN (bytes); larger than any MTU a path accepts
+/// ([`crate::MAX_MTU`]), so no packet is ever truncated.
 const READ_BUF: usize = 65_536;
 /// At most this many packets are read before due packets are delivered again.
 const READ_BATCH: usize = 32;
 /// Free packet buffers kept for reuse.
 const POOL_MAX: usize = 8192;
-/// Capacity of a new packet buffer (bytes), enough for a 1500-byte MTU.
-const BUF_CAPACITY: usize = 2048;
 /// A packet due within this many ns is delivered now rather than after another
 /// wait: a wake-up costs more than that.
 const EARLY_NS: u64 = 2_000;
@@ -44,6 +43,9 @@ struct Worker {
     line: VecDeque<Pending>,
     pool: Vec<Vec<u8>>,
     scratch: Vec<u8>,
+    /// Capacity of a new packet buffer (bytes): the path MTU, so that a
+    /// pooled buffer never grows.
+    buf_capacity: usize,
 }
 
 /// What [`Worker::read_one`] found.
@@ -152,6 +154,10 @@ impl Worker {
                     bump(&self.counters.packets_dropped_loss, 1);
                     bump(&self.counters.bytes_dropped_loss, size);
                 }
+                Fate::DropPolice => {
+                    bump(&self.counters.packets_dropped_police, 1);
+                    bump(&self.counters.bytes_dropped_police, size);
+                }
                 Fate::DropQueue => {
                     bump(&self.counters.packets_dropped_queue, 1);
                     bump(&self.counters.bytes_dropped_queue, size);
@@ -160,7 +166,7 @@ impl Worker {
                     let mut buf = self
                         .pool
                         .pop()
-                        .unwrap_or_else(|| Vec::with_capacity(BUF_CAPACITY));
+                        .unwrap_or_else(|| Vec::with_capacity(self.buf_capacity));
                     buf.extend_from_slice(&self.scratch[..len]);
                     self.line.push_back(Pending { due_ns: at_ns, buf });
                     bump(&self.counters.packets_in_flight, 1);
@@ -186,6 +192,8 @@ pub(crate) struct DirectionSpec {
     pub(crate) output: Arc<OwnedFd>,
     pub(crate) model: DirectionModel,
     pub(crate) counters: Arc<LinkCounters>,
+    /// The path MTU (bytes), the largest packet the TUN hands over.
+    pub(crate) mtu: u32,
 }
 
 impl Relay {
@@ -206,6 +214,7 @@ impl Relay {
                 line: VecDeque::new(),
                 pool: Vec::new(),
                 scratch: vec![0; READ_BUF],
+                buf_capacity: usize::try_from(spec.mtu).map_or(READ_BUF, |m| m.min(READ_BUF)),
             };
             let handle = thread::Builder::new()
                 .name(spec.name.to_owned())

@@ -28,6 +28,10 @@ pub struct LinkStats {
     pub packets_dropped_loss: u64,
     /// Bytes of the packets dropped by the random-loss draw.
     pub bytes_dropped_loss: u64,
+    /// Packets dropped by the token-bucket policer (too few tokens left).
+    pub packets_dropped_police: u64,
+    /// Bytes of the packets dropped by the token-bucket policer.
+    pub bytes_dropped_police: u64,
     /// Writes to the receiving TUN that failed (the packet is lost).
     pub write_errors: u64,
     /// Packets accepted but not yet delivered (in the queue or the delay line).
@@ -88,6 +92,12 @@ impl LinkStats {
             bytes_dropped_loss: self
                 .bytes_dropped_loss
                 .saturating_sub(earlier.bytes_dropped_loss),
+            packets_dropped_police: self
+                .packets_dropped_police
+                .saturating_sub(earlier.packets_dropped_police),
+            bytes_dropped_police: self
+                .bytes_dropped_police
+                .saturating_sub(earlier.bytes_dropped_police),
             write_errors: self.write_errors.saturating_sub(earlier.write_errors),
             packets_in_flight: self.packets_in_flight,
             lateness_sum_ns: self.lateness_sum_ns.saturating_sub(earlier.lateness_sum_ns),
@@ -109,6 +119,8 @@ pub(crate) struct LinkCounters {
     pub(crate) bytes_dropped_queue: AtomicU64,
     pub(crate) packets_dropped_loss: AtomicU64,
     pub(crate) bytes_dropped_loss: AtomicU64,
+    pub(crate) packets_dropped_police: AtomicU64,
+    pub(crate) bytes_dropped_police: AtomicU64,
     pub(crate) write_errors: AtomicU64,
     pub(crate) packets_in_flight: AtomicU64,
     pub(crate) lateness_sum_ns: AtomicU64,
@@ -133,6 +145,8 @@ impl LinkCounters {
             bytes_dropped_queue: r(&self.bytes_dropped_queue),
             packets_dropped_loss: r(&self.packets_dropped_loss),
             bytes_dropped_loss: r(&self.bytes_dropped_loss),
+            packets_dropped_police: r(&self.packets_dropped_police),
+            bytes_dropped_police: r(&self.bytes_dropped_police),
             write_errors: r(&self.write_errors),
             packets_in_flight: r(&self.packets_in_flight),
             lateness_sum_ns: r(&self.lateness_sum_ns),
@@ -166,11 +180,15 @@ mod tests {
         let a = c.snapshot();
         c.delivered(100, 30);
         bump(&c.packets_dropped_queue, 2);
+        bump(&c.packets_dropped_police, 3);
+        bump(&c.bytes_dropped_police, 4500);
         let b = c.snapshot();
         let d = b.since(&a);
         assert_eq!(d.packets_forwarded, 1);
         assert_eq!(d.bytes_forwarded, 100);
         assert_eq!(d.packets_dropped_queue, 2);
+        assert_eq!(d.packets_dropped_police, 3);
+        assert_eq!(d.bytes_dropped_police, 4500);
         assert_eq!(b.lateness_max_ns, 30);
         assert_eq!(b.mean_lateness_ns(), 20);
         c.delivered(100, 7_000_000);

@@ -11,8 +11,15 @@ use crate::netns::Namespace;
 /// The interface name of the TUN device inside each namespace.
 pub const TUN_NAME: &str = "pe0";
 
-/// The MTU configured on both TUN devices (bytes).
+/// The default MTU of both TUN devices (bytes); see [`crate::PathConfig::mtu()`].
 pub const TUN_MTU: u32 = 1500;
+
+/// The smallest MTU a path accepts (bytes; the IPv4 minimum datagram size
+/// every host must accept, RFC 791).
+pub const MIN_MTU: u32 = 576;
+
+/// The largest MTU a path accepts (bytes; a common jumbo-frame size).
+pub const MAX_MTU: u32 = 9000;
 
 /// Opens `/dev/net/tun` non-blocking and attaches it to a new TUN device
 /// `name` (IFF_TUN | IFF_NO_PI). Must run on a thread inside the target namespace.
@@ -61,17 +68,17 @@ pub(crate) struct Ends {
     pub(crate) v6: Option<(Ipv6Addr, Ipv6Addr)>,
 }
 
-/// Brings `lo` and the TUN up in `ns` with MTU [`TUN_MTU`], a /32 address
+/// Brings `lo` and the TUN up in `ns` with MTU `mtu` (bytes), a /32 address
 /// with the peer address (which installs the route to the peer through the
 /// TUN), and optionally the IPv6 pair (/128 with peer, no DAD). The TUN gets
 /// no link-local address (addrgenmode none), so it carries no router
 /// solicitations of its own. Returns once both routes to the peer are usable.
-pub(crate) fn configure(ns: &Namespace, ends: &Ends) -> Result<()> {
+pub(crate) fn configure(ns: &Namespace, ends: &Ends, mtu: u32) -> Result<()> {
     // Link up before the addresses: IPv6 routes of addresses added to a
     // down device appear only later, asynchronously.
     let mut batch = format!(
         "link set dev lo up\n\
-         link set dev {TUN_NAME} mtu {TUN_MTU} addrgenmode none\n\
+         link set dev {TUN_NAME} mtu {mtu} addrgenmode none\n\
          link set dev {TUN_NAME} up\n\
          addr add {}/32 peer {}/32 dev {TUN_NAME}\n",
         ends.local4, ends.peer4

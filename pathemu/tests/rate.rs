@@ -10,36 +10,17 @@ mod common;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{report, root_or_skip};
+use common::{report, root_or_skip, tcp_mss};
 use pathemu::{Direction, Path, PathConfig, Side, TUN_MTU};
 
 const RATE_BPS: u64 = 20_000_000;
 const WARMUP: Duration = Duration::from_millis(1500);
 const MEASURE: Duration = Duration::from_secs(3);
-
-/// The socket's current MSS (payload bytes per full-sized segment).
-fn mss(stream: &TcpStream) -> u32 {
-    let mut v: libc::c_int = 0;
-    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-    // SAFETY: getsockopt writes an int into `v`.
-    let rc = unsafe {
-        libc::getsockopt(
-            stream.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_MAXSEG,
-            (&raw mut v).cast(),
-            &mut len,
-        )
-    };
-    assert_eq!(rc, 0);
-    u32::try_from(v).unwrap()
-}
 
 #[test]
 fn tcp_goodput_matches_bottleneck_rate() {
@@ -63,7 +44,7 @@ fn tcp_goodput_matches_bottleneck_rate() {
         .unwrap()
         .unwrap();
     let (mut receiver, _) = listener.accept().unwrap();
-    let mss = mss(&sender);
+    let mss = tcp_mss(&sender);
     eprintln!("MSS {mss}");
     assert!(mss > 1400 && mss <= TUN_MTU - 40, "MSS {mss}");
 

@@ -2,7 +2,7 @@
 //! UDP echo and blast tools with sockets opened inside a path's namespaces.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
-use std::net::{SocketAddr, UdpSocket};
+use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -27,6 +27,43 @@ pub fn realtime_thread() {
     let param = libc::sched_param { sched_priority: 5 };
     // SAFETY: pid 0 is the calling thread; `param` is valid.
     unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
+}
+
+/// A socket's current MSS (`TCP_MAXSEG`: payload bytes per full-sized
+/// segment, TCP options such as timestamps excluded).
+pub fn tcp_mss(stream: &TcpStream) -> u32 {
+    let mut v: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: getsockopt writes an int into `v`.
+    let rc = unsafe {
+        libc::getsockopt(
+            stream.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_MAXSEG,
+            (&raw mut v).cast(),
+            &mut len,
+        )
+    };
+    assert_eq!(rc, 0, "getsockopt TCP_MAXSEG");
+    u32::try_from(v).unwrap()
+}
+
+/// A connected TCP pair across `path`: (the client in A, the server's
+/// accepted socket in B), using B's address `to_ip` (IPv4 or IPv6).
+pub fn tcp_pair(path: &Path, to_ip: std::net::IpAddr) -> (TcpStream, TcpStream) {
+    let listener = path
+        .run_in(Side::B, move || {
+            TcpListener::bind(SocketAddr::new(to_ip, 0))
+        })
+        .unwrap()
+        .unwrap();
+    let to = listener.local_addr().unwrap();
+    let client = path
+        .run_in(Side::A, move || TcpStream::connect(to))
+        .unwrap()
+        .unwrap();
+    let (server, _) = listener.accept().unwrap();
+    (client, server)
 }
 
 /// Binds a UDP socket inside `side` of `path` to `addr:0`.
@@ -222,15 +259,80 @@ pub fn drain(path: &Path, direction: Direction, limit: Duration) -> LinkStats {
 /// Prints a direction's counters and lateness summary (shown with --nocapture).
 pub fn report(label: &str, s: &LinkStats) {
     eprintln!(
-        "{label}: in {} fwd {} ({} B) qdrop {} ldrop {} werr {} late mean {} us max {} us hist {:?}",
+        "{label}: in {} fwd {} ({} B) qdrop {} ldrop {} pdrop {} werr {} late mean {} us max {} us hist {:?}",
         s.packets_in,
         s.packets_forwarded,
         s.bytes_forwarded,
         s.packets_dropped_queue,
         s.packets_dropped_loss,
+        s.packets_dropped_police,
         s.write_errors,
         s.mean_lateness_ns() / 1000,
         s.lateness_max_ns / 1000,
         s.lateness_hist
     );
+}
+
+/// What [`bulk_tcp`] measured in its window.
+pub struct Bulk {
+    /// Payload bytes the receiver read in the window.
+    pub bytes: u64,
+    /// The window's length.
+    pub elapsed: Duration,
+    /// The forward direction's counters over the window.
+    pub forward: LinkStats,
+}
+
+impl Bulk {
+    /// Goodput over the window (bits/s).
+    pub fn goodput_bps(&self) -> f64 {
+        self.bytes as f64 * 8.0 / self.elapsed.as_secs_f64()
+    }
+}
+
+/// Sends as fast as TCP allows from `sender` (a thread) to `receiver` for
+/// `warmup`, then counts what arrives over the following `measure`.
+pub fn bulk_tcp(
+    path: &Path,
+    sender: TcpStream,
+    mut receiver: TcpStream,
+    warmup: Duration,
+    measure: Duration,
+) -> Bulk {
+    use std::io::{Read, Write};
+    let done = Arc::new(AtomicBool::new(false));
+    let stop = Arc::clone(&done);
+    let writer = thread::spawn(move || {
+        let mut sender = sender;
+        let chunk = vec![0x5au8; 64 * 1024];
+        while !stop.load(Ordering::Relaxed) {
+            if sender.write_all(&chunk).is_err() {
+                break;
+            }
+        }
+    });
+    receiver
+        .set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let mut buf = vec![0u8; 256 * 1024];
+    let start = Instant::now();
+    while start.elapsed() < warmup {
+        let _ = receiver.read(&mut buf);
+    }
+    let window = Instant::now();
+    let before = path.stats(Direction::Forward);
+    let mut bytes = 0u64;
+    while window.elapsed() < measure {
+        bytes += receiver.read(&mut buf).unwrap_or(0) as u64;
+    }
+    let elapsed = window.elapsed();
+    let forward = path.stats(Direction::Forward).since(&before);
+    done.store(true, Ordering::Relaxed);
+    drop(receiver);
+    writer.join().unwrap();
+    Bulk {
+        bytes,
+        elapsed,
+        forward,
+    }
 }
