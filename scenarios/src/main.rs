@@ -61,6 +61,7 @@ fn start_monitor(hz: u32) -> anyhow::Result<Poller> {
     let probes = Probes::load(cfg.clone()).context("cannot start the kernel probes")?;
     let book = BookConfig {
         history: 1,
+        attribution: observer::attribution::Config::default().with_hz(hz),
         ..BookConfig::default()
     };
     Ok(Poller::new(probes, Clock::new(hz), book, cfg.max_flows))

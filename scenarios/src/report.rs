@@ -2,7 +2,7 @@
 //! figures and verdicts, and the constraint the scenario imposed.
 
 use observer::{
-    attribution::{Verdict, ends_agree},
+    attribution::{Verdict, ends_agree_by_rule},
     track::live::Tracked,
     units,
 };
@@ -92,7 +92,8 @@ pub struct FlowReport {
     /// its majority verdict over the last span, when observer saw it.
     pub other_end: Option<Verdict>,
     /// Whether the two ends name the same limit
-    /// (`observer::attribution::ends_agree`); None without the other end.
+    /// (`observer::attribution::ends_agree_by_rule`); None without the
+    /// other end. A contradiction fails the flow.
     pub ends_agree: Option<bool>,
     /// Every verdict sampled, as (seconds since the flow was first seen,
     /// verdict): what the spans were judged on.
@@ -147,13 +148,21 @@ impl FlowReport {
         self
     }
 
-    /// Records the other end's majority verdict `v`.
-    pub fn with_other_end(mut self, v: Option<Verdict>) -> FlowReport {
-        self.other_end = v;
-        self.ends_agree = v.map(|o| match self.side {
-            View::Sender => ends_agree(self.verdict, o),
-            View::Receiver => ends_agree(o, self.verdict),
+    /// Records the other end's majority verdict and the rule that decided
+    /// most of it (`other`), against this end's majority verdict, decided
+    /// mostly by `own_rule`; two ends that contradict each other fail the
+    /// flow.
+    pub fn with_other_end(
+        mut self,
+        other: Option<(Verdict, &'static str)>,
+        own_rule: &'static str,
+    ) -> FlowReport {
+        self.other_end = other.map(|(v, _)| v);
+        self.ends_agree = other.map(|(o, other_rule)| match self.side {
+            View::Sender => ends_agree_by_rule((self.verdict, own_rule), o),
+            View::Receiver => ends_agree_by_rule((o, other_rule), self.verdict),
         });
+        self.pass &= self.ends_agree != Some(false);
         self
     }
 }

@@ -20,7 +20,7 @@ use crate::{
     },
     http::{self, Download, TempDir},
     report::{FlowReport, ScenarioReport},
-    traffic::{self, Iperf, OwnFlow},
+    traffic::{self, Iperf, OwnFlow, Reading},
 };
 
 /// How often the runner polls observer.
@@ -33,6 +33,8 @@ const MIN_DATA_BYTES: u64 = 200_000;
 struct Timeline {
     born: Option<Instant>,
     samples: Vec<(f64, Verdict)>,
+    /// The rule that decided each sample, in step with `samples`.
+    rules: Vec<&'static str>,
     /// The explanation at the last poll while the flow was open.
     explanation: String,
     /// Verdicts (current or life) that rested on a ceiling the rate
@@ -259,10 +261,11 @@ impl Watch<'_> {
             let born = *line.born.get_or_insert(now);
             line.samples
                 .push((now.duration_since(born).as_secs_f64(), t.current.verdict));
+            line.rules.push(t.current.rule);
             line.explanation.clone_from(&t.current.explanation);
-            let max_fill = observer::attribution::Config::default().max_fill;
+            let cfg = observer::attribution::Config::default();
             for a in [&t.current, &t.life] {
-                if let Err(e) = a.check_ceilings(max_fill) {
+                if let Err(e) = a.check_ceilings(cfg.max_fill).and(a.check_binds(&cfg)) {
                     line.outran.push(format!("{e} ({})", a.explanation));
                 }
             }
@@ -315,9 +318,10 @@ pub fn run(
         Traffic::Http { server, client } => {
             http_transfer(&path, sc, (server, client), secs, poller, &mut watch)?
         }
-        Traffic::SmallSndbuf { .. } | Traffic::Phases { .. } | Traffic::ChunkReader { .. } => {
-            own_transfer(&path, sc, secs, poller, &mut watch)?
-        }
+        Traffic::SmallSndbuf { .. }
+        | Traffic::Phases { .. }
+        | Traffic::ChunkReader { .. }
+        | Traffic::StallReader { .. } => own_transfer(&path, sc, secs, poller, &mut watch)?,
     };
     // Let the close records arrive.
     std::thread::sleep(POLL);
@@ -395,14 +399,18 @@ fn own_transfer(
         } => (None, *app_rate_bps, *app_secs),
         _ => (None, 0, 0),
     };
-    let period = match &sc.traffic {
-        Traffic::ChunkReader { period_ms } => Some(Duration::from_millis(*period_ms)),
-        _ => None,
+    let reading = match &sc.traffic {
+        Traffic::ChunkReader { period_ms } => Reading::Chunks(Duration::from_millis(*period_ms)),
+        Traffic::StallReader { read_ms, stall_ms } => Reading::Stalls {
+            read: Duration::from_millis(*read_ms),
+            stall: Duration::from_millis(*stall_ms),
+        },
+        _ => Reading::Continuous,
     };
     let flow = OwnFlow::connect(path, sndbuf, sc.cc)?;
     let a_port = flow.sender.local_addr()?.port();
     std::thread::scope(|scope| {
-        let rx = scope.spawn(move || traffic::drain(flow.receiver, period));
+        let rx = scope.spawn(move || traffic::drain(flow.receiver, reading));
         let tx = scope.spawn(move || traffic::send(flow.sender, secs, rate, paced));
         watch.until(poller, || tx.is_finished())?;
         let (bytes, span) = rx
@@ -418,13 +426,23 @@ fn own_transfer(
     })
 }
 
-/// The majority verdict of `samples` in `[from, to)`, if any.
-fn majority(samples: &[(f64, Verdict)], from: f64, to: f64) -> Option<Verdict> {
-    let mut counts: HashMap<Verdict, usize> = HashMap::new();
-    for (_, v) in samples.iter().filter(|(t, _)| *t >= from && *t < to) {
-        *counts.entry(*v).or_default() += 1;
+/// The majority verdict of `line` in `[from, to)`, if any, with the rule
+/// that decided most of its samples.
+fn majority(line: &Timeline, from: f64, to: f64) -> Option<(Verdict, &'static str)> {
+    let mut counts: HashMap<(Verdict, &'static str), usize> = HashMap::new();
+    let mut verdicts: HashMap<Verdict, usize> = HashMap::new();
+    for ((t, v), rule) in line.samples.iter().zip(&line.rules) {
+        if *t >= from && *t < to {
+            *counts.entry((*v, rule)).or_default() += 1;
+            *verdicts.entry(*v).or_default() += 1;
+        }
     }
-    counts.into_iter().max_by_key(|(_, n)| *n).map(|(v, _)| v)
+    let (verdict, _) = verdicts.into_iter().max_by_key(|(_, n)| *n)?;
+    counts
+        .into_iter()
+        .filter(|((v, _), _)| *v == verdict)
+        .max_by_key(|(_, n)| *n)
+        .map(|(k, _)| k)
 }
 
 fn report(
@@ -491,10 +509,14 @@ fn report(
             })
             .and_then(|o| lines.get(&o.latest.cookie))
             .zip(sc.expect.last())
-            .and_then(|(l, e)| majority(&l.samples, e.from_s, e.to_s));
+            .and_then(|(l, e)| majority(l, e.from_s, e.to_s));
+        let own_rule = line
+            .zip(sc.expect.last())
+            .and_then(|(l, e)| majority(l, e.from_s, e.to_s))
+            .map_or("", |(_, rule)| rule);
         let outran = line.map(|l| l.outran.clone()).unwrap_or_default();
         let mut f = FlowReport::new(sc, t, throughput, spans)
-            .with_other_end(other_end)
+            .with_other_end(other_end, own_rule)
             .with_outran(outran);
         f.timeline = samples.to_vec();
         if let Some(l) = line.filter(|l| !l.explanation.is_empty()) {

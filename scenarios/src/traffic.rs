@@ -268,30 +268,63 @@ fn connect(fd: std::os::fd::OwnedFd, dst: SocketAddr) -> std::io::Result<TcpStre
     Ok(TcpStream::from(fd))
 }
 
-/// Reads everything until EOF; returns (bytes, seconds from first to last
-/// byte). With `period`, the reader sleeps that long, then reads all that
-/// waits, and again: it leaves the data unread in between.
-pub fn drain(mut s: TcpStream, period: Option<Duration>) -> (u64, f64) {
+/// How the reader in B reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reading {
+    /// As fast as data arrives.
+    Continuous,
+    /// Sleeps the period, then reads everything waiting, over and over: it
+    /// leaves the data unread in between.
+    Chunks(Duration),
+    /// Reads as fast as data arrives for `read`, then not at all for
+    /// `stall` (a reader that stalls on its disk or its CPU), over and over.
+    Stalls {
+        /// How long each reading stretch lasts.
+        read: Duration,
+        /// How long each stall lasts.
+        stall: Duration,
+    },
+}
+
+/// Reads everything until EOF as `reading` says; returns (bytes, seconds
+/// from first to last byte).
+pub fn drain(mut s: TcpStream, reading: Reading) -> (u64, f64) {
     let mut buf = vec![0u8; 256 * 1024];
     let mut total = 0u64;
     let mut first: Option<Instant> = None;
     let mut last = Instant::now();
+    let done = |total: u64, first: Option<Instant>, last: Instant| {
+        (
+            total,
+            first.map_or(0.0, |f| last.duration_since(f).as_secs_f64()),
+        )
+    };
+    let period = match reading {
+        Reading::Chunks(p) => Some(p),
+        _ => None,
+    };
     if period.is_some() && s.set_nonblocking(true).is_err() {
         return (0, 0.0);
     }
+    let started = Instant::now();
     loop {
         if let Some(p) = period {
             std::thread::sleep(p);
         }
+        if let Reading::Stalls { read, stall } = reading {
+            // Into a stall once each reading stretch is over.
+            let cycle = read + stall;
+            let into = Duration::from_nanos(
+                (started.elapsed().as_nanos() % cycle.as_nanos().max(1)) as u64,
+            );
+            if into >= read {
+                std::thread::sleep(cycle - into);
+            }
+        }
         // One visit: everything waiting (blocking mode: one read at a time).
         loop {
             match s.read(&mut buf) {
-                Ok(0) => {
-                    return (
-                        total,
-                        first.map_or(0.0, |f| last.duration_since(f).as_secs_f64()),
-                    );
-                }
+                Ok(0) => return done(total, first, last),
                 Ok(n) => {
                     first.get_or_insert_with(Instant::now);
                     last = Instant::now();
@@ -301,12 +334,7 @@ pub fn drain(mut s: TcpStream, period: Option<Duration>) -> (u64, f64) {
                     }
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-                Err(_) => {
-                    return (
-                        total,
-                        first.map_or(0.0, |f| last.duration_since(f).as_secs_f64()),
-                    );
-                }
+                Err(_) => return done(total, first, last),
             }
         }
     }

@@ -70,6 +70,15 @@ pub struct Config {
     /// paused with the window open; the same share of the bytes in bursts
     /// means it bursts.
     pub sender_gap_share: f64,
+    /// Receiver side: arrival gaps count as the sender's pauses only when
+    /// they last on average at least this many round trips of the path:
+    /// the kernel counts gaps over 10 ms, a fifth of a 50 ms round trip but
+    /// a thirtieth of a 300 ms one, where a BBR sender at the link's rate
+    /// leaves 34-48 ms between its paced bursts.
+    pub pause_rtts: f64,
+    /// Receiver side: gaps over this share of the interval are pauses
+    /// however short each is (a sender silent most of the time).
+    pub silent_share: f64,
     /// Receiver side: out-of-order arrivals this recent (s) still count as
     /// the loss holding the sender's congestion window down (cubic takes
     /// seconds to grow back to its window before the loss).
@@ -127,6 +136,44 @@ pub struct Config {
     /// keeps up catches up at least once a round trip (each burst the
     /// sender's window lets out).
     pub reader_drain_rtts: f64,
+    /// A named limit binds only with its ceiling at most this many times
+    /// the rate, unless its own clock says it blocked the flow (the
+    /// rwnd- or cwnd-limited share, a receiver's closed window): a window
+    /// that would carry several times the rate holds nothing back. Four:
+    /// the window verdicts of the recorded suite that bind by their clocks
+    /// reach 2.9 (cwnd) and 1.2 (this host's window); a 32 MB buffer
+    /// absorbing a reader's stalls allowed 30-94 times the rate.
+    pub bind_factor: f64,
+    /// Receiver side: for a pausing sender, loss this many base RTTs old
+    /// still counts where that is longer than `loss_memory_paused_s`: a
+    /// window regrows in round trips, not seconds (a 300 ms tunnel's cubic
+    /// sender, paused 93% of the time, saw its last loss 1.6 s back).
+    pub loss_memory_paused_rtts: f64,
+    /// The sampling grain (µs): one jiffy, 4 ms at HZ=250 (the sample gate
+    /// passes about one sample a jiffy on each CPU), so no figure counted
+    /// from samples, such as a reader's catch-ups, resolves a round trip
+    /// shorter than this (`Config::with_hz` sets it).
+    pub sample_grain_us: u64,
+    /// Sender side: retransmitted segments at least this share of those
+    /// sent are steady drops (a policer's: 0.5-1.1% a second); a cubic
+    /// flow under 0.01% random loss retransmits 0.02-0.05%.
+    pub steady_loss_share: f64,
+    /// Sender side: a loss-based flow delivering at least this many times
+    /// the Mathis rate of its loss share (what isolated losses allow) drops
+    /// in clusters: a rate limit. Random loss gave 0.84-0.85 of it; a
+    /// policer with a one-BDP bucket 1.9-2.8; with a 10 KB bucket 1.0-1.6,
+    /// once 2.0 (docs/attribution.md, kind 4).
+    pub drop_clustering: f64,
+    /// Sender side: the share of its best recent delivery rate a flow
+    /// behind a rate limit that drops keeps to, a cut by a cluster of its
+    /// drops included (a policed cubic flow fell to 0.73 of it for a
+    /// second or two after larger clusters; a slow-start overshoot runs
+    /// at 0.4 of it).
+    pub drops_plateau: f64,
+    /// Sender side: a model-based sender (BBR) pacing at least this many
+    /// times what it delivered over the interval is still ramping (it paces
+    /// at most 1.25 times its estimate once it has found the path).
+    pub ramp_ratio: f64,
     /// A window or send buffer full only through a queue: the rate under
     /// this fraction of what it would allow at the path's base RTT (the
     /// queue at least as long as the path's own round trip), with a queue
@@ -175,6 +222,26 @@ impl Default for Config {
             reader_unread_share: 0.25,
             reader_drain_rtts: 10.0,
             queue_only: 0.5,
+            bind_factor: 4.0,
+            loss_memory_paused_rtts: 10.0,
+            sample_grain_us: 4_000,
+            steady_loss_share: 0.003,
+            drop_clustering: 1.75,
+            drops_plateau: 0.7,
+            ramp_ratio: 1.5,
+            pause_rtts: 0.25,
+            silent_share: 0.5,
+        }
+    }
+}
+
+impl Config {
+    /// This configuration for a kernel ticking `hz` times a second (its
+    /// jiffy is the sampling grain, `sample_grain_us`).
+    pub fn with_hz(self, hz: u32) -> Config {
+        Config {
+            sample_grain_us: 1_000_000 / u64::from(hz.max(1)),
+            ..self
         }
     }
 }

@@ -43,7 +43,7 @@ mod whatif;
 pub use config::Config;
 pub use evidence::{Ceilings, Evidence, LimitedTime, Receive, Shares};
 pub use point::Point;
-pub use verdict::{Attribution, Side, Verdict, ends_agree};
+pub use verdict::{Attribution, Side, Verdict, ends_agree, ends_agree_by_rule};
 pub use whatif::{Bounds, PeerWindow, WhatIf, what_if};
 
 use assemble::{Judgement, assemble};

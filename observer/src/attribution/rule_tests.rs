@@ -34,15 +34,26 @@ fn the_docs_list_each_sides_rules_in_the_tables_order() {
 }
 
 #[test]
-fn receiver_rule_names_are_unique_snake_case() {
-    let mut seen = std::collections::HashSet::new();
-    for r in RECEIVER_RULES {
-        assert!(seen.insert(r.name), "{} twice", r.name);
-        assert!(
-            r.name.chars().all(|c| c.is_ascii_lowercase() || c == '_'),
-            "{}",
-            r.name
-        );
-        assert!(!r.recognises.is_empty());
+fn rule_names_are_unique_snake_case_within_a_side() {
+    let sides: [Vec<(&str, &str)>; 2] = [
+        SENDER_RULES
+            .iter()
+            .map(|r| (r.name, r.recognises))
+            .collect(),
+        RECEIVER_RULES
+            .iter()
+            .map(|r| (r.name, r.recognises))
+            .collect(),
+    ];
+    for rules in sides {
+        let mut seen = std::collections::HashSet::new();
+        for (name, recognises) in rules {
+            assert!(seen.insert(name), "{name} twice");
+            assert!(
+                name.chars().all(|c| c.is_ascii_lowercase() || c == '_'),
+                "{name}"
+            );
+            assert!(!recognises.is_empty(), "{name} says nothing");
+        }
     }
 }

@@ -93,7 +93,8 @@ pub(super) fn verdict_between(a: P, b: P) -> Attribution {
 
 /// `a`, after asserting [`Attribution::check_ceilings`].
 pub(super) fn checked(a: Attribution) -> Attribution {
-    if let Err(e) = a.check_ceilings(Config::default().max_fill) {
+    let cfg = Config::default();
+    if let Err(e) = a.check_ceilings(cfg.max_fill).and(a.check_binds(&cfg)) {
         panic!("{e}; explanation: {}", a.explanation);
     }
     a
@@ -387,7 +388,26 @@ fn too_little_data_is_unknown() {
     );
     assert_eq!(a.verdict, Verdict::Unknown);
     assert_eq!(a.confidence, 0.0);
-    // Enough bytes but under four round trips.
+    // Enough bytes but under four round trips of the path (min_rtt).
+    let a = verdict_between(
+        P {
+            t: 0.0,
+            srtt_us: 100_000,
+            min_rtt_us: 100_000,
+            ..P::default()
+        },
+        P {
+            t: 0.3,
+            acked: 1_000_000,
+            busy_ms: 300,
+            srtt_us: 100_000,
+            min_rtt_us: 100_000,
+            ..P::default()
+        },
+    );
+    assert_eq!(a.verdict, Verdict::Unknown);
+    // The same at a 50 ms min_rtt, srtt stretched to 100 ms by a queue:
+    // six round trips of the path, enough to judge.
     let a = verdict_between(
         P {
             t: 0.0,
@@ -402,7 +422,7 @@ fn too_little_data_is_unknown() {
             ..P::default()
         },
     );
-    assert_eq!(a.verdict, Verdict::Unknown);
+    assert_ne!(a.verdict, Verdict::Unknown, "{}", a.explanation);
 }
 
 #[test]
@@ -572,5 +592,56 @@ fn a_rate_over_its_ceiling_says_by_how_much() {
         ceiling_and_rate(2.29e6, "delivering", 2.297e6),
         "2.3 Mbit/s ceiling, delivering 2.3 Mbit/s, under 1% above it (the ceiling rests on a \
          smoothed RTT)"
+    );
+}
+
+/// The bind property (`Attribution::check_binds`): a named window within
+/// four times the rate, or blocking the flow by its own clock.
+#[test]
+fn a_named_window_binds_by_its_ceiling_or_its_clock() {
+    let named = |rule: &'static str, ceiling: f64, rwnd_share: f64| Attribution {
+        verdict: Verdict::ReceiveWindow,
+        rule,
+        confidence: 0.8,
+        side: Side::Sender,
+        explanation: String::new(),
+        evidence: Evidence {
+            rate_bps: 10e6,
+            ceilings: Ceilings {
+                rwnd_bps: ceiling,
+                ..Ceilings::default()
+            },
+            shares: Shares {
+                rwnd_limited: rwnd_share,
+                other_busy: 1.0 - rwnd_share,
+                ..Shares::default()
+            },
+            ..Evidence::default()
+        },
+        what_if: None,
+    };
+    let cfg = Config::default();
+    assert!(named("receive_window", 40e6, 0.0).check_binds(&cfg).is_ok());
+    let loose = named("receive_window", 40.1e6, 0.19).check_binds(&cfg);
+    assert!(
+        loose.as_ref().is_err_and(|e| e.contains("4.0 times")),
+        "{loose:?}"
+    );
+    assert!(
+        named("receive_window", 400e6, 0.2)
+            .check_binds(&cfg)
+            .is_ok()
+    );
+    // Probes meet the window one phase in eight: 5% of busy time is its
+    // clock's say.
+    assert!(
+        named("probes_meet_window", 55e6, 0.05)
+            .check_binds(&cfg)
+            .is_ok()
+    );
+    assert!(
+        named("probes_meet_window", 55e6, 0.04)
+            .check_binds(&cfg)
+            .is_err()
     );
 }

@@ -85,6 +85,18 @@ pub fn ends_agree(sender: Verdict, receiver: Verdict) -> bool {
     )
 }
 
+/// [`ends_agree`], knowing the rule that decided the sender's verdict: a
+/// sender's `path` from drops without a queue (rule `drops_without_queue`,
+/// a policer) also pairs with the receiver's `congestion_window`, since
+/// the receiver sees a rate limit's drops as loss holding the sender's
+/// window down and cannot tell when they come.
+pub fn ends_agree_by_rule((sender, rule): (Verdict, &str), receiver: Verdict) -> bool {
+    ends_agree(sender, receiver)
+        || (sender == Verdict::Path
+            && rule == "drops_without_queue"
+            && receiver == Verdict::CongestionWindow)
+}
+
 /// Which end of the flow the verdict was made from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -127,10 +139,71 @@ impl Attribution {
         let c = &self.evidence.ceilings;
         match (self.side, self.verdict) {
             (Side::Sender, Verdict::ReceiveWindow) => Some(("rwnd", c.rwnd_bps)),
-            (Side::Sender, Verdict::CongestionWindow) => Some(("cwnd", c.cwnd_bps)),
-            (Side::Receiver, Verdict::ReceiveWindow) => Some(("rcv_wnd", c.rcv_wnd_bps)),
+            // A ramping BBR names its own estimate, quoted as its pacing
+            // rate, not a window.
+            (Side::Sender, Verdict::CongestionWindow) if self.rule != "ramping" => {
+                Some(("cwnd", c.cwnd_bps))
+            }
+            (Side::Receiver, Verdict::ReceiveWindow | Verdict::ReceiverApplication) => {
+                Some(("rcv_wnd", c.rcv_wnd_bps))
+            }
             _ => None,
         }
+    }
+
+    /// The share of the interval (sender: of busy time) in which the
+    /// limit the verdict names blocked the flow by its own clock: the
+    /// rwnd- or cwnd-limited share, or this host's window closed; 0 for
+    /// other verdicts.
+    fn blocked_share(&self) -> f64 {
+        let ev = &self.evidence;
+        match (self.side, self.verdict) {
+            (Side::Sender, Verdict::ReceiveWindow) => ev.of_busy(ev.shares.rwnd_limited),
+            (Side::Sender, Verdict::CongestionWindow) => ev.of_busy(ev.shares.cwnd_limited),
+            (Side::Receiver, _) => ev.receive.closed_share,
+            _ => 0.0,
+        }
+    }
+
+    /// The property that a named limit binds (issue 35): the ceiling the
+    /// verdict names is at most `cfg.bind_factor` times the measured rate,
+    /// or the limit's own clock says it blocked the flow for at least
+    /// `cfg.significant_share` (`cfg.probe_share` for a pacing sender's
+    /// probes, rule `probes_meet_window`) ([`Attribution::named_ceiling`]).
+    /// `Err` says
+    /// which claim the rate does not support.
+    ///
+    /// # Errors
+    /// The unsupported claim, in words.
+    pub fn check_binds(&self, cfg: &super::Config) -> Result<(), String> {
+        let rate = match self.side {
+            Side::Sender => self.evidence.rate_bps,
+            Side::Receiver => self.evidence.recv_rate_bps,
+        };
+        let Some((name, ceiling)) = self.named_ceiling().filter(|(_, c)| *c > 0.0) else {
+            return Ok(());
+        };
+        if rate <= 0.0 || ceiling <= cfg.bind_factor * rate {
+            return Ok(());
+        }
+        let blocked = self.blocked_share();
+        // A pacing sender's probes meet the window one phase in eight: the
+        // window binds then, by design only a small share of the time.
+        let needed = if self.rule == "probes_meet_window" {
+            cfg.probe_share
+        } else {
+            cfg.significant_share
+        };
+        if blocked >= needed {
+            return Ok(());
+        }
+        Err(format!(
+            "{} ({}): the {name} ceiling {ceiling:.0} bit/s is {:.1} times the measured {rate:.0} bit/s and blocked the flow {:.0}% of the time",
+            self.verdict,
+            self.rule,
+            ceiling / rate,
+            blocked * 100.0
+        ))
     }
 
     /// The property every verdict keeps (issue 14): none rests on a

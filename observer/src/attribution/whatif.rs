@@ -278,9 +278,11 @@ enum Answer {
 /// at other RTTs.
 fn summary(w: &WhatIf, answer: Answer, allows: &str) -> String {
     match answer {
-        Answer::Reader(fix) => format!("a larger window would not help: {fix}; {allows}"),
+        // No window answers these: what the window allows elsewhere would
+        // only suggest one.
+        Answer::Reader(fix) => format!("a larger window would not help: {fix}"),
         Answer::NoHeadroom => format!(
-            "the path has shown no more than {} (the rate within bursts): a larger window would fill a queue, not raise the rate; {allows}",
+            "the path has shown no more than {} (the rate within bursts): a larger window would fill a queue, not raise the rate",
             units::rate(w.path_bps)
         ),
         Answer::Window { capped, enough } => {
@@ -297,10 +299,14 @@ fn summary(w: &WhatIf, answer: Answer, allows: &str) -> String {
                     ", more than the {} this connection's window can carry: {fix}",
                     units::bytes(max as f64)
                 ),
-                _ if enough => format!(
-                    ", no more than the {} there now: a larger window would not raise the rate",
-                    units::bytes(w.window_bytes as f64)
-                ),
+                _ if enough => {
+                    return format!(
+                        "{target_line} would need {} at {}, no more than the {} there now: a larger window would not raise the rate",
+                        units::bytes(w.needed_bytes),
+                        units::time_us(f64::from(w.rtt_us)),
+                        units::bytes(w.window_bytes as f64)
+                    );
+                }
                 _ => String::new(),
             };
             format!(

@@ -132,7 +132,7 @@ fn a_window_that_already_carries_the_target_does_not_help() {
     assert!(!w.window_helps);
     assert!(
         w.summary.starts_with(
-            "4.0 Mbit/s would need 40.0 KB at 80.0 ms, no more than the 395.0 KB there now: a larger window would not raise the rate;"
+            "4.0 Mbit/s would need 40.0 KB at 80.0 ms, no more than the 395.0 KB there now: a larger window would not raise the rate"
         ),
         "{}",
         w.summary

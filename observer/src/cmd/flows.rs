@@ -128,7 +128,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let cfg = attribution::Config {
         target_bps: args.target_rate.unwrap_or(0),
         ..attribution::Config::default()
-    };
+    }
+    .with_hz(s.clock.hz);
     let mut out = Output::new(args.json);
     let mut cgroups = Cgroups::new(None);
     let stop = rt.block_on(async {

@@ -160,7 +160,8 @@ async fn agent(args: &Args) -> anyhow::Result<()> {
         attribution: observer::attribution::Config {
             explain: false,
             ..observer::attribution::Config::default()
-        },
+        }
+        .with_hz(s.clock.hz),
     };
     let mut poller = Poller::new(s.probes, s.clock, cfg, args.max_flows);
     if let Some(root) = &args.cgroup_root {

@@ -75,6 +75,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let s = session::start(config)?;
     let book = BookConfig {
         history: HISTORY,
+        attribution: observer::attribution::Config::default().with_hz(s.clock.hz),
         ..BookConfig::default()
     };
     let poller = Poller::new(s.probes, s.clock, book, args.max_flows);

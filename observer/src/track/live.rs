@@ -305,7 +305,12 @@ impl Book {
             t.quiet = false;
             self.awake.insert(s.cookie);
             let (missed, complete) = self.quiet.missed_since(t.prev.at_ns);
-            t.wake(missed, complete, rules.window_ns);
+            t.wake(
+                missed,
+                complete,
+                rules.window_ns,
+                rules.attribution.min_rtts,
+            );
         }
         // Unmoved, the entry holds the sample already kept: share it.
         let read = Read {

@@ -23,6 +23,16 @@ pub(super) struct Rules {
     pub(super) history: usize,
 }
 
+/// The verdict window (ns) of a flow whose path's round trip is
+/// `min_rtt_us`: the book's `window_ns`, or `min_rtts` round trips of the
+/// path where that is longer, so that every current verdict spans the
+/// round trips a judgement needs (`attribution::Config::min_rtts`: a
+/// 300 ms path needs 1.2 s for four, more than the 1 s default).
+pub(super) fn window_for(window_ns: u64, min_rtts: f64, min_rtt_us: u32) -> u64 {
+    let rtts_ns = min_rtts * f64::from(min_rtt_us) * 1_000.0;
+    window_ns.max(rtts_ns as u64)
+}
+
 /// A sample and when it was read. The sample is shared: an idle flow's
 /// reads, anchors and latest sample are one allocation, so a poll that
 /// finds it unchanged copies a pointer, not its 528 bytes, per anchor.
@@ -92,11 +102,12 @@ impl Tracked {
         }
     }
 
-    /// Starts a new verdict window at `read` once the newest anchor is
-    /// `window_ns` old: the window then spans one to two windows. Says
-    /// whether it did.
-    fn rotate(&mut self, read: &Read, window_ns: u64) -> bool {
-        let rotate = read.at_ns.saturating_sub(self.anchor_new.at_ns) >= window_ns;
+    /// Starts a new verdict window at `read` once the newest anchor is a
+    /// window old ([`window_for`] the flow's path): the window then spans
+    /// one to two windows. Says whether it did.
+    fn rotate(&mut self, read: &Read, window_ns: u64, min_rtts: f64) -> bool {
+        let window = window_for(window_ns, min_rtts, read.sample.min_rtt_us);
+        let rotate = read.at_ns.saturating_sub(self.anchor_new.at_ns) >= window;
         if rotate {
             self.anchor_old = std::mem::replace(&mut self.anchor_new, read.clone());
         }
@@ -135,6 +146,7 @@ impl Tracked {
         missed: impl Iterator<Item = u64>,
         complete: bool,
         window_ns: u64,
+        min_rtts: f64,
     ) {
         let mut first = !complete;
         for at_ns in missed {
@@ -148,7 +160,7 @@ impl Tracked {
                 self.anchor_new = read.clone();
                 first = false;
             }
-            self.rotate(&read, window_ns);
+            self.rotate(&read, window_ns, min_rtts);
             self.prev = read;
         }
     }
@@ -237,7 +249,7 @@ impl Tracked {
         rules: &Rules,
         events: &mut Vec<Event>,
     ) {
-        let rotated = self.rotate(&read, rules.window_ns);
+        let rotated = self.rotate(&read, rules.window_ns, rules.attribution.min_rtts);
         if !moved {
             // Nothing happened to the flow since the last poll (most flows on
             // a busy host): account the time by the chrono state it is in and

@@ -44,6 +44,15 @@ pub enum Traffic {
         /// Time between the reader's visits (ms).
         period_ms: u64,
     },
+    /// observer's own bulk sender in A; the reader in B reads as fast as
+    /// data arrives for `read_ms`, then stalls for `stall_ms` (its disk or
+    /// its CPU), over and over.
+    StallReader {
+        /// Each reading stretch (ms).
+        read_ms: u64,
+        /// Each stall (ms).
+        stall_ms: u64,
+    },
     /// A download with iperf3 the other way round: the server in A sends,
     /// the client in B runs with `-R` (and `-C` where the scenario sets `cc`,
     /// which the server applies to its data sockets).

@@ -70,6 +70,28 @@ pub(crate) fn ref_b() -> PathConfig {
     PathConfig::new(fwd, Link::with_delay_only(MS(55))).seed(7)
 }
 
+/// A VPN tunnel at a long RTT: MTU 1280 (MSS 1228), 150 ms each way,
+/// 40 Mbit/s with a one-BDP queue, and 1% random loss on the data.
+pub(crate) fn tunnel() -> PathConfig {
+    let fwd = Link::unlimited()
+        .rate(40_000_000)
+        .delay(MS(150))
+        .queue(1_500_000)
+        .loss(0.01);
+    PathConfig::new(fwd, Link::with_delay_only(MS(150))).mtu(1280)
+}
+
+/// A 100 Mbit/s link with 20 ms each way and a 500 KB queue behind a
+/// 10 Mbit/s token-bucket policer with a bucket of `burst_bytes`.
+pub(crate) fn policed(burst_bytes: u64) -> PathConfig {
+    let fwd = Link::unlimited()
+        .rate(100_000_000)
+        .delay(MS(20))
+        .queue(500_000)
+        .police(10_000_000, burst_bytes);
+    PathConfig::new(fwd, Link::with_delay_only(MS(20)))
+}
+
 /// `net.ipv4.tcp_rmem` maximum that gives about a 4 MB advertised window
 /// (Linux advertises about half the buffer).
 pub(crate) const RMEM_4MB_WINDOW: u64 = 8 << 20;

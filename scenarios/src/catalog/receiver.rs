@@ -244,5 +244,27 @@ pub fn all() -> Vec<Scenario> {
                 steady(ReceiverApplication),
             )
         },
+        Scenario {
+            view: View::Receiver,
+            cc: Some("cubic"),
+            rcv_rmem_max: Some(32 << 20),
+            ..base(
+                "rx-stall-reader",
+                "a reader that reads 2 s and stalls 1.5 s behind a 32 MB tcp_rmem max that absorbs each stall, 50 Mbit/s, 40 ms: the path",
+                PathConfig::bottleneck(50_000_000, MS(20), 250_000),
+                Traffic::StallReader {
+                    read_ms: 2_000,
+                    stall_ms: 1_500,
+                },
+                // Judged from the second stall on: in the first (2-3.5 s)
+                // autotuning has grown the buffer to a few MB only, the
+                // window closes and the reader is the limit; from then on
+                // the window (15-20 MB) absorbs every stall.
+                vec![Expect {
+                    from_s: 5.5,
+                    ..steady(Path)[0]
+                }],
+            )
+        },
     ]
 }

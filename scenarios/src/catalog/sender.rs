@@ -5,7 +5,9 @@ use pathemu::PathConfig;
 
 use super::{
     model::{Expect, Scenario, Traffic},
-    parts::{MS, RMEM_4MB_WINDOW, RMEM_32MB_WINDOW, base, iperf, ref_a, ref_b, steady},
+    parts::{
+        MS, RMEM_4MB_WINDOW, RMEM_32MB_WINDOW, base, iperf, policed, ref_a, ref_b, steady, tunnel,
+    },
 };
 
 /// The sender-side scenarios, in running order.
@@ -196,6 +198,74 @@ pub fn all() -> Vec<Scenario> {
                         also: None,
                     },
                 ],
+            )
+        },
+        Scenario {
+            cc: Some("cubic"),
+            rcv_rmem_max: Some(RMEM_32MB_WINDOW),
+            ..base(
+                "tunnel-cubic",
+                "an upload through a tunnel (MTU 1280) at 300 ms with 1% loss: the loss holds cubic's cwnd",
+                tunnel(),
+                iperf(&[]),
+                steady(CongestionWindow),
+            )
+        },
+        Scenario {
+            cc: Some("bbr"),
+            rcv_rmem_max: Some(RMEM_32MB_WINDOW),
+            secs: 14,
+            ..base(
+                "tunnel-bbr",
+                "the same upload with bbr: it ramps for seconds at 300 ms, then runs at the link's rate",
+                tunnel(),
+                iperf(&[]),
+                // BBR paces at its estimate of the path, which grows by a
+                // quarter every eight round trips (2.4 s here) once out of
+                // STARTUP: congestion_window (still ramping, the link
+                // under-used, no queue), then path at the 40 Mbit/s link
+                // (by 6-6.5 s in ten runs), until its first ProbeRTT, about
+                // 10 s after its min_rtt was taken, cuts its cwnd to four
+                // segments for a round trip and a fifth of a second.
+                vec![
+                    Expect {
+                        from_s: 2.5,
+                        to_s: 5.5,
+                        verdict: CongestionWindow,
+                        also: None,
+                    },
+                    Expect {
+                        from_s: 7.0,
+                        to_s: 12.0,
+                        verdict: Path,
+                        also: None,
+                    },
+                ],
+            )
+        },
+        Scenario {
+            cc: Some("cubic"),
+            rcv_rmem_max: Some(RMEM_32MB_WINDOW),
+            // Fourteen seconds: a second's 5-14 drops are few enough that
+            // one interval in about ten reads isolated loss.
+            secs: 14,
+            ..base(
+                "policer",
+                "cubic through a 10 Mbit/s policer with a one-BDP (50 KB) bucket on a 100 Mbit/s, 40 ms path: drops without a queue, the path",
+                policed(50_000),
+                iperf(&[]),
+                steady(Path),
+            )
+        },
+        Scenario {
+            cc: Some("cubic"),
+            rcv_rmem_max: Some(RMEM_32MB_WINDOW),
+            ..base(
+                "policer-tiny",
+                "the same through a 10 KB bucket: isolated drops hold cubic's cwnd under the policed rate",
+                policed(10_000),
+                iperf(&[]),
+                steady(CongestionWindow),
             )
         },
     ]

@@ -35,6 +35,14 @@ pub struct ReceiverCtx<'a> {
     pub path_rtt: f64,
     /// The interval in round trips of the path.
     pub rtts: f64,
+    /// The interval in rounds the samples can resolve: round trips of the
+    /// path, or sampling grains where those are longer (a LAN's 0.15 ms
+    /// round trip is shorter than the 4 ms a reader's catch-ups can be
+    /// counted in).
+    pub rounds: f64,
+    /// This host's window ceiling is near enough the rate to bind (at most
+    /// `cfg.bind_factor` times it).
+    pub window_binds: bool,
     /// The window sat closed for a significant share of the interval.
     pub closed: bool,
     /// The reader keeps more waiting than the path holds in flight (and
@@ -50,7 +58,9 @@ pub struct ReceiverCtx<'a> {
     /// ceiling at the base RTT where the window is full only through the
     /// queue (`whatif::full_through_queue`).
     pub queue_only: Option<f64>,
-    /// Arrival gaps for `cfg.sender_gap_share` of the interval or more.
+    /// Arrival gaps for `cfg.sender_gap_share` of the interval or more,
+    /// each on average at least `cfg.pause_rtts` round trips of the path,
+    /// or together `cfg.silent_share` of it.
     pub paused: bool,
     /// A share of the bytes in bursts, at a rate the flow uses under
     /// `cfg.at_ceiling` of.
@@ -75,16 +85,29 @@ impl<'a> ReceiverCtx<'a> {
             rtt
         };
         let rtts = ev.interval_us as f64 / path_rtt.max(1.0);
+        let rounds = ev.interval_us as f64 / path_rtt.max(cfg.sample_grain_us as f64).max(1.0);
         let waiting = rx.unread_mean >= rx.rcv_wnd_mean
             || (rx.unread_mean >= rx.in_flight_bytes
                 && rx.unread_mean >= cfg.reader_window_share * rx.rcv_wnd_mean)
-            || lagging(rx, rtts, cfg);
+            || lagging(rx, rounds, cfg);
+        let ceiling = ev.ceilings.rcv_wnd_bps;
+        let window_binds = ceiling > 0.0 && ceiling <= cfg.bind_factor * rate;
         let queued = f64::from(rx.queue_delay_us)
             > (cfg.queue_fraction * f64::from(rx.base_rtt_us)).max(cfg.queue_floor_us as f64);
         let queue_only = (queued && rx.base_rtt_us > 0 && rx.gap_share < cfg.sender_gap_share)
             .then(|| full_through_queue(rx.rcv_wnd_mean, path_rtt, rate, cfg))
             .flatten();
-        let paused = rx.gap_share >= cfg.sender_gap_share;
+        // Gaps (over 10 ms) count as the sender's pauses when they last a
+        // good part of a round trip, or fill most of the interval: at
+        // 300 ms, 40 ms gaps between a BBR sender's paced bursts a third
+        // of the time are within its round trip, not pauses; a cubic
+        // sender held to 11 segments a round trip is silent 94% of it,
+        // whatever the gaps' length. A gap still running at the interval's
+        // end (none ended) counts.
+        let long_gaps = rx.mean_gap_us == 0.0
+            || rx.mean_gap_us >= cfg.pause_rtts * path_rtt
+            || rx.gap_share >= cfg.silent_share;
+        let paused = rx.gap_share >= cfg.sender_gap_share && long_gaps;
         let bursty = rx.burst_share >= cfg.sender_gap_share && rx.path_use < cfg.at_ceiling;
         // Pauses no longer than a few round trips of the path, or than a
         // retransmission timeout and a round trip: what a sender waiting
@@ -102,6 +125,8 @@ impl<'a> ReceiverCtx<'a> {
             rtt,
             path_rtt,
             rtts,
+            rounds,
+            window_binds,
             closed: rx.closed_share >= cfg.significant_share,
             waiting,
             queued,
@@ -115,41 +140,53 @@ impl<'a> ReceiverCtx<'a> {
             bursty,
             ack_wait_us,
             acked_pauses,
-            recent_loss: recent_loss(rx, paused, acked_pauses, cfg),
+            recent_loss: recent_loss(rx, (paused, acked_pauses), path_rtt, cfg),
         }
     }
 
     /// The reader holds the window: closed by unread data, or waiting
-    /// data of at least `cfg.reader_min_segments` of the peer's segments.
+    /// data of at least `cfg.reader_min_segments` of the peer's segments
+    /// with the window near enough the rate to bind (a buffer that absorbs
+    /// the reader's stalls leaves the sender a window it never fills).
     pub fn reader_lags(&self) -> bool {
         let mss = f64::from(self.flow.rcv_mss.max(DEFAULT_MSS));
         (self.closed && self.rx.unread_mean > 0.0)
-            || (self.waiting && self.rx.unread_mean >= self.cfg.reader_min_segments * mss)
+            || (self.waiting
+                && self.window_binds
+                && self.rx.unread_mean >= self.cfg.reader_min_segments * mss)
     }
 }
 
 /// Whether the reader lagged the network all through an interval of
-/// `rtts` round trips of the path: a good share of the window waited unread
-/// (`reader_unread_share`) and the reader seldom or never caught up with it
-/// (`reader_drain_rtts`). A reader that keeps up catches up each time the
-/// sender pauses, at least once a round trip; one that is the slowest
-/// stage reads a full buffer each time and leaves as much behind.
-fn lagging(rx: &Receive, rtts: f64, cfg: &Config) -> bool {
-    rtts >= cfg.reader_drain_rtts
+/// `rounds` round trips of the path (each at least a sampling grain): a
+/// good share of the window waited unread (`reader_unread_share`) and the
+/// reader seldom or never caught up with it (`reader_drain_rtts`). A
+/// reader that keeps up catches up each time the sender pauses, at least
+/// once a round trip; one that is the slowest stage reads a full buffer
+/// each time and leaves as much behind.
+fn lagging(rx: &Receive, rounds: f64, cfg: &Config) -> bool {
+    rounds >= cfg.reader_drain_rtts
         && rx.unread_mean >= cfg.reader_unread_share * rx.rcv_wnd_mean
-        && f64::from(rx.reader_drains) * cfg.reader_drain_rtts <= rtts
+        && f64::from(rx.reader_drains) * cfg.reader_drain_rtts <= rounds
 }
 
 /// Whether out-of-order arrivals (loss upstream) are recent enough to
 /// still hold the sender's congestion window down. A sender that pauses
 /// most of the time has a window far below the path's; without frequent
 /// loss it would regrow within a few round trips, so only loss in the last
-/// `loss_memory_paused_s` counts for it, even within the interval, and only
+/// `loss_memory_paused_s` (or `loss_memory_paused_rtts` round trips of the
+/// path, `path_rtt_us`, where longer) counts for it, even within the
+/// interval, and only
 /// when its pauses are round-trip sized (`acked_pauses`): a sender held by
 /// its window sends it, then waits about a round trip for the ACKs. A
 /// window cut by loss and spread over the round trip (bursts, few pauses)
 /// regrows for seconds (cubic): loss in the last `loss_memory_s` counts.
-fn recent_loss(rx: &Receive, paused: bool, acked_pauses: bool, cfg: &Config) -> bool {
+fn recent_loss(
+    rx: &Receive,
+    (paused, acked_pauses): (bool, bool),
+    path_rtt_us: f64,
+    cfg: &Config,
+) -> bool {
     if paused {
         // Not "any loss in the interval": a startup overshoot a second
         // before an application-paced stretch does not hold it back, nor
@@ -158,11 +195,10 @@ fn recent_loss(rx: &Receive, paused: bool, acked_pauses: bool, cfg: &Config) -> 
         // Loss that keeps a window small is fresh and repeated.
         let repeated = rx.ooo_packets >= 2
             && f64::from(rx.ooo_packets) >= cfg.loss_share_paused * f64::from(rx.data_segments);
-        return acked_pauses
-            && repeated
-            && rx
-                .since_ooo_s
-                .is_some_and(|s| s <= cfg.loss_memory_paused_s);
+        let memory_s = cfg
+            .loss_memory_paused_s
+            .max(cfg.loss_memory_paused_rtts * path_rtt_us / 1e6);
+        return acked_pauses && repeated && rx.since_ooo_s.is_some_and(|s| s <= memory_s);
     }
     rx.ooo_packets > 0 || rx.since_ooo_s.is_some_and(|s| s <= cfg.loss_memory_s)
 }

@@ -9,7 +9,7 @@ use super::{
 use crate::{
     attribution::{
         config::Config,
-        evidence::{Evidence, Receive},
+        evidence::{Ceilings, Evidence, Receive},
         verdict::Verdict,
     },
     model::flow::Flow,
@@ -36,9 +36,20 @@ fn base() -> Evidence {
         bytes_received: 2_500_000,
         recv_rate_bps: 10e6,
         receiver_rtt_us: 50_000,
+        ceilings: Ceilings {
+            rcv_wnd_bps: 160e6,
+            ..Ceilings::default()
+        },
         receive: rx,
         ..Evidence::default()
     }
+}
+
+/// `ev` with a mean window of `bytes` and its ceiling at the 50 ms RTT.
+fn window(mut ev: Evidence, bytes: f64) -> Evidence {
+    ev.receive.rcv_wnd_mean = bytes;
+    ev.ceilings.rcv_wnd_bps = bytes * 8.0 / 0.05;
+    ev
 }
 
 /// A receiving flow whose peer's MSS is 1448 B.
@@ -91,26 +102,58 @@ fn reader_is_a_closed_window_or_data_left_waiting() {
     );
     assert_eq!(rule("reader", &rx(closed, |r| r.unread_mean = 0.0)), None);
     // As much waiting as the window offers, two segments at least.
-    let full = rx(base(), |r| {
-        r.rcv_wnd_mean = 2_896.0;
-        r.unread_mean = 2_896.0;
-    });
+    let full = rx(window(base(), 2_896.0), |r| r.unread_mean = 2_896.0);
     assert!(rule("reader", &full).is_some());
     assert_eq!(rule("reader", &rx(full, |r| r.unread_mean = 2_895.0)), None);
-    // More than in flight and half the window.
-    let waiting = rx(base(), |r| r.unread_mean = 500_000.0);
+    // More than in flight and half the window: a 250 KB window allows
+    // 40 Mbit/s, four times the rate.
+    let waiting = rx(window(base(), 250_000.0), |r| r.unread_mean = 125_000.0);
     assert!(rule("reader", &waiting).is_some());
     assert_eq!(
-        rule("reader", &rx(waiting, |r| r.unread_mean = 499_999.0)),
+        rule("reader", &rx(waiting, |r| r.unread_mean = 124_999.0)),
         None
     );
     // A quarter of the window waiting, never caught up in 40 round trips.
-    let lagging = rx(base(), |r| {
-        r.unread_mean = 250_000.0;
+    let lagging = rx(window(base(), 250_000.0), |r| {
+        r.unread_mean = 62_500.0;
         r.reader_drains = 4;
     });
     assert!(rule("reader", &lagging).is_some());
     assert_eq!(rule("reader", &rx(lagging, |r| r.reader_drains = 5)), None);
+}
+
+#[test]
+fn a_reader_that_leaves_the_window_far_above_the_rate_does_not_bind() {
+    // A buffer absorbing a reader's stalls (the suite's 32 MB one left
+    // 5.6 MB unread of a 15.5 MB window, 94 times the rate): just over
+    // four times the rate, the waiting reader is silent.
+    let absorbed = rx(window(base(), 250_001.0), |r| {
+        r.unread_mean = 62_500.0;
+        r.reader_drains = 0;
+    });
+    assert_eq!(rule("reader", &absorbed), None);
+    // Closed a fifth of the time, the window binds by closure whatever its
+    // mean allows between reads.
+    let closed = rx(absorbed, |r| r.closed_share = 0.2);
+    assert!(rule("reader", &closed).is_some());
+}
+
+#[test]
+fn a_lans_round_trips_are_counted_at_the_sampling_grain() {
+    // apt from a mirror 0.14 ms away: 180 ms is 1,286 round trips, but
+    // catch-ups can be counted only a jiffy (4 ms) apart: 45 rounds, and a
+    // reader that caught up 11 times keeps up.
+    let lan = |drains: u32| {
+        let mut ev = window(base(), 250_000.0);
+        ev.interval_us = 180_000;
+        ev.receive.base_rtt_us = 140;
+        ev.receive.rtt_mean_us = 800.0;
+        ev.receive.unread_mean = 62_500.0;
+        ev.receive.reader_drains = drains;
+        ev
+    };
+    assert_eq!(rule("reader", &lan(11)), None);
+    assert!(rule("reader", &lan(4)).is_some());
 }
 
 #[test]
@@ -257,6 +300,19 @@ fn loss_held_is_a_held_sender_with_recent_loss() {
         ),
         None
     );
+    // At a 300 ms base RTT, ten round trips: loss 1.6 s old still holds a
+    // sender that waits a round trip between its windows (the tunnel).
+    let tunnel = rx(paused.clone(), |r| {
+        r.base_rtt_us = 300_000;
+        r.rtt_mean_us = 300_000.0;
+        r.mean_gap_us = 290_000.0;
+        r.since_ooo_s = Some(1.6);
+    });
+    assert!(rule("loss_held", &tunnel).is_some());
+    assert_eq!(
+        rule("loss_held", &rx(tunnel, |r| r.since_ooo_s = Some(3.1))),
+        None
+    );
     // Pauses longer than a timeout and a round trip (250 ms at 50 ms).
     assert_eq!(
         rule("loss_held", &rx(paused, |r| r.mean_gap_us = 250_001.0)),
@@ -281,6 +337,22 @@ fn sender_held_is_pauses_or_bursts_below_the_burst_rate() {
     });
     assert!(rule("sender_held", &bursty).is_some());
     assert_eq!(rule("sender_held", &rx(bursty, |r| r.path_use = 0.8)), None);
+    // Gaps that last on average under a quarter of the 50 ms round trip
+    // are not pauses; a quarter is.
+    let short = rx(base(), |r| {
+        r.gap_share = 0.49;
+        r.mean_gap_us = 12_499.0;
+    });
+    assert_eq!(rule("sender_held", &short), None);
+    assert!(
+        rule(
+            "sender_held",
+            &rx(short.clone(), |r| r.mean_gap_us = 12_500.0)
+        )
+        .is_some()
+    );
+    // Short gaps that fill more than half the interval: a silent sender.
+    assert!(rule("sender_held", &rx(short, |r| r.gap_share = 0.51)).is_some());
 }
 
 #[test]

@@ -13,14 +13,23 @@ pub fn explain(reason: Reason, c: &ReceiverCtx<'_>) -> String {
     let rx = c.rx;
     let t = units::time_us;
     match reason {
-        Reason::Reader => format!(
-            "receiver application: this host's reader leaves {} unread on average and caught up with it {} in {:.0} round trips of the path; the window was closed {} of the time ({})",
-            units::bytes(rx.unread_mean),
-            times(rx.reader_drains),
-            c.rtts,
-            units::share(rx.closed_share),
-            window_line(c)
-        ),
+        Reason::Reader => {
+            // The figure the verdict rests on: the window's ceiling where
+            // it binds; else its closed time (its mean over the open
+            // stretches between reads would claim far more than the rate).
+            let window = if c.window_binds {
+                format!(" ({})", window_line(c))
+            } else {
+                format!(", receiving {}", units::rate(c.rate))
+            };
+            format!(
+                "receiver application: this host's reader leaves {} unread on average and caught up with it {} in {:.0} round trips of the path; the window was closed {} of the time{window}",
+                units::bytes(rx.unread_mean),
+                times(rx.reader_drains),
+                c.rounds,
+                units::share(rx.closed_share),
+            )
+        }
         Reason::TooLittle(rtts) => format!(
             "unknown: {} received over {rtts:.1} round trips; too little to say",
             units::bytes(c.ev.bytes_received as f64)
@@ -41,7 +50,7 @@ pub fn explain(reason: Reason, c: &ReceiverCtx<'_>) -> String {
             window_line(c)
         ),
         Reason::SharedBottleneck => format!(
-            "path: the bottleneck is full and shared: a queue stands ({}) while {}; receiving {}, {}",
+            "path: the bottleneck is full: a queue stands ({}) while {} (other traffic shares the link, or the link delivers in aggregates); receiving {}, {}",
             queue_line(c),
             held(c),
             units::rate(c.rate),

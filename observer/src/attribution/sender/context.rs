@@ -45,14 +45,23 @@ pub struct SenderCtx<'a> {
     pub at_path: bool,
     /// The best recent delivery-rate sample (bits/s; 0: none kept).
     pub shown: f64,
+    /// The flow runs, while busy, at `cfg.at_ceiling` or more of the best
+    /// recent sample, and the interval is short enough to compare with it:
+    /// a plateau at what the path carries for it.
+    pub plateau: bool,
+    /// The flow runs, while busy, at `cfg.drops_plateau` or more of the
+    /// best recent sample (a comparable interval): near the rate a limit
+    /// that drops lets through, a cut by its drops included.
+    pub near_shown: bool,
     /// Confidence of a full bottleneck: it grows with the share of srtt
     /// queued ([`queue_confidence`]).
     pub path_confidence: f64,
-    /// With a queue standing: the send buffer's ceiling at min_rtt where it
-    /// is full only through that queue (`whatif::full_through_queue`).
+    /// With a queue the path holds ([`SenderCtx::full_queue`]): the send
+    /// buffer's ceiling at min_rtt where it is full only through that
+    /// queue (`whatif::full_through_queue`).
     pub buffer_at_base: Option<f64>,
-    /// With a queue standing: the peer window's ceiling at min_rtt where it
-    /// is full only through that queue.
+    /// With a queue the path holds: the peer window's ceiling at min_rtt
+    /// where it is full only through that queue.
     pub window_at_base: Option<f64>,
     /// The rate at `cfg.at_ceiling` or more of the rwnd ceiling.
     pub at_rwnd: bool,
@@ -66,6 +75,23 @@ pub struct SenderCtx<'a> {
     /// The lower of the rwnd and cwnd ceilings that are known (bits/s;
     /// infinite when neither is).
     pub lowest: f64,
+    /// The path's round trip without a queue (µs): min_rtt, or srtt where
+    /// the kernel has none; intervals are counted in these.
+    pub path_rtt: f64,
+    /// The congestion control paces by a model of the path (BBR): its cwnd
+    /// is a cap of twice its estimate, its app-limited marks include its
+    /// own ProbeRTT, and loss does not set its rate.
+    pub model_based: bool,
+    /// The kernel's pacing rate at the interval's end (bits/s; 0: not
+    /// paced).
+    pub pacing: f64,
+    /// Share of the segments sent in the interval that were retransmitted
+    /// (0 to 1).
+    pub loss_share: f64,
+    /// The rate a loss-based sender reaches at `loss_share` if its losses
+    /// were isolated, one cwnd cut each (bits/s; infinite without loss):
+    /// MSS x 8 / RTT x sqrt(3 / (2 p)) (Mathis et al., 1997).
+    pub isolated_loss_rate: f64,
 }
 
 impl<'a> SenderCtx<'a> {
@@ -76,7 +102,8 @@ impl<'a> SenderCtx<'a> {
         let rate = ev.rate_bps;
         let near = |ceiling: f64| ceiling > 0.0 && rate >= cfg.at_ceiling * ceiling;
         let within = |ceiling: f64| ceiling <= 0.0 || rate <= cfg.max_fill * ceiling;
-        let app_mark = ev.app_limited_share >= cfg.app_limited_share && !flow.cc.starts_with("bbr");
+        let model_based = flow.cc.starts_with("bbr");
+        let app_mark = ev.app_limited_share >= cfg.app_limited_share && !model_based;
         let queue = f64::from(ev.queue_delay_us);
         let min_rtt = f64::from(ev.min_rtt_us);
         let queued = queue > (cfg.queue_fraction * min_rtt).max(cfg.queue_floor_us as f64);
@@ -88,9 +115,11 @@ impl<'a> SenderCtx<'a> {
         let shown = ev.delivery_rate_max_bps as f64;
         let busy_rate = rate / ev.busy().max(1e-9);
         let comparable = shown > 0.0 && ev.interval_us <= cfg.shown_span_us;
-        let at_path = !comparable || busy_rate >= cfg.at_ceiling * shown || ev.retransmits > 0;
+        let plateau = comparable && busy_rate >= cfg.at_ceiling * shown;
+        let near_shown = comparable && busy_rate >= cfg.drops_plateau * shown;
+        let at_path = !comparable || plateau || ev.retransmits > 0;
         let through_queue = |bytes: f64| {
-            queued
+            (queued && at_path)
                 .then(|| full_through_queue(bytes, min_rtt, rate, cfg))
                 .flatten()
         };
@@ -98,6 +127,22 @@ impl<'a> SenderCtx<'a> {
             .into_iter()
             .filter(|x| *x > 0.0)
             .fold(f64::INFINITY, f64::min);
+        let path_rtt = if ev.min_rtt_us > 0 {
+            min_rtt
+        } else {
+            f64::from(ev.srtt_us)
+        };
+        let sent = ev.bytes_acked as f64 / f64::from(ev.mss.max(1)) + f64::from(ev.retransmits);
+        let loss_share = if sent > 0.0 {
+            f64::from(ev.retransmits) / sent
+        } else {
+            0.0
+        };
+        let isolated_loss_rate = if loss_share > 0.0 && path_rtt > 0.0 {
+            f64::from(ev.mss) * 8e6 / path_rtt * (1.5 / loss_share).sqrt()
+        } else {
+            f64::INFINITY
+        };
         SenderCtx {
             ev,
             flow,
@@ -111,6 +156,8 @@ impl<'a> SenderCtx<'a> {
             queued,
             at_path,
             shown,
+            plateau,
+            near_shown,
             path_confidence: queue_confidence(
                 queue,
                 f64::from(ev.srtt_us.max(1)),
@@ -123,7 +170,34 @@ impl<'a> SenderCtx<'a> {
             rwnd_within: within(c.rwnd_bps),
             cwnd_within: within(c.cwnd_bps),
             lowest,
+            path_rtt,
+            model_based,
+            pacing: flow.pacing_rate_bps.unwrap_or(0) as f64,
+            loss_share,
+            isolated_loss_rate,
         }
+    }
+
+    /// Application-limited delivery samples over at least
+    /// `cfg.app_limited_share` of the interval, whatever the congestion
+    /// control (`app_mark` leaves BBR out).
+    pub fn app_limited(&self) -> bool {
+        self.ev.app_limited_share >= self.cfg.app_limited_share
+    }
+
+    /// A ceiling (bits/s) near enough the rate to bind: at most
+    /// `cfg.bind_factor` times it. A window that would allow many times
+    /// the rate holds nothing back.
+    pub fn binds(&self, ceiling: f64) -> bool {
+        ceiling > 0.0 && ceiling <= self.cfg.bind_factor * self.rate
+    }
+
+    /// A standing queue the path can hold: a queue stands and the path
+    /// shows itself full (`at_path`). A flow far below what the path has
+    /// carried for it cannot keep a queue there: its srtt is stretched by
+    /// something else, such as late ACKs from a peer whose reader lags.
+    pub fn full_queue(&self) -> bool {
+        self.queued && self.at_path
     }
 
     /// The peer's window binds by the clocks (rwnd-limited for a

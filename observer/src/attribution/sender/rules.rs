@@ -40,10 +40,17 @@ pub enum Reason {
     ReceiveWindow,
     /// The cwnd binds, a queue stands and the path shows itself full.
     FullBottleneck,
+    /// A loss-based sender's cwnd binds with steady drops, no queue, and a
+    /// rate far above what isolated losses of that share allow: a rate
+    /// limit that drops (a policer or a shallow shaper).
+    DropsWithoutQueue,
     /// The cwnd binds while the path has room.
     CongestionWindow,
     /// Not window-limited, sending far below the windows.
     Application,
+    /// A model-based sender (BBR) still ramping: its pacing rate well
+    /// above what it delivered, with no queue.
+    Ramping,
     /// A pacing sender whose probes meet the peer's window.
     ProbesMeetWindow,
     /// Busy without a window limit: pacing at the path's rate.
@@ -116,6 +123,11 @@ pub const SENDER_RULES: &[Rule<Judge>] = &[
         judge: full_bottleneck,
     },
     Rule {
+        name: "drops_without_queue",
+        recognises: "cwnd-bound with steady, clustered drops and no queue: a policer",
+        judge: drops_without_queue,
+    },
+    Rule {
         name: "cwnd_outran",
         recognises: "the cwnd binds by the clocks but the rate outran its ceiling",
         judge: cwnd_outran,
@@ -127,8 +139,13 @@ pub const SENDER_RULES: &[Rule<Judge>] = &[
     },
     Rule {
         name: "application",
-        recognises: "app-limited samples, or far below the lowest window ceiling",
+        recognises: "app-limited samples, or (loss-based) far below the lowest window ceiling",
         judge: application,
+    },
+    Rule {
+        name: "ramping",
+        recognises: "a BBR sender pacing well above what it delivers, no queue: still ramping",
+        judge: ramping,
     },
     Rule {
         name: "probes_meet_window",
@@ -180,7 +197,7 @@ fn nothing_sent(c: &SenderCtx) -> Option<Finding<Reason>> {
 
 fn too_little_acked(c: &SenderCtx) -> Option<Finding<Reason>> {
     let ev = c.ev;
-    too_little(ev.bytes_acked, ev.interval_us, f64::from(ev.srtt_us), c.cfg)
+    too_little(ev.bytes_acked, ev.interval_us, c.path_rtt, c.cfg)
         .map(|rtts| Finding::new(Verdict::Unknown, 0.0, Reason::TooLittle(rtts)))
 }
 
@@ -205,7 +222,7 @@ fn buffer_through_queue(c: &SenderCtx) -> Option<Finding<Reason>> {
 // over a larger cwnd share at a full bottleneck, where more buffer would
 // add queue, not rate.
 fn send_buffer(c: &SenderCtx) -> Option<Finding<Reason>> {
-    (c.sndbuf_binds() && (c.sndbuf >= c.cwnd || !(c.queued && c.at_path))).then(|| {
+    (c.sndbuf_binds() && (c.sndbuf >= c.cwnd || !c.full_queue())).then(|| {
         Finding::new(
             Verdict::SendBuffer,
             share_confidence(c.sndbuf, c.cfg.confidence_floor),
@@ -217,7 +234,9 @@ fn send_buffer(c: &SenderCtx) -> Option<Finding<Reason>> {
 // The peer ACKs at once only when a read reopens its window
 // (`__tcp_ack_snd_check()`, net/ipv4/tcp_input.c): its late ACKs stretch
 // srtt and hold the cwnd, so the cwnd's clocks and a "queue" would name
-// the wrong limit.
+// the wrong limit. The window must bind, though: by the rwnd-limited
+// clock, or a ceiling near the rate (a reader whose stalls a large buffer
+// absorbs shrinks the window without holding the sender).
 fn peer_reader(c: &SenderCtx) -> Option<Finding<Reason>> {
     let shrunk = shrunk_by_unread(
         u64::from(c.ev.snd_wnd),
@@ -225,7 +244,8 @@ fn peer_reader(c: &SenderCtx) -> Option<Finding<Reason>> {
         u64::from(c.flow.snd_wnd_max),
         c.cfg.unread_window,
     );
-    (!c.app_mark && c.rwnd_within && shrunk).then(|| {
+    let binds = c.rwnd >= c.cfg.significant_share || c.binds(c.ev.ceilings.rwnd_bps);
+    (!c.app_mark && c.rwnd_within && shrunk && binds).then(|| {
         Finding::new(
             Verdict::ReceiveWindow,
             c.cfg.peer_reader_confidence,
@@ -269,8 +289,37 @@ fn receive_window(c: &SenderCtx) -> Option<Finding<Reason>> {
 }
 
 fn full_bottleneck(c: &SenderCtx) -> Option<Finding<Reason>> {
-    (c.cwnd_binds() && c.queued && c.at_path)
+    (c.cwnd_binds() && c.full_queue())
         .then(|| Finding::new(Verdict::Path, c.path_confidence, Reason::FullBottleneck))
+}
+
+// Isolated random losses cut a loss-based cwnd one at a time, and the
+// rate settles near the Mathis rate of their share (docs/attribution.md:
+// 0.84-0.85 of it with 1% random loss at 30 and 300 ms). A rate limit that
+// drops instead of queueing drops the excess of each round trip in a
+// cluster, one cut for several drops: the flow runs well above that rate
+// (a 10 Mbit/s policer with a one-BDP bucket: 1.9-2.8 times it). It holds
+// the flow near the rate it lets through (`drops_plateau`, a cut by its
+// drops included): a slow-start overshoot also drops in a cluster, but far
+// below the rate the path has shown, and over a flow's life one
+// overshoot's cluster cannot be told from steady ones.
+fn drops_without_queue(c: &SenderCtx) -> Option<Finding<Reason>> {
+    let cfg = c.cfg;
+    let clustered = c.rate >= cfg.drop_clustering * c.isolated_loss_rate;
+    (!c.model_based
+        && c.cwnd_binds()
+        && c.cwnd_within
+        && !c.queued
+        && c.near_shown
+        && c.loss_share >= cfg.steady_loss_share
+        && clustered)
+        .then(|| {
+            Finding::new(
+                Verdict::Path,
+                cfg.path_confidence,
+                Reason::DropsWithoutQueue,
+            )
+        })
 }
 
 fn cwnd_outran(c: &SenderCtx) -> Option<Finding<Reason>> {
@@ -298,12 +347,32 @@ fn congestion_window(c: &SenderCtx) -> Option<Finding<Reason>> {
     })
 }
 
+// A model-based sender's cwnd is twice its estimate by design: a rate
+// below its ceiling says nothing of its application; app-limited samples
+// with a pacing rate far above what it sends do (its ProbeRTT marks its
+// samples too, but lasts a fraction of a second and slows the rate).
 fn application(c: &SenderCtx) -> Option<Finding<Reason>> {
-    (c.app_mark || c.rate < c.cfg.app_rate_share * c.lowest).then(|| {
+    let far_below = !c.model_based && c.rate < c.cfg.app_rate_share * c.lowest;
+    let unpaced = c.model_based && c.app_limited() && c.pacing >= c.cfg.ramp_ratio * c.rate;
+    (c.app_mark || far_below || unpaced).then(|| {
         Finding::new(
             Verdict::Application,
             c.cfg.application_confidence,
             Reason::Application,
+        )
+    })
+}
+
+// BBR paces at most 1.25 times its bandwidth estimate once it has found
+// the path (2.89 times in STARTUP): a pacing rate well above that of what
+// it delivered over the interval is an estimate that has been growing.
+fn ramping(c: &SenderCtx) -> Option<Finding<Reason>> {
+    let ramps = c.pacing >= c.cfg.ramp_ratio * c.rate;
+    (c.model_based && !c.queued && !c.app_limited() && ramps).then(|| {
+        Finding::new(
+            Verdict::CongestionWindow,
+            c.cfg.path_confidence,
+            Reason::Ramping,
         )
     })
 }

@@ -19,9 +19,11 @@ pub fn explain(reason: Reason, c: &SenderCtx<'_>) -> String {
         | Reason::ProbesMeetWindow => receive_window(reason, c),
         Reason::SendBuffer => send_buffer(c),
         Reason::CongestionWindow => congestion_window(c),
+        Reason::Ramping => ramping(c),
         Reason::BufferThroughQueue(_)
         | Reason::WindowThroughQueue(_)
         | Reason::FullBottleneck
+        | Reason::DropsWithoutQueue
         | Reason::Pacing => path(reason, c),
     }
 }
@@ -165,14 +167,46 @@ fn path(reason: Reason, c: &SenderCtx<'_>) -> String {
             units::share(c.cwnd),
             ev.retransmits
         ),
+        Reason::DropsWithoutQueue => format!(
+            "path: drops without a queue, a policer or a shallow shaper: {} retransmits ({} of the segments sent) while delivering {}, {:.1} times what isolated losses of that share would let it reach at min_rtt {} ({}): the drops come in clusters, as a rate limit's do; {}",
+            ev.retransmits,
+            units::share(c.loss_share),
+            units::rate(c.rate),
+            c.rate / c.isolated_loss_rate,
+            t(u64::from(ev.min_rtt_us)),
+            units::rate(c.isolated_loss_rate),
+            queue_line(c)
+        ),
         Reason::Pacing => format!(
-            "path: busy {} of the time without window limits, pacing at {} as the congestion control estimates the path; {}; {} retransmits",
+            "path: busy {} of the time without window limits, delivering {}{} as the congestion control estimates the path; {}; {} retransmits",
             units::share(ev.busy()),
             units::rate(c.rate),
+            pacing_at(c),
             queue_line(c),
             ev.retransmits
         ),
         _ => String::new(),
+    }
+}
+
+/// Explanations of `congestion_window` for a model-based sender still
+/// ramping.
+fn ramping(c: &SenderCtx<'_>) -> String {
+    format!(
+        "congestion window (the congestion control's own, still ramping): pacing at {} at the end, {:.1} times the {} it delivered over the interval, with no queue ({}): the path has room it has not found yet",
+        units::rate(c.pacing),
+        c.pacing / c.rate.max(1.0),
+        units::rate(c.rate),
+        queue_line(c)
+    )
+}
+
+/// ", paced at X by the kernel" where the flow is paced.
+fn pacing_at(c: &SenderCtx<'_>) -> String {
+    if c.pacing > 0.0 {
+        format!(" (the kernel paces it at {})", units::rate(c.pacing))
+    } else {
+        String::new()
     }
 }
 
