@@ -403,6 +403,24 @@ fn window_through_queue_is_a_binding_window_full_only_through_a_queue() {
 }
 
 #[test]
+fn a_queue_is_one_the_path_holds() {
+    // srtt 100 ms over min_rtt 50 ms while the flow runs at a tenth of
+    // the 100 Mbit/s the path has carried for it, without loss: late
+    // window updates from a slow peer reader, not a queue.
+    let f = flow();
+    let mut stretched = queued(rwnd(base(), 0.3), 100_000);
+    stretched.delivery_rate_max_bps = 100_000_000;
+    assert_eq!(rule("window_through_queue", &stretched, &f), None);
+    assert_eq!(
+        rule("receive_window", &stretched, &f),
+        Some((Verdict::ReceiveWindow, Reason::ReceiveWindow))
+    );
+    // At 80% of what the path has shown, the queue is the path's.
+    stretched.delivery_rate_max_bps = 12_500_000;
+    assert!(rule("window_through_queue", &stretched, &f).is_some());
+}
+
+#[test]
 fn receive_window_is_rwnd_limited_or_at_its_ceiling() {
     let f = flow();
     assert_eq!(
