@@ -42,6 +42,7 @@ fn flows() -> [Flow; 2] {
 fn judged(verdict: Verdict, side: Side) -> Attribution {
     Attribution {
         verdict,
+        rule: "fuzz",
         confidence: 0.9,
         side,
         explanation: String::new(),

@@ -6,8 +6,19 @@ use std::{
 };
 
 /// A detached tmux session, killed on drop (even when the test panics).
+///
+/// Each session has a server of its own (`tmux -L NAME`): on a shared
+/// server, one test's last session ending stops the server while another
+/// test's `new-session` is connecting to it ("server exited unexpectedly").
 pub struct Tmux {
     name: String,
+}
+
+/// `tmux -L socket`: a command for the server of session `socket`.
+fn tmux_on(socket: &str) -> Command {
+    let mut c = Command::new("tmux");
+    c.args(["-L", socket]);
+    c
 }
 
 impl Tmux {
@@ -16,13 +27,13 @@ impl Tmux {
         let (w, h) = (width.to_string(), height.to_string());
         let mut args = vec!["new-session", "-d", "-s", &name, "-x", &w, "-y", &h];
         args.extend_from_slice(command);
-        let ok = Command::new("tmux").args(&args).status().unwrap();
+        let ok = tmux_on(&name).args(&args).status().unwrap();
         assert!(ok.success(), "tmux new-session");
         Tmux { name }
     }
 
     pub fn tmux(&self, args: &[&str]) -> std::process::Output {
-        Command::new("tmux").args(args).output().unwrap()
+        tmux_on(&self.name).args(args).output().unwrap()
     }
 
     /// The visible screen.
@@ -70,8 +81,7 @@ impl Tmux {
 impl Drop for Tmux {
     fn drop(&mut self) {
         // Usually gone already; output() keeps tmux's "no server" quiet.
-        let _ = Command::new("tmux")
-            .args(["kill-session", "-t", &self.name])
-            .output();
+        // The server is this session's alone, so ending it ends the session.
+        let _ = tmux_on(&self.name).args(["kill-server"]).output();
     }
 }
