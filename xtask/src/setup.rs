@@ -33,6 +33,9 @@ pub enum Group {
     Fuzz,
     /// `cargo xtask image` and the image's root test: podman.
     Image,
+    /// `cargo xtask bench` alone: bpftrace, the peer its programs are
+    /// measured against (not part of [`ALL`]: no test runs it).
+    Bench,
 }
 
 impl Group {
@@ -69,6 +72,7 @@ impl Group {
             Group::Vm => &["busybox-static"],
             Group::Fuzz => &["g++"],
             Group::Image => &["podman"],
+            Group::Bench => &["bpftrace"],
         }
     }
 }

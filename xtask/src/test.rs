@@ -179,6 +179,7 @@ pub fn demo() -> anyhow::Result<()> {
 /// # Errors
 /// A failed build or benchmark.
 pub fn bench(args: &[String], quick: bool) -> anyhow::Result<()> {
+    setup::setup_for(&[setup::Group::Bench])?;
     let bin = release_runners()?.join("bench");
     let mut c = util::as_root(&bin.to_string_lossy())?;
     if quick {

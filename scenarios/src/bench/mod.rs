@@ -9,10 +9,12 @@ pub mod churn_load;
 pub mod env;
 pub mod floor;
 mod notes;
+pub mod peer;
 pub mod report;
 #[cfg(test)]
 mod report_tests;
 pub mod rr;
+pub mod targets;
 pub mod throughput;
 
 use serde::Serialize;

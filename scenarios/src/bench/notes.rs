@@ -1,9 +1,12 @@
 //! The benchmark page's last section: for each target a run missed, by
 //! how much and what the run's own figures say about why.
 
-use super::report::{
-    Results, TARGET_BULK_CPU_PCT_PER_GBPS, TARGET_CPU_PCT_10K, TARGET_OWN_NS, TARGET_OWN_NS_CHURN,
-    TARGET_POLL_MS_100K, TARGET_RR_RATIO, TARGET_THROUGHPUT_RATIO,
+use super::{
+    report::Results,
+    targets::{
+        TARGET_BULK_CPU_PCT_PER_GBPS, TARGET_CPU_PCT_10K, TARGET_OWN_NS, TARGET_OWN_NS_CHURN,
+        TARGET_POLL_MS_100K, TARGET_RR_RATIO, TARGET_THROUGHPUT_RATIO,
+    },
 };
 
 impl Results {

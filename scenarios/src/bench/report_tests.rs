@@ -198,3 +198,45 @@ fn own_work_is_derived_from_the_probe_and_the_floor() {
             .ends_with("| 0.100% of a CPU | <= 0.1% | met |")
     );
 }
+
+#[test]
+fn the_peer_rows_judge_the_worse_load_of_each_kind() {
+    use super::peer::{PeerComparison, worst};
+    let at = |load: &str, flows, median| PeerComparison {
+        load: load.into(),
+        flows,
+        ratio: Stat {
+            median,
+            min: median,
+            max: median,
+            n: 3,
+        },
+        ..PeerComparison::default()
+    };
+    let peer = vec![
+        at("bulk", 1, 0.8),
+        at("bulk", 4, 1.3),
+        at("rr", 1, 0.9),
+        at("rr", 16, 0.7),
+    ];
+    assert_eq!(worst(&peer, "bulk"), 1.3);
+    assert_eq!(worst(&peer, "rr"), 0.9);
+    assert_eq!(worst(&peer, "none"), 0.0);
+    let r = Results {
+        parts: vec!["peer".into()],
+        peer_ratio_bulk: worst(&peer, "bulk"),
+        peer_ratio_rr: worst(&peer, "rr"),
+        peer,
+        ..Results::default()
+    };
+    let page = r.markdown();
+    let name = "observer's programs per segment over a one-map bpftrace counter";
+    assert_eq!(
+        row(&page, &format!("{name}, bulk")),
+        format!("| {name}, bulk | 1.30 | <= 1 | MISSED |")
+    );
+    assert!(row(&page, &format!("{name}, request/response")).ends_with("| 0.90 | <= 1 | met |"));
+    assert!(
+        row(&page, "request/response").starts_with("| request/response | 1 | 0.90 (0.90-0.90) |")
+    );
+}

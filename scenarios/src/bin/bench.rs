@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
-use scenarios::bench::{agent, breakdown, churn, env, report::Results, rr, throughput};
+use scenarios::bench::{agent, breakdown, churn, env, peer, report::Results, rr, throughput};
 
 #[derive(Parser)]
 #[command(about = "observer's overhead and scale benchmarks")]
@@ -34,6 +34,9 @@ struct Cli {
 /// The parts of the benchmark.
 #[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum Part {
+    /// observer's programs per segment against a one-map bpftrace counter
+    /// (bulk at 1 and 4 streams, request/response at 1 and 16).
+    Peer,
     /// Request/response transactions (1 and 16 connections).
     Rr,
     Throughput,
@@ -86,6 +89,7 @@ fn bench(cli: &Cli) -> anyhow::Result<()> {
     };
     let runs = |p: Part| cli.only.is_empty() || cli.only.contains(&p);
     for (p, name) in [
+        (Part::Peer, "peer"),
         (Part::Rr, "rr"),
         (Part::Throughput, "throughput"),
         (Part::Agent, "agent"),
@@ -94,6 +98,14 @@ fn bench(cli: &Cli) -> anyhow::Result<()> {
         if runs(p) {
             r.parts.push(name.to_string());
         }
+    }
+    if runs(Part::Peer) {
+        eprintln!(
+            "bench: observer against a one-map bpftrace counter, {rounds} rounds of {secs} s each side"
+        );
+        r.peer = peer::all(rounds, secs)?;
+        r.peer_ratio_bulk = peer::worst(&r.peer, "bulk");
+        r.peer_ratio_rr = peer::worst(&r.peer, "rr");
     }
     if runs(Part::Rr) {
         measure_rr(&mut r, rounds, secs)?;

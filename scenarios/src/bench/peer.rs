@@ -1,0 +1,224 @@
+//! The peer in the same run: what observer's programs cost per segment,
+//! all of them together, as a ratio to a one-map bpftrace counter on the
+//! per-segment hook.
+//!
+//! Absolute nanoseconds on a shared VM move from run to run (the floor of
+//! an empty program alone spread 67-106 ns across runs here); a ratio to a
+//! peer measured in the same run, rounds alternated, does not. The peer is
+//! the smallest program a network engineer would write to watch every
+//! segment: Debian's bpftrace, [`PEER_SCRIPT`], one hash map keyed by the
+//! ports, one increment per run. observer's side is the sum of every
+//! observer program's run time over the load (the per-segment, per-read,
+//! per-write, state-change and poll-time programs), divided by the
+//! segments `tcp_probe` saw: what a segment costs with observer on, set
+//! against what it costs with the peer on.
+
+use std::{
+    collections::BTreeSet,
+    process::{Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use anyhow::Context as _;
+use pathemu::ChildGuard;
+
+use super::{
+    Stat,
+    env::{Agent, Netns},
+    throughput::{ProgCost, prog_cost, prog_costs},
+};
+
+/// The peer: bpftrace's one-map counter of segments by port pair on the
+/// per-segment tracepoint (the classic tracepoint `tcp:tcp_probe`, the
+/// hook `observer_tcp_probe` takes as a BTF tracepoint).
+pub const PEER_SCRIPT: &str = "tracepoint:tcp:tcp_probe { @[args->sport, args->dport] = count(); }";
+
+/// Where bpftrace reads tracepoint formats; the bench mounts it when it
+/// is not (a fresh VM has it empty).
+const TRACEFS: &str = "/sys/kernel/tracing";
+
+/// bpftrace running [`PEER_SCRIPT`]; killed (its programs detached) on drop.
+pub struct Peer {
+    _child: ChildGuard,
+    /// The kernel ids of the programs it loaded.
+    ids: BTreeSet<u32>,
+}
+
+/// `BPF_PROG_TYPE_TRACEPOINT` (include/uapi/linux/bpf.h), the type of
+/// bpftrace's `tracepoint:` programs (aya does not re-export its enum).
+const BPF_PROG_TYPE_TRACEPOINT: u32 = 5;
+
+/// The ids of the loaded tracepoint programs.
+fn tracepoint_programs() -> BTreeSet<u32> {
+    aya::programs::loaded_programs()
+        .filter_map(Result::ok)
+        .filter(|p| p.program_type() as u32 == BPF_PROG_TYPE_TRACEPOINT)
+        .map(|p| p.id())
+        .collect()
+}
+
+/// Mounts tracefs at [`TRACEFS`] unless its events are there already.
+fn mount_tracefs() -> anyhow::Result<()> {
+    if std::path::Path::new(TRACEFS).join("events/tcp").exists() {
+        return Ok(());
+    }
+    let ok = Command::new("mount")
+        .args(["-t", "tracefs", "nodev", TRACEFS])
+        .status()
+        .context("running mount -t tracefs")?;
+    anyhow::ensure!(ok.success(), "mount -t tracefs nodev {TRACEFS} failed");
+    Ok(())
+}
+
+impl Peer {
+    /// Starts bpftrace and waits (up to 20 s) until its program is loaded.
+    ///
+    /// # Errors
+    /// bpftrace missing (`apt install bpftrace`), tracefs not mountable, or
+    /// no new program within the wait.
+    pub fn attach() -> anyhow::Result<Peer> {
+        mount_tracefs()?;
+        let before = tracepoint_programs();
+        let mut c = Command::new("bpftrace");
+        c.args(["-e", PEER_SCRIPT])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let mut child = ChildGuard::spawn(&mut c)
+            .context("starting bpftrace (the benchmark's peer; apt install bpftrace)")?;
+        let end = Instant::now() + Duration::from_secs(20);
+        loop {
+            let ids: BTreeSet<u32> = tracepoint_programs().difference(&before).copied().collect();
+            if !ids.is_empty() {
+                // Attached once loaded: bpftrace attaches right after.
+                std::thread::sleep(Duration::from_millis(300));
+                return Ok(Peer { _child: child, ids });
+            }
+            anyhow::ensure!(child.running(), "bpftrace exited before attaching");
+            anyhow::ensure!(Instant::now() < end, "bpftrace loaded no program in 20 s");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Its programs' run time and runs so far.
+    pub fn cost(&self) -> ProgCost {
+        aya::programs::loaded_programs()
+            .filter_map(Result::ok)
+            .filter(|p| self.ids.contains(&p.id()))
+            .fold(ProgCost::default(), |a, p| ProgCost {
+                ns: a.ns + p.run_time().as_nanos() as u64,
+                hits: a.hits + p.run_count(),
+            })
+    }
+}
+
+/// observer against the peer on one load.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct PeerComparison {
+    /// What ran: `bulk` or `rr`.
+    pub load: String,
+    /// Streams (bulk) or connections (rr).
+    pub flows: u32,
+    /// observer's programs per segment over the peer's ns per run, per
+    /// round.
+    pub ratio: Stat,
+    /// Every observer program's run time over the load divided by the runs
+    /// of `observer_tcp_probe` (ns per segment), per round.
+    pub observer_ns_per_segment: Stat,
+    /// The peer's run time per run (ns), per round.
+    pub peer_ns_per_run: Stat,
+}
+
+/// One load with observer's agent running: its programs' ns per segment.
+fn observer_side(ns: &Netns, load: &mut dyn FnMut() -> anyhow::Result<()>) -> anyhow::Result<f64> {
+    let agent = Agent::start_in(Some(ns), &["--poll-read", "on"])?;
+    let (all, probe) = (prog_costs("observer_"), prog_cost("observer_tcp_pr"));
+    load()?;
+    let all_ns: u64 = prog_costs("observer_")
+        .iter()
+        .map(|(name, c)| c.ns.saturating_sub(all.get(name).map_or(0, |b| b.ns)))
+        .sum();
+    let segments = prog_cost("observer_tcp_pr").hits.saturating_sub(probe.hits);
+    drop(agent);
+    anyhow::ensure!(
+        segments > 0,
+        "observer_tcp_probe did not run during the load"
+    );
+    Ok(all_ns as f64 / segments as f64)
+}
+
+/// One load with the peer attached: its ns per run.
+fn peer_side(load: &mut dyn FnMut() -> anyhow::Result<()>) -> anyhow::Result<f64> {
+    let peer = Peer::attach()?;
+    let before = peer.cost();
+    load()?;
+    let after = peer.cost();
+    let runs = after.hits.saturating_sub(before.hits);
+    anyhow::ensure!(runs > 0, "the peer did not run during the load");
+    Ok(after.ns.saturating_sub(before.ns) as f64 / runs as f64)
+}
+
+/// `rounds` rounds of one load with observer and one with the peer, their
+/// order swapped each round so drift favours neither.
+///
+/// # Errors
+/// The agent, the peer or a load failed.
+pub fn compare(
+    ns: &Netns,
+    load_name: &str,
+    flows: u32,
+    rounds: usize,
+    mut load: impl FnMut() -> anyhow::Result<()>,
+) -> anyhow::Result<PeerComparison> {
+    let (mut ours, mut peers, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 0..rounds {
+        let (o, p) = if round % 2 == 0 {
+            let o = observer_side(ns, &mut load)?;
+            (o, peer_side(&mut load)?)
+        } else {
+            let p = peer_side(&mut load)?;
+            (observer_side(ns, &mut load)?, p)
+        };
+        ours.push(o);
+        peers.push(p);
+        ratios.push(if p > 0.0 { o / p } else { 0.0 });
+    }
+    Ok(PeerComparison {
+        load: load_name.to_string(),
+        flows,
+        ratio: Stat::of(&ratios),
+        observer_ns_per_segment: Stat::of(&ours),
+        peer_ns_per_run: Stat::of(&peers),
+    })
+}
+
+/// The four comparisons: bulk at 1 and 4 streams, request/response at 1
+/// and 16 connections, `rounds` rounds of `secs` each side.
+///
+/// # Errors
+/// As [`compare`].
+pub fn all(rounds: usize, secs: u64) -> anyhow::Result<Vec<PeerComparison>> {
+    let mut out = Vec::new();
+    for streams in [1u32, 4] {
+        let ns = Netns::new(&format!("peer-bulk{streams}"))?;
+        out.push(compare(&ns, "bulk", streams, rounds, || {
+            super::throughput::transfer(&ns, secs, streams).map(drop)
+        })?);
+    }
+    for connections in [1u32, 16] {
+        let ns = Netns::new(&format!("peer-rr{connections}"))?;
+        out.push(compare(&ns, "rr", connections, rounds, || {
+            super::rr::run(&ns, connections as usize, secs).map(drop)
+        })?);
+    }
+    Ok(out)
+}
+
+/// The worst (largest) median ratio over the comparisons of `load`; 0
+/// when none ran.
+pub fn worst(comparisons: &[PeerComparison], load: &str) -> f64 {
+    comparisons
+        .iter()
+        .filter(|c| c.load == load)
+        .map(|c| c.ratio.median)
+        .fold(0.0, f64::max)
+}
