@@ -17,8 +17,9 @@ pub struct Session {
     pub clock: Clock,
 }
 
-/// Checks the host, loads and attaches the probes, and says (at warn level)
-/// which figures this kernel cannot provide.
+/// Checks the host, loads and attaches the probes, and says which figures
+/// this kernel cannot provide (warn) and which fallbacks cost more per
+/// packet (info).
 ///
 /// # Errors
 /// The first precondition or load failure, with what to do about it.
@@ -35,8 +36,8 @@ pub fn start(config: ProbeConfig) -> anyhow::Result<Session> {
         ..config
     };
     let probes = Probes::load(config).context("cannot start the kernel probes")?;
-    for line in &probes.degraded {
-        log::warn!("{line}");
+    for note in &probes.degraded {
+        log::log!(note.level(), "{note}");
     }
     // Everything privileged is done: the maps are read through open fds.
     observer::kernel::privilege::drop_all()?;

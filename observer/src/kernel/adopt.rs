@@ -16,6 +16,7 @@ use std::os::fd::AsFd as _;
 use super::{
     attach::{POLL_HOOKS, PollAttached},
     closed_ring::ClosedDrain,
+    degraded::Degraded,
     parked::Parked,
     pin::{self, LINK_PREFIX, PROGRAM_PREFIX, PinDir, PinError},
     poll_iter::PollIter,
@@ -220,9 +221,9 @@ pub fn adopt(
             attached.push(hook);
         }
     }
-    let mut degraded: Vec<String> = missing
+    let mut degraded: Vec<Degraded> = missing
         .iter()
-        .map(|m| format!("kernel has no {m}: the figure it feeds reads as 0"))
+        .map(|m| Degraded::Figure(format!("kernel has no {m}: the figure it feeds reads as 0")))
         .collect();
     let has = |hook: &str| attached.contains(&hook);
     let why = "no program on it in the pinned set";
@@ -241,17 +242,17 @@ pub fn adopt(
         ));
     }
     if !has("tcp_destroy_sock") {
-        degraded.push(format!(
+        degraded.push(Degraded::Figure(format!(
             "tcp_destroy_sock: {why}: a close the kernel skips reporting (nested in another) \
              leaves its flow open"
-        ));
+        )));
     }
     if !direct {
-        degraded.push(
+        degraded.push(Degraded::Cost(
             "the pinned programs read socket fields with bpf_probe_read_kernel, which costs \
              more per packet"
                 .into(),
-        );
+        ));
     }
     log::info!(
         "adopted the programs pinned in {} ({} attached)",

@@ -10,6 +10,7 @@ use aya::{
 
 use super::{
     btf,
+    degraded::Degraded,
     env::{self, VMLINUX_BTF},
     offsets,
     poll_iter::PollIter,
@@ -155,22 +156,22 @@ pub fn attach_poll(ebpf: &mut Ebpf, btf: &aya::Btf) -> Result<PollAttached, Prob
 /// variant with the poll-time read `poll` loaded: no poll-time read where
 /// one was asked for and refused, and helper reads where direct ones were
 /// refused.
-pub(super) fn refusal_notes(refused: &[(bool, bool, ProbeError)], poll: bool) -> Vec<String> {
+pub(super) fn refusal_notes(refused: &[(bool, bool, ProbeError)], poll: bool) -> Vec<Degraded> {
     let mut notes = Vec::new();
     if let Some((_, _, e)) = refused.iter().find(|(p, _, _)| *p).filter(|_| !poll) {
-        notes.push(format!(
+        notes.push(Degraded::Cost(format!(
             "no poll-time read ({}): idle flows are exact only because every segment that ends \
              a burst and every read that drains the socket is sampled, which costs more per \
              packet (Linux 5.11 or later has it)",
             brief(e)
-        ));
+        )));
     }
     if let Some((_, _, e)) = refused.iter().find(|(p, d, _)| *p == poll && *d) {
-        notes.push(format!(
+        notes.push(Degraded::Cost(format!(
             "direct socket reads rejected ({}); reading with bpf_probe_read_kernel, which costs \
              more per packet",
             brief(e)
-        ));
+        )));
     }
     notes
 }
@@ -236,8 +237,8 @@ fn poll_iter(
 
 /// The warning for an owner hook (`tp`) that could not be attached (`why`);
 /// `lag` when no read hook refreshes figures either.
-pub(super) fn missing_hook_note(why: &str, tp: &str, lag: bool) -> String {
-    format!(
+pub(super) fn missing_hook_note(why: &str, tp: &str, lag: bool) -> Degraded {
+    Degraded::Figure(format!(
         "{why}: flows accepted by a listener show no pid or comm{} \
          (tracepoint {tp} arrived in Linux 6.3)",
         if lag {
@@ -245,7 +246,7 @@ pub(super) fn missing_hook_note(why: &str, tp: &str, lag: bool) -> String {
         } else {
             ""
         }
-    )
+    ))
 }
 
 /// The error for a map the object lacks (a build problem).

@@ -15,6 +15,8 @@
 //!   can go wrong;
 //! - [`flow_map`], [`closed_ring`], [`program_info`]: reading the maps and
 //!   the programs' statistics; [`links`]: which programs are still attached;
+//! - [`degraded`]: what a load leaves out on this kernel, and how loudly
+//!   it is said;
 //! - [`pin`] and [`adopt`]: `--pin`, programs and maps that outlive the
 //!   agent, adopted by the next one;
 //! - [`poll_iter`]: the poll-time read, which re-samples the flows that
@@ -30,6 +32,7 @@ pub mod adopt;
 pub mod attach;
 pub mod btf;
 pub mod closed_ring;
+pub mod degraded;
 pub mod env;
 pub mod flow_map;
 pub mod journal;

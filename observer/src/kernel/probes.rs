@@ -26,6 +26,7 @@ pub(crate) use super::probe_error::chain;
 pub use super::probe_error::{ProbeError, eperm_hint};
 use super::{
     attach::{attach_poll, program_info_of, resolve, settings},
+    degraded::Degraded,
     pin,
     walk::Walk,
 };
@@ -53,8 +54,9 @@ pub struct Probes {
     _pinned_links: Vec<aya::programs::links::PinnedLink>,
     pin_dir: Option<pin::PinDir>,
     stale: Vec<super::adopt::Stale>,
-    /// Figures this kernel cannot provide, one line each.
-    pub degraded: Vec<String>,
+    /// What this kernel leaves out: figures it cannot provide, and the
+    /// fallbacks that cost more per packet.
+    pub degraded: Vec<Degraded>,
     /// Whether the programs read socket fields with direct BTF-checked loads
     /// (else with `bpf_probe_read_kernel`).
     pub direct: bool,
@@ -74,7 +76,7 @@ pub(super) struct Parts {
     pub programs: Programs,
     pub pinned_links: Vec<aya::programs::links::PinnedLink>,
     pub pin_dir: Option<pin::PinDir>,
-    pub degraded: Vec<String>,
+    pub degraded: Vec<Degraded>,
     pub direct: bool,
     pub attached: Vec<&'static str>,
 }
@@ -192,10 +194,10 @@ impl Probes {
         pin: Option<&pin::PinDir>,
     ) -> Result<Probes, ProbeError> {
         let (resolved, kernel_btf) = resolve()?;
-        let mut degraded: Vec<String> = resolved
+        let mut degraded: Vec<Degraded> = resolved
             .missing
             .iter()
-            .map(|m| format!("kernel has no {m}: the figure it feeds reads as 0"))
+            .map(|m| Degraded::Figure(format!("kernel has no {m}: the figure it feeds reads as 0")))
             .collect();
 
         let mut ebpf = EbpfLoader::new()
@@ -229,9 +231,9 @@ impl Probes {
             &kernel_btf,
         ) {
             Ok(id) => links.push(("observer_destroy", "tcp_destroy_sock", id)),
-            Err(e) => degraded.push(format!(
+            Err(e) => degraded.push(Degraded::Figure(format!(
                 "{e}: a close the kernel skips reporting (nested in another) leaves its flow open"
-            )),
+            ))),
         }
         for (prog, tp) in [
             ("observer_set_state", "inet_sock_set_state"),
@@ -278,7 +280,7 @@ impl Probes {
         let poll_iter = if poll {
             let p = attach_poll(&mut ebpf, &kernel_btf)?;
             attached.push(p.hook);
-            degraded.extend(p.partial.clone());
+            degraded.extend(p.partial.clone().map(Degraded::Cost));
             Some(p)
         } else {
             None

@@ -174,7 +174,9 @@ impl Walk {
                     ),
                     None => "failed".to_string(),
                 };
-                log::warn!(
+                // The walk's designed fallback, not something to fix:
+                // said at info, as its resumption is.
+                log::info!(
                     "the poll-time read is paused: its walk {why}; the programs sample every \
                      segment that ends a burst and every read that drains, as without it, and a \
                      trial walk every {RETRY_POLLS} polls resumes it (--poll-read on walks always)"

@@ -32,9 +32,9 @@ fn run_observer(env: &[(&str, &str)], args: &[&str]) -> Output {
     let before = observer_programs();
     let out = Command::new(BIN)
         .args(args)
+        .env_remove("RUST_LOG")
         .envs(env.iter().copied())
         .env("RUST_BACKTRACE", "0")
-        .env_remove("RUST_LOG")
         .stdin(Stdio::null())
         .output()
         .unwrap();
@@ -267,10 +267,14 @@ fn missing_optional_tracepoints_only_degrade() {
     }
     let _serial = serial();
     let out = run_observer(
-        &[(
-            "OBSERVER_MISSING_HOOK",
-            "sock_send_length,sock_recv_length,iter:bpf_sk_storage_map,iter:tcp",
-        )],
+        &[
+            (
+                "OBSERVER_MISSING_HOOK",
+                "sock_send_length,sock_recv_length,iter:bpf_sk_storage_map,iter:tcp",
+            ),
+            // A fallback that only costs more per packet is said at info.
+            ("RUST_LOG", "info"),
+        ],
         &["flows", "--duration", "500ms", "--json", "--poll-read"],
     );
     let err = String::from_utf8_lossy(&out.stderr);
@@ -409,11 +413,12 @@ fn unwritable_stdout_is_one_line_and_detaches() {
         .stderr(Stdio::piped())
         .output()
         .unwrap();
-    // Kernels before 6.3 first warn about their missing optional hooks,
-    // sandboxed ones about a poll-time read that reaches one namespace.
+    // Kernels before 6.3 first warn about their missing optional hooks
+    // (a lost figure); a fallback that only costs more per packet (the
+    // poll-time read reaching one namespace) is said at info, not here.
     let err: String = String::from_utf8_lossy(&out.stderr)
         .lines()
-        .filter(|l| !l.contains("kernel has no tracepoint") && !l.contains("poll-time read"))
+        .filter(|l| !l.contains("kernel has no tracepoint"))
         .map(|l| format!("{l}\n"))
         .collect();
     assert_eq!(out.status.code(), Some(1), "{err}");
