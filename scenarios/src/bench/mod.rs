@@ -7,6 +7,7 @@ pub mod breakdown;
 pub mod churn;
 pub mod churn_load;
 pub mod env;
+pub mod fixed_load;
 pub mod floor;
 mod notes;
 pub mod peer;

@@ -4,8 +4,8 @@
 use serde::Serialize;
 
 use super::{
-    Stat, agent::Scale, breakdown::StageCost, churn::ChurnStep, peer::PeerComparison,
-    rr::RrOverhead, throughput::Overhead,
+    Stat, agent::Scale, breakdown::StageCost, churn::ChurnStep, fixed_load::FixedLoad,
+    peer::PeerComparison, rr::RrOverhead, throughput::Overhead,
 };
 
 /// Everything one run measured.
@@ -87,6 +87,13 @@ pub struct Results {
     /// Details.
     #[serde(default)]
     pub rr: Vec<RrOverhead>,
+    /// CPU per request/response transaction at a fixed offered load, with
+    /// over without observer (median; 0: not run).
+    #[serde(default)]
+    pub rr_cpu_ratio: f64,
+    /// Details.
+    #[serde(default)]
+    pub fixed_load: Option<FixedLoad>,
     /// Details.
     pub throughput: Vec<Overhead>,
     /// Details.
@@ -321,6 +328,30 @@ impl Results {
                 ]
             }),
         );
+        if let Some(f) = &self.fixed_load {
+            s.push_str(&format!(
+                "\n### CPU per transaction at a fixed offered load ({} paced connections, \
+                 {:.0} transactions/s: {:.0}% of an unpaced run without observer; the whole \
+                 machine's busy time, the agent's included)\n\n",
+                f.connections,
+                f.offered_per_s,
+                super::fixed_load::LOAD_SHARE * 100.0
+            ));
+            table(
+                s,
+                "with/without (median, min-max) | A/A: without/without (median, min-max) | \
+                 without (µs of CPU per transaction) | with (µs) | made/offered with observer | \
+                 CPUs busy without observer",
+                [vec![
+                    spread(&f.ratio, 3),
+                    spread(&f.aa_ratio, 3),
+                    format!("{:.1}", f.without_us.median),
+                    format!("{:.1}", f.with_us.median),
+                    format!("{:.3}", f.achieved.median),
+                    format!("{:.0}%", f.busy_without.median * 100.0),
+                ]],
+            );
+        }
         for r in self.rr.iter().filter(|r| !r.programs.is_empty()) {
             s.push_str(&format!(
                 "\n### Every observer program during the {}-connection with-rounds\n\n",

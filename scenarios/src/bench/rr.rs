@@ -48,6 +48,24 @@ pub struct Transactions {
 /// # Errors
 /// The namespace cannot be entered, or a socket cannot be set up.
 pub fn run(ns: &Netns, connections: usize, secs: u64) -> anyhow::Result<Transactions> {
+    run_at(ns, connections, secs, None)
+}
+
+/// [`run`], each connection's client starting a transaction at most
+/// every `1 / pace` s (`pace` in transactions/s per connection; `None`:
+/// back to back, as fast as the answers come).
+///
+/// # Errors
+/// As [`run`].
+pub fn run_at(
+    ns: &Netns,
+    connections: usize,
+    secs: u64,
+    pace: Option<f64>,
+) -> anyhow::Result<Transactions> {
+    let every = pace
+        .filter(|p| *p > 0.0)
+        .map(|p| Duration::from_secs_f64(1.0 / p));
     pathemu::run_in_netns(&ns.name, || -> anyhow::Result<Transactions> {
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
         let to = listener.local_addr()?;
@@ -77,7 +95,19 @@ pub fn run(ns: &Netns, connections: usize, secs: u64) -> anyhow::Result<Transact
                 scope.spawn(move || {
                     let (req, mut resp) = ([7u8; MESSAGE], [0u8; MESSAGE]);
                     let mut n = 0u64;
+                    let mut next = Instant::now();
                     while Instant::now() < end {
+                        if let Some(every) = every {
+                            // Paced: a fixed offered load, late starts
+                            // not made up in a burst.
+                            next += every;
+                            let now = Instant::now();
+                            if next > now {
+                                std::thread::sleep(next - now);
+                            } else {
+                                next = now;
+                            }
+                        }
                         if c.write_all(&req).is_err() || c.read_exact(&mut resp).is_err() {
                             break;
                         }

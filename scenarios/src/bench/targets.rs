@@ -18,6 +18,9 @@ pub const TARGET_BULK_CPU_PCT_PER_GBPS: f64 = 0.1;
 /// observer's programs per segment, all of them, over a one-map bpftrace
 /// counter's ns per run in the same run (bulk and request/response alike).
 pub const TARGET_PEER_RATIO: f64 = 1.0;
+/// CPU per request/response transaction at a fixed offered load, with
+/// over without observer (median).
+pub const TARGET_RR_CPU_RATIO: f64 = 1.02;
 /// Agent CPU at 10k flows, % of one core.
 pub const TARGET_CPU_PCT_10K: f64 = 1.0;
 /// Poll of 100k flows, ms.
@@ -107,6 +110,16 @@ impl Results {
                 format!("{:.2}", self.peer_ratio_rr),
                 format!("<= {TARGET_PEER_RATIO}"),
                 Judgement::of(peer, NOT_RUN, self.peer_ratio_rr <= TARGET_PEER_RATIO),
+            ),
+            (
+                "CPU per request/response transaction at a fixed load, with/without",
+                format!("{:.3}", self.rr_cpu_ratio),
+                format!("<= {TARGET_RR_CPU_RATIO}"),
+                Judgement::of(
+                    rr && self.fixed_load.is_some(),
+                    NOT_RUN,
+                    self.rr_cpu_ratio <= TARGET_RR_CPU_RATIO,
+                ),
             ),
             (
                 "request/response transactions/s with/without, 1 connection",

@@ -5,7 +5,9 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
-use scenarios::bench::{agent, breakdown, churn, env, peer, report::Results, rr, throughput};
+use scenarios::bench::{
+    agent, breakdown, churn, env, fixed_load, peer, report::Results, rr, throughput,
+};
 
 #[derive(Parser)]
 #[command(about = "observer's overhead and scale benchmarks")]
@@ -144,6 +146,13 @@ fn measure_rr(r: &mut Results, rounds: usize, secs: u64) -> anyhow::Result<()> {
         }
         r.rr.push(o);
     }
+    eprintln!(
+        "bench: CPU per transaction at a fixed load, {} connections, {rounds} rounds of {secs} s",
+        fixed_load::CONNECTIONS
+    );
+    let f = fixed_load::overhead(rounds, secs)?;
+    r.rr_cpu_ratio = f.ratio.median;
+    r.fixed_load = Some(f);
     Ok(())
 }
 

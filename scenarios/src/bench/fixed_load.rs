@@ -1,0 +1,155 @@
+//! Overhead where users feel it: CPU time per request/response transaction
+//! at a fixed offered load, with observer over without.
+//!
+//! Maximum transactions per second on two shared vCPUs swings by a third
+//! between identical runs (the A/A control of [`super::rr`]); at a fixed
+//! offered load that leaves the CPUs about half idle, the CPU the host
+//! spends per transaction resolves a few percent. The load is
+//! [`CONNECTIONS`] paced connections offering half of what an unpaced run
+//! without observer managed; the CPU is the whole machine's busy time
+//! (`/proc/stat`), so the agent's own wake-ups count on observer's side.
+
+use anyhow::Context as _;
+
+use super::{
+    Stat, alternate,
+    env::{Agent, Netns},
+    rr,
+};
+
+/// Connections carrying the fixed load.
+pub const CONNECTIONS: usize = 16;
+
+/// The offered load as a share of the unpaced rate without observer. At
+/// half, pacing's own wake-ups left the CPUs nearly busy and the host did
+/// not keep up with observer on (88% of the offered transactions made in
+/// one quick run); at 0.3 about half of the CPU time stays idle.
+pub const LOAD_SHARE: f64 = 0.3;
+
+/// Results of the fixed-load comparison.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct FixedLoad {
+    /// Connections, each paced.
+    pub connections: u32,
+    /// Transactions/s offered, all connections together.
+    pub offered_per_s: f64,
+    /// CPU per transaction with / without observer, per round.
+    pub ratio: Stat,
+    /// A/A control: a second run without observer / the first, per round.
+    pub aa_ratio: Stat,
+    /// CPU per transaction without observer (µs of CPU, all CPUs).
+    pub without_us: Stat,
+    /// CPU per transaction with observer (µs).
+    pub with_us: Stat,
+    /// Transactions made / offered in the with-rounds (below 1: the host
+    /// did not keep up, and the load was not fixed).
+    pub achieved: Stat,
+    /// Busy share of all CPUs in the runs without observer (0 to 1).
+    #[serde(default)]
+    pub busy_without: Stat,
+}
+
+/// Busy CPU time of the whole machine so far (s): the aggregate `cpu` line
+/// of /proc/stat (proc(5)) less its idle and iowait columns. Read by hand:
+/// five numbers of one line do not warrant the procfs crate.
+///
+/// # Errors
+/// /proc/stat unreadable or not in proc(5)'s format.
+pub fn busy_cpu_s() -> anyhow::Result<f64> {
+    let stat = std::fs::read_to_string("/proc/stat").context("reading /proc/stat")?;
+    busy_of(&stat).context("no aggregate cpu line in /proc/stat")
+}
+
+/// [`busy_cpu_s`] of the text of /proc/stat.
+fn busy_of(stat: &str) -> Option<f64> {
+    let line = stat.lines().find(|l| l.starts_with("cpu "))?;
+    let ticks: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .map(|v| v.parse().ok())
+        .collect::<Option<_>>()?;
+    // user nice system idle iowait irq softirq steal (guest time is in user).
+    let total: u64 = ticks.iter().take(8).sum();
+    let idle = ticks.get(3)? + ticks.get(4)?;
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    Some(total.saturating_sub(idle) as f64 / hz)
+}
+
+/// One paced run.
+struct Paced {
+    /// µs of CPU (all CPUs) per transaction.
+    us: f64,
+    /// Transactions per second made.
+    per_s: f64,
+    /// Busy share of all CPUs (0 to 1).
+    busy: f64,
+}
+
+/// One paced run of `secs` at `pace` transactions/s per connection.
+fn paced(ns: &Netns, secs: u64, pace: f64) -> anyhow::Result<Paced> {
+    let cpu0 = busy_cpu_s()?;
+    let t = rr::run_at(ns, CONNECTIONS, secs, Some(pace))?;
+    let cpu = busy_cpu_s()? - cpu0;
+    let done = t.per_s * t.secs;
+    anyhow::ensure!(done > 0.0, "no transaction in the paced run");
+    let cpus = std::thread::available_parallelism().map_or(1, usize::from) as f64;
+    Ok(Paced {
+        us: cpu * 1e6 / done,
+        per_s: t.per_s,
+        busy: cpu / (t.secs.max(1e-9) * cpus),
+    })
+}
+
+/// Calibrates the load (one unpaced run without observer), then alternates
+/// paced runs with and without the agent over `rounds` rounds of `secs`,
+/// with the A/A control.
+///
+/// # Errors
+/// The agent or a run failed.
+pub fn overhead(rounds: usize, secs: u64) -> anyhow::Result<FixedLoad> {
+    let ns = Netns::new("fixed")?;
+    let max = rr::run(&ns, CONNECTIONS, secs)?.per_s;
+    let offered = max * LOAD_SHARE;
+    let pace = offered / CONNECTIONS as f64;
+    let (mut achieved, mut busy) = (Vec::new(), Vec::new());
+    let a = alternate(
+        rounds,
+        || {
+            let agent = Agent::start_in(Some(&ns), &["--poll-read", "on"])?;
+            let p = paced(&ns, secs, pace)?;
+            drop(agent);
+            achieved.push(p.per_s / offered);
+            Ok(p.us)
+        },
+        || {
+            let p = paced(&ns, secs, pace)?;
+            busy.push(p.busy);
+            Ok(p.us)
+        },
+    )?;
+    Ok(FixedLoad {
+        connections: CONNECTIONS as u32,
+        offered_per_s: offered,
+        ratio: Stat::of(&a.ratios),
+        aa_ratio: Stat::of(&a.aa),
+        without_us: Stat::of(&a.without),
+        with_us: Stat::of(&a.with),
+        achieved: Stat::of(&achieved),
+        busy_without: Stat::of(&busy),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn busy_time_is_the_cpu_line_less_idle_and_iowait() {
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+        let stat = "cpu  100 5 50 1000 20 3 2 1 0 0\ncpu0 50 2 25 500 10 1 1 0 0 0\n";
+        let busy = busy_of(stat).unwrap();
+        assert!((busy - 161.0 / hz).abs() < 1e-9, "{busy}");
+        assert_eq!(busy_of("cpu0 1 2 3\n"), None);
+    }
+}
