@@ -66,7 +66,7 @@ pub fn on_packet(sk: *const u8, skb: *const u8) {
     // Without the poll-time read, as before it existed: a segment that
     // ends a burst passes without asking the gate (nor taking its slot).
     let held = if poll::on() {
-        !settles && gate::held(key, Kind::Packet, 0) && !(ends_burst && poll::must_sample(key))
+        !settles && gate::held(key, Kind::Packet, 0) && !(ends_burst && poll::must_sample(sk))
     } else {
         !settles && !ends_burst && gate::held(key, Kind::Packet, 0)
     };
@@ -88,6 +88,7 @@ pub fn on_packet(sk: *const u8, skb: *const u8) {
             }
             carry_forward(s, sk, &seg);
             arrivals::collect(s);
+            poll::note_clocks(sk, s);
             if settles || ends_burst {
                 // The end of a burst: where a kernel lacks the owner hooks
                 // (before 6.3), the congestion control name is refreshed
@@ -132,6 +133,7 @@ pub fn on_state(sk: *const u8, old: u8, new: u8) {
                 if old == tcp_state::SYN_SENT {
                     (*s).lrcvtime = (*s).jiffies as u32;
                 }
+                poll::note_clocks(sk, s);
             }
         }
     } else if new == tcp_state::CLOSE {
@@ -178,7 +180,7 @@ pub fn on_owner(sk: *const u8, receive: bool) {
     let key = key_of(sk);
     let tgid = (bpf_get_current_pid_tgid() >> 32) as u32;
     let held = if poll::on() {
-        gate::held(key, Kind::Owner, tgid) && !(receive && drained(sk) && poll::must_sample(key))
+        gate::held(key, Kind::Owner, tgid) && !(receive && drained(sk) && poll::must_sample(sk))
     } else {
         !(receive && drained(sk)) && gate::held(key, Kind::Owner, tgid)
     };
@@ -193,6 +195,7 @@ pub fn on_owner(sk: *const u8, receive: bool) {
         set_owner(s);
         refresh(s, sk);
         cc_name(s, sk);
+        poll::note_clocks(sk, s);
     }
 }
 
@@ -209,7 +212,7 @@ pub fn on_read(sk: *const u8) {
     };
     let key = key_of(sk);
     let held = if poll::on() {
-        gate::held(key, Kind::Owner, 0) && !(drained(sk) && poll::must_sample(key))
+        gate::held(key, Kind::Owner, 0) && !(drained(sk) && poll::must_sample(sk))
     } else {
         !drained(sk) && gate::held(key, Kind::Owner, 0)
     };
@@ -218,7 +221,10 @@ pub fn on_read(sk: *const u8) {
     }
     if let Some(s) = entry(sk, key, false) {
         // SAFETY: `s` points into the flow map's value for this socket.
-        unsafe { refresh(s, sk) };
+        unsafe {
+            refresh(s, sk);
+            poll::note_clocks(sk, s);
+        }
     }
 }
 
@@ -481,7 +487,7 @@ pub(crate) fn entry(sk: Sk, key: u64, create: bool) -> Option<*mut FlowSample> {
         let full = live() >= max_flows();
         let created = match FLOWS.insert(key, &*s, u64::from(BPF_NOEXIST)) {
             Ok(()) => {
-                poll::mark(sk);
+                poll::mark(sk, (*s).netns);
                 count(Counter::FlowsCreated);
                 if full {
                     count(Counter::LruEvictions);

@@ -7,7 +7,8 @@
 //! because it ends a burst, nor a read just because it drains the socket
 //! (request/response traffic does both on every segment and every read).
 //! They still sample those when the stored sample runs one of observer's
-//! own clocks that the segment or read stops ([`stops_a_clock`]): those
+//! own clocks that the segment or read stops ([`clocks_of`], kept in the
+//! flow's mark so the hooks need no flow-map lookup to ask): those
 //! clocks count time from sample to sample, so a stale "cwnd-limited" or
 //! "unread data waiting" would go on counting until the poll.
 //!
@@ -45,10 +46,25 @@ use crate::{
     read::{Sk, load, off},
 };
 
+/// A flow's mark: what it did as of the last poll-time walk, and what the
+/// hooks need to know of its stored sample without looking it up in the
+/// flow map.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct Mark {
+    /// What the flow did as of the last walk.
+    pub activity: Activity,
+    /// The flow's network namespace (inode number), set with the mark.
+    pub netns: u32,
+    /// Which of observer's own clocks the flow's stored sample runs
+    /// ([`clocks_of`]), written at each full sample.
+    pub clocks: u32,
+}
+
 /// What a flow did, as of the last poll-time walk: the `tcp_sock` members
 /// that move with every segment in or out, read, write or retransmission.
 #[repr(C)]
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Activity {
     /// `segs_in` (segments).
     pub segs_in: u32,
@@ -69,7 +85,7 @@ pub struct Activity {
 
 /// One mark per tracked flow's socket.
 #[btf_map]
-pub static ACTIVE: SkStorage<Activity> = SkStorage::new();
+pub static ACTIVE: SkStorage<Mark> = SkStorage::new();
 
 /// Whether the poll-time read is on (1) or compiled out (0; kernels
 /// without socket-local storage in tracing programs). Written by user
@@ -92,60 +108,102 @@ pub fn on() -> bool {
     unsafe { core::ptr::read_volatile(&raw const POLL_ITER) != 0 }
 }
 
-/// Gives the socket of a new flow entry its mark, zeroed, so the next walk
-/// samples it.
+/// The mark of `sk`, made (zeroed) when `create` and missing; null when
+/// it has none (not a flow, no memory, a socket being freed).
 #[inline(always)]
-pub fn mark(sk: Sk) {
-    if !on() {
-        return;
-    }
+fn mark_of(sk: Sk, create: bool) -> *mut Mark {
+    let flags = if create {
+        u64::from(BPF_SK_STORAGE_GET_F_CREATE)
+    } else {
+        0
+    };
     // SAFETY: the map's address is what the helper takes; `sk.sock()` is
-    // the BTF-typed socket pointer the hook was handed. A null return (no
-    // memory, a socket being freed) leaves the flow to the hooks alone.
+    // the BTF-typed socket pointer the hook was handed.
     unsafe {
         bpf_sk_storage_get(
             (&raw const ACTIVE).cast_mut().cast(),
             sk.sock() as *mut _,
             core::ptr::null_mut(),
-            u64::from(BPF_SK_STORAGE_GET_F_CREATE),
-        );
+            flags,
+        )
+    }
+    .cast::<Mark>()
+}
+
+/// Gives the socket of a new flow entry (in network namespace `netns`)
+/// its mark, its activity zeroed so the next walk samples it. Without
+/// one (null: no memory, a socket being freed) the flow is left to the
+/// hooks alone ([`must_sample`]).
+#[inline(always)]
+pub fn mark(sk: Sk, netns: u32) {
+    if !on() {
+        return;
+    }
+    let m = mark_of(sk, true);
+    if !m.is_null() {
+        // SAFETY: this socket's mark, `Mark`-sized.
+        unsafe { (*m).netns = netns };
     }
 }
 
-/// Whether the stored sample `s` runs a clock that the segment or read
-/// about to be held back by the gate may stop: cwnd-limited or send
-/// buffer full (an ACK that ends a burst stops both), or unread data
-/// waiting (a read that drains stops it, and the window-closed clock
-/// with it). Always true with the poll-time read off.
+/// The clocks of the stored sample `s` that a segment or read held back by
+/// the gate may stop, as bits: cwnd-limited (1) or send buffer full (2),
+/// which an ACK that ends a burst stops, and unread data waiting (4),
+/// which a read that drains stops (and the window-closed clock with it).
 ///
 /// # Safety
 /// `s` must be valid for reads.
 #[inline(always)]
-pub unsafe fn stops_a_clock(s: *const FlowSample) -> bool {
+pub unsafe fn clocks_of(s: *const FlowSample) -> u32 {
     // SAFETY: caller guarantees `s`.
-    !on() || unsafe { (*s).cwnd_limited != 0 || (*s).sndbuf_full != 0 || (*s).unread != 0 }
+    unsafe {
+        u32::from((*s).cwnd_limited != 0)
+            | (u32::from((*s).sndbuf_full != 0) << 1)
+            | (u32::from((*s).unread != 0) << 2)
+    }
 }
 
-/// Whether the flow `key` must be sampled although the gate holds it back:
-/// no walk reaches it at the next poll, or its entry runs a clock (see
-/// [`stops_a_clock`]).
+/// Copies the clocks the stored sample `s` of `sk` runs into its mark,
+/// after a full sample, so [`must_sample`] reads them there.
+///
+/// # Safety
+/// `s` must be valid for reads.
 #[inline(always)]
-pub fn must_sample(key: u64) -> bool {
+pub unsafe fn note_clocks(sk: Sk, s: *const FlowSample) {
+    if !on() {
+        return;
+    }
+    let m = mark_of(sk, false);
+    if !m.is_null() {
+        // SAFETY: this socket's mark, and the caller's `s`.
+        unsafe { (*m).clocks = clocks_of(s) };
+    }
+}
+
+/// Whether the flow of `sk` must be sampled although the gate holds it
+/// back: it has no mark, no walk reaches it at the next poll, or its
+/// stored sample runs a clock the segment or read may stop
+/// ([`clocks_of`]). Read from the socket's mark, one socket-storage
+/// lookup, not the flow map's hash. Always true with the poll-time read
+/// off.
+#[inline(always)]
+pub fn must_sample(sk: Sk) -> bool {
     if !on() {
         return true;
     }
-    let Some(s) = FLOWS.get_ptr(key) else {
+    let m = mark_of(sk, false);
+    if m.is_null() {
         return true;
-    };
+    }
     let slot = |i| POLL_SCOPE.get(i).copied().unwrap_or(0);
-    // SAFETY: a value of the flow map.
+    // SAFETY: this socket's mark.
     unsafe {
         let reached = match slot(0) {
             poll_scope::ALL => true,
-            poll_scope::ONE_NETNS => u64::from((*s).netns) == slot(1),
+            poll_scope::ONE_NETNS => u64::from((*m).netns) == slot(1),
             _ => false,
         };
-        !reached || stops_a_clock(s)
+        !reached || (*m).clocks != 0
     }
 }
 
@@ -199,7 +257,7 @@ pub unsafe fn visit_tcp(ctx: *const TcpIterContext) {
             0,
         )
     }
-    .cast::<Activity>();
+    .cast::<Mark>();
     // SAFETY: null or this socket's mark.
     unsafe { visit(sk, value) };
 }
@@ -217,8 +275,8 @@ pub struct IterContext {
     pub map: *const u8,
     /// `struct sock *`.
     pub sk: *const u8,
-    /// This socket's storage value, an [`Activity`].
-    pub value: *mut Activity,
+    /// This socket's storage value, a [`Mark`].
+    pub value: *mut Mark,
 }
 
 /// One element of the storage walk: see [`visit`].
@@ -249,7 +307,7 @@ pub unsafe fn visit_storage(ctx: *const IterContext) {
 /// # Safety
 /// `value` must be null or the socket's mark.
 #[inline(always)]
-unsafe fn visit(sk: Sk, value: *mut Activity) {
+unsafe fn visit(sk: Sk, value: *mut Mark) {
     if value.is_null() {
         return;
     }
@@ -262,20 +320,12 @@ unsafe fn visit(sk: Sk, value: *mut Activity) {
         rcv_wup: sk.get(off!(rcv_wup)),
         state: u32::from(sk.get::<u8>(off!(state))),
     };
-    // SAFETY: the storage value of this socket, `Activity`-sized.
+    // SAFETY: the storage value of this socket, `Mark`-sized.
     unsafe {
-        let was = *value;
-        if was.segs_in == now.segs_in
-            && was.snd_nxt == now.snd_nxt
-            && was.copied_seq == now.copied_seq
-            && was.write_seq == now.write_seq
-            && was.total_retrans == now.total_retrans
-            && was.rcv_wup == now.rcv_wup
-            && was.state == now.state
-        {
+        if (*value).activity == now {
             return;
         }
-        *value = now;
+        (*value).activity = now;
     }
     let key = crate::flow::key_of(sk);
     if let Some(s) = FLOWS.get_ptr_mut(key) {
@@ -285,6 +335,7 @@ unsafe fn visit(sk: Sk, value: *mut Activity) {
         unsafe {
             if (*s).closed_ns == 0 {
                 crate::refresh::refresh(s, sk);
+                (*value).clocks = clocks_of(s);
                 // `setsockopt(TCP_CONGESTION)` between held samples.
                 crate::flow::cc_name(s, sk);
             }
