@@ -4,10 +4,11 @@
 use observer_common::{Counter, FlowSample, tcp_state};
 
 use crate::{
-    flow::{entry, identify, key_of},
+    entry::{entry, identify},
     maps::{CLOSED, FLOWS, count, live_add},
     read::Sk,
     refresh::fill,
+    sock::key_of,
 };
 
 /// Emits the final record of a closing flow and removes its entry. Flows

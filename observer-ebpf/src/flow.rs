@@ -1,41 +1,22 @@
-//! Flow entries: create, sample, attribute to a process, and close.
+//! What the hooks do: sample a flow past the gate, carry a segment's
+//! effect forward, attribute the flow to a process, and hand a close to
+//! [`close`](crate::close) (entries themselves: [`entry`](crate::entry)).
 
-use aya_ebpf::{
-    bindings::BPF_NOEXIST,
-    helpers::{
-        bpf_get_current_cgroup_id, bpf_get_current_comm, bpf_get_current_pid_tgid,
-        bpf_get_socket_cookie, bpf_jiffies64, bpf_ktime_get_ns,
-    },
+use aya_ebpf::helpers::{
+    bpf_get_current_cgroup_id, bpf_get_current_comm, bpf_get_current_pid_tgid, bpf_jiffies64,
 };
-use observer_common::{
-    AF_INET, AF_INET6, Counter, FlowSample, OFFSET_NONE, chrono, packet_stages, tcp_state,
-};
+use observer_common::{AF_INET, AF_INET6, Counter, FlowSample, chrono, packet_stages, tcp_state};
 
 use crate::{
     arrivals,
+    entry::{endpoints, entry},
     gate::{self, Kind},
-    maps::{FLOWS, SCRATCH, count, live, live_add, max_flows},
+    maps::count,
     poll,
-    read::{Sk, at, deref, load, off, u32_in_bytes},
+    read::{Sk, load, off, u32_in_bytes},
     refresh::refresh,
+    sock::{cc_name, key_of},
 };
-
-/// The socket cookie of `sk` (`bpf_get_socket_cookie`).
-#[inline(always)]
-fn cookie(sk: *const u8) -> u64 {
-    // SAFETY: `sk` is the BTF-typed socket pointer the hook was handed.
-    unsafe { bpf_get_socket_cookie(sk as *mut _) }
-}
-
-/// The socket cookie of `sk`: one load of `skc_cookie` once it is set
-/// (the flow's entry was made with it), the helper before that.
-#[inline(always)]
-pub(crate) fn key_of(sk: Sk) -> u64 {
-    match sk.get::<u64>(off!(sk_cookie)) {
-        0 => cookie(sk.sock()),
-        k => k,
-    }
-}
 
 /// Per-packet hook: sample the flow (creating its entry if this is the first
 /// packet observer sees of it, e.g. a flow older than the agent), then carry
@@ -233,19 +214,6 @@ pub fn on_read(sk: *const u8) {
 #[inline(always)]
 fn drained(sk: Sk) -> bool {
     sk.get::<u32>(off!(rcv_nxt)) == sk.get::<u32>(off!(copied_seq))
-}
-
-/// Re-reads the congestion control name: a process may switch it with
-/// `setsockopt(TCP_CONGESTION)` after connect. Read from the owner hook
-/// (process context, behind the gate) and at the end of each burst, not on
-/// every sampled segment: two pointer-chasing reads.
-///
-/// # Safety
-/// `s` must be valid for writes.
-#[inline(always)]
-pub(crate) unsafe fn cc_name(s: *mut FlowSample, sk: Sk) {
-    // SAFETY: caller guarantees `s`.
-    unsafe { (*s).cc = deref(sk.raw(), off!(ca_ops), off!(ca_name)) };
 }
 
 /// Records the current process as the flow's owner, if it changed.
@@ -462,108 +430,4 @@ unsafe fn carry_forward(s: *mut FlowSample, sk: Sk, seg: &Segment) {
             (*s).rcv_wnd_left = (*s).rcv_wnd_left.saturating_sub(consumed);
         }
     }
-}
-
-/// Looks up the entry of `sk` (socket cookie `key`); creates it when
-/// missing and `create`.
-#[allow(
-    clippy::needless_borrows_for_generic_args,
-    reason = "`&*s` hands the map the per-CPU scratch slot; `*s` would copy the sample onto the 512-byte BPF stack"
-)]
-#[inline(always)]
-pub(crate) fn entry(sk: Sk, key: u64, create: bool) -> Option<*mut FlowSample> {
-    if let Some(p) = FLOWS.get_ptr_mut(key) {
-        return Some(p);
-    }
-    if !create {
-        return None;
-    }
-    let s = SCRATCH.get_ptr_mut(0)?;
-    // SAFETY: `s` is this CPU's scratch slot; nothing else uses it while
-    // this program runs.
-    unsafe {
-        *s = FlowSample::ZERO;
-        identify(s, sk, key);
-        let full = live() >= max_flows();
-        let created = match FLOWS.insert(key, &*s, u64::from(BPF_NOEXIST)) {
-            Ok(()) => {
-                poll::mark(sk, (*s).netns);
-                count(Counter::FlowsCreated);
-                if full {
-                    count(Counter::LruEvictions);
-                } else {
-                    live_add(1);
-                }
-                true
-            }
-            // Another CPU created it first (-EEXIST): use theirs.
-            Err(-17) => false,
-            Err(_) => {
-                count(Counter::MapErrors);
-                false
-            }
-        };
-        let p = FLOWS.get_ptr_mut(key);
-        if created && let Some(p) = p {
-            // A new flow is news to the agent even before its first sample.
-            crate::journal::note(p);
-        }
-        p
-    }
-}
-
-/// Fills the fields that do not change over a flow's life.
-///
-/// # Safety
-/// `s` must be valid for writes.
-#[inline(always)]
-pub(crate) unsafe fn identify(s: *mut FlowSample, sk: Sk, key: u64) {
-    // SAFETY: caller guarantees `s`.
-    unsafe {
-        (*s).cookie = key;
-        (*s).first_seen_ns = bpf_ktime_get_ns();
-        endpoints(s, sk);
-    }
-}
-
-/// Fills addresses, ports, namespace and congestion control.
-///
-/// # Safety
-/// `s` must be valid for writes.
-#[inline(always)]
-unsafe fn endpoints(s: *mut FlowSample, sk: Sk) {
-    let family: u16 = sk.get(off!(family));
-    let raw = sk.raw();
-    // SAFETY: caller guarantees `s`.
-    unsafe {
-        (*s).family = family;
-        if family == AF_INET {
-            let src: [u8; 4] = at(raw, off!(saddr4));
-            let dst: [u8; 4] = at(raw, off!(daddr4));
-            (*s).saddr = mapped(src);
-            (*s).daddr = mapped(dst);
-        } else if family == AF_INET6 {
-            (*s).saddr = at(raw, off!(saddr6));
-            (*s).daddr = at(raw, off!(daddr6));
-        }
-        let sport: u16 = at(raw, off!(sport));
-        (*s).sport = u16::from_be(sport);
-        let dport: u16 = at(raw, off!(dport));
-        (*s).dport = u16::from_be(dport);
-        (*s).netns = deref(raw, off!(net), off!(net_inum));
-        let rmem = off!(tcp_rmem);
-        if rmem != OFFSET_NONE {
-            let max: i32 = deref(raw, off!(net), rmem + 8);
-            (*s).tcp_rmem_max = max.max(0) as u32;
-        }
-        (*s).cc = deref(raw, off!(ca_ops), off!(ca_name));
-    }
-}
-
-/// `a.b.c.d` as `::ffff:a.b.c.d`.
-#[inline(always)]
-fn mapped(v4: [u8; 4]) -> [u8; 16] {
-    [
-        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, v4[0], v4[1], v4[2], v4[3],
-    ]
 }

@@ -35,6 +35,8 @@ mod close;
 #[cfg(target_arch = "bpf")]
 mod delivery;
 #[cfg(target_arch = "bpf")]
+mod entry;
+#[cfg(target_arch = "bpf")]
 mod flow;
 #[cfg(target_arch = "bpf")]
 mod gate;
@@ -50,6 +52,8 @@ mod read;
 mod receive;
 #[cfg(target_arch = "bpf")]
 mod refresh;
+#[cfg(target_arch = "bpf")]
+mod sock;
 
 #[cfg(target_arch = "bpf")]
 mod programs {

@@ -327,7 +327,7 @@ unsafe fn visit(sk: Sk, value: *mut Mark) {
         }
         (*value).activity = now;
     }
-    let key = crate::flow::key_of(sk);
+    let key = crate::sock::key_of(sk);
     if let Some(s) = FLOWS.get_ptr_mut(key) {
         // SAFETY: a value of the flow map, for this socket. A closed entry
         // parked in the map (its socket still alive in CLOSE) is final:
@@ -337,7 +337,7 @@ unsafe fn visit(sk: Sk, value: *mut Mark) {
                 crate::refresh::refresh(s, sk);
                 (*value).clocks = clocks_of(s);
                 // `setsockopt(TCP_CONGESTION)` between held samples.
-                crate::flow::cc_name(s, sk);
+                crate::sock::cc_name(s, sk);
             }
         }
     }
