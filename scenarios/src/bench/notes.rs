@@ -5,7 +5,8 @@ use super::{
     report::Results,
     targets::{
         TARGET_BULK_CPU_PCT_PER_GBPS, TARGET_CPU_PCT_10K, TARGET_OWN_NS, TARGET_OWN_NS_CHURN,
-        TARGET_POLL_MS_100K, TARGET_RR_RATIO, TARGET_THROUGHPUT_RATIO,
+        TARGET_PEER_RATIO, TARGET_POLL_MS_100K, TARGET_RR_CPU_RATIO, TARGET_RR_RATIO,
+        TARGET_THROUGHPUT_RATIO,
     },
 };
 
@@ -16,6 +17,32 @@ impl Results {
         let ran = |part: &str| self.parts.iter().any(|p| p == part);
         let tp = ran("throughput");
         let mut n = Vec::new();
+        if ran("peer") {
+            n.extend(self.peer_notes());
+        }
+        if let Some(f) = self
+            .fixed_load
+            .as_ref()
+            .filter(|f| f.ratio.median > TARGET_RR_CPU_RATIO)
+        {
+            n.push(format!(
+                "- **CPU per transaction at a fixed load: missed by {:.3}** (median {:.3}, \
+                 rounds {:.3}-{:.3}, against {TARGET_RR_CPU_RATIO}). The A/A control spread \
+                 {:.3}-{:.3} in the same run; {:.1} µs of CPU a transaction with observer \
+                 against {:.1} without, at {:.0} transactions/s ({:.3} of them made with \
+                 observer on).",
+                f.ratio.median - TARGET_RR_CPU_RATIO,
+                f.ratio.median,
+                f.ratio.min,
+                f.ratio.max,
+                f.aa_ratio.min,
+                f.aa_ratio.max,
+                f.with_us.median,
+                f.without_us.median,
+                f.offered_per_s,
+                f.achieved.median,
+            ));
+        }
         if tp && self.own_ns_per_hit > TARGET_OWN_NS {
             n.push(self.own_note());
         }
@@ -243,6 +270,59 @@ impl Results {
 
 /// The two programs with the largest share of a CPU, with their runs/s and
 /// ns per run.
+impl Results {
+    /// One line per load kind whose worst peer ratio missed its target:
+    /// by how much, at which load, and the programs' largest shares from
+    /// that load's own section (request/response or throughput).
+    fn peer_notes(&self) -> Vec<String> {
+        let mut n = Vec::new();
+        for (kind, worst) in [("bulk", self.peer_ratio_bulk), ("rr", self.peer_ratio_rr)] {
+            if worst <= TARGET_PEER_RATIO {
+                continue;
+            }
+            let Some(c) = self
+                .peer
+                .iter()
+                .filter(|c| c.load == kind)
+                .max_by(|a, b| a.ratio.median.total_cmp(&b.ratio.median))
+            else {
+                continue;
+            };
+            let (what, programs) = if kind == "rr" {
+                (
+                    format!("request/response, {} connection(s)", c.flows),
+                    self.rr
+                        .iter()
+                        .find(|r| r.connections == c.flows)
+                        .map(|r| &r.programs),
+                )
+            } else {
+                (
+                    format!("bulk, {} stream(s)", c.flows),
+                    self.throughput
+                        .iter()
+                        .find(|t| t.streams == c.flows)
+                        .map(|t| &t.programs),
+                )
+            };
+            n.push(format!(
+                "- **Programs per segment over the bpftrace peer, {what}: missed by {:.2}** \
+                 (median {:.2}, rounds {:.2}-{:.2}, against {TARGET_PEER_RATIO}): {:.0} ns of \
+                 observer's programs per segment against the peer's {:.0} ns per run. That \
+                 load's section shows where the time goes; the largest shares: {}.",
+                c.ratio.median - TARGET_PEER_RATIO,
+                c.ratio.median,
+                c.ratio.min,
+                c.ratio.max,
+                c.observer_ns_per_segment.median,
+                c.peer_ns_per_run.median,
+                programs.map_or_else(|| "none measured".to_string(), |p| largest_shares(p)),
+            ));
+        }
+        n
+    }
+}
+
 fn largest_shares(programs: &[super::throughput::ProgramShare]) -> String {
     let mut p: Vec<_> = programs.iter().collect();
     p.sort_by(|a, b| b.cpu_pct.total_cmp(&a.cpu_pct));
