@@ -1,5 +1,6 @@
-//! The lint phase of `cargo xtask test`: formatting, clippy on the host
-//! crates, and clippy on the eBPF crate for its own target.
+//! The lint phase of `cargo xtask test`: formatting, no import cycles
+//! between modules ([`cycles`]), clippy on the host crates, and clippy on
+//! the eBPF crate for its own target.
 //!
 //! The eBPF crate (`observer-ebpf`) only builds for `bpfel-unknown-none`,
 //! so the workspace clippy run leaves it out; it is linted the way aya's
@@ -13,16 +14,17 @@ use std::process::Command;
 
 use anyhow::Context as _;
 
-use crate::{setup, util};
+use crate::{cycles, setup, util};
 
-/// `cargo fmt --check`, then clippy with `-D warnings` on the host crates
-/// and on the eBPF crate.
+/// `cargo fmt --check`, the import-cycle check, then clippy with `-D
+/// warnings` on the host crates and on the eBPF crate.
 ///
 /// # Errors
 /// The first step that fails.
 pub fn lint() -> anyhow::Result<()> {
     util::run(Command::new("cargo").args(["fmt", "--all", "--", "--check"]))
         .context("formatting differs: run `cargo fmt --all`")?;
+    cycles::check(&util::workspace_root())?;
     util::run(Command::new("cargo").args([
         "clippy",
         "--workspace",

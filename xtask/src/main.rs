@@ -8,6 +8,7 @@ use std::process::{Command, ExitCode};
 
 use clap::{Parser, Subcommand};
 
+mod cycles;
 mod fuzz;
 mod image;
 mod integration;

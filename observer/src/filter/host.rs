@@ -10,6 +10,7 @@ use std::net::IpAddr;
 use super::{
     ParseError,
     ast::{Host, Prefix},
+    number::number,
     services::Services,
 };
 
@@ -118,12 +119,4 @@ fn split_len(text: &str, at: usize) -> ((&str, usize), Option<(&str, usize)>) {
         Some(i) => ((&text[..i], at), Some((&text[i + 1..], at + i + 1))),
         None => ((text, at), None),
     }
-}
-
-/// A decimal number of at most 20 digits, nothing else.
-pub(super) fn number(text: &str) -> Option<u64> {
-    if text.is_empty() || text.len() > 20 || !text.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    text.parse().ok()
 }

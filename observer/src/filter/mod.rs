@@ -97,6 +97,7 @@ mod ast;
 mod eval;
 mod host;
 mod lex;
+mod number;
 mod parse;
 mod print;
 #[cfg(test)]

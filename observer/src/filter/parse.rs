@@ -265,7 +265,7 @@ impl Parser<'_> {
             Tok::Word(w) => w.as_str(),
             _ => return Err(error(&v, noun)),
         };
-        let Some(value) = host::number(text) else {
+        let Some(value) = super::number::number(text) else {
             return Err(error(&v, noun));
         };
         if value > field.max() {

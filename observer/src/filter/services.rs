@@ -5,7 +5,7 @@
 
 use std::{collections::HashMap, sync::OnceLock};
 
-use super::host;
+use super::number::number;
 
 /// Where the system's table is.
 const PATH: &str = "/etc/services";
@@ -101,7 +101,7 @@ impl Services {
     /// A port written as a number (0 to 65535) or a service name: the
     /// port, or what was expected instead.
     pub fn resolve(&self, text: &str) -> Result<u16, String> {
-        match host::number(text) {
+        match number(text) {
             Some(n) => u16::try_from(n).map_err(|_| "a port number from 0 to 65535".to_string()),
             None => self.port(text).ok_or_else(|| self.expected()),
         }
