@@ -89,6 +89,8 @@ pub fn attribute(from: Option<&Point>, to: &Point, cfg: &Config) -> Attribution 
 }
 
 #[cfg(test)]
+mod interval_tests;
+#[cfg(test)]
 mod receiver_kit;
 #[cfg(test)]
 mod receiver_reader_tests;
