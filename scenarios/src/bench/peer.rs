@@ -14,7 +14,7 @@
 //! against what it costs with the peer on.
 
 use std::{
-    collections::BTreeSet,
+    collections::{BTreeMap, BTreeSet},
     process::{Command, Stdio},
     time::{Duration, Instant},
 };
@@ -25,7 +25,7 @@ use pathemu::ChildGuard;
 use super::{
     Stat,
     env::{Agent, Netns},
-    throughput::{ProgCost, prog_cost, prog_costs},
+    throughput::{ProgCost, add_costs, prog_costs},
 };
 
 /// The peer: bpftrace's one-map counter of segments by port pair on the
@@ -131,14 +131,14 @@ pub struct PeerComparison {
 /// One load with observer's agent running: its programs' ns per segment.
 fn observer_side(ns: &Netns, load: &mut dyn FnMut() -> anyhow::Result<()>) -> anyhow::Result<f64> {
     let agent = Agent::start_in(Some(ns), &["--poll-read", "on"])?;
-    let (all, probe) = (prog_costs("observer_"), prog_cost("observer_tcp_pr"));
+    let before = prog_costs("observer_");
     load()?;
-    let all_ns: u64 = prog_costs("observer_")
-        .iter()
-        .map(|(name, c)| c.ns.saturating_sub(all.get(name).map_or(0, |b| b.ns)))
-        .sum();
-    let segments = prog_cost("observer_tcp_pr").hits.saturating_sub(probe.hits);
+    let mut ran = BTreeMap::new();
+    add_costs(&mut ran, &before, &prog_costs("observer_"));
     drop(agent);
+    let all_ns: u64 = ran.values().map(|c| c.ns).sum();
+    // The kernel keeps 15 characters of a program's name.
+    let segments = ran.get("observer_tcp_pr").map_or(0, |c| c.hits);
     anyhow::ensure!(
         segments > 0,
         "observer_tcp_probe did not run during the load"
