@@ -2,7 +2,7 @@
 //! attached. Run it through `cargo xtask scenarios` / `cargo xtask demo`,
 //! which build it and run it as root.
 
-use std::{io::IsTerminal as _, process::ExitCode, time::Duration};
+use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
@@ -15,8 +15,9 @@ use observer::{
     track::poller::Poller,
     track::recording::Recorder,
 };
-use pathemu::{ChildGuard, Path, Side};
 use scenarios::{catalog, run};
+
+mod demo;
 
 #[derive(Parser)]
 #[command(about = "observer's scenario suite on emulated WAN paths")]
@@ -154,67 +155,11 @@ fn suite(cli: &Cli) -> anyhow::Result<bool> {
     Ok(failed == 0)
 }
 
-fn demo() -> anyhow::Result<bool> {
-    let observer = std::env::current_exe()?
-        .parent()
-        .context("no directory for this binary")?
-        .join("observer");
-    anyhow::ensure!(
-        observer.exists(),
-        "{} is missing: build observer first",
-        observer.display()
-    );
-    let path = Path::new(pathemu::PathConfig::bottleneck(
-        35_000_000,
-        Duration::from_millis(52),
-        460_000,
-    ))?;
-    let mut server = path.command(Side::B, "iperf3");
-    server
-        .args(["-s", "-p", "5201"])
-        .stdout(std::process::Stdio::null());
-    let _server = ChildGuard::spawn(&mut server)?;
-    let dst = path.addr(Side::B).to_string();
-    let runs: Vec<Vec<&str>> = vec![
-        vec!["-C", "cubic"],
-        vec!["-w", "64K"],
-        vec!["-w", "64K", "-P", "4"],
-    ];
-    let tty = std::io::stdout().is_terminal();
-    let mut view = std::process::Command::new(&observer);
-    if tty {
-        view.args(["top", "--interval", "1s"]);
-    } else {
-        view.args(["flows", "--duration", "40s"]);
-    }
-    let mut view = ChildGuard::spawn(&mut view)?;
-    if !tty {
-        eprintln!("demo: no terminal, so `observer flows` collects for 40 s and prints");
-    }
-    std::thread::sleep(Duration::from_secs(2));
-    for args in &runs {
-        let status = path
-            .command(Side::A, "iperf3")
-            .args(["-c", &dst, "-p", "5201", "-t", "10"])
-            .args(args)
-            .stdout(std::process::Stdio::null())
-            .status()?;
-        anyhow::ensure!(status.success(), "iperf3 {args:?} failed");
-    }
-    // The transfers are done; the view stays until the user quits it.
-    let status = view
-        .child_mut()
-        .context("the view is gone")?
-        .wait()
-        .context("waiting for the view")?;
-    Ok(status.success())
-}
-
 fn main() -> ExitCode {
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let cli = Cli::parse();
     let result = match cli.command {
-        Some(Cmd::Demo) => demo(),
+        Some(Cmd::Demo) => demo::demo(),
         None => suite(&cli),
     };
     match result {

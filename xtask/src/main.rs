@@ -56,10 +56,10 @@ enum Cmd {
     /// crates and on the eBPF crate (for bpfel-unknown-none).
     Lint,
     /// Run the scenario suite on emulated WAN paths (args go to the runner:
-    /// --only NAME, --json, --quick, --list).
+    /// --only NAME, --json, --quick, --list; a `--` before them is optional).
     Scenarios {
         /// Arguments for the scenario runner.
-        #[arg(last = true)]
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
     /// Build the reference-A path and run its transfers while `observer top`
@@ -88,12 +88,13 @@ enum Cmd {
         targets: Vec<String>,
     },
     /// Overhead and scale benchmarks; writes docs/benchmarks.md and
-    /// target/bench/results.json. Arguments after `--` go to the runner:
-    /// --only throughput,agent,churn; --markdown FILE; --json FILE;
-    /// --render JSON (rewrite the page from an earlier run, measuring nothing).
+    /// target/bench/results.json. Other arguments go to the runner (a
+    /// `--` before them is optional): --only throughput,agent,churn;
+    /// --markdown FILE; --json FILE; --render JSON (rewrite the page from an
+    /// earlier run, measuring nothing).
     Bench {
         /// Arguments for the benchmark runner.
-        #[arg(last = true)]
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
         /// Fewer rounds, shorter runs, no 100k-flow step.
         #[arg(long)]
