@@ -26,13 +26,15 @@ pub struct FlowSample {
     /// `tcp_sock.bytes_sent` (bytes, retransmissions included).
     pub bytes_sent: u64,
     /// Time with the congestion window full: in-flight (packets out, less
-    /// SACKed and lost, plus retransmitted) >= cwnd, or data waiting to be
-    /// sent while less than a third of the window is open (TSO deferral
-    /// holds it back: `tcp_tso_should_defer()`), summed between
-    /// consecutive samples (ns). The kernel keeps no chrono for this (its
-    /// `is_cwnd_limited` flag stays set for a round trip after the window
-    /// was last full, so it is not used); each interval is charged to the
-    /// state seen at its start.
+    /// SACKed and lost, plus retransmitted) >= cwnd, or more than a segment
+    /// waiting to be sent while less than a third of the window is open
+    /// (TSO deferral holds it back: `tcp_tso_should_defer()`), summed
+    /// between consecutive samples (ns). The kernel keeps no chrono for
+    /// this (its `is_cwnd_limited` flag stays set for a round trip after
+    /// the window was last full, so it is not used); each interval is
+    /// charged to the state seen at its start, where a sample taken before
+    /// an ACK is processed (`tcp_probe`) counts the window as that ACK and
+    /// the sends it lets out leave it.
     pub cwnd_limited_ns: u64,
     /// Time the send buffer held the sender back, by observer's own test
     /// (ns): the writer waits for buffer space (`SOCK_NOSPACE`), everything

@@ -342,6 +342,44 @@ impl Segment {
     }
 }
 
+/// Whether the window a sample found full is still full once the ACK
+/// being processed frees `acked` bytes: `tcp_probe` fires before
+/// `tcp_ack()`, so the sample shows the window as it was up to this ACK,
+/// and the cwnd-limited clock would hold that state until the next sample
+/// (a jiffy or more; where the owner hooks are missing, before 6.3, often
+/// the next train of ACKs a round trip later). After the ACK,
+/// `tcp_data_snd_check()` sends what waits unsent up to the window: the
+/// window stays full only if that fills it, so a sender with little left
+/// unsent (a send buffer that all went out) has room until its writer
+/// refills it. In slow start (cwnd below ssthresh) the window grows by the
+/// segments acked (`tcp_slow_start()`). Only clears the flag: growing it
+/// would take a pacing or Nagle wait for a full window.
+///
+/// # Safety
+/// `s` must be valid for reads and writes.
+#[inline(always)]
+unsafe fn window_after_ack(s: *mut FlowSample, acked: u32) {
+    // SAFETY: caller guarantees `s`.
+    unsafe {
+        let mss = (*s).mss;
+        if (*s).cwnd_limited == 0 || mss == 0 {
+            return;
+        }
+        let freed = acked / mss;
+        let cwnd = (*s).snd_cwnd;
+        let cwnd = if cwnd < (*s).snd_ssthresh {
+            cwnd.saturating_add(freed).min((*s).snd_ssthresh)
+        } else {
+            cwnd
+        };
+        let unsent = (*s).notsent / mss + u32::from(!(*s).notsent.is_multiple_of(mss));
+        let after = (*s).inflight.saturating_sub(freed).saturating_add(unsent);
+        if after < cwnd {
+            (*s).cwnd_limited = 0;
+        }
+    }
+}
+
 /// Applies the segment `seg`, which `tcp_rcv_established()` is
 /// about to process, to the sample just taken: bytes newly acknowledged (as
 /// `tcp_snd_una_update()` will count them), bytes newly received in order
@@ -375,6 +413,7 @@ unsafe fn carry_forward(s: *mut FlowSample, sk: Sk, seg: &Segment) {
             }
             if acked != 0 && acked <= nxt.wrapping_sub(una) {
                 (*s).bytes_acked += u64::from(acked);
+                window_after_ack(s, acked);
                 let write_seq: u32 = sk.get(off!(write_seq));
                 if ack == nxt && write_seq == nxt {
                     let now = bpf_jiffies64() as u32;

@@ -69,13 +69,17 @@ pub unsafe fn fill(s: *mut FlowSample, sk: Sk) {
     // Above 1 GB is a torn read of the two sequence numbers, not data:
     // neither clock below may count on it.
     let notsent = if torn { 0 } else { notsent };
+    let mss: u32 = sk.get(off!(mss_cache));
     // The window is full now, not "was full within the last round trip"
-    // (the kernel's is_cwnd_limited): in-flight >= cwnd, or data waits
-    // while less than a third of the window is open, which TSO deferral
-    // will not send either (net/ipv4/tcp_output.c tcp_tso_should_defer(),
-    // tcp_tso_win_divisor 3). See FlowSample::cwnd_limited_ns.
-    let limited =
-        cwnd > 0 && (inflight >= cwnd || (notsent > 0 && cwnd.saturating_sub(inflight) * 3 < cwnd));
+    // (the kernel's is_cwnd_limited): in-flight >= cwnd, or more than a
+    // segment waits while less than a third of the window is open, which
+    // TSO deferral will not send either (net/ipv4/tcp_output.c
+    // tcp_tso_should_defer(), tcp_tso_win_divisor 3). tcp_write_xmit()
+    // defers only a write queue head of more than one segment: a shorter
+    // tail waits on Nagle or autocorking, not on the window. See
+    // FlowSample::cwnd_limited_ns.
+    let limited = cwnd > 0
+        && (inflight >= cwnd || (notsent > mss && cwnd.saturating_sub(inflight) * 3 < cwnd));
     // As the kernel's own sndbuf-limited test (tcp_cwnd_validate()): only
     // while the connection carries the process's writes.
     let writing = state == tcp_state::ESTABLISHED || state == tcp_state::CLOSE_WAIT;
@@ -122,7 +126,7 @@ pub unsafe fn fill(s: *mut FlowSample, sk: Sk) {
         (*s).max_window = sk.get(off!(max_window));
         (*s).snd_ssthresh = sk.get(off!(snd_ssthresh));
         (*s).min_rtt_us = sk.get(off!(min_rtt));
-        (*s).mss = sk.get(off!(mss_cache));
+        (*s).mss = mss;
         (*s).total_retrans = sk.get(off!(total_retrans));
         (*s).bytes_acked = sk.get(off!(bytes_acked));
         (*s).bytes_received = sk.get(off!(bytes_received));

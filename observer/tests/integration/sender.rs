@@ -33,7 +33,8 @@ struct Sampled {
     /// Samples with data outstanding.
     busy: u32,
     /// Of those, samples with the window full as observer defines it:
-    /// in-flight >= cwnd, or data waiting with under a third of it open.
+    /// in-flight >= cwnd, or more than a segment waiting with under a
+    /// third of it open.
     full: u32,
     /// `tcpi_delivery_rate` (bits/s) at each sample, with its time.
     delivery: Vec<(Instant, u64)>,
@@ -111,7 +112,8 @@ fn transfer(
             if info.inflight > 0 {
                 s.busy += 1;
                 let open = info.snd_cwnd.saturating_sub(info.inflight);
-                if info.inflight >= info.snd_cwnd || (info.notsent > 0 && open * 3 < info.snd_cwnd)
+                if info.inflight >= info.snd_cwnd
+                    || (info.notsent > info.snd_mss && open * 3 < info.snd_cwnd)
                 {
                     s.full += 1;
                 }
