@@ -17,25 +17,17 @@ use super::{
     attach::{POLL_HOOKS, PollAttached},
     closed_ring::ClosedDrain,
     degraded::Degraded,
+    hooks,
     parked::Parked,
+    parts::{Parts, Programs},
     pin::{self, LINK_PREFIX, PROGRAM_PREFIX, PinDir, PinError},
     poll_iter::PollIter,
-    probes::{ProbeError, Probes, Programs, missing_hook_note},
+    probe_error::ProbeError,
     walk::Walk,
 };
 
 /// The maps an agent reads, pinned by their own names.
 const PINNED_MAPS: [&str; 4] = [MAP_FLOWS, MAP_CLOSED, MAP_COUNTERS, MAP_LIVE];
-
-/// Every tracepoint a program may be attached to, in attach order.
-const HOOKS: [&str; 6] = [
-    "tcp_probe",
-    "inet_sock_set_state",
-    "sock_send_length",
-    "sock_recv_length",
-    "tcp_rcv_space_adjust",
-    "tcp_destroy_sock",
-];
 
 fn pin_failed(path: &Path, what: &'static str, e: impl std::fmt::Display) -> ProbeError {
     ProbeError::Pin(PinError::Io {
@@ -145,13 +137,13 @@ where
 ///
 /// # Errors
 /// A pinned map or link that cannot be opened.
-pub fn adopt(
+pub(super) fn adopt(
     dir: PinDir,
     name: &str,
     direct: bool,
     missing: &[String],
     budget: Option<std::time::Duration>,
-) -> Result<Probes, ProbeError> {
+) -> Result<Parts, ProbeError> {
     let set = dir.path().join(name);
     let entries = || -> Result<Vec<String>, ProbeError> {
         Ok(std::fs::read_dir(&set)
@@ -179,7 +171,7 @@ pub fn adopt(
     let mut pinned_links = Vec::new();
     let mut attached = Vec::new();
     let mut poll = None;
-    for hook in HOOKS {
+    for hook in hooks::tracepoints() {
         let file = format!("{LINK_PREFIX}{hook}");
         if entries.contains(&file) {
             let path = set.join(&file);
@@ -226,26 +218,12 @@ pub fn adopt(
         .map(|m| Degraded::Figure(format!("kernel has no {m}: the figure it feeds reads as 0")))
         .collect();
     let has = |hook: &str| attached.contains(&hook);
-    let why = "no program on it in the pinned set";
-    if !has("sock_send_length") {
-        degraded.push(missing_hook_note(
-            &format!("sock_send_length: {why}"),
-            "sock_send_length",
-            false,
-        ));
-    }
-    if !has("sock_recv_length") {
-        degraded.push(missing_hook_note(
-            &format!("sock_recv_length: {why}"),
-            "sock_recv_length",
-            !has("tcp_rcv_space_adjust"),
-        ));
-    }
-    if !has("tcp_destroy_sock") {
-        degraded.push(Degraded::Figure(format!(
-            "tcp_destroy_sock: {why}: a close the kernel skips reporting (nested in another) \
-             leaves its flow open"
-        )));
+    for hook in hooks::ATTACH_ORDER {
+        if !has(hook.tracepoint) {
+            let why = format!("{}: no program on it in the pinned set", hook.tracepoint);
+            let covered = hook.fallback.is_some_and(|f| has(f.tracepoint));
+            degraded.extend(hook.missing(&why, covered));
+        }
     }
     if !direct {
         degraded.push(Degraded::Cost(
@@ -260,7 +238,7 @@ pub fn adopt(
         attached.len()
     );
     let ring: RingBuf<MapData> = pinned_map(&set, MAP_CLOSED)?;
-    Ok(Probes::from_parts(super::probes::Parts {
+    Ok(Parts {
         flows: pinned_map::<HashMap<MapData, u64, FlowSample>>(&set, MAP_FLOWS)?,
         closed: ClosedDrain::at_polls(ring),
         counters: pinned_map::<PerCpuArray<MapData, u64>>(&set, MAP_COUNTERS)?,
@@ -273,7 +251,7 @@ pub fn adopt(
         degraded,
         direct,
         attached,
-    }))
+    })
 }
 
 /// What a replaced set still held: its ring buffer and flow map, opened

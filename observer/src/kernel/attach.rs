@@ -14,8 +14,8 @@ use super::{
     env::{self, VMLINUX_BTF},
     offsets,
     poll_iter::PollIter,
+    probe_config::ProbeConfig,
     probe_error::ProbeError,
-    probes::ProbeConfig,
 };
 
 /// aya's view of the program behind `fd` (found by its id among the
@@ -233,20 +233,6 @@ fn poll_iter(
         map_fd.as_ref().map(std::os::fd::AsFd::as_fd),
     )
     .map_err(ProbeError::PollIter)
-}
-
-/// The warning for an owner hook (`tp`) that could not be attached (`why`);
-/// `lag` when no read hook refreshes figures either.
-pub(super) fn missing_hook_note(why: &str, tp: &str, lag: bool) -> Degraded {
-    Degraded::Figure(format!(
-        "{why}: flows accepted by a listener show no pid or comm{} \
-         (tracepoint {tp} arrived in Linux 6.3)",
-        if lag {
-            ", and idle flows' figures lag their last received segment"
-        } else {
-            ""
-        }
-    ))
 }
 
 /// The error for a map the object lacks (a build problem).

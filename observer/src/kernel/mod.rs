@@ -15,10 +15,13 @@
 //!   can go wrong;
 //! - [`flow_map`], [`closed_ring`], [`program_info`]: reading the maps and
 //!   the programs' statistics; [`links`]: which programs are still attached;
+//! - [`hooks`]: the table of programs and the tracepoints they attach
+//!   to, in attach order, with what each one's absence costs;
 //! - [`degraded`]: what a load leaves out on this kernel, and how loudly
 //!   it is said;
 //! - [`pin`] and [`adopt`]: `--pin`, programs and maps that outlive the
-//!   agent, adopted by the next one;
+//!   agent, adopted by the next one; [`parts`] what a load or an adoption
+//!   makes [`probes::Probes`] of;
 //! - [`poll_iter`]: the poll-time read, which re-samples the flows that
 //!   moved since the last poll; [`walk`] its budget, which pauses it where
 //!   it costs more than 1% of the interval;
@@ -35,10 +38,12 @@ pub mod closed_ring;
 pub mod degraded;
 pub mod env;
 pub mod flow_map;
+pub mod hooks;
 pub mod journal;
 pub mod links;
 pub mod offsets;
 pub mod parked;
+pub mod parts;
 pub mod pin;
 pub mod poll_iter;
 pub mod preflight;

@@ -3,7 +3,7 @@
 //! Dropping [`Probes`] detaches and unloads everything it attached.
 
 use aya::{
-    Ebpf, EbpfLoader,
+    EbpfLoader,
     maps::{Array, HashMap, MapData, PerCpuArray},
     programs::BtfTracePoint,
 };
@@ -20,13 +20,15 @@ use observer_common::{
 const VARIANTS: [(bool, bool); 4] = [(true, true), (false, true), (true, false), (false, false)];
 
 pub use super::attach::attach_tp;
-pub(super) use super::attach::{missing_hook_note, take};
+pub(super) use super::attach::take;
 pub use super::probe_config::ProbeConfig;
 pub(crate) use super::probe_error::chain;
 pub use super::probe_error::{ProbeError, eperm_hint};
 use super::{
     attach::{attach_poll, program_info_of, resolve, settings},
     degraded::Degraded,
+    hooks,
+    parts::{Parts, Programs},
     pin,
     walk::Walk,
 };
@@ -65,31 +67,6 @@ pub struct Probes {
     attached: Vec<&'static str>,
 }
 
-/// What [`Probes`] is made of, loaded or adopted.
-pub(super) struct Parts {
-    pub flows: HashMap<MapData, u64, FlowSample>,
-    pub closed: crate::kernel::closed_ring::ClosedDrain,
-    pub counters: PerCpuArray<MapData, u64>,
-    pub parked: crate::kernel::parked::Parked,
-    pub poll: Option<Walk>,
-    pub journal: Option<super::journal::Journal>,
-    pub programs: Programs,
-    pub pinned_links: Vec<aya::programs::links::PinnedLink>,
-    pub pin_dir: Option<pin::PinDir>,
-    pub degraded: Vec<Degraded>,
-    pub direct: bool,
-    pub attached: Vec<&'static str>,
-}
-
-/// The programs: loaded by this agent, or adopted from a pinned set (by
-/// name, with an fd each).
-pub(super) enum Programs {
-    /// Loaded here.
-    Loaded(Ebpf),
-    /// Pinned by an earlier agent.
-    Adopted(Vec<(String, std::os::fd::OwnedFd)>),
-}
-
 impl Probes {
     /// Resolves offsets from the running kernel's BTF, loads the programs
     /// and attaches them. Nothing stays attached if this fails. With
@@ -121,7 +98,8 @@ impl Probes {
                     direct,
                     &resolved.missing,
                     config.walk_budget,
-                );
+                )
+                .map(Probes::from_parts);
             }
         }
         // A set of ours that lacks maps or links: replaced, and in the way
@@ -184,7 +162,7 @@ impl Probes {
         Err(refused
             .pop()
             .map(|(_, _, e)| e)
-            .unwrap_or(ProbeError::NoProgram("observer_tcp_probe")))
+            .unwrap_or(ProbeError::NoProgram(hooks::TCP_PROBE.program)))
     }
 
     fn load_with(
@@ -217,63 +195,29 @@ impl Probes {
             .load(OBJECT)
             .map_err(ProbeError::Load)?;
 
-        // The hooks that end flows first: a flow the others create while
-        // the set attaches then has its close seen. (Attached the other way
-        // round, the flows of a busy host that closed in between stayed in
-        // the map, open for good.) tcp_destroy_sock is a backstop for CLOSE
-        // events the kernel skips (see flow::on_destroy in observer-ebpf),
-        // there since Linux 4.16.
+        // In the table's order (the hooks that end flows first); a
+        // required hook that fails fails the load, any other says what is
+        // lost and tries its fallback.
         let mut links = Vec::new();
-        match attach_tp(
-            &mut ebpf,
-            "observer_destroy",
-            "tcp_destroy_sock",
-            &kernel_btf,
-        ) {
-            Ok(id) => links.push(("observer_destroy", "tcp_destroy_sock", id)),
-            Err(e) => degraded.push(Degraded::Figure(format!(
-                "{e}: a close the kernel skips reporting (nested in another) leaves its flow open"
-            ))),
-        }
-        for (prog, tp) in [
-            ("observer_set_state", "inet_sock_set_state"),
-            ("observer_tcp_probe", "tcp_probe"),
-        ] {
-            links.push((prog, tp, attach_tp(&mut ebpf, prog, tp, &kernel_btf)?));
-        }
-        for (prog, tp) in [
-            ("observer_send_length", "sock_send_length"),
-            ("observer_recv_length", "sock_recv_length"),
-        ] {
-            match attach_tp(&mut ebpf, prog, tp, &kernel_btf) {
-                Ok(id) => links.push((prog, tp, id)),
-                Err(e) => {
-                    let why = match e {
-                        ProbeError::MissingHook { .. } => format!("kernel has no tracepoint {tp}"),
-                        e => e.to_string(),
-                    };
-                    // Without sock_recv_length, figures are refreshed after
-                    // reads through tcp_rcv_space_adjust (there since Linux
-                    // 4.16); if that fails too, an idle flow's figures lag
-                    // its last segment.
-                    let fallback = if tp == "sock_recv_length" {
-                        attach_tp(
-                            &mut ebpf,
-                            "observer_rcv_space",
-                            "tcp_rcv_space_adjust",
-                            &kernel_btf,
-                        )
-                        .ok()
-                    } else {
-                        None
-                    };
-                    let lag = tp == "sock_recv_length" && fallback.is_none();
-                    if let Some(id) = fallback {
-                        links.push(("observer_rcv_space", "tcp_rcv_space_adjust", id));
-                    }
-                    degraded.push(missing_hook_note(&why, tp, lag));
+        for hook in hooks::ATTACH_ORDER {
+            let e = match attach_tp(&mut ebpf, hook.program, hook.tracepoint, &kernel_btf) {
+                Ok(id) => {
+                    links.push((hook.program, hook.tracepoint, id));
+                    continue;
                 }
-            }
+                Err(e) if hook.need == hooks::Need::Required => return Err(e),
+                Err(e) => e,
+            };
+            let why = match e {
+                ProbeError::MissingHook { hook } => format!("kernel has no tracepoint {hook}"),
+                e => e.to_string(),
+            };
+            let covered = hook.fallback.and_then(|f| {
+                attach_tp(&mut ebpf, f.program, f.tracepoint, &kernel_btf)
+                    .ok()
+                    .map(|id| links.push((f.program, f.tracepoint, id)))
+            });
+            degraded.extend(hook.missing(&why, covered.is_some()));
         }
 
         let mut attached: Vec<&'static str> = links.iter().map(|(_, tp, _)| *tp).collect();
@@ -367,11 +311,12 @@ impl Probes {
     }
 
     /// The tracepoints with a program attached (one kernel link each), in
-    /// attach order: `tcp_probe` and `inet_sock_set_state` always, then
-    /// those this kernel has of `sock_send_length`, `sock_recv_length` (or
-    /// its fallback `tcp_rcv_space_adjust`) and `tcp_destroy_sock`; last
-    /// the poll-time read's iterator (one of
-    /// [`super::attach::POLL_HOOKS`]), where the kernel runs it.
+    /// attach order ([`hooks::ATTACH_ORDER`]): `tcp_destroy_sock` where
+    /// the kernel has it, `inet_sock_set_state` and `tcp_probe` always,
+    /// then those it has of `sock_send_length` and `sock_recv_length` (or
+    /// its fallback `tcp_rcv_space_adjust`); last the poll-time read's
+    /// iterator (one of [`super::attach::POLL_HOOKS`]), where the kernel
+    /// runs it.
     pub fn attached(&self) -> &[&'static str] {
         &self.attached
     }

@@ -1,0 +1,169 @@
+//! The tracepoints observer's programs attach to, in one table: which
+//! program goes on which tracepoint, whether the load fails without it or
+//! goes on with a figure lost, what stands in for it, and the order they
+//! attach in. Loading ([`super::probes`]), adopting a pinned set
+//! ([`super::adopt`]) and the degraded list all read it.
+
+use super::degraded::Degraded;
+
+/// What a hook's absence costs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Need {
+    /// The load fails without it.
+    Required,
+    /// `tcp_destroy_sock`: a close the kernel skips reporting (nested in
+    /// another) leaves its flow open.
+    Closes,
+    /// An owner hook (`sock_send_length`, `sock_recv_length`, Linux 6.3):
+    /// flows accepted by a listener show no pid or comm.
+    Owner,
+}
+
+/// One program on one BTF tracepoint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hook {
+    /// The program's name in the eBPF object (`observer-ebpf/src/main.rs`).
+    pub program: &'static str,
+    /// The BTF tracepoint (`btf_trace_<name>` in the kernel's BTF).
+    pub tracepoint: &'static str,
+    /// What its absence costs.
+    pub need: Need,
+    /// What is attached where this one cannot be: without
+    /// `sock_recv_length`, `tcp_rcv_space_adjust` (Linux 4.16) refreshes
+    /// a flow's figures after reads, so an idle flow's figures do not lag
+    /// its last received segment.
+    pub fallback: Option<&'static Hook>,
+}
+
+/// `tcp_destroy_sock` (Linux 4.16): a backstop for CLOSE events the
+/// kernel skips (`flow::on_destroy` in observer-ebpf).
+pub const DESTROY: Hook = Hook {
+    program: "observer_destroy",
+    tracepoint: "tcp_destroy_sock",
+    need: Need::Closes,
+    fallback: None,
+};
+
+/// `inet_sock_set_state`: flows made and closed.
+pub const SET_STATE: Hook = Hook {
+    program: "observer_set_state",
+    tracepoint: "inet_sock_set_state",
+    need: Need::Required,
+    fallback: None,
+};
+
+/// `tcp_probe`: every segment received.
+pub const TCP_PROBE: Hook = Hook {
+    program: "observer_tcp_probe",
+    tracepoint: "tcp_probe",
+    need: Need::Required,
+    fallback: None,
+};
+
+/// `sock_send_length` (Linux 6.3): the owner of a send.
+pub const SEND_LENGTH: Hook = Hook {
+    program: "observer_send_length",
+    tracepoint: "sock_send_length",
+    need: Need::Owner,
+    fallback: None,
+};
+
+/// `tcp_rcv_space_adjust`: reads, where `sock_recv_length` is missing.
+pub const RCV_SPACE: Hook = Hook {
+    program: "observer_rcv_space",
+    tracepoint: "tcp_rcv_space_adjust",
+    need: Need::Owner,
+    fallback: None,
+};
+
+/// `sock_recv_length` (Linux 6.3): the owner of a read, and a refresh
+/// after it.
+pub const RECV_LENGTH: Hook = Hook {
+    program: "observer_recv_length",
+    tracepoint: "sock_recv_length",
+    need: Need::Owner,
+    fallback: Some(&RCV_SPACE),
+};
+
+/// The hooks in attach order. Those that end flows first: a flow the
+/// others create while the set attaches then has its close seen
+/// (attached the other way round, the flows of a busy host that closed
+/// in between stayed in the map, open for good). Fallbacks attach in
+/// their hook's place.
+pub const ATTACH_ORDER: [&Hook; 5] = [&DESTROY, &SET_STATE, &TCP_PROBE, &SEND_LENGTH, &RECV_LENGTH];
+
+/// Every tracepoint a program may be attached to, fallbacks in their
+/// hook's place: the links a pinned set may hold, in attach order.
+pub fn tracepoints() -> impl Iterator<Item = &'static str> {
+    ATTACH_ORDER
+        .iter()
+        .flat_map(|h| std::iter::once(h.tracepoint).chain(h.fallback.map(|f| f.tracepoint)))
+}
+
+impl Hook {
+    /// What is lost without this hook, as the degraded list says it: `why`
+    /// it is missing (one clause), and `covered` when its fallback is
+    /// attached. None for a required hook, whose absence fails the load.
+    pub fn missing(&self, why: &str, covered: bool) -> Option<Degraded> {
+        let line = match self.need {
+            Need::Required => return None,
+            Need::Closes => format!(
+                "{why}: a close the kernel skips reporting (nested in another) leaves its flow open"
+            ),
+            Need::Owner => format!(
+                "{why}: flows accepted by a listener show no pid or comm{} (tracepoint {} \
+                 arrived in Linux 6.3)",
+                if self.fallback.is_some() && !covered {
+                    ", and idle flows' figures lag their last received segment"
+                } else {
+                    ""
+                },
+                self.tracepoint
+            ),
+        };
+        Some(Degraded::Figure(line))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hooks_that_end_flows_attach_first_and_fallbacks_in_place() {
+        let order: Vec<&str> = tracepoints().collect();
+        assert_eq!(
+            order,
+            [
+                "tcp_destroy_sock",
+                "inet_sock_set_state",
+                "tcp_probe",
+                "sock_send_length",
+                "sock_recv_length",
+                "tcp_rcv_space_adjust",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_missing_hook_says_what_is_lost_and_a_required_one_fails_the_load() {
+        assert_eq!(TCP_PROBE.missing("x", false), None);
+        let recv = RECV_LENGTH
+            .missing("kernel has no tracepoint sock_recv_length", false)
+            .map(|d| d.to_string());
+        assert_eq!(
+            recv.as_deref(),
+            Some(
+                "kernel has no tracepoint sock_recv_length: flows accepted by a listener show \
+                 no pid or comm, and idle flows' figures lag their last received segment \
+                 (tracepoint sock_recv_length arrived in Linux 6.3)"
+            )
+        );
+        let covered = RECV_LENGTH.missing("no", true).map(|d| d.to_string());
+        assert!(covered.is_some_and(|l| !l.contains("lag")));
+        let send = SEND_LENGTH.missing("no", false).map(|d| d.to_string());
+        assert!(send.is_some_and(|l| !l.contains("lag")));
+        let destroy = DESTROY.missing("tcp_destroy_sock: gone", false);
+        assert!(destroy.is_some_and(|d| d.level() == log::Level::Warn));
+    }
+}

@@ -1,0 +1,36 @@
+//! What [`super::probes::Probes`] is made of, whether this agent loaded
+//! the programs or adopted a pinned set ([`super::adopt`]): a leaf both
+//! build, so neither imports the other.
+
+use aya::{
+    Ebpf,
+    maps::{HashMap, MapData, PerCpuArray},
+};
+use observer_common::FlowSample;
+
+use super::{degraded::Degraded, pin, walk::Walk};
+
+/// What [`super::probes::Probes`] is made of, loaded or adopted.
+pub(super) struct Parts {
+    pub flows: HashMap<MapData, u64, FlowSample>,
+    pub closed: crate::kernel::closed_ring::ClosedDrain,
+    pub counters: PerCpuArray<MapData, u64>,
+    pub parked: crate::kernel::parked::Parked,
+    pub poll: Option<Walk>,
+    pub journal: Option<super::journal::Journal>,
+    pub programs: Programs,
+    pub pinned_links: Vec<aya::programs::links::PinnedLink>,
+    pub pin_dir: Option<pin::PinDir>,
+    pub degraded: Vec<Degraded>,
+    pub direct: bool,
+    pub attached: Vec<&'static str>,
+}
+
+/// The programs: loaded by this agent, or adopted from a pinned set (by
+/// name, with an fd each).
+pub(super) enum Programs {
+    /// Loaded here.
+    Loaded(Ebpf),
+    /// Pinned by an earlier agent.
+    Adopted(Vec<(String, std::os::fd::OwnedFd)>),
+}
