@@ -30,13 +30,22 @@ pub const MAP_FLOWS: &str = "FLOWS";
 pub const MAP_CLOSED: &str = "CLOSED";
 /// Name of the per-CPU self-counter array in the eBPF object.
 pub const MAP_COUNTERS: &str = "COUNTERS";
-/// Name of the map the tick program (`observer_tick`) writes: slot 0
-/// `bpf_jiffies64()`, slot 1 `bpf_ktime_get_ns()`, read at the same run.
+/// Name of the map the tick program (`observer_tick`) writes: slot
+/// [`TICK_JIFFIES`] `bpf_jiffies64()`, slot [`TICK_NS`]
+/// `bpf_ktime_get_ns()`, read at the same run.
 pub const MAP_TICK: &str = "TICK";
-/// Name of the two-slot array behind the live flow-entry count: slot 0,
-/// entries the programs inserted minus those they removed; slot
-/// [`LIVE_AGENT_REMOVED`], parked closes the agent removed.
+/// The slot of [`MAP_TICK`] that holds `bpf_jiffies64()`.
+pub const TICK_JIFFIES: u32 = 0;
+/// The slot of [`MAP_TICK`] that holds `bpf_ktime_get_ns()` (ns).
+pub const TICK_NS: u32 = 1;
+/// Name of the two-slot array behind the live flow-entry count: slot
+/// [`LIVE_PROGRAMS_ADDED`], entries the programs inserted minus those
+/// they removed; slot [`LIVE_AGENT_REMOVED`], parked closes the agent
+/// removed.
 pub const MAP_LIVE: &str = "LIVE";
+/// The slot of [`MAP_LIVE`] that only the programs write: flow entries
+/// they inserted less those they removed (atomic adds from every CPU).
+pub const LIVE_PROGRAMS_ADDED: u32 = 0;
 /// The slot of [`MAP_LIVE`] that only user space writes: flow entries it
 /// removed (parked closes it has read).
 pub const LIVE_AGENT_REMOVED: u32 = 1;
@@ -49,9 +58,15 @@ pub const PROG_POLL: &str = "observer_poll";
 /// one network namespace, where the kernel refuses the storage iterator.
 pub const PROG_POLL_TCP: &str = "observer_poll_tcp";
 /// Name of the two-slot array that tells the hooks which flows a
-/// poll-time walk reaches: slot 0 a [`poll_scope`] value, slot 1 the
-/// network namespace of [`poll_scope::ONE_NETNS`].
+/// poll-time walk reaches: slot [`SCOPE_REACH`] a [`poll_scope`] value,
+/// slot [`SCOPE_NETNS`] the network namespace of
+/// [`poll_scope::ONE_NETNS`].
 pub const MAP_POLL_SCOPE: &str = "POLL_SCOPE";
+/// The slot of [`MAP_POLL_SCOPE`] that holds a [`poll_scope`] value.
+pub const SCOPE_REACH: u32 = 0;
+/// The slot of [`MAP_POLL_SCOPE`] that holds the network namespace
+/// (inode number) a walk over one namespace reaches.
+pub const SCOPE_NETNS: u32 = 1;
 
 /// Name of the change journal: the cookies of the flows the programs
 /// sampled since the agent's last read ([`journal`]).

@@ -165,7 +165,10 @@ mod programs {
     pub fn observer_tick(_ctx: RawTracePointContext) -> i32 {
         // SAFETY: helper calls with no arguments.
         let (jiffies, ns) = unsafe { (bpf_jiffies64(), bpf_ktime_get_ns()) };
-        for (slot, v) in [(0, jiffies), (1, ns)] {
+        for (slot, v) in [
+            (observer_common::TICK_JIFFIES, jiffies),
+            (observer_common::TICK_NS, ns),
+        ] {
             if let Some(p) = crate::maps::TICK.get_ptr_mut(slot) {
                 // SAFETY: an array slot the verifier has bounds-checked.
                 unsafe { *p = v };

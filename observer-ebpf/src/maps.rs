@@ -18,9 +18,10 @@ pub static CLOSED: RingBuf = RingBuf::with_byte_size(DEFAULT_RINGBUF_BYTES, 0);
 #[map(name = "COUNTERS")]
 pub static COUNTERS: PerCpuArray<u64> = PerCpuArray::with_max_entries(Counter::COUNT, 0);
 
-/// Slot 0: flow entries the programs inserted minus those they removed;
-/// slot 1: parked closes the agent read and removed (written by user space
-/// only). Live entries are slot 0 minus slot 1.
+/// Slot `LIVE_PROGRAMS_ADDED`: flow entries the programs inserted minus
+/// those they removed; slot `LIVE_AGENT_REMOVED`: parked closes the agent
+/// read and removed (written by user space only). Live entries are the
+/// first minus the second (`observer_common::MAP_LIVE`).
 #[map(name = "LIVE")]
 pub static LIVE: Array<u64> = Array::with_max_entries(2, 0);
 
@@ -69,7 +70,7 @@ pub fn count(counter: Counter) {
 /// Adds `delta` (two's complement for a decrement) to the live-entry count.
 #[inline(always)]
 pub fn live_add(delta: u64) {
-    if let Some(p) = LIVE.get_ptr_mut(0) {
+    if let Some(p) = LIVE.get_ptr_mut(observer_common::LIVE_PROGRAMS_ADDED) {
         // SAFETY: a valid map value pointer, updated with an atomic add
         // because every CPU shares the slot.
         unsafe {
@@ -86,7 +87,8 @@ pub fn live() -> u64 {
         Some(p) => unsafe { core::ptr::read_volatile(p) },
         None => 0,
     };
-    slot(0).wrapping_sub(slot(1))
+    slot(observer_common::LIVE_PROGRAMS_ADDED)
+        .wrapping_sub(slot(observer_common::LIVE_AGENT_REMOVED))
 }
 
 /// The flow map's max_entries as user space configured it.

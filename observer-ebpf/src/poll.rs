@@ -94,8 +94,9 @@ pub static ACTIVE: SkStorage<Mark> = SkStorage::new();
 pub static POLL_ITER: u8 = 0;
 
 /// Which flows a walk reaches (`observer_common::poll_scope`), written by
-/// user space once a walk is attached: slot 0 the scope, slot 1 the
-/// network namespace (inode number) of [`poll_scope::ONE_NETNS`].
+/// user space once a walk is attached: slot `SCOPE_REACH` the scope, slot
+/// `SCOPE_NETNS` the network namespace (inode number) of
+/// [`poll_scope::ONE_NETNS`] (`observer_common::MAP_POLL_SCOPE`).
 #[map(name = "POLL_SCOPE")]
 pub static POLL_SCOPE: Array<u64> = Array::with_max_entries(2, 0);
 
@@ -198,9 +199,9 @@ pub fn must_sample(sk: Sk) -> bool {
     let slot = |i| POLL_SCOPE.get(i).copied().unwrap_or(0);
     // SAFETY: this socket's mark.
     unsafe {
-        let reached = match slot(0) {
+        let reached = match slot(observer_common::SCOPE_REACH) {
             poll_scope::ALL => true,
-            poll_scope::ONE_NETNS => u64::from((*m).netns) == slot(1),
+            poll_scope::ONE_NETNS => u64::from((*m).netns) == slot(observer_common::SCOPE_NETNS),
             _ => false,
         };
         !reached || (*m).clocks != 0

@@ -7,7 +7,9 @@ use anyhow::Context as _;
 use observer::{
     args::{parse_prefixes, parse_ringbuf_bytes},
     kernel::probes::ProbeConfig,
-    sink::metrics::{Catalogue, CatalogueConfig, health::Health, http, labels::Aggregation},
+    sink::metrics::{
+        Catalogue, CatalogueConfig, agent::ProgramRuns, health::Health, http, labels::Aggregation,
+    },
     track::live::BookConfig,
     track::poller::Poller,
 };
@@ -63,8 +65,8 @@ pub struct Args {
     #[arg(long)]
     label_workload: bool,
     /// Count only the flows this expression selects in every flow metric
-    /// (e.g. 'dport = :443', 'not dst 10.0.0.0/8'; the README's
-    /// "Filters"); `observer_filter_info` names it. The agent's own
+    /// (e.g. 'dport = :443', 'not dst 10.0.0.0/8'; docs/filters.md);
+    /// `observer_filter_info` names it. The agent's own
     /// metrics still count every flow.
     #[arg(long, value_name = "EXPR", allow_hyphen_values = true)]
     filter: Option<observer::filter::Filter>,
@@ -216,9 +218,13 @@ async fn agent(args: &Args) -> anyhow::Result<()> {
         }
         // One read of the programs' statistics for both uses.
         let prog_stats = poller.probes().program_stats();
-        let programs: Vec<(String, u64, u64)> = prog_stats
+        let programs: Vec<ProgramRuns> = prog_stats
             .iter()
-            .map(|(name, info)| (name.clone(), info.run_cnt, info.run_time_ns))
+            .map(|(name, info)| ProgramRuns {
+                name: name.clone(),
+                runs: info.run_cnt,
+                run_time_ns: info.run_time_ns,
+            })
             .collect();
         catalogue.programs(&programs);
         let ids = prog_stats.iter().map(|(_, info)| info.id).collect();
@@ -263,13 +269,26 @@ fn trim_heap() {
 /// first comes at the poll that sees it, later ones carry the increase.
 const WARN_EVERY: Duration = Duration::from_secs(10);
 
+/// Whether a warning last logged at `last` may be logged now (at most one
+/// per [`WARN_EVERY`]); notes that it is.
+fn may_warn(last: &mut Option<std::time::Instant>) -> bool {
+    let now = std::time::Instant::now();
+    let ok = last.is_none_or(|t| now.duration_since(t) >= WARN_EVERY);
+    if ok {
+        *last = Some(now);
+    }
+    ok
+}
+
 /// What the agent logs between summaries: closes and the slowest poll
 /// since the last summary, and the kernel's loss counters as last logged.
 struct LogState {
     since: std::time::Instant,
-    /// When drops or evictions were last warned of: at most one warning
-    /// each per [`WARN_EVERY`], carrying the increase since the last one.
-    warned: [Option<std::time::Instant>; 2],
+    /// When drops were last warned of: at most one warning per
+    /// [`WARN_EVERY`], carrying the increase since the last one.
+    drops_warned: Option<std::time::Instant>,
+    /// When evictions were last warned of, likewise.
+    evictions_warned: Option<std::time::Instant>,
     polls: u64,
     closed: usize,
     slowest_us: u64,
@@ -288,7 +307,8 @@ impl LogState {
             polls: 0,
             closed: 0,
             slowest_us: 0,
-            warned: [None; 2],
+            drops_warned: None,
+            evictions_warned: None,
             drops: m.probes().closes_lost(),
             evictions: m.counters[Counter::LruEvictions as usize],
         }
@@ -302,7 +322,7 @@ impl LogState {
         self.closed += stats.closed;
         self.slowest_us = self.slowest_us.max(stats.took_us);
         let drops = m.probes().closes_lost();
-        if drops > self.drops && self.may_warn(0) {
+        if drops > self.drops && may_warn(&mut self.drops_warned) {
             log::warn!(
                 "closes lost {drops} (+{}): the ring buffer was full between polls and the flow \
                  map evicted the close records kept in it; a larger --max-flows or --ringbuf-bytes \
@@ -312,7 +332,7 @@ impl LogState {
             self.drops = drops;
         }
         let evictions = m.counters[Counter::LruEvictions as usize];
-        if evictions > self.evictions && self.may_warn(1) {
+        if evictions > self.evictions && may_warn(&mut self.evictions_warned) {
             log::warn!(
                 "lru evictions {evictions} (+{}): the flow map was full and the kernel dropped \
                  the least recently seen flows; raise --max-flows (now {})",
@@ -324,17 +344,6 @@ impl LogState {
         if self.since.elapsed() >= every {
             self.summary(m);
         }
-    }
-
-    /// Whether warning `which` (0 drops, 1 evictions) may be logged now;
-    /// notes that it is.
-    fn may_warn(&mut self, which: usize) -> bool {
-        let now = std::time::Instant::now();
-        let ok = self.warned[which].is_none_or(|t| now.duration_since(t) >= WARN_EVERY);
-        if ok {
-            self.warned[which] = Some(now);
-        }
-        ok
     }
 
     /// Logs the summary line and starts the next period.

@@ -14,7 +14,7 @@ use super::{
     env::{self, VMLINUX_BTF},
     offsets,
     poll_iter::PollIter,
-    probe_config::ProbeConfig,
+    probe_config::{ProbeConfig, Variant},
     probe_error::ProbeError,
 };
 
@@ -151,26 +151,36 @@ pub fn attach_poll(ebpf: &mut Ebpf, btf: &aya::Btf) -> Result<PollAttached, Prob
     Ok(poll)
 }
 
-/// The warning lines for the load variants the kernel refused
-/// (`(poll-time read, direct reads, error)`, in the order tried), once a
-/// variant with the poll-time read `poll` loaded: no poll-time read where
-/// one was asked for and refused, and helper reads where direct ones were
-/// refused.
-pub(super) fn refusal_notes(refused: &[(bool, bool, ProbeError)], poll: bool) -> Vec<Degraded> {
+/// A load variant the kernel refused, and why.
+pub(super) struct Refusal {
+    /// The variant tried.
+    pub variant: Variant,
+    /// What the load or attach said.
+    pub error: ProbeError,
+}
+
+/// The warning lines for the load variants the kernel refused (in the
+/// order tried), once a variant with the poll-time read `poll` loaded: no
+/// poll-time read where one was asked for and refused, and helper reads
+/// where direct ones were refused.
+pub(super) fn refusal_notes(refused: &[Refusal], poll: bool) -> Vec<Degraded> {
     let mut notes = Vec::new();
-    if let Some((_, _, e)) = refused.iter().find(|(p, _, _)| *p).filter(|_| !poll) {
+    if let Some(r) = refused.iter().find(|r| r.variant.poll).filter(|_| !poll) {
         notes.push(Degraded::Cost(format!(
             "no poll-time read ({}): idle flows are exact only because every segment that ends \
              a burst and every read that drains the socket is sampled, which costs more per \
              packet (Linux 5.11 or later has it)",
-            brief(e)
+            brief(&r.error)
         )));
     }
-    if let Some((_, _, e)) = refused.iter().find(|(p, d, _)| *p == poll && *d) {
+    if let Some(r) = refused
+        .iter()
+        .find(|r| r.variant.poll == poll && r.variant.direct)
+    {
         notes.push(Degraded::Cost(format!(
             "direct socket reads rejected ({}); reading with bpf_probe_read_kernel, which costs \
              more per packet",
-            brief(e)
+            brief(&r.error)
         )));
     }
     notes

@@ -1,5 +1,6 @@
 //! What a load of the kernel programs is asked for: [`ProbeConfig`], the
-//! settings fixed at load time (re-exported by [`super::probes`]).
+//! settings fixed at load time (re-exported by [`super::probes`]), and the
+//! [`Variant`]s of the programs a load tries in turn.
 
 use observer_common::{DEFAULT_MAX_FLOWS, DEFAULT_RINGBUF_BYTES};
 
@@ -51,3 +52,38 @@ impl Default for ProbeConfig {
         }
     }
 }
+
+/// One way the programs can be loaded: with the poll-time read or not,
+/// with direct socket reads or helper reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Variant {
+    /// The poll-time read ([`super::poll_iter`]), which needs Linux 5.11
+    /// (socket-local storage in tracing programs).
+    pub poll: bool,
+    /// Direct BTF-checked loads of socket fields, else
+    /// `bpf_probe_read_kernel`; they need a verifier that checks loads
+    /// against the kernel's BTF.
+    pub direct: bool,
+}
+
+/// The variants a load tries, best first. Direct reads come before the
+/// poll-time read: with helper reads the send-buffer clock and `notsent`
+/// read 0.
+pub const VARIANTS: [Variant; 4] = [
+    Variant {
+        poll: true,
+        direct: true,
+    },
+    Variant {
+        poll: false,
+        direct: true,
+    },
+    Variant {
+        poll: true,
+        direct: false,
+    },
+    Variant {
+        poll: false,
+        direct: false,
+    },
+];

@@ -12,24 +12,18 @@ use observer_common::{
     GLOBAL_POLL_ITER, MAP_CLOSED, MAP_COUNTERS, MAP_FLOWS, MAP_LIVE,
 };
 
-/// The ways the programs can be loaded, best first: (poll-time read,
-/// direct socket reads). The poll-time read needs Linux 5.11 (socket-local
-/// storage in tracing programs); direct reads need a verifier that checks
-/// loads against the kernel's BTF, and come before the poll-time read: with
-/// helper reads the send-buffer clock and `notsent` read 0.
-const VARIANTS: [(bool, bool); 4] = [(true, true), (false, true), (true, false), (false, false)];
-
 pub use super::attach::attach_tp;
 pub(super) use super::attach::take;
 pub use super::probe_config::ProbeConfig;
 pub(crate) use super::probe_error::chain;
 pub use super::probe_error::{ProbeError, eperm_hint};
 use super::{
-    attach::{attach_poll, program_info_of, resolve, settings},
+    attach::{Refusal, attach_poll, program_info_of, resolve, settings},
     degraded::Degraded,
     hooks,
     parts::{Parts, Programs},
     pin,
+    probe_config::{VARIANTS, Variant},
     walk::Walk,
 };
 
@@ -83,7 +77,7 @@ impl Probes {
         dir.remove_partial().map_err(ProbeError::Pin)?;
         let (resolved, _) = resolve()?;
         let sets = dir.sets().map_err(ProbeError::Pin)?;
-        for (poll, direct) in VARIANTS {
+        for Variant { poll, direct } in VARIANTS {
             // A set with the poll-time read relaxes the hooks: adopted only
             // by an agent that asks for it.
             if poll && !config.poll_read {
@@ -135,11 +129,12 @@ impl Probes {
 
     /// Loads and attaches the programs, pinned into a new set of `pin` if
     /// given: with the poll-time read and direct socket reads if the
-    /// kernel takes them, else without what it refuses ([`VARIANTS`], in
-    /// order). The error is the last variant's.
+    /// kernel takes them, else without what it refuses
+    /// ([`super::probe_config::VARIANTS`], in order). The error is the
+    /// last variant's.
     fn load_fresh(config: &ProbeConfig, pin: Option<&pin::PinDir>) -> Result<Probes, ProbeError> {
-        let mut refused: Vec<(bool, bool, ProbeError)> = Vec::new();
-        for (poll, direct) in VARIANTS {
+        let mut refused: Vec<Refusal> = Vec::new();
+        for variant @ Variant { poll, direct } in VARIANTS {
             if (direct && config.helper_reads) || (poll && !config.poll_read) {
                 continue;
             }
@@ -154,14 +149,14 @@ impl Probes {
                 // (an older kernel, a missing helper), or a kernel without
                 // socket storage in tracing programs: try the next variant.
                 Err(e @ (ProbeError::Attach { .. } | ProbeError::PollIter(_))) => {
-                    refused.push((poll, direct, e));
+                    refused.push(Refusal { variant, error: e });
                 }
                 Err(e) => return Err(e),
             }
         }
         Err(refused
             .pop()
-            .map(|(_, _, e)| e)
+            .map(|r| r.error)
             .unwrap_or(ProbeError::NoProgram(hooks::TCP_PROBE.program)))
     }
 

@@ -153,8 +153,8 @@ pub fn measure() -> Result<f64, TickError> {
             .map_err(|e| run(&e))?;
         let slot = |i: u32| tick.get(&i, 0).map_err(|e| run(&e));
         Ok(Reading {
-            jiffies: slot(0)?,
-            ns: slot(1)?,
+            jiffies: slot(observer_common::TICK_JIFFIES)?,
+            ns: slot(observer_common::TICK_NS)?,
         })
     };
     let first = read()?;

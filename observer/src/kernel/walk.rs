@@ -103,12 +103,12 @@ impl Walk {
     ) -> Walk {
         let paused = scope
             .as_ref()
-            .and_then(|m| m.get(&0, 0).ok())
+            .and_then(|m| m.get(&observer_common::SCOPE_REACH, 0).ok())
             .is_some_and(|s| s == poll_scope::NONE);
         let mut walk = Walk::new(iter, scope, reach, budget);
         if reach == poll_scope::ONE_NETNS
             && let Some(map) = &mut walk.scope
-            && let Err(e) = map.set(1, netns, 0)
+            && let Err(e) = map.set(observer_common::SCOPE_NETNS, netns, 0)
         {
             log::warn!(
                 "cannot tell the adopted programs this agent's network namespace ({e}): flows \
@@ -208,7 +208,7 @@ impl Walk {
         let Some(map) = &mut self.scope else {
             return false;
         };
-        match map.set(0, scope, 0) {
+        match map.set(observer_common::SCOPE_REACH, scope, 0) {
             Ok(()) => true,
             Err(e) => {
                 log::warn!(

@@ -13,6 +13,19 @@ use crate::{
     track::{live::Book, poller::PollStats},
 };
 
+/// One eBPF program's run statistics, as the kernel counts them
+/// (`bpf_prog_info`: `run_cnt`, `run_time_ns`, with
+/// `kernel.bpf_stats_enabled` on).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProgramRuns {
+    /// The program's name.
+    pub name: String,
+    /// Runs so far.
+    pub runs: u64,
+    /// Time spent in it so far (ns).
+    pub run_time_ns: u64,
+}
+
 /// The agent's own health.
 pub(super) struct AgentMetrics {
     programs_attached: IntGauge,
@@ -28,8 +41,8 @@ pub(super) struct AgentMetrics {
     parked_evicted: IntCounter,
     program_runs: IntCounterVec,
     program_run_seconds: CounterVec,
-    /// Per program: (runs, run time in ns) as of the last update.
-    program_last: HashMap<String, (u64, u64)>,
+    /// Per program: its runs as of the last update.
+    program_last: HashMap<String, ProgramRuns>,
     map_fill: Gauge,
     tracked: IntGauge,
     poll_duration: Histogram,
@@ -187,18 +200,18 @@ impl AgentMetrics {
             .set(i64::try_from(n).unwrap_or(i64::MAX));
     }
 
-    /// Moves the per-program counters to `programs`: (name, runs, run
-    /// time in ns) of each attached program, as the kernel counts them.
-    pub fn programs(&mut self, programs: &[(String, u64, u64)]) {
-        for (name, runs, ns) in programs {
-            let last = self.program_last.entry(name.clone()).or_default();
+    /// Moves the per-program counters to `programs`, each attached
+    /// program's runs as the kernel counts them.
+    pub fn programs(&mut self, programs: &[ProgramRuns]) {
+        for p in programs {
+            let last = self.program_last.entry(p.name.clone()).or_default();
             self.program_runs
-                .with_label_values(&[name])
-                .inc_by(runs.saturating_sub(last.0));
+                .with_label_values(&[&p.name])
+                .inc_by(p.runs.saturating_sub(last.runs));
             self.program_run_seconds
-                .with_label_values(&[name])
-                .inc_by(ns.saturating_sub(last.1) as f64 / 1e9);
-            *last = (*runs, *ns);
+                .with_label_values(&[&p.name])
+                .inc_by(p.run_time_ns.saturating_sub(last.run_time_ns) as f64 / 1e9);
+            *last = p.clone();
         }
     }
 

@@ -248,7 +248,7 @@ impl Catalogue {
 
     /// Moves the per-program counters: (name, runs, run time in ns) of
     /// each attached program ([`crate::kernel::probes::Probes::program_stats`]).
-    pub fn programs(&mut self, programs: &[(String, u64, u64)]) {
+    pub fn programs(&mut self, programs: &[super::agent::ProgramRuns]) {
         self.agent.programs(programs);
     }
 

@@ -5,7 +5,7 @@ use observer_common::FlowSample;
 use super::*;
 use crate::{
     model::clock::Clock,
-    sink::metrics::{encode, labels::Aggregation},
+    sink::metrics::{agent::ProgramRuns, encode, labels::Aggregation},
     testkit::sample::{SampleBuilder, v4},
     track::live::BookConfig,
 };
@@ -420,8 +420,16 @@ fn each_kernel_counter_and_program_has_its_own_series() {
     c.update(&[], &b, &counters, &PollStats::default(), 1000);
     counters[Counter::RingbufDrops as usize] += 5;
     c.update(&[], &b, &counters, &PollStats::default(), 1000);
-    c.programs(&[("observer_tcp_probe".into(), 100, 2_000_000)]);
-    c.programs(&[("observer_tcp_probe".into(), 250, 5_000_000)]);
+    c.programs(&[ProgramRuns {
+        name: "observer_tcp_probe".into(),
+        runs: 100,
+        run_time_ns: 2_000_000,
+    }]);
+    c.programs(&[ProgramRuns {
+        name: "observer_tcp_probe".into(),
+        runs: 250,
+        run_time_ns: 5_000_000,
+    }]);
     let text = encode(&c.registry).unwrap();
     for (name, want) in [
         ("observer_probe_hits_total", 10.0),

@@ -6,7 +6,7 @@
 //! kernel's self-counters and the poll's figures. Out: the registry that
 //! `/metrics` encodes in the Prometheus text format.
 
-mod agent;
+pub mod agent;
 pub mod catalogue;
 mod flows;
 pub mod health;

@@ -25,19 +25,37 @@ use crate::{
 struct Column {
     key: SortKey,
     title: &'static str,
+    /// Width in terminal cells.
     width: u16,
     /// 0: always shown; higher numbers are dropped first as width shrinks.
     priority: u8,
+    /// Right-aligned (figures), else left (names, addresses).
     right: bool,
 }
 
-const fn col(key: SortKey, title: &'static str, width: u16, priority: u8, right: bool) -> Column {
-    Column {
-        key,
-        title,
-        width,
-        priority,
-        right,
+impl Column {
+    /// A left-aligned column `width` cells wide, always shown.
+    const fn new(key: SortKey, title: &'static str, width: u16) -> Column {
+        Column {
+            key,
+            title,
+            width,
+            priority: 0,
+            right: false,
+        }
+    }
+
+    /// Dropped at `priority` as the terminal narrows (higher first).
+    const fn dropped_at(self, priority: u8) -> Column {
+        Column { priority, ..self }
+    }
+
+    /// Right-aligned, as figures are.
+    const fn right(self) -> Column {
+        Column {
+            right: true,
+            ..self
+        }
     }
 }
 
@@ -47,20 +65,32 @@ const fn col(key: SortKey, title: &'static str, width: u16, priority: u8, right:
 /// `receiver_application`).
 /// WORKLOAD shows on terminals wide enough for every other column.
 const COLUMNS: [Column; 14] = [
-    col(SortKey::Process, "PROCESS", 12, 0, false),
-    col(SortKey::Local, "LOCAL", 21, 3, false),
-    col(SortKey::Remote, "REMOTE", 18, 0, false),
-    col(SortKey::Rate, "RATE", 12, 0, true),
-    col(SortKey::Srtt, "SRTT", 8, 1, true),
-    col(SortKey::MinRtt, "MINRTT", 8, 8, true),
-    col(SortKey::Cwnd, "CWND", 12, 6, true),
-    col(SortKey::SndWnd, "SNDWND", 7, 7, true),
-    col(SortKey::Inflight, "INFLT", 6, 9, true),
-    col(SortKey::Retrans, "RETR", 6, 5, true),
-    col(SortKey::RwndLimited, "RWND%", 5, 2, true),
-    col(SortKey::CwndLimited, "CWND%", 5, 4, true),
-    col(SortKey::Verdict, "VERDICT", 20, 0, false),
-    col(SortKey::Workload, "WORKLOAD", 24, 10, false),
+    Column::new(SortKey::Process, "PROCESS", 12),
+    Column::new(SortKey::Local, "LOCAL", 21).dropped_at(3),
+    Column::new(SortKey::Remote, "REMOTE", 18),
+    Column::new(SortKey::Rate, "RATE", 12).right(),
+    Column::new(SortKey::Srtt, "SRTT", 8).dropped_at(1).right(),
+    Column::new(SortKey::MinRtt, "MINRTT", 8)
+        .dropped_at(8)
+        .right(),
+    Column::new(SortKey::Cwnd, "CWND", 12).dropped_at(6).right(),
+    Column::new(SortKey::SndWnd, "SNDWND", 7)
+        .dropped_at(7)
+        .right(),
+    Column::new(SortKey::Inflight, "INFLT", 6)
+        .dropped_at(9)
+        .right(),
+    Column::new(SortKey::Retrans, "RETR", 6)
+        .dropped_at(5)
+        .right(),
+    Column::new(SortKey::RwndLimited, "RWND%", 5)
+        .dropped_at(2)
+        .right(),
+    Column::new(SortKey::CwndLimited, "CWND%", 5)
+        .dropped_at(4)
+        .right(),
+    Column::new(SortKey::Verdict, "VERDICT", 20),
+    Column::new(SortKey::Workload, "WORKLOAD", 24).dropped_at(10),
 ];
 
 /// Widest an address column grows to (a full IPv6 address and port).
