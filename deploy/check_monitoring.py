@@ -4,8 +4,8 @@ dashboard (every PromQL expression parses, names only metrics the exporter
 serves, joins the top-flow series on every label that names a flow, and
 uses Grafana's $__rate_interval).
 
-The exporter's metrics are read from the README's metric table, which a
-root test (`exporter::the_readme_lists_every_metric_served`) compares with
+The exporter's metrics are read from docs/metrics.md's metric table, which a
+root test (`exporter::the_metrics_page_lists_every_metric_served`) compares with
 what `/metrics` serves.
 """
 
@@ -18,7 +18,7 @@ import tempfile
 import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-README = os.path.join(HERE, "..", "README.md")
+METRICS_PAGE = os.path.join(HERE, "..", "docs", "metrics.md")
 # The labels that name one top-flow series: two network namespaces may each
 # have a flow between the same endpoints.
 TOP_FLOW_KEY = {"instance", "netns", "local", "remote"}
@@ -26,8 +26,8 @@ HISTOGRAM_SUFFIXES = ("_bucket", "_count", "_sum")
 
 
 def readme_metrics():
-    """Metric names in the README's `observer run` metric table."""
-    text = open(README, encoding="utf-8").read()
+    """Metric names in docs/metrics.md's `observer run` metric table."""
+    text = open(METRICS_PAGE, encoding="utf-8").read()
     start = text.index("| metric | type | labels | meaning |")
     names = set()
     for line in text[start:].splitlines()[2:]:
@@ -133,6 +133,6 @@ def check_alerts(check, tool, served):
 
 def check_monitoring(check, tool):
     served = readme_metrics()
-    check(len(served) >= 30, f"README: the metric table lists the exporter's metrics ({len(served)})")
+    check(len(served) >= 30, f"docs/metrics.md: the metric table lists the exporter's metrics ({len(served)})")
     check_dashboard(check, tool, served)
     check_alerts(check, tool, served)

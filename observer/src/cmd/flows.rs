@@ -44,8 +44,8 @@ pub struct Args {
     #[arg(long, value_parser = parse_positive, allow_hyphen_values = true, requires = "follow")]
     every: Option<Duration>,
     /// Print only the flows this expression selects, e.g. 'dport = :443',
-    /// 'dst 10.0.0.0/8 and not state time-wait', 'comm iperf3' (the
-    /// README's "Filters" lists every term).
+    /// 'dst 10.0.0.0/8 and not state time-wait', 'comm iperf3'
+    /// (docs/filters.md lists every term).
     #[arg(long, value_name = "EXPR", allow_hyphen_values = true)]
     filter: Option<Filter>,
     /// Target rate for the window what-if arithmetic, in bits/s with an

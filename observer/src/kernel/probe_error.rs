@@ -93,7 +93,7 @@ pub(crate) fn chain(e: &dyn std::error::Error) -> String {
 pub fn eperm_hint(text: &str) -> &'static str {
     if text.contains("Operation not permitted") {
         " (EPERM although observer holds CAP_BPF: a seccomp profile or an LSM denies bpf(2); \
-         in a container, use a seccomp profile that allows bpf(2) to CAP_BPF, as the README's \
+         in a container, use a seccomp profile that allows bpf(2) to CAP_BPF, as docs/deploy.md's \
          Kubernetes section shows)"
     } else {
         ""

@@ -124,7 +124,7 @@ pub fn born_since(s: &FlowSample, start_ns: u64) -> bool {
 }
 
 /// One flow as observer reports it. Units are in the field names or docs;
-/// `README.md` documents each JSON key.
+/// `docs/json.md` documents each JSON key.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Flow {
     /// Socket cookie: the flow's key.

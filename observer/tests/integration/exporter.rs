@@ -264,13 +264,13 @@ fn healthz_fails_when_a_program_is_gone() {
     );
 }
 
-/// The metric names in the README's `observer run` table (`process_*` as
+/// The metric names in docs/metrics.md's `observer run` table (`process_*` as
 /// written, the rest with the `observer_` prefix the table leaves out).
 fn readme_metrics() -> std::collections::BTreeSet<String> {
-    let readme = include_str!("../../../README.md");
+    let readme = include_str!("../../../docs/metrics.md");
     let start = readme
         .find("| metric | type | labels | meaning |")
-        .expect("the README's metric table");
+        .expect("docs/metrics.md's metric table");
     let mut names = std::collections::BTreeSet::new();
     for line in readme[start..].lines().skip(2) {
         if !line.starts_with('|') {
@@ -301,12 +301,12 @@ fn readme_metrics() -> std::collections::BTreeSet<String> {
     names
 }
 
-/// Every family `/metrics` serves is in the README's table, and every
+/// Every family `/metrics` serves is in docs/metrics.md's table, and every
 /// table row is served, once the agent has seen flows start, move, close
 /// and rank (each labelled family appears at its first series).
 #[test]
-fn the_readme_lists_every_metric_served() {
-    if !root_or_skip("the_readme_lists_every_metric_served") {
+fn the_metrics_page_lists_every_metric_served() {
+    if !root_or_skip("the_metrics_page_lists_every_metric_served") {
         return;
     }
     let _serial = serial();
@@ -384,7 +384,7 @@ fn the_readme_lists_every_metric_served() {
     let unserved: Vec<_> = listed.difference(&served).collect();
     assert!(
         unlisted.is_empty() && unserved.is_empty(),
-        "served but not in the README: {unlisted:?}; in the README but not served: {unserved:?}"
+        "served but not in docs/metrics.md: {unlisted:?}; in docs/metrics.md but not served: {unserved:?}"
     );
 }
 

@@ -44,7 +44,7 @@ fn check_py(args: &[&str]) -> String {
 }
 
 /// The seccomp profile Kubernetes' `RuntimeDefault` gives on containerd,
-/// made as the README tells CRI-O and podman users to make it: podman's
+/// made as docs/deploy.md tells CRI-O and podman users to make it: podman's
 /// default profile, whose rules let only CAP_SYS_ADMIN call bpf(2), with
 /// bpf(2) allowed to CAP_BPF (and perf_event_open(2) to CAP_PERFMON).
 fn runtime_default_profile(dir: &FsPath) -> PathBuf {

@@ -177,8 +177,8 @@ fn without_the_poll_time_read_every_transaction_is_sampled() {
 /// Counts exact at both ends, and at least a full sample a transaction,
 /// as the hooks take without the walk. Not the RTT: the last ACK (a
 /// delayed one, from the client after the last answer) updates it after
-/// the hook's sample, and no read follows (README, "pacing_rate_bps can
-/// miss the last ACK").
+/// the hook's sample, and no read follows (docs/json.md,
+/// `pacing_rate_bps`).
 fn assert_sampled_as_without_walk(ends: &[(Flow, TcpInfo)], note: &str) {
     for (flow, info) in ends {
         eprintln!(
