@@ -97,8 +97,9 @@ pub const GLOBAL_DIRECT: &str = "DIRECT";
 pub const GLOBAL_PACKET_STAGES: &str = "PACKET_STAGES";
 
 /// How much of the per-packet program (`observer_tcp_probe`) runs. The
-/// value is a frozen read-only global, so the verifier prunes the checks:
-/// the agent's programs (`ALL`) pay nothing for them.
+/// agent's object passes the constant `ALL` (the checks compile away);
+/// the benchmark's object reads a frozen read-only global
+/// ([`GLOBAL_PACKET_STAGES`]), which only it has.
 pub mod packet_stages {
     /// Everything (the agent's setting).
     pub const ALL: u32 = 0;

@@ -42,12 +42,6 @@ pub static OFFSETS: Offsets = Offsets::NONE;
 #[unsafe(no_mangle)]
 pub static DIRECT: u8 = 0;
 
-/// How much of the per-packet program runs
-/// (`observer_common::packet_stages`); 0, everything, but in the
-/// benchmark's cost breakdown. Written by user space before load.
-#[unsafe(no_mangle)]
-pub static PACKET_STAGES: u32 = 0;
-
 /// The pause threshold (ns; `observer_common::rx_gap_ns` for the kernel's
 /// HZ), written by user space before load.
 #[unsafe(no_mangle)]

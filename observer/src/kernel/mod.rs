@@ -41,6 +41,7 @@ pub mod flow_map;
 pub mod hooks;
 pub mod journal;
 pub mod links;
+pub mod objects;
 pub mod offsets;
 pub mod parked;
 pub mod parts;

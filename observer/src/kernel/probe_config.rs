@@ -15,9 +15,14 @@ pub struct ProbeConfig {
     /// Read socket fields with `bpf_probe_read_kernel` even where direct
     /// BTF-checked loads would verify (the fallback path, for tests).
     pub helper_reads: bool,
+    /// The eBPF object to load: the agent's ([`super::objects::OBJECT`])
+    /// but in the benchmark ([`super::objects::BENCH_OBJECT`]).
+    pub object: super::objects::Object,
     /// How much of the per-packet program runs
     /// (`observer_common::packet_stages`): `ALL` but in the benchmark's
-    /// cost breakdown, where the flows' figures are then incomplete.
+    /// cost breakdown, where the flows' figures are then incomplete. Any
+    /// other value needs the benchmark's `object`, whose per-packet
+    /// program reads it from a global.
     pub packet_stages: u32,
     /// `--pin DIR`: pin the programs and maps there, or adopt the ones an
     /// earlier agent pinned ([`crate::kernel::pin`]).
@@ -44,6 +49,7 @@ impl Default for ProbeConfig {
             max_flows: DEFAULT_MAX_FLOWS,
             ringbuf_bytes: DEFAULT_RINGBUF_BYTES,
             helper_reads: false,
+            object: super::objects::Object::default(),
             packet_stages: observer_common::packet_stages::ALL,
             rx_gap_ns: observer_common::RX_GAP_NS,
             pin: None,

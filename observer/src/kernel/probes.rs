@@ -27,9 +27,6 @@ use super::{
     walk::Walk,
 };
 
-/// The compiled kernel programs, built by `build.rs` with aya-build.
-pub static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/observer"));
-
 /// The loaded, attached kernel programs and their maps.
 pub struct Probes {
     // Field order matters for drop: maps first, then the programs.
@@ -84,7 +81,7 @@ impl Probes {
                 continue;
             }
             let settings = settings(&config, &resolved.offsets, poll);
-            let name = pin::set_name(OBJECT, settings.as_bytes(), direct);
+            let name = pin::set_name(config.object.0, settings.as_bytes(), direct);
             if sets.contains(&name) && super::adopt::complete(&dir.path().join(&name)) {
                 return super::adopt::adopt(
                     dir,
@@ -173,22 +170,26 @@ impl Probes {
             .map(|m| Degraded::Figure(format!("kernel has no {m}: the figure it feeds reads as 0")))
             .collect();
 
-        let mut ebpf = EbpfLoader::new()
+        let (direct_flag, poll_flag) = (u8::from(direct), u8::from(poll));
+        let mut loader = EbpfLoader::new();
+        loader
             .btf(Some(&kernel_btf))
             .override_global(GLOBAL_OFFSETS, &resolved.offsets, true)
             .override_global(GLOBAL_MAX_FLOWS, &config.max_flows, true)
-            .override_global(GLOBAL_DIRECT, &u8::from(direct), true)
-            .override_global(GLOBAL_POLL_ITER, &u8::from(poll), true)
-            .override_global(GLOBAL_PACKET_STAGES, &config.packet_stages, true)
+            .override_global(GLOBAL_DIRECT, &direct_flag, true)
+            .override_global(GLOBAL_POLL_ITER, &poll_flag, true)
             .override_global(observer_common::GLOBAL_RX_GAP_NS, &config.rx_gap_ns, true)
             .map_max_entries(MAP_FLOWS, config.max_flows)
             .map_max_entries(MAP_CLOSED, config.ringbuf_bytes)
             .map_max_entries(
                 observer_common::MAP_JOURNAL,
                 observer_common::journal::max_entries(super::journal::possible_cpus().unwrap_or(1)),
-            )
-            .load(OBJECT)
-            .map_err(ProbeError::Load)?;
+            );
+        // Only the benchmark's object has the global (and stops early).
+        if config.packet_stages != observer_common::packet_stages::ALL {
+            loader.override_global(GLOBAL_PACKET_STAGES, &config.packet_stages, true);
+        }
+        let mut ebpf = loader.load(config.object.0).map_err(ProbeError::Load)?;
 
         // In the table's order (the hooks that end flows first); a
         // required hook that fails fails the load, any other says what is
@@ -229,7 +230,7 @@ impl Probes {
             None => Vec::new(),
             Some(dir) => {
                 let name = pin::set_name(
-                    OBJECT,
+                    config.object.0,
                     settings(config, &resolved.offsets, poll).as_bytes(),
                     direct,
                 );
@@ -308,8 +309,8 @@ impl Probes {
     /// The tracepoints with a program attached (one kernel link each), in
     /// attach order ([`hooks::ATTACH_ORDER`]): `tcp_destroy_sock` where
     /// the kernel has it, `inet_sock_set_state` and `tcp_probe` always,
-    /// then those it has of `sock_send_length` and `sock_recv_length` (or
-    /// its fallback `tcp_rcv_space_adjust`); last the poll-time read's
+    /// then `sock_recv_length` where it has it (else its fallback
+    /// `tcp_rcv_space_adjust`); last the poll-time read's
     /// iterator (one of [`super::attach::POLL_HOOKS`]), where the kernel
     /// runs it.
     pub fn attached(&self) -> &[&'static str] {

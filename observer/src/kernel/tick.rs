@@ -25,7 +25,7 @@ use observer_common::{MAP_CLOSED, MAP_FLOWS, MAP_TICK};
 
 use crate::model::clock::{config_hz, snap_hz};
 
-use super::probes::OBJECT;
+use super::objects::OBJECT;
 
 /// The program `BPF_PROG_TEST_RUN` runs (observer-ebpf's `programs` module).
 const TICK_PROGRAM: &str = "observer_tick";

@@ -55,6 +55,7 @@ pub fn stages(secs: u64, floor: f64) -> anyhow::Result<Vec<StageCost>> {
         ),
     ] {
         let probes = Probes::load(ProbeConfig {
+            object: observer::kernel::objects::Object(observer::kernel::objects::BENCH_OBJECT),
             packet_stages: stage,
             ..ProbeConfig::default()
         })

@@ -1,4 +1,5 @@
-//! The benchmark's reference program: `bench_floor` in observer-ebpf, an
+//! The benchmark's reference program: `bench_floor` in the benchmark's
+//! eBPF object (observer-ebpf src/bin/bench), an
 //! empty program on the per-packet hook (`tcp_probe`). Attached next to
 //! the agent, its run time per hit is what any program on that hook costs
 //! on this machine (the trampoline, and the run-time accounting of
@@ -7,7 +8,10 @@
 
 use aya::{Ebpf, EbpfLoader};
 
-use observer::kernel::probes::{OBJECT, ProbeError, attach_tp};
+use observer::kernel::{
+    objects::BENCH_OBJECT,
+    probes::{ProbeError, attach_tp},
+};
 
 /// The attached empty program; dropping it detaches and unloads it.
 pub struct Floor {
@@ -51,7 +55,7 @@ impl Floor {
         })?;
         let mut ebpf = EbpfLoader::new()
             .btf(Some(&btf))
-            .load(OBJECT)
+            .load(BENCH_OBJECT)
             .map_err(ProbeError::Load)?;
         attach_tp(&mut ebpf, program, "tcp_probe", &btf)?;
         Ok(Floor { _ebpf: ebpf })
