@@ -14,112 +14,54 @@
 //! against it says how much of the path the flow uses.
 //!
 //! This runs for every data segment, before the sample gate, so it must
-//! stay as cheap as the gate itself: a per-CPU direct-mapped slot (no
-//! hashing, no shared cache line), one clock read, a few arithmetic
-//! operations. A flow's segments normally arrive on one CPU (RSS/RPS
-//! steer a flow to one queue); a flow that moves loses one spacing, and
-//! two flows sharing a slot restart each other's mean. The sums move into
-//! the flow's entry at its next full sample on the same CPU.
+//! stay as cheap as the gate itself: it works in the flow's per-CPU slot
+//! ([`crate::packet_slot`]), with one clock read and a few arithmetic
+//! operations. A flow that moves to another CPU loses one spacing; the
+//! sums move into the flow's entry at its next full sample on the same CPU
+//! ([`crate::packet_slot::collect`]).
 //!
 //! With GRO (real NICs) a burst that arrives within one NAPI poll is one
 //! merged segment here; its spacing from the previous one still reflects
 //! the link rate, so the estimate holds at that coarser grain.
 
-use aya_ebpf::{helpers::bpf_ktime_get_ns, macros::map, maps::PerCpuArray};
-use observer_common::{FlowSample, RX_GAP_NS};
+use aya_ebpf::helpers::bpf_ktime_get_ns;
+use observer_common::RX_GAP_NS;
 
-/// Slots per CPU (a power of two). Memory: 1024 x 32 bytes = 32 KiB per CPU.
-pub const ARRIVAL_SLOTS: u32 = 1024;
+use crate::packet_slot::PacketSlot;
 
-/// One flow's arrival state on one CPU.
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub struct ArrivalSlot {
-    /// Socket cookie (0: empty).
-    pub cookie: u64,
-    /// When the flow's previous data segment arrived (monotonic ns).
-    pub last_ns: u64,
-    /// Bytes of burst segments not yet moved into the flow's entry.
-    pub burst_bytes: u32,
-    /// Their spacing (ns), likewise.
-    pub burst_ns: u32,
-    /// Running mean spacing over active periods (ps per byte; EWMA 1/8).
-    pub mean_ps_per_byte: u32,
-    /// Explicit padding.
-    pub _pad: u32,
-}
-
-#[map(name = "ARRIVALS")]
-static ARRIVALS: PerCpuArray<ArrivalSlot> = PerCpuArray::with_max_entries(ARRIVAL_SLOTS, 0);
-
+/// Notes a data segment of `len` bytes (TCP header and payload) of the
+/// flow of `slot` arriving now.
+///
+/// # Safety
+/// `slot` must be this CPU's slot of the flow ([`crate::packet_slot::of`]).
 #[inline(always)]
-fn slot(cookie: u64) -> Option<*mut ArrivalSlot> {
-    ARRIVALS.get_ptr_mut(cookie as u32 & (ARRIVAL_SLOTS - 1))
-}
-
-/// Notes a data segment of `len` bytes (TCP header and payload) of flow
-/// `cookie` arriving now.
-#[inline(always)]
-pub fn note(cookie: u64, len: u32) {
-    let Some(a) = slot(cookie) else {
-        return;
-    };
+pub unsafe fn note(slot: *mut PacketSlot, len: u32) {
     // SAFETY: a helper without arguments.
     let now = unsafe { bpf_ktime_get_ns() };
-    // SAFETY: this CPU's slot; a program nesting on this CPU can at worst
-    // disturb one spacing.
+    // SAFETY: caller guarantees `slot`; a program nesting on this CPU can
+    // at worst disturb one spacing.
     unsafe {
-        if (*a).cookie != cookie {
-            *a = ArrivalSlot {
-                cookie,
-                last_ns: now,
-                burst_bytes: 0,
-                burst_ns: 0,
-                mean_ps_per_byte: 0,
-                _pad: 0,
-            };
+        let last = (*slot).last_ns;
+        (*slot).last_ns = now;
+        if last == 0 {
             return;
         }
-        let gap = now.saturating_sub((*a).last_ns);
-        (*a).last_ns = now;
+        let gap = now.saturating_sub(last);
         // A pause (the sender's, counted on the flow's entry; or time the
         // flow spent on another CPU) is not spacing within an active period.
         if gap > RX_GAP_NS || len == 0 {
             return;
         }
         let per_byte = (gap * 1000 / u64::from(len)).min(u64::from(u32::MAX)) as u32;
-        let mean = (*a).mean_ps_per_byte;
+        let mean = (*slot).mean_ps_per_byte;
         if mean != 0 && per_byte < mean / 2 {
-            (*a).burst_bytes = (*a).burst_bytes.saturating_add(len);
-            (*a).burst_ns = (*a).burst_ns.saturating_add(gap as u32);
+            (*slot).burst_bytes = (*slot).burst_bytes.saturating_add(len);
+            (*slot).burst_ns = (*slot).burst_ns.saturating_add(gap as u32);
         }
-        (*a).mean_ps_per_byte = if mean == 0 {
+        (*slot).mean_ps_per_byte = if mean == 0 {
             per_byte
         } else {
             mean - mean / 8 + per_byte / 8
         };
-    }
-}
-
-/// Moves this CPU's burst sums of the flow into its entry `s`.
-///
-/// # Safety
-/// `s` must be valid for reads and writes.
-#[inline(always)]
-pub unsafe fn collect(s: *mut FlowSample) {
-    // SAFETY: caller guarantees `s`.
-    let cookie = unsafe { (*s).cookie };
-    let Some(a) = slot(cookie) else {
-        return;
-    };
-    // SAFETY: this CPU's slot (see `note`) and the caller's `s`.
-    unsafe {
-        if (*a).cookie != cookie {
-            return;
-        }
-        (*s).burst_bytes += u64::from((*a).burst_bytes);
-        (*s).burst_ns += u64::from((*a).burst_ns);
-        (*a).burst_bytes = 0;
-        (*a).burst_ns = 0;
     }
 }

@@ -10,9 +10,9 @@ use observer_common::{AF_INET, AF_INET6, Counter, FlowSample, chrono, packet_sta
 use crate::{
     arrivals,
     entry::{endpoints, entry},
-    gate::{self, Kind},
+    gate,
     maps::count,
-    poll,
+    packet_slot, poll,
     read::{Sk, load, off, u32_in_bytes},
     refresh::refresh,
     sock::{cc_name, key_of},
@@ -41,17 +41,26 @@ pub fn on_packet(sk: *const u8, skb: *const u8, stages: u32) {
     }
     let key = key_of(sk);
     let seg = Segment::of(sk, skb);
-    if seg.len > BARE_MAX {
-        arrivals::note(key, seg.len);
+    let slot = packet_slot::of(key);
+    if let Some(slot) = slot {
+        // SAFETY: this CPU's slot of the flow.
+        unsafe {
+            if seg.len > BARE_MAX {
+                arrivals::note(slot, seg.len);
+            }
+            if seg.flags & TH_ACK != 0 && sk.direct() {
+                packet_slot::note_rate(slot, sk);
+            }
+        }
     }
     let settles = seg.settles(sk);
     let ends_burst = !settles && seg.ends_burst(sk);
     // Without the poll-time read, as before it existed: a segment that
     // ends a burst passes without asking the gate (nor taking its slot).
     let held = if poll::on() {
-        !settles && gate::held(key, Kind::Packet, 0) && !(ends_burst && poll::must_sample(sk))
+        !settles && gate::packet_held(slot) && !(ends_burst && poll::must_sample(sk))
     } else {
-        !settles && !ends_burst && gate::held(key, Kind::Packet, 0)
+        !settles && !ends_burst && gate::packet_held(slot)
     };
     if held {
         return;
@@ -70,12 +79,11 @@ pub fn on_packet(sk: *const u8, skb: *const u8, stages: u32) {
                 return;
             }
             carry_forward(s, sk, &seg);
-            arrivals::collect(s);
+            packet_slot::collect(s, sk);
             poll::note_clocks(sk, s);
             if settles || ends_burst {
-                // The end of a burst: where a kernel lacks the owner hooks
-                // (before 6.3), the congestion control name is refreshed
-                // here (see `cc_name`).
+                // The end of a burst: a sender's congestion control name
+                // is refreshed here (see `cc_name`).
                 cc_name(s, sk);
             }
         }
@@ -143,15 +151,22 @@ pub fn on_destroy(sk: *const u8) {
     crate::close::close(sk, tcp_state::CLOSE);
 }
 
-/// Process-context hook (after a send or receive call on any socket):
-/// attribute a TCP flow to the calling process and refresh its figures.
-/// Calls by the same process on this CPU within one jiffy are left to the
-/// sample gate ([`gate`]), except a receive (`receive`) that leaves nothing
-/// unread (`copied_seq == rcv_nxt`) while the stored sample still counts
-/// unread data or runs another clock ([`poll::must_sample`]), so the clocks
-/// of a reader that caught up stop there.
+/// Process-context hook after a receive call on any socket: attribute a
+/// TCP flow to the calling process (the only way observer learns the
+/// owner of a flow accepted by a listener; a connecting one has it from
+/// `connect()`) and refresh its figures. Calls by the same process on
+/// this CPU within one jiffy are left to the sample gate ([`gate`]),
+/// except one that leaves nothing unread (`copied_seq == rcv_nxt`) while
+/// the stored sample still counts unread data or runs another clock
+/// ([`poll::must_sample`]), so the clocks of a reader that caught up stop
+/// there.
+///
+/// Sends have no hook: every send costs at least the empty-program floor,
+/// and a sender's figures come from its ACKs ([`on_packet`], which also
+/// keeps every delivery-rate sample) and the poll-time read. An accepted
+/// flow that never reads shows no owner.
 #[inline(always)]
-pub fn on_owner(sk: *const u8, receive: bool) {
+pub fn on_recv(sk: *const u8) {
     let Some(sk) = Sk::of(sk) else {
         return;
     };
@@ -163,9 +178,9 @@ pub fn on_owner(sk: *const u8, receive: bool) {
     let key = key_of(sk);
     let tgid = (bpf_get_current_pid_tgid() >> 32) as u32;
     let held = if poll::on() {
-        gate::held(key, Kind::Owner, tgid) && !(receive && drained(sk) && poll::must_sample(sk))
+        gate::held(key, tgid) && !(drained(sk) && poll::must_sample(sk))
     } else {
-        !(receive && drained(sk)) && gate::held(key, Kind::Owner, tgid)
+        !drained(sk) && gate::held(key, tgid)
     };
     if held {
         return;
@@ -187,7 +202,7 @@ pub fn on_owner(sk: *const u8, receive: bool) {
 /// reader, after the segments were processed, so an idle flow's figures
 /// do not lag its last received segment. It also fires from
 /// `tcp_read_sock()`, which stream parsers call in softirq, so the current
-/// task is not taken as the owner here. Gated like [`on_owner`].
+/// task is not taken as the owner here. Gated like [`on_recv`].
 #[inline(always)]
 pub fn on_read(sk: *const u8) {
     let Some(sk) = Sk::of(sk) else {
@@ -195,9 +210,9 @@ pub fn on_read(sk: *const u8) {
     };
     let key = key_of(sk);
     let held = if poll::on() {
-        gate::held(key, Kind::Owner, 0) && !(drained(sk) && poll::must_sample(sk))
+        gate::held(key, 0) && !(drained(sk) && poll::must_sample(sk))
     } else {
-        !drained(sk) && gate::held(key, Kind::Owner, 0)
+        !drained(sk) && gate::held(key, 0)
     };
     if held {
         return;
@@ -348,8 +363,8 @@ impl Segment {
 /// being processed frees `acked` bytes: `tcp_probe` fires before
 /// `tcp_ack()`, so the sample shows the window as it was up to this ACK,
 /// and the cwnd-limited clock would hold that state until the next sample
-/// (a jiffy or more; where the owner hooks are missing, before 6.3, often
-/// the next train of ACKs a round trip later). After the ACK,
+/// (a jiffy or more, often the next train of ACKs a round trip later: a
+/// sender has no hook of its own). After the ACK,
 /// `tcp_data_snd_check()` sends what waits unsent up to the window: the
 /// window stays full only if that fills it, so a sender with little left
 /// unsent (a send buffer that all went out) has room until its writer

@@ -2,7 +2,7 @@
 //! each jiffy.
 //!
 //! A bulk flow on a fast path hands `tcp_probe` tens of thousands of
-//! segments a second, and its owner calls send or receive as often. Every
+//! segments a second, and its reader calls receive as often. Every
 //! full sample costs a flow-map lookup (hashing the cookie, walking a
 //! bucket) and the copy of about 35 `tcp_sock` members, on cache lines the
 //! other CPU of the flow keeps writing. The kernel's own clocks for what
@@ -20,21 +20,26 @@
 //! them around the gate): any SYN, FIN or RST and a segment that closes the
 //! receive window are always sampled; a segment that acknowledges
 //! everything sent (the end of a burst) or a read that drains the socket is
-//! sampled when the stored sample runs a clock it stops; and the owner hook
+//! sampled when the stored sample runs a clock it stops; and the read hook
 //! samples again whenever another process uses the socket.
 //!
-//! The gate is a direct-mapped cache: slot `cookie % GATE_SLOTS` of this
-//! CPU's half for the hook kind. Two flows sharing a slot both pass more
-//! often; they are never both held back wrongly, because a slot only holds
-//! back the cookie it names.
+//! The gate is a direct-mapped cache per CPU: for the packet hook, the
+//! flow's slot of [`crate::packet_slot`], which also keeps what the hook
+//! notes of every segment; for the read hooks, slot `cookie % GATE_SLOTS`
+//! of [`GATE`]. Two flows sharing a slot both pass more often; they are
+//! never both held back wrongly, because a slot only holds back the
+//! cookie it names.
 
 use aya_ebpf::{helpers::bpf_jiffies64, macros::map, maps::PerCpuArray};
 
-/// Slots per hook kind and CPU (a power of two). Memory: 2 x 1024 x 16
-/// bytes = 32 KiB per possible CPU.
+use crate::packet_slot::PacketSlot;
+
+/// Read-hook slots per CPU (a power of two). Memory: 1024 x 16 bytes =
+/// 16 KiB per possible CPU.
 pub const GATE_SLOTS: u32 = 1024;
 
-/// One gate slot: the flow last sampled through it, when, and by whom.
+/// One read-gate slot: the flow last sampled through it, when, and by
+/// whom.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct GateSlot {
@@ -42,31 +47,21 @@ pub struct GateSlot {
     pub cookie: u64,
     /// Low 32 bits of `jiffies` at that sample.
     pub jiffies: u32,
-    /// Owner hooks: the tgid that made the call; 0 for the packet hook.
+    /// The tgid that made the call (0 for `tcp_rcv_space_adjust`).
     pub tag: u32,
 }
 
-/// Per-CPU gate slots: `[0, GATE_SLOTS)` for the packet hook,
-/// `[GATE_SLOTS, 2 * GATE_SLOTS)` for the owner hooks.
+/// Per-CPU slots of the read hooks (`sock_recv_length`,
+/// `tcp_rcv_space_adjust`).
 #[map(name = "GATE")]
-pub static GATE: PerCpuArray<GateSlot> = PerCpuArray::with_max_entries(2 * GATE_SLOTS, 0);
+pub static GATE: PerCpuArray<GateSlot> = PerCpuArray::with_max_entries(GATE_SLOTS, 0);
 
-/// Which hook asks.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// `tcp_probe`.
-    Packet = 0,
-    /// `sock_send_length` / `sock_recv_length` / `tcp_rcv_space_adjust`.
-    Owner = 1,
-}
-
-/// Whether the flow `cookie` was already sampled by a `kind` hook with the
-/// same `tag` on this CPU in this jiffy (then the caller skips it). When
-/// not, records this sample and returns false.
+/// Whether the flow `cookie` was already sampled by a read hook with
+/// the same `tag` on this CPU in this jiffy (then the caller skips it).
+/// When not, records this sample and returns false.
 #[inline(always)]
-pub fn held(cookie: u64, kind: Kind, tag: u32) -> bool {
-    let idx = (cookie as u32 & (GATE_SLOTS - 1)) + kind as u32 * GATE_SLOTS;
-    let Some(g) = GATE.get_ptr_mut(idx) else {
+pub fn held(cookie: u64, tag: u32) -> bool {
+    let Some(g) = GATE.get_ptr_mut(cookie as u32 & (GATE_SLOTS - 1)) else {
         return false;
     };
     // SAFETY: a helper without arguments.
@@ -81,6 +76,26 @@ pub fn held(cookie: u64, kind: Kind, tag: u32) -> bool {
         (*g).cookie = cookie;
         (*g).jiffies = now;
         (*g).tag = tag;
+    }
+    false
+}
+
+/// Whether the flow of `slot` was already sampled by the packet hook on
+/// this CPU in this jiffy (then the caller skips it). When not, records
+/// this sample and returns false. None (no slot) passes.
+#[inline(always)]
+pub fn packet_held(slot: Option<*mut PacketSlot>) -> bool {
+    let Some(p) = slot else {
+        return false;
+    };
+    // SAFETY: a helper without arguments.
+    let now = unsafe { bpf_jiffies64() } as u32;
+    // SAFETY: this CPU's slot of the flow (see `packet_slot`).
+    unsafe {
+        if (*p).jiffies == now {
+            return true;
+        }
+        (*p).jiffies = now;
     }
     false
 }

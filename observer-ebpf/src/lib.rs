@@ -16,9 +16,11 @@
 //! - `inet_sock_set_state`: flow birth (SYN_SENT in `connect()`,
 //!   ESTABLISHED) and death (CLOSE, with a final record through the ring
 //!   buffer).
-//! - `sock_send_length`, `sock_recv_length` (Linux 6.3+): run in the owning
-//!   process's context after each send/receive call, so they attribute the
-//!   flow to a pid, comm and cgroup, and refresh its figures.
+//! - `sock_recv_length` (Linux 6.3+): runs in the owning process's context
+//!   after each receive call, so it attributes an accepted flow to a pid,
+//!   comm and cgroup (a connecting one has them from `connect()`), and
+//!   refreshes its figures when a read drains the socket. Sends have no
+//!   hook: a sender is sampled as its ACKs arrive.
 //! - `tcp_rcv_space_adjust`: only where `sock_recv_length` is missing; it
 //!   refreshes a flow's figures after reads (no owner: see [`flow::on_read`]).
 //! - `iter/bpf_sk_storage_map` (`observer_poll`) or `iter/tcp`
@@ -44,6 +46,8 @@ mod gate;
 mod journal;
 #[cfg(target_arch = "bpf")]
 pub mod maps;
+#[cfg(target_arch = "bpf")]
+mod packet_slot;
 #[cfg(target_arch = "bpf")]
 pub mod poll;
 #[cfg(target_arch = "bpf")]
@@ -87,19 +91,10 @@ macro_rules! agent_programs {
 
         /// `TP_PROTO(struct sock *sk, int ret, int flags)`
         /// (include/trace/events/sock.h)
-        #[::aya_ebpf::macros::btf_tracepoint(function = "sock_send_length")]
-        pub fn observer_send_length(ctx: ::aya_ebpf::programs::BtfTracePointContext) -> i32 {
-            let sk: *const u8 = ctx.arg(0);
-            $crate::flow::on_owner(sk, false);
-            0
-        }
-
-        /// `TP_PROTO(struct sock *sk, int ret, int flags)`
-        /// (include/trace/events/sock.h)
         #[::aya_ebpf::macros::btf_tracepoint(function = "sock_recv_length")]
         pub fn observer_recv_length(ctx: ::aya_ebpf::programs::BtfTracePointContext) -> i32 {
             let sk: *const u8 = ctx.arg(0);
-            $crate::flow::on_owner(sk, true);
+            $crate::flow::on_recv(sk);
             0
         }
 

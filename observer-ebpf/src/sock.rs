@@ -25,9 +25,10 @@ pub(crate) fn key_of(sk: Sk) -> u64 {
 }
 
 /// Re-reads the congestion control name: a process may switch it with
-/// `setsockopt(TCP_CONGESTION)` after connect. Read from the owner hook
-/// (process context, behind the gate) and at the end of each burst, not on
-/// every sampled segment: two pointer-chasing reads.
+/// `setsockopt(TCP_CONGESTION)` after connect. Read from the read hook
+/// (process context, behind the gate), at the end of each burst and by
+/// the poll-time read, not on every sampled segment: two pointer-chasing
+/// reads.
 ///
 /// # Safety
 /// `s` must be valid for writes.

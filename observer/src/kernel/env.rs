@@ -8,7 +8,7 @@
 //! | `OBSERVER_BTF_PATH=FILE` | read FILE instead of `/sys/kernel/btf/vmlinux` |
 //! | `OBSERVER_FAKE_KERNEL=4.19` | take this as the running kernel's release |
 //! | `OBSERVER_MISSING_HOOK=tcp_probe` | act as if this tracepoint (or `iter:bpf_sk_storage_map`, the poll-time read) were absent |
-//! | `OBSERVER_UNLOAD_PROGRAM=observer_send_length` | `observer run` unloads this program after its third poll |
+//! | `OBSERVER_UNLOAD_PROGRAM=observer_recv_length` | `observer run` unloads this program after its third poll |
 
 /// Where the kernel publishes its BTF.
 pub const VMLINUX_BTF: &str = "/sys/kernel/btf/vmlinux";

@@ -14,8 +14,8 @@ pub enum Need {
     /// `tcp_destroy_sock`: a close the kernel skips reporting (nested in
     /// another) leaves its flow open.
     Closes,
-    /// An owner hook (`sock_send_length`, `sock_recv_length`, Linux 6.3):
-    /// flows accepted by a listener show no pid or comm.
+    /// The read hook (`sock_recv_length`, Linux 6.3): flows accepted by a
+    /// listener show no pid or comm.
     Owner,
 }
 
@@ -60,14 +60,6 @@ pub const TCP_PROBE: Hook = Hook {
     fallback: None,
 };
 
-/// `sock_send_length` (Linux 6.3): the owner of a send.
-pub const SEND_LENGTH: Hook = Hook {
-    program: "observer_send_length",
-    tracepoint: "sock_send_length",
-    need: Need::Owner,
-    fallback: None,
-};
-
 /// `tcp_rcv_space_adjust`: reads, where `sock_recv_length` is missing.
 pub const RCV_SPACE: Hook = Hook {
     program: "observer_rcv_space",
@@ -77,7 +69,8 @@ pub const RCV_SPACE: Hook = Hook {
 };
 
 /// `sock_recv_length` (Linux 6.3): the owner of a read, and a refresh
-/// after it.
+/// after it. Sends have no hook (a sender is sampled as its ACKs arrive):
+/// every program on a path costs at least the empty-program floor there.
 pub const RECV_LENGTH: Hook = Hook {
     program: "observer_recv_length",
     tracepoint: "sock_recv_length",
@@ -90,7 +83,7 @@ pub const RECV_LENGTH: Hook = Hook {
 /// (attached the other way round, the flows of a busy host that closed
 /// in between stayed in the map, open for good). Fallbacks attach in
 /// their hook's place.
-pub const ATTACH_ORDER: [&Hook; 5] = [&DESTROY, &SET_STATE, &TCP_PROBE, &SEND_LENGTH, &RECV_LENGTH];
+pub const ATTACH_ORDER: [&Hook; 4] = [&DESTROY, &SET_STATE, &TCP_PROBE, &RECV_LENGTH];
 
 /// Every tracepoint a program may be attached to, fallbacks in their
 /// hook's place: the links a pinned set may hold, in attach order.
@@ -138,7 +131,6 @@ mod tests {
                 "tcp_destroy_sock",
                 "inet_sock_set_state",
                 "tcp_probe",
-                "sock_send_length",
                 "sock_recv_length",
                 "tcp_rcv_space_adjust",
             ]
@@ -161,8 +153,6 @@ mod tests {
         );
         let covered = RECV_LENGTH.missing("no", true).map(|d| d.to_string());
         assert!(covered.is_some_and(|l| !l.contains("lag")));
-        let send = SEND_LENGTH.missing("no", false).map(|d| d.to_string());
-        assert!(send.is_some_and(|l| !l.contains("lag")));
         let destroy = DESTROY.missing("tcp_destroy_sock: gone", false);
         assert!(destroy.is_some_and(|d| d.level() == log::Level::Warn));
     }

@@ -11,8 +11,8 @@ use std::{
 use observer_common::FlowSample;
 
 /// Programs the `observer` binary attaches on this kernel by default: the
-/// 2 required ones, plus sock_send_length and sock_recv_length (Linux
-/// 6.3+), or in place of the latter tcp_rcv_space_adjust, and
+/// 2 required ones, plus sock_recv_length (Linux 6.3+) or in its place
+/// tcp_rcv_space_adjust, and
 /// tcp_destroy_sock, and the poll-time read's iterator (`--poll-read auto`;
 /// Linux 5.11+, where tracing programs may use socket-local storage).
 /// Read once: tests poll it.
@@ -23,8 +23,7 @@ pub fn attached_programs() -> usize {
         let names: std::collections::HashSet<&[u8]> = btf.split(|&b| b == 0).collect();
         let has = |tp: &str| names.contains(format!("btf_trace_{tp}").as_bytes());
         let recv = has("sock_recv_length") || has("tcp_rcv_space_adjust");
-        2 + usize::from(has("sock_send_length"))
-            + usize::from(recv)
+        2 + usize::from(recv)
             + usize::from(has("tcp_destroy_sock"))
             + usize::from(names.contains(&b"bpf_iter__tcp"[..]) && release_at_least(5, 11))
     })
@@ -39,14 +38,12 @@ fn release_at_least(major: u32, minor: u32) -> bool {
     (parts.next().unwrap_or(0), parts.next().unwrap_or(0)) >= (major, minor)
 }
 
-/// Whether this kernel has the owner hooks, `sock_send_length` and
-/// `sock_recv_length` (Linux 6.3+), by their BTF tracepoint types.
-pub fn owner_hooks() -> bool {
+/// Whether this kernel has the owner hook, `sock_recv_length` (Linux
+/// 6.3+), by its BTF tracepoint type.
+pub fn owner_hook() -> bool {
     let btf = std::fs::read("/sys/kernel/btf/vmlinux").unwrap_or_default();
     let names: std::collections::HashSet<&[u8]> = btf.split(|&b| b == 0).collect();
-    ["sock_send_length", "sock_recv_length"]
-        .iter()
-        .all(|tp| names.contains(format!("btf_trace_{tp}").as_bytes()))
+    names.contains(&b"btf_trace_sock_recv_length"[..])
 }
 
 /// The kernel links (`anon_inode:bpf_link`) among process `pid`'s open
