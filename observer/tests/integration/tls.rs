@@ -211,6 +211,11 @@ fn https_scrapes_need_the_password_and_healthz_does_not() {
         ),
     );
     promtool_accepts(&cfg);
+    // deploy/tls/'s example, beside a certificate and key of these names.
+    promtool_accepts(&dir.write(
+        "example.yml",
+        include_str!("../../../deploy/tls/web-config.yml"),
+    ));
     let (port, _agent) = agent(&cfg, &["--cacert", &ca]);
     let url = |path: &str| format!("https://127.0.0.1:{port}{path}");
     let creds = format!("prometheus:{PASSWORD}");

@@ -217,3 +217,14 @@ fn a_missing_file_names_itself() {
          (os error 2)); check the path and its permissions"
     );
 }
+
+#[test]
+fn the_deploy_example_is_accepted() {
+    let c = parse(include_str!("../../../../deploy/tls/web-config.yml")).unwrap();
+    let tls = c.tls.unwrap();
+    assert_eq!(tls.cert_file, PathBuf::from("/etc/observer/tls.crt"));
+    assert_eq!(tls.key_file, PathBuf::from("/etc/observer/tls.key"));
+    assert_eq!(tls.client_auth, ClientAuth::NoClientCert);
+    assert_eq!(c.users.keys().collect::<Vec<_>>(), ["prometheus"]);
+    assert_eq!(c.headers.len(), 2);
+}
