@@ -11,9 +11,6 @@
 //! files used.
 
 use std::{
-    io::{Read as _, Write as _},
-    net::TcpStream,
-    path::PathBuf,
     process::{Command, Stdio},
     time::{Duration, Instant},
 };
@@ -24,35 +21,12 @@ use rcgen::{
     KeyPair, KeyUsagePurpose,
 };
 
-use crate::support::{http::free_port, process::BIN, prom::Prometheus, root_or_skip, serial};
+use crate::support::{
+    abuse, http::free_port, process::BIN, prom::Prometheus, root_or_skip, scratch::Scratch, serial,
+};
 
 /// The password of the test's user `prometheus`.
 const PASSWORD: &str = "s3cret";
-
-/// A folder of one test's files, removed when dropped (a failed test too).
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(tag: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("observer-tls-{}-{tag}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-
-    /// Writes `name` and returns its path as text.
-    fn write(&self, name: &str, text: &str) -> String {
-        let p = self.0.join(name);
-        std::fs::write(&p, text).unwrap();
-        p.to_string_lossy().into_owned()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// A CA named `name`.
 fn make_ca(name: &str) -> CertifiedIssuer<'static, KeyPair> {
@@ -180,20 +154,43 @@ fn wait_for(prom: &Prometheus, queries: &[(&str, f64)]) {
 /// The files of an agent with a server certificate for 127.0.0.1 signed
 /// by a fresh CA: the scratch folder and the CA's path.
 fn server_files(tag: &str) -> (Scratch, CertifiedIssuer<'static, KeyPair>, String) {
-    let dir = Scratch::new(tag);
+    let dir = Scratch::new("tls", tag);
     let ca = make_ca("observer test CA");
     let (cert, key) = leaf(
         &ca,
         &["localhost", "127.0.0.1"],
         ExtendedKeyUsagePurpose::ServerAuth,
     );
-    let ca_path = dir.write("ca.pem", &ca.pem());
-    dir.write("tls.crt", &cert);
-    dir.write("tls.key", &key);
+    let ca_path = dir.file("ca.pem", ca.pem());
+    dir.file("tls.crt", &cert);
+    dir.file("tls.key", &key);
     (dir, ca, ca_path)
 }
 
 const TLS: &str = "tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\n";
+
+/// An agent with TLS and nothing else: its files, the CA's path, port,
+/// process and `/metrics` URL.
+struct TlsAgent {
+    dir: Scratch,
+    ca: String,
+    port: u16,
+    agent: ChildGuard,
+    url: String,
+}
+
+fn tls_agent(tag: &str) -> TlsAgent {
+    let (dir, _ca, ca) = server_files(tag);
+    let cfg = dir.file("web.yml", TLS);
+    let (port, agent) = agent(&cfg, &["--cacert", &ca]);
+    TlsAgent {
+        dir,
+        ca,
+        port,
+        agent,
+        url: format!("https://127.0.0.1:{port}/metrics"),
+    }
+}
 
 #[test]
 fn https_scrapes_need_the_password_and_healthz_does_not() {
@@ -203,16 +200,16 @@ fn https_scrapes_need_the_password_and_healthz_does_not() {
     let _serial = serial();
     let (dir, _ca, ca) = server_files("auth");
     let hash = bcrypt::hash(PASSWORD, 4).unwrap();
-    let cfg = dir.write(
+    let cfg = dir.file(
         "web.yml",
-        &format!(
+        format!(
             "{TLS}http_server_config:\n  headers:\n    X-Content-Type-Options: nosniff\n\
              basic_auth_users:\n  prometheus: '{hash}'\n"
         ),
     );
     promtool_accepts(&cfg);
     // deploy/tls/'s example, beside a certificate and key of these names.
-    promtool_accepts(&dir.write(
+    promtool_accepts(&dir.file(
         "example.yml",
         include_str!("../../../deploy/tls/web-config.yml"),
     ));
@@ -293,15 +290,15 @@ fn client_certificates_are_required_and_checked_against_the_ca() {
         &["scraper"],
         ExtendedKeyUsagePurpose::ClientAuth,
     );
-    let client_crt = dir.write("client.crt", &cert);
-    let client_key = dir.write("client.key", &key);
+    let client_crt = dir.file("client.crt", &cert);
+    let client_key = dir.file("client.key", &key);
     let rogue_ca = make_ca("someone else's CA");
     let (cert, key) = leaf(&rogue_ca, &["scraper"], ExtendedKeyUsagePurpose::ClientAuth);
-    let rogue_crt = dir.write("rogue.crt", &cert);
-    let rogue_key = dir.write("rogue.key", &key);
-    let cfg = dir.write(
+    let rogue_crt = dir.file("rogue.crt", &cert);
+    let rogue_key = dir.file("rogue.key", &key);
+    let cfg = dir.file(
         "web.yml",
-        &format!("{TLS}  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: ca.pem\n"),
+        format!("{TLS}  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: ca.pem\n"),
     );
     promtool_accepts(&cfg);
     let with_cert = ["--cacert", &ca, "--cert", &client_crt, "--key", &client_key];
@@ -350,24 +347,21 @@ fn a_renewed_certificate_is_served_without_a_restart() {
         return;
     }
     let _serial = serial();
-    let (dir, _ca, ca) = server_files("renew");
-    let cfg = dir.write("web.yml", TLS);
-    let (port, _agent) = agent(&cfg, &["--cacert", &ca]);
-    let url = format!("https://127.0.0.1:{port}/metrics");
+    let TlsAgent { dir, ca, url, .. } = &tls_agent("renew");
     let new_ca = make_ca("the renewing CA");
-    let new_ca_path = dir.write("new-ca.pem", &new_ca.pem());
-    assert_eq!(curl(&["--cacert", &ca, &url]).status, Some(200));
-    assert_eq!(curl(&["--cacert", &new_ca_path, &url]).status, None);
+    let new_ca_path = dir.file("new-ca.pem", new_ca.pem());
+    assert_eq!(curl(&["--cacert", ca, url]).status, Some(200));
+    assert_eq!(curl(&["--cacert", &new_ca_path, url]).status, None);
     // Renewed as cert-manager or a Secret update does it: new files
     // renamed over the old ones.
     let (cert, key) = leaf(&new_ca, &["127.0.0.1"], ExtendedKeyUsagePurpose::ServerAuth);
-    let tmp_key = dir.write("tls.key.new", &key);
-    let tmp_crt = dir.write("tls.crt.new", &cert);
+    let tmp_key = dir.file("tls.key.new", &key);
+    let tmp_crt = dir.file("tls.crt.new", &cert);
     std::fs::rename(tmp_key, dir.0.join("tls.key")).unwrap();
     std::fs::rename(tmp_crt, dir.0.join("tls.crt")).unwrap();
-    let renewed = curl(&["--cacert", &new_ca_path, &url]);
+    let renewed = curl(&["--cacert", &new_ca_path, url]);
     assert_eq!(renewed.status, Some(200), "{}", renewed.head);
-    let old = curl(&["--cacert", &ca, &url]);
+    let old = curl(&["--cacert", ca, url]);
     assert!(old.exit != 0 && old.status.is_none(), "{}", old.head);
 }
 
@@ -377,61 +371,11 @@ fn a_handshake_that_never_finishes_is_closed_and_the_cap_holds() {
         return;
     }
     let _serial = serial();
-    let (dir, _ca, ca) = server_files("slow");
-    let cfg = dir.write("web.yml", TLS);
-    let (port, agent) = agent(&cfg, &["--cacert", &ca]);
-    let url = format!("https://127.0.0.1:{port}/metrics");
-    // 50 clients that start a TLS record and never finish it.
-    let start = Instant::now();
-    let mut slow: Vec<TcpStream> = (0..50)
-        .map(|_| {
-            let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-            s.write_all(b"\x16\x03\x01\x02").unwrap();
-            s.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
-            s
-        })
-        .collect();
-    let t = Instant::now();
-    assert_eq!(curl(&["--cacert", &ca, &url]).status, Some(200));
-    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
-    for s in &mut slow {
-        let mut buf = Vec::new();
-        let _ = s.read_to_end(&mut buf);
-    }
-    let took = start.elapsed();
-    assert!(
-        took >= Duration::from_secs(4) && took < Duration::from_secs(9),
-        "stalled handshakes closed after {took:?} (header timeout 5 s)"
-    );
-    // 600 idle clients: at most 512 held, the rest closed at once.
-    let fds = || {
-        std::fs::read_dir(format!("/proc/{}/fd", agent.id()))
-            .unwrap()
-            .count()
-    };
-    let base = fds();
-    let idle: Vec<TcpStream> = (0..600)
-        .map(|_| TcpStream::connect(("127.0.0.1", port)).unwrap())
-        .collect();
-    std::thread::sleep(Duration::from_millis(500));
-    let held = fds() - base;
-    assert!((500..=512).contains(&held), "{held} connections held");
-    let mut closed = 0;
-    for mut s in idle.iter() {
-        s.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
-        if matches!(s.read(&mut [0u8; 1]), Ok(0)) {
-            closed += 1;
-        }
-    }
-    assert!(closed >= 88, "{closed} of 600 closed at once");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while curl(&["--cacert", &ca, &url]).status != Some(200) {
-        assert!(
-            Instant::now() < deadline,
-            "no https answer 10 s after the flood"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    let a = tls_agent("slow");
+    let scrape = || curl(&["--cacert", &a.ca, &a.url]).status == Some(200);
+    // Clients that start a TLS record and never finish it.
+    abuse::stalled_clients_are_closed(a.port, b"\x16\x03\x01\x02", scrape);
+    abuse::the_cap_holds(a.port, a.agent.id(), scrape);
 }
 
 #[test]
@@ -442,7 +386,7 @@ fn a_bad_web_config_is_one_line_and_exit_2_before_loading() {
     let _serial = serial();
     let (dir, _ca, _) = server_files("bad");
     let other = KeyPair::generate().unwrap().serialize_pem();
-    dir.write("other.key", &other);
+    dir.file("other.key", &other);
     // At info, the agent logs as it loads: one line on stderr proves it
     // stopped before.
     for (file, text, says) in [
@@ -468,7 +412,7 @@ fn a_bad_web_config_is_one_line_and_exit_2_before_loading() {
         ),
         ("yaml.yml", "tls_server_config: [\n", "web configuration"),
     ] {
-        let path = dir.write(file, text);
+        let path = dir.file(file, text);
         let t = Instant::now();
         let out = Command::new(BIN)
             .args(["run", "--listen", &format!("127.0.0.1:{}", free_port())])

@@ -170,7 +170,7 @@ mod tests {
             assert!(!a.allows(Some(&bearer)).await);
             let junk = HeaderValue::from_static("Basic !!!");
             assert!(!a.allows(Some(&junk)).await);
-            // The scheme is case-insensitive; a ':' in the password stays.
+            // The scheme is case-insensitive.
             let b64 = base64::engine::general_purpose::STANDARD.encode("prom:s3cret");
             let lower = HeaderValue::from_str(&format!("basic {b64}")).unwrap();
             assert!(a.allows(Some(&lower)).await);

@@ -261,43 +261,43 @@ fn check_rate_limit(r: &RawRateLimit) -> Result<(), String> {
     }
 }
 
+/// exporter-toolkit's `tls_server_config` keys observer refuses, each with
+/// the fix; in the order [`tls_settings`] lists whether they are set.
+const REFUSED: [(&str, &str); 6] = [
+    ("cert", "write the PEM to a file and name it in cert_file"),
+    ("key", "write the PEM to a file and name it in key_file"),
+    (
+        "client_ca",
+        "write the PEM to a file and name it in client_ca_file",
+    ),
+    (
+        "client_allowed_sans",
+        "observer cannot match client certificate SANs: remove it and sign the scrapers' \
+         certificates with a CA of their own (client_ca_file)",
+    ),
+    (
+        "cipher_suites",
+        "observer offers rustls's AEAD suites only (ECDHE with AES-GCM or ChaCha20-Poly1305); \
+         remove it",
+    ),
+    (
+        "curve_preferences",
+        "observer offers X25519, P-256 and P-384 in that order; remove it",
+    ),
+];
+
 /// The `tls_server_config` section checked: None when it sets nothing
 /// (exporter-toolkit then serves plain HTTP).
 fn tls_settings(t: RawTls, dir: &Path) -> Result<Option<TlsSettings>, String> {
-    let refused: [(&str, bool, &str); 6] = [
-        (
-            "cert",
-            t.cert.is_some(),
-            "write the PEM to a file and name it in cert_file",
-        ),
-        (
-            "key",
-            t.key.is_some(),
-            "write the PEM to a file and name it in key_file",
-        ),
-        (
-            "client_ca",
-            t.client_ca.is_some(),
-            "write the PEM to a file and name it in client_ca_file",
-        ),
-        (
-            "client_allowed_sans",
-            t.client_allowed_sans.is_some(),
-            "observer cannot match client certificate SANs: remove it and sign the scrapers' \
-             certificates with a CA of their own (client_ca_file)",
-        ),
-        (
-            "cipher_suites",
-            t.cipher_suites.is_some(),
-            "observer offers rustls's AEAD suites only (ECDHE with AES-GCM or ChaCha20-Poly1305); remove it",
-        ),
-        (
-            "curve_preferences",
-            t.curve_preferences.is_some(),
-            "observer offers X25519, P-256 and P-384 in that order; remove it",
-        ),
+    let set = [
+        t.cert.is_some(),
+        t.key.is_some(),
+        t.client_ca.is_some(),
+        t.client_allowed_sans.is_some(),
+        t.cipher_suites.is_some(),
+        t.curve_preferences.is_some(),
     ];
-    if let Some((key, _, fix)) = refused.iter().find(|(_, set, _)| *set) {
+    if let Some(((key, fix), _)) = REFUSED.iter().zip(set).find(|(_, set)| *set) {
         return Err(format!("tls_server_config.{key} is not supported: {fix}"));
     }
     let _ = t.prefer_server_cipher_suites;
