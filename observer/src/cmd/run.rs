@@ -195,6 +195,12 @@ async fn agent(args: &Args, web: std::sync::Arc<Web>) -> anyhow::Result<()> {
         web.scheme(),
         web.describe()
     );
+    if web.auth.is_some() && web.tls.is_none() {
+        log::warn!(
+            "--web-config sets basic auth without TLS: passwords cross the network in the \
+             clear; add tls_server_config"
+        );
+    }
     // Under systemd (deploy/observer.service, Type=notify): ready now that
     // the programs are attached and /metrics is served; a no-op elsewhere.
     if let Err(e) = sd_notify::notify(&[sd_notify::NotifyState::Ready]) {

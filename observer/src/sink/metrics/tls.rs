@@ -4,6 +4,7 @@
 //! handshake, as exporter-toolkit re-reads them per connection), so a
 //! renewed certificate (cert-manager, a Kubernetes Secret update, certbot)
 //! is served without a restart; the client CA file is read once at start.
+//! `cipher_suites` and `curve_preferences` narrow what the provider offers.
 
 use std::{
     path::{Path, PathBuf},
@@ -25,15 +26,16 @@ use rustls_pki_types::{CertificateDer, PrivateKeyDer, UnixTime, pem::PemObject a
 
 use super::web_config::{ClientAuth, TlsSettings, TlsVersion};
 
-/// A certificate, key or CA file that cannot be used.
+/// A certificate, key or CA file that cannot be used, or TLS settings
+/// rustls cannot meet.
 #[derive(Debug, thiserror::Error)]
-#[error("{key} {}: {problem}", path.display())]
+#[error("{key}{}: {problem}", path.as_ref().map(|p| format!(" {}", p.display())).unwrap_or_default())]
 pub struct TlsError {
-    /// The web-config key that names the file.
+    /// The web-config key at fault.
     pub key: &'static str,
-    /// The file.
-    pub path: PathBuf,
-    /// What is wrong with it, and the fix.
+    /// The file it names, if any.
+    pub path: Option<PathBuf>,
+    /// What is wrong, and the fix.
     pub problem: String,
 }
 
@@ -44,7 +46,7 @@ pub struct TlsError {
 /// A file missing, unreadable, not PEM of the right kind, a key that does
 /// not match the certificate, or a CA file with no usable certificate.
 pub fn server_config(settings: &TlsSettings) -> Result<Arc<ServerConfig>, TlsError> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let provider = Arc::new(provider(settings)?);
     let resolver = Arc::new(ReloadingCert::new(settings, provider.clone())?);
     let versions: Vec<&'static rustls::SupportedProtocolVersion> = [
         (TlsVersion::Tls12, &rustls::version::TLS12),
@@ -58,7 +60,7 @@ pub fn server_config(settings: &TlsSettings) -> Result<Arc<ServerConfig>, TlsErr
         .with_protocol_versions(&versions)
         .map_err(|e| TlsError {
             key: "tls_server_config.min_version",
-            path: settings.cert_file.clone(),
+            path: None,
             problem: format!("rustls refuses these versions ({e})"),
         })?;
     let algs = provider.signature_verification_algorithms;
@@ -85,6 +87,57 @@ pub fn server_config(settings: &TlsSettings) -> Result<Arc<ServerConfig>, TlsErr
     Ok(Arc::new(config))
 }
 
+/// The ring provider, narrowed to `settings`' cipher suites and curves.
+fn provider(settings: &TlsSettings) -> Result<CryptoProvider, TlsError> {
+    let mut p = rustls::crypto::ring::default_provider();
+    let err = |key: &'static str, problem: String| TlsError {
+        key,
+        path: None,
+        problem,
+    };
+    if let Some(names) = &settings.cipher_suites {
+        // Go's names of TLS 1.2 suites are rustls's (TLS 1.3 suites are not
+        // configurable, in Go as here).
+        p.cipher_suites.retain(|s| {
+            s.version() == &rustls::version::TLS13 || names.contains(&format!("{:?}", s.suite()))
+        });
+        let tls12 = p
+            .cipher_suites
+            .iter()
+            .any(|s| s.version() == &rustls::version::TLS12);
+        if !tls12 && settings.min_version == TlsVersion::Tls12 {
+            return Err(err(
+                "tls_server_config.cipher_suites",
+                "names no TLS 1.2 suite observer has (it has ECDHE with AES-GCM or \
+                 ChaCha20-Poly1305): add one, or set min_version: TLS13"
+                    .into(),
+            ));
+        }
+    }
+    if let Some(names) = &settings.curve_preferences {
+        use rustls::NamedGroup;
+        let all = std::mem::take(&mut p.kx_groups);
+        p.kx_groups = names
+            .iter()
+            .filter_map(|n| match n.as_str() {
+                "X25519" => Some(NamedGroup::X25519),
+                "CurveP256" => Some(NamedGroup::secp256r1),
+                "CurveP384" => Some(NamedGroup::secp384r1),
+                "CurveP521" => Some(NamedGroup::secp521r1),
+                _ => None,
+            })
+            .filter_map(|g| all.iter().find(|k| k.name() == g).copied())
+            .collect();
+        if p.kx_groups.is_empty() {
+            return Err(err(
+                "tls_server_config.curve_preferences",
+                "names no curve observer has (X25519, CurveP256, CurveP384): add one".into(),
+            ));
+        }
+    }
+    Ok(p)
+}
+
 /// A verifier of client certificates against `client_ca_file`.
 fn verifying(
     settings: &TlsSettings,
@@ -95,7 +148,7 @@ fn verifying(
     let path = settings.client_ca_file.clone().unwrap_or_default();
     let err = |problem: String| TlsError {
         key,
-        path: path.clone(),
+        path: Some(path.clone()),
         problem,
     };
     let mut roots = rustls::RootCertStore::empty();
@@ -116,7 +169,7 @@ fn verifying(
 fn read_certs(key: &'static str, path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
     let err = |problem: String| TlsError {
         key,
-        path: path.to_path_buf(),
+        path: Some(path.to_path_buf()),
         problem,
     };
     let pem = std::fs::read(path).map_err(|e| {
@@ -144,7 +197,7 @@ fn load_pair(
     let path = &settings.key_file;
     let err = |problem: String| TlsError {
         key: "tls_server_config.key_file",
-        path: path.clone(),
+        path: Some(path.clone()),
         problem,
     };
     let pem = std::fs::read(path).map_err(|e| {
@@ -196,8 +249,10 @@ impl ReloadingCert {
     }
 }
 
-impl ResolvesServerCert for ReloadingCert {
-    fn resolve(&self, _hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+impl ReloadingCert {
+    /// The pair to serve now: re-read if either file changed since it was
+    /// last read.
+    fn current(&self) -> Arc<CertifiedKey> {
         let mut current = self
             .current
             .lock()
@@ -220,7 +275,13 @@ impl ResolvesServerCert for ReloadingCert {
                 Err(e) => log::warn!("metrics: keeping the previous certificate: {e}"),
             }
         }
-        Some(current.2.clone())
+        current.2.clone()
+    }
+}
+
+impl ResolvesServerCert for ReloadingCert {
+    fn resolve(&self, _hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        Some(self.current())
     }
 }
 
@@ -273,3 +334,7 @@ impl ClientCertVerifier for AnyClientCert {
         self.algs.supported_schemes()
     }
 }
+
+#[cfg(test)]
+#[path = "tls_tests.rs"]
+mod tests;

@@ -93,11 +93,7 @@ impl Web {
         match (&self.tls, &self.auth) {
             (Some(_), Some(_)) => "TLS, basic auth on every path but /healthz".into(),
             (Some(_), None) => "TLS, no auth".into(),
-            (None, Some(_)) => {
-                "basic auth on every path but /healthz, over plain HTTP: passwords cross the \
-                 network in the clear"
-                    .into()
-            }
+            (None, Some(_)) => "plain HTTP, basic auth on every path but /healthz".into(),
             (None, None) => "plain HTTP, no auth".into(),
         }
     }

@@ -6,9 +6,11 @@
 //! Keys and meanings are exporter-toolkit's, so a file written for
 //! node_exporter works unchanged, with these differences, each refused
 //! with a message rather than ignored: inline PEM (`cert`, `key`,
-//! `client_ca`), `client_allowed_sans`, `cipher_suites`,
-//! `curve_preferences`, TLS 1.0 and 1.1, and a `rate_limit` with a
-//! non-zero interval. `prefer_server_cipher_suites` is accepted and
+//! `client_ca`), `client_allowed_sans`, TLS 1.0 and 1.1, and a
+//! `rate_limit` with a non-zero interval. `cipher_suites` and
+//! `curve_preferences` take Go's names and narrow what rustls offers to
+//! those it has (a list naming none it has is refused).
+//! `prefer_server_cipher_suites` is accepted and
 //! ignored (Go's TLS has ignored it since Go 1.18), as is
 //! `http_server_config.http2` (observer speaks HTTP/1.1, which every
 //! client of an HTTP/2 server speaks too). Unknown keys are errors, as in
@@ -83,6 +85,12 @@ pub struct TlsSettings {
     pub min_version: TlsVersion,
     /// The highest version accepted.
     pub max_version: TlsVersion,
+    /// The TLS 1.2 suites allowed, by Go's names (TLS 1.3 suites are not
+    /// configurable, as in Go); None: rustls's defaults.
+    pub cipher_suites: Option<Vec<String>>,
+    /// The key exchange groups allowed, in order, by Go's names
+    /// (`X25519`, `CurveP256`, ...); None: rustls's defaults.
+    pub curve_preferences: Option<Vec<String>>,
 }
 
 /// A web-config file, checked.
@@ -120,8 +128,8 @@ struct RawTls {
     key: Option<serde_norway::Value>,
     client_ca: Option<serde_norway::Value>,
     client_allowed_sans: Option<serde_norway::Value>,
-    cipher_suites: Option<serde_norway::Value>,
-    curve_preferences: Option<serde_norway::Value>,
+    cipher_suites: Option<Vec<String>>,
+    curve_preferences: Option<Vec<String>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -263,7 +271,7 @@ fn check_rate_limit(r: &RawRateLimit) -> Result<(), String> {
 
 /// exporter-toolkit's `tls_server_config` keys observer refuses, each with
 /// the fix; in the order [`tls_settings`] lists whether they are set.
-const REFUSED: [(&str, &str); 6] = [
+const REFUSED: [(&str, &str); 4] = [
     ("cert", "write the PEM to a file and name it in cert_file"),
     ("key", "write the PEM to a file and name it in key_file"),
     (
@@ -275,16 +283,33 @@ const REFUSED: [(&str, &str); 6] = [
         "observer cannot match client certificate SANs: remove it and sign the scrapers' \
          certificates with a CA of their own (client_ca_file)",
     ),
-    (
-        "cipher_suites",
-        "observer offers rustls's AEAD suites only (ECDHE with AES-GCM or ChaCha20-Poly1305); \
-         remove it",
-    ),
-    (
-        "curve_preferences",
-        "observer offers X25519, P-256 and P-384 in that order; remove it",
-    ),
 ];
+
+/// The cipher suite names Go's `tls.CipherSuites()` has listed (what
+/// exporter-toolkit takes); of these, rustls has the TLS 1.3 ones and the
+/// ECDHE AES-GCM and ChaCha20-Poly1305 ones.
+pub const GO_CIPHER_SUITES: &[&str] = &[
+    "TLS_RSA_WITH_AES_128_CBC_SHA",
+    "TLS_RSA_WITH_AES_256_CBC_SHA",
+    "TLS_RSA_WITH_AES_128_GCM_SHA256",
+    "TLS_RSA_WITH_AES_256_GCM_SHA384",
+    "TLS_AES_128_GCM_SHA256",
+    "TLS_AES_256_GCM_SHA384",
+    "TLS_CHACHA20_POLY1305_SHA256",
+    "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA",
+    "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA",
+    "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA",
+    "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA",
+    "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+    "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
+    "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+    "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
+    "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
+    "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
+];
+
+/// The curve names exporter-toolkit takes.
+pub const GO_CURVES: &[&str] = &["CurveP256", "CurveP384", "CurveP521", "X25519"];
 
 /// The `tls_server_config` section checked: None when it sets nothing
 /// (exporter-toolkit then serves plain HTTP).
@@ -294,9 +319,22 @@ fn tls_settings(t: RawTls, dir: &Path) -> Result<Option<TlsSettings>, String> {
         t.key.is_some(),
         t.client_ca.is_some(),
         t.client_allowed_sans.is_some(),
-        t.cipher_suites.is_some(),
-        t.curve_preferences.is_some(),
     ];
+    for (key, names, known) in [
+        ("cipher_suites", &t.cipher_suites, GO_CIPHER_SUITES),
+        ("curve_preferences", &t.curve_preferences, GO_CURVES),
+    ] {
+        if let Some(bad) = names
+            .iter()
+            .flatten()
+            .find(|n| !known.contains(&n.as_str()))
+        {
+            return Err(format!(
+                "tls_server_config.{key} '{bad}' is not one of Go's names: {}",
+                known.join(", ")
+            ));
+        }
+    }
     if let Some(((key, fix), _)) = REFUSED.iter().zip(set).find(|(_, set)| *set) {
         return Err(format!("tls_server_config.{key} is not supported: {fix}"));
     }
@@ -366,6 +404,8 @@ fn tls_settings(t: RawTls, dir: &Path) -> Result<Option<TlsSettings>, String> {
         client_ca_file,
         min_version,
         max_version,
+        cipher_suites: t.cipher_suites,
+        curve_preferences: t.curve_preferences,
     }))
 }
 

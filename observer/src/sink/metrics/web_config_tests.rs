@@ -50,6 +50,8 @@ fn a_node_exporter_file_with_tls_auth_and_headers() {
             client_ca_file: Some(PathBuf::from("/etc/observer/ca.crt")),
             min_version: TlsVersion::Tls13,
             max_version: TlsVersion::Tls13,
+            cipher_suites: None,
+            curve_preferences: None,
         })
     );
     assert_eq!(c.users.keys().collect::<Vec<_>>(), ["prometheus"]);
@@ -97,6 +99,18 @@ fn client_auth_types_and_versions() {
     assert_eq!(t.client_auth, ClientAuth::VerifyClientCertIfGiven);
     assert!(t.client_auth.verifies());
     assert_eq!(tls("  max_version: TLS12\n").max_version, TlsVersion::Tls12);
+    let t = tls(
+        "  cipher_suites: [TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256]\n  \
+                 curve_preferences: [X25519, CurveP521]\n",
+    );
+    assert_eq!(
+        t.cipher_suites,
+        Some(vec!["TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256".to_string()])
+    );
+    assert_eq!(
+        t.curve_preferences,
+        Some(vec!["X25519".to_string(), "CurveP521".to_string()])
+    );
 }
 
 #[test]
@@ -159,12 +173,16 @@ fn each_bad_file_gets_its_one_line() {
             "client_allowed_sans is not supported",
         ),
         (
-            format!("{tls}  cipher_suites: [TLS_RSA_WITH_AES_128_CBC_SHA]\n"),
-            "cipher_suites is not supported",
+            format!("{tls}  cipher_suites: [TLS_RSA_WITH_RC4_128_SHA]\n"),
+            "cipher_suites 'TLS_RSA_WITH_RC4_128_SHA' is not one of Go's names",
         ),
         (
-            format!("{tls}  curve_preferences: [CurveP521]\n"),
-            "curve_preferences is not supported",
+            format!("{tls}  cipher_suites: TLS_AES_128_GCM_SHA256\n"),
+            "cipher_suites: invalid type",
+        ),
+        (
+            format!("{tls}  curve_preferences: [P256]\n"),
+            "curve_preferences 'P256' is not one of Go's names: CurveP256",
         ),
         (
             "basic_auth_users:\n  alice: secret\n".into(),
