@@ -97,9 +97,12 @@ fn a_client_that_never_finishes_its_headers_is_closed() {
     let _serial = serial();
     let (port, _agent) = agent();
     // A real scrape meanwhile is answered at once.
-    abuse::stalled_clients_are_closed(port, b"GET /metrics HTTP/1.1\r\nHost: x\r\n", || {
-        http_get(port, "/metrics").is_some()
-    });
+    let headers = b"GET /metrics HTTP/1.1\r\nHost: x\r\n";
+    abuse::stalled_clients_are_closed(
+        50,
+        || abuse::stalled(port, headers),
+        || http_get(port, "/metrics").is_some(),
+    );
 }
 
 #[test]

@@ -342,6 +342,61 @@ fn client_certificates_are_required_and_checked_against_the_ca() {
 }
 
 #[test]
+fn versions_suites_and_curves_are_what_the_file_says() {
+    if !root_or_skip("versions_suites_and_curves_are_what_the_file_says") {
+        return;
+    }
+    let _serial = serial();
+    let (dir, _ca, ca) = server_files("versions");
+    let cfg = dir.file(
+        "web.yml",
+        format!(
+            "{TLS}  max_version: TLS12\n  \
+             cipher_suites: [TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, TLS_RSA_WITH_AES_128_CBC_SHA]\n  \
+             curve_preferences: [CurveP384]\n"
+        ),
+    );
+    promtool_accepts(&cfg);
+    let (port, _agent) = agent(&cfg, &["--cacert", &ca]);
+    let url = format!("https://127.0.0.1:{port}/metrics");
+    let status =
+        |opts: &[&str]| curl(&[&["--cacert", ca.as_str()], opts, &[url.as_str()]].concat());
+    let ok = status(&[
+        "--tls-max",
+        "1.2",
+        "--ciphers",
+        "ECDHE-ECDSA-AES128-GCM-SHA256",
+    ]);
+    assert_eq!(ok.status, Some(200), "the suite named: {}", ok.head);
+    let tls13 = status(&["--tlsv1.3"]);
+    assert!(
+        tls13.exit != 0 && tls13.status.is_none(),
+        "TLS 1.3 over max_version: {}",
+        tls13.head
+    );
+    let other = status(&[
+        "--tls-max",
+        "1.2",
+        "--ciphers",
+        "ECDHE-ECDSA-AES256-GCM-SHA384",
+    ]);
+    assert!(
+        other.exit != 0 && other.status.is_none(),
+        "a suite not named: {}",
+        other.head
+    );
+    // P-256 is the certificate's curve, which TLS 1.2 clients must list
+    // too; only P-384 serves for the key exchange.
+    assert_eq!(status(&["--curves", "P-384:P-256"]).status, Some(200));
+    let x25519 = status(&["--curves", "X25519:P-256"]);
+    assert!(
+        x25519.exit != 0 && x25519.status.is_none(),
+        "a curve not named: {}",
+        x25519.head
+    );
+}
+
+#[test]
 fn a_renewed_certificate_is_served_without_a_restart() {
     if !root_or_skip("a_renewed_certificate_is_served_without_a_restart") {
         return;
@@ -365,6 +420,37 @@ fn a_renewed_certificate_is_served_without_a_restart() {
     assert!(old.exit != 0 && old.status.is_none(), "{}", old.head);
 }
 
+/// A client on `port` that completes the TLS handshake (trusting
+/// `ca_pem`), sends half its request headers and then nothing.
+fn stalled_tls(
+    port: u16,
+    ca_pem: &[u8],
+) -> rustls::StreamOwned<rustls::ClientConnection, std::net::TcpStream> {
+    use rustls_pki_types::{CertificateDer, ServerName, pem::PemObject as _};
+    use std::io::Write as _;
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(CertificateDer::from_pem_slice(ca_pem).unwrap())
+        .unwrap();
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let name = ServerName::try_from("127.0.0.1").unwrap();
+    let conn = rustls::ClientConnection::new(std::sync::Arc::new(config), name).unwrap();
+    let sock = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(15)))
+        .unwrap();
+    let mut tls = rustls::StreamOwned::new(conn, sock);
+    tls.conn.complete_io(&mut tls.sock).unwrap();
+    tls.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+        .unwrap();
+    tls.flush().unwrap();
+    tls
+}
+
 #[test]
 fn a_handshake_that_never_finishes_is_closed_and_the_cap_holds() {
     if !root_or_skip("a_handshake_that_never_finishes_is_closed_and_the_cap_holds") {
@@ -374,7 +460,11 @@ fn a_handshake_that_never_finishes_is_closed_and_the_cap_holds() {
     let a = tls_agent("slow");
     let scrape = || curl(&["--cacert", &a.ca, &a.url]).status == Some(200);
     // Clients that start a TLS record and never finish it.
-    abuse::stalled_clients_are_closed(a.port, b"\x16\x03\x01\x02", scrape);
+    abuse::stalled_clients_are_closed(50, || abuse::stalled(a.port, b"\x16\x03\x01\x02"), scrape);
+    // Clients that finish the handshake and never finish their headers:
+    // the handshake and the headers share the 5 s.
+    let ca_pem = std::fs::read(&a.ca).unwrap();
+    abuse::stalled_clients_are_closed(10, || stalled_tls(a.port, &ca_pem), scrape);
     abuse::the_cap_holds(a.port, a.agent.id(), scrape);
 }
 

@@ -3,7 +3,7 @@
 //! header timeout, and the connection cap.
 
 use std::{
-    io::{Read as _, Write as _},
+    io::{Read, Write as _},
     net::TcpStream,
     time::{Duration, Instant},
 };
@@ -15,20 +15,25 @@ fn fds(pid: u32) -> usize {
         .count()
 }
 
-/// 50 clients on `port` that send `first` and then nothing: `scrape` (a
-/// real client, true when answered) is answered within 2 s meanwhile, and
-/// each stalled one is closed 4 to 9 s after it connected (the header
-/// timeout is 5 s).
-pub fn stalled_clients_are_closed(port: u16, first: &[u8], scrape: impl Fn() -> bool) {
+/// A client on `port` that sends `first` and then nothing, reading with
+/// a 15 s timeout.
+pub fn stalled(port: u16, first: &[u8]) -> TcpStream {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.write_all(first).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
+    s
+}
+
+/// `n` clients that `open` connects and stalls: `scrape` (a real client,
+/// true when answered) is answered within 2 s meanwhile, and each stalled
+/// one is closed 4 to 9 s after it connected (the header timeout is 5 s).
+pub fn stalled_clients_are_closed<S: Read>(
+    n: usize,
+    open: impl Fn() -> S,
+    scrape: impl Fn() -> bool,
+) {
     let start = Instant::now();
-    let mut slow: Vec<TcpStream> = (0..50)
-        .map(|_| {
-            let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-            s.write_all(first).unwrap();
-            s.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
-            s
-        })
-        .collect();
+    let mut slow: Vec<S> = (0..n).map(|_| open()).collect();
     let t = Instant::now();
     assert!(scrape(), "a scrape beside the stalled clients");
     assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
