@@ -146,11 +146,7 @@ fn verifying(
 ) -> Result<Arc<dyn ClientCertVerifier>, TlsError> {
     let key = "tls_server_config.client_ca_file";
     let path = settings.client_ca_file.clone().unwrap_or_default();
-    let err = |problem: String| TlsError {
-        key,
-        path: Some(path.clone()),
-        problem,
-    };
+    let err = |problem: String| file_error(key, &path, problem);
     let mut roots = rustls::RootCertStore::empty();
     for cert in read_certs(key, &path)? {
         roots
@@ -165,18 +161,30 @@ fn verifying(
         .map_err(|e| err(format!("cannot verify clients with it ({e})")))
 }
 
-/// The certificates in the PEM file at `path`, at least one.
-fn read_certs(key: &'static str, path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
-    let err = |problem: String| TlsError {
+/// What is wrong with the file at `path` that `key` names.
+fn file_error(key: &'static str, path: &Path, problem: String) -> TlsError {
+    TlsError {
         key,
         path: Some(path.to_path_buf()),
         problem,
-    };
-    let pem = std::fs::read(path).map_err(|e| {
-        err(format!(
-            "cannot read it ({e}); check the path and its permissions"
-        ))
-    })?;
+    }
+}
+
+/// The bytes of the file at `path` that `key` names.
+fn read(key: &'static str, path: &Path) -> Result<Vec<u8>, TlsError> {
+    std::fs::read(path).map_err(|e| {
+        file_error(
+            key,
+            path,
+            format!("cannot read it ({e}); check the path and its permissions"),
+        )
+    })
+}
+
+/// The certificates in the PEM file at `path`, at least one.
+fn read_certs(key: &'static str, path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
+    let err = |problem: String| file_error(key, path, problem);
+    let pem = read(key, path)?;
     let certs = CertificateDer::pem_slice_iter(&pem)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| err(format!("not PEM ({e})")))?;
@@ -194,17 +202,10 @@ fn load_pair(
     provider: &CryptoProvider,
 ) -> Result<Arc<CertifiedKey>, TlsError> {
     let certs = read_certs("tls_server_config.cert_file", &settings.cert_file)?;
+    let name = "tls_server_config.key_file";
     let path = &settings.key_file;
-    let err = |problem: String| TlsError {
-        key: "tls_server_config.key_file",
-        path: Some(path.clone()),
-        problem,
-    };
-    let pem = std::fs::read(path).map_err(|e| {
-        err(format!(
-            "cannot read it ({e}); check the path and its permissions"
-        ))
-    })?;
+    let err = |problem: String| file_error(name, path, problem);
+    let pem = read(name, path)?;
     let key = PrivateKeyDer::from_pem_slice(&pem).map_err(|e| {
         err(format!(
             "holds no private key rustls can read ({e}); it needs a PEM PRIVATE KEY, RSA \
