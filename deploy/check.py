@@ -15,12 +15,16 @@ fields observer relies on, each with the reason it matters: the objects'
 shape (apiVersion, kind, names, types), what the agent needs to start
 (capabilities, the node IP, probes on /healthz), what it must not ask for
 (hostPID, host paths, a token), and that exactly one scrape path reaches the
-pods. The systemd unit is checked with systemd-analyze (verify, and the
-offline security score) and the host scrape job with promtool, where those
-are installed; the alert rules and the dashboard by check_monitoring.py.
-Edit a manifest, run this.
+pods. The TLS overlay (tls/: the DaemonSet and ServiceMonitor patched to
+serve and scrape over https with basic auth) is applied here, its patches
+being JSON patches, and checked the same way, with what TLS adds. The
+systemd unit is checked with systemd-analyze (verify, and the offline
+security score), as shipped and with its commented TLS lines, and the host
+scrape job with promtool, where those are installed; the alert rules and
+the dashboard by check_monitoring.py. Edit a manifest, run this.
 """
 
+import copy
 import json
 import os
 import re
@@ -44,6 +48,17 @@ MAX_EXPOSURE = 2.5
 
 results = []
 require_tools = False
+# Put before each check's text while a variant (the TLS overlay) is checked.
+prefix = ""
+# The TLS overlay's Secrets, and where the agent's is mounted.
+WEB_SECRET = "observer-web"
+SCRAPE_SECRET = "observer-scrape"
+WEB_MOUNT = "/etc/observer/web"
+# The unit's credentials folder (systemd's $CREDENTIALS_DIRECTORY).
+CREDENTIALS = "/run/credentials/observer.service"
+# exporter-toolkit's web-config keys (docs/web-configuration.md).
+WEB_CONFIG_KEYS = {"tls_server_config", "http_server_config", "basic_auth_users", "rate_limit"}
+BCRYPT = re.compile(r"^\$2[abxy]?\$\d\d\$[./A-Za-z0-9]{53}$")
 
 
 def tool(name):
@@ -55,7 +70,7 @@ def tool(name):
 
 
 def check(ok, what):
-    results.append((bool(ok), what))
+    results.append((bool(ok), prefix + what))
 
 
 def load(name):
@@ -100,7 +115,7 @@ def observer_container(ds):
     return next((c for c in containers if c.get("name") == "observer"), None)
 
 
-def check_daemonset(kinds):
+def check_daemonset(kinds, tls=False):
     ns = (kinds.get("Namespace") or [None])[0]
     check(ns is not None, "daemonset.yaml: defines the observer Namespace")
     if ns:
@@ -147,8 +162,13 @@ def check_daemonset(kinds):
     sc = pod.get("securityContext") or {}
     check((sc.get("seccompProfile") or {}).get("type") == "RuntimeDefault",
           "pod: seccomp RuntimeDefault")
-    check(not pod.get("volumes"),
-          "pod: no volumes (BTF is read from the container's own /sys; nothing from the node)")
+    vols = pod.get("volumes") or []
+    if tls:
+        check(len(vols) == 1 and (vols[0].get("secret") or {}).get("secretName") == WEB_SECRET,
+              f"pod: one volume, the Secret {WEB_SECRET} (nothing from the node)")
+    else:
+        check(not vols,
+              "pod: no volumes (BTF is read from the container's own /sys; nothing from the node)")
     ann = tmpl["metadata"].get("annotations") or {}
     check(not any(k.startswith("prometheus.io/") for k in ann),
           "pod: no prometheus.io annotations (the ServiceMonitor or the sd job scrapes it, once)")
@@ -197,11 +217,12 @@ def check_daemonset(kinds):
     check(not csc.get("privileged"), "container: not privileged")
     check(csc.get("runAsUser") == 0 and not csc.get("runAsNonRoot"),
           "container: runs as uid 0 (runtimes grant added capabilities only to root)")
+    scheme = "HTTPS" if tls else "HTTP"
     for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
         get = ((c.get(probe) or {}).get("httpGet")) or {}
         check(get.get("path") == "/healthz" and get.get("port") in ("metrics", PORT)
-              and get.get("scheme", "HTTP") == "HTTP",
-              f"container: {probe} on http /healthz, port metrics")
+              and get.get("scheme", "HTTP") == scheme,
+              f"container: {probe} on {scheme.lower()} /healthz, port metrics")
     res = c.get("resources") or {}
     lim = memory_mi((res.get("limits") or {}).get("memory", ""))
     req = memory_mi((res.get("requests") or {}).get("memory", ""))
@@ -212,7 +233,7 @@ def check_daemonset(kinds):
     return ds
 
 
-def check_servicemonitor(kinds, ds):
+def check_servicemonitor(kinds, ds, tls=False):
     svc = (kinds.get("Service") or [None])[0]
     sm = (kinds.get("ServiceMonitor") or [None])[0]
     check(svc is not None and sm is not None, "servicemonitor.yaml: a Service and a ServiceMonitor")
@@ -244,6 +265,104 @@ def check_servicemonitor(kinds, ds):
     nsel = (sm["spec"].get("namespaceSelector") or {}).get("matchNames")
     check(nsel is None or svc["metadata"].get("namespace") in nsel,
           "ServiceMonitor: its namespaceSelector includes the Service's namespace")
+    if not tls:
+        check(ep.get("scheme", "http") == "http" and "basicAuth" not in ep,
+              "ServiceMonitor: plain http, as the agent serves without --web-config")
+        return
+    check(ep.get("scheme") == "https", "ServiceMonitor: scheme https")
+    tc = ep.get("tlsConfig") or {}
+    check((tc.get("ca") or {}).get("secret") == {"name": SCRAPE_SECRET, "key": "ca.crt"},
+          f"ServiceMonitor: tlsConfig.ca from Secret {SCRAPE_SECRET}, key ca.crt")
+    check(isinstance(tc.get("serverName"), str) and tc["serverName"]
+          and not tc.get("insecureSkipVerify"),
+          "ServiceMonitor: checks the certificate under one serverName (targets are node IPs)")
+    ba = ep.get("basicAuth") or {}
+    check(ba.get("username") == {"name": SCRAPE_SECRET, "key": "username"}
+          and ba.get("password") == {"name": SCRAPE_SECRET, "key": "password"},
+          f"ServiceMonitor: basicAuth username and password from Secret {SCRAPE_SECRET}")
+
+
+def json_patch(doc, ops):
+    """`doc` with the JSON patch `ops` applied (add and replace, as
+    kustomize applies them); a path that does not resolve is a failed check."""
+    doc = copy.deepcopy(doc)
+    for op in ops:
+        *parents, last = [p.replace("~1", "/").replace("~0", "~")
+                          for p in op["path"].lstrip("/").split("/")]
+        node = doc
+        try:
+            for p in parents:
+                node = node[int(p)] if isinstance(node, list) else node[p]
+            if isinstance(node, list):
+                if last == "-":
+                    node.append(op["value"])
+                elif op["op"] == "add":
+                    node.insert(int(last), op["value"])
+                else:
+                    node[int(last)] = op["value"]
+            else:
+                if op["op"] != "add":
+                    check(last in node, f"tls/: patch {op['path']}: replaces a value")
+                node[last] = op["value"]
+        except (KeyError, IndexError, ValueError, TypeError):
+            check(False, f"tls/: patch {op['path']}: resolves in the base")
+    return doc
+
+
+def check_web_config(path):
+    """deploy/tls/web-config.yml: exporter-toolkit's keys, files beside it
+    (the Secret's other keys), a bcrypt hash."""
+    with open(path, encoding="utf-8") as f:
+        cfg = yaml.safe_load(f) or {}
+    check(set(cfg) <= WEB_CONFIG_KEYS, "web-config.yml: only exporter-toolkit's keys")
+    t = cfg.get("tls_server_config") or {}
+    check(t.get("cert_file") == "tls.crt" and t.get("key_file") == "tls.key",
+          "web-config.yml: cert_file tls.crt and key_file tls.key, beside it "
+          "(the Secret's keys, as kubernetes.io/tls names them)")
+    users = cfg.get("basic_auth_users") or {}
+    check(users and all(BCRYPT.match(str(h)) for h in users.values()),
+          "web-config.yml: basic_auth_users holds bcrypt hashes")
+    return t
+
+
+def check_tls_overlay(ds_docs, sm_docs):
+    """deploy/tls/: the plain deployment patched to serve and scrape over
+    https with basic auth."""
+    global prefix
+    base = load("kustomization.yaml")[0]
+    check(base.get("resources") == ["daemonset.yaml", "servicemonitor.yaml"],
+          "kustomization.yaml: the DaemonSet and the ServiceMonitor")
+    kust = load("tls/kustomization.yaml")[0]
+    check(kust.get("resources") == [".."], "tls/kustomization.yaml: overlays deploy/")
+    patches = {(p.get("target") or {}).get("kind"): p for p in kust.get("patches") or []}
+    check(set(patches) == {"DaemonSet", "ServiceMonitor"}
+          and all(p["target"].get("name") == "observer" for p in patches.values()),
+          "tls/kustomization.yaml: patches the DaemonSet and the ServiceMonitor named observer")
+    docs = {}
+    for kind, base_docs in (("DaemonSet", ds_docs), ("ServiceMonitor", sm_docs)):
+        ops = load(os.path.join("tls", (patches.get(kind) or {}).get("path", "missing")))
+        ops = ops[0] if ops else []
+        docs[kind] = [json_patch(d, ops) if d.get("kind") == kind else d for d in base_docs]
+    prefix = "tls/: "
+    try:
+        ds = check_daemonset(by_kind(docs["DaemonSet"]), tls=True)
+        check_servicemonitor(by_kind(docs["ServiceMonitor"]), ds, tls=True)
+        if ds is None:
+            return
+        c = observer_container(ds) or {}
+        mounts = [m for m in c.get("volumeMounts") or [] if m.get("mountPath") == WEB_MOUNT]
+        check(len(mounts) == 1 and mounts[0].get("readOnly") is True
+              and "subPath" not in mounts[0],
+              f"container: the Secret mounted read-only at {WEB_MOUNT} (not subPath: "
+              "a subPath mount never sees a renewed certificate)")
+        web = [a.split("=", 1)[1] for a in c.get("args") or [] if a.startswith("--web-config=")]
+        check(web == [f"{WEB_MOUNT}/web-config.yml"],
+              f"container: --web-config={WEB_MOUNT}/web-config.yml, the Secret's key")
+        vol = ((ds["spec"]["template"]["spec"].get("volumes") or [{}])[0].get("secret") or {})
+        check(vol.get("defaultMode") == 0o400, "pod: the Secret's files are 0400 (root only)")
+        check_web_config(os.path.join(HERE, "tls", "web-config.yml"))
+    finally:
+        prefix = ""
 
 
 def check_prometheus_yml():
@@ -301,12 +420,27 @@ def check_unit():
           "observer.service: no WatchdogSec (the agent does not ping the watchdog)")
     check(unit_values(text, "ExecStart")[1:3] == ["run", "$OBSERVER_OPTIONS"],
           "observer.service: ExecStart runs `observer run $OBSERVER_OPTIONS`")
+    # The commented TLS variant: its credentials are the files web-config.yml
+    # names beside itself, and OBSERVER_OPTIONS points into their folder.
+    tls_lines = [l[1:] for l in text.splitlines() if l.startswith("#LoadCredential=")]
+    creds = {l.split("=", 1)[1].split(":", 1)[0] for l in tls_lines}
+    check(creds == {"web-config.yml", "tls.crt", "tls.key"},
+          "observer.service: commented LoadCredential= lines for web-config.yml, tls.crt, tls.key")
+    check(f"--web-config {CREDENTIALS}/web-config.yml" in text,
+          f"observer.service: the TLS example's OBSERVER_OPTIONS reads {CREDENTIALS}/web-config.yml")
+    analyze_unit(text, "")
+    tls_text = "\n".join(l[1:] if l.startswith("#LoadCredential=") else l
+                         for l in text.splitlines()) + "\n"
+    analyze_unit(tls_text, " (TLS lines uncommented)")
+
+
+def analyze_unit(text, variant):
+    """systemd-analyze verify and security on the unit's `text`."""
     analyze = tool("systemd-analyze")
     if not analyze:
         return
     # verify needs ExecStart's binary to exist: point it at a stand-in.
     with tempfile.TemporaryDirectory() as d:
-        text = open(unit, encoding="utf-8").read()
         stand_in = os.path.join(d, "observer")
         with open(stand_in, "w") as f:
             f.write("#!/bin/sh\n")
@@ -317,13 +451,15 @@ def check_unit():
         r = subprocess.run([analyze, "verify", copy], capture_output=True, text=True)
         msgs = [l for l in (r.stdout + r.stderr).splitlines() if l.strip()]
         check(r.returncode == 0 and not msgs,
-              "observer.service: systemd-analyze verify" + ("" if not msgs else ": " + " | ".join(msgs)))
+              f"observer.service{variant}: systemd-analyze verify"
+              + ("" if not msgs else ": " + " | ".join(msgs)))
         r = subprocess.run([analyze, "security", "--offline=true", "--no-pager", copy],
                            capture_output=True, text=True)
         m = re.search(r"Overall exposure level for \S+: ([0-9.]+)", r.stdout + r.stderr)
         score = float(m.group(1)) if m else None
         check(score is not None and score <= MAX_EXPOSURE,
-              f"observer.service: systemd-analyze security exposure {score} <= {MAX_EXPOSURE}")
+              f"observer.service{variant}: systemd-analyze security exposure {score} "
+              f"<= {MAX_EXPOSURE}")
 
 
 def podman_args():
@@ -388,6 +524,7 @@ def main():
             shape(d, f"{name} {d.get('kind')}")
     ds = check_daemonset(by_kind(ds_docs))
     check_servicemonitor(by_kind(sm_docs), ds)
+    check_tls_overlay(ds_docs, sm_docs)
     check_prometheus_yml()
     check_unit()
     check_monitoring(check, tool)

@@ -62,6 +62,10 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.downcast_ref::<cmd::Usage>().is_some() => {
+            eprintln!("observer: error: {e}");
+            ExitCode::from(2)
+        }
         Err(e) => {
             let chain: Vec<String> = e.chain().map(ToString::to_string).collect();
             eprintln!("observer: error: {}", chain.join(": "));

@@ -6,3 +6,9 @@ pub mod poll_read;
 pub mod run;
 pub mod session;
 pub mod top;
+
+/// A bad value in a file an option names (`run --web-config`): reported
+/// like clap's own errors, with exit status 2, before anything is loaded.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Usage(pub String);

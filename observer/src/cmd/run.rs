@@ -9,6 +9,7 @@ use observer::{
     kernel::probes::ProbeConfig,
     sink::metrics::{
         Catalogue, CatalogueConfig, agent::ProgramRuns, health::Health, http, labels::Aggregation,
+        web::Web,
     },
     track::live::BookConfig,
     track::poller::Poller,
@@ -95,6 +96,13 @@ pub struct Args {
     /// per-packet cost, until `rm -r DIR`.
     #[arg(long, value_name = "DIR")]
     pin: Option<std::path::PathBuf>,
+    /// Serve /metrics over TLS and/or behind basic auth, as this YAML file
+    /// says: Prometheus exporter-toolkit's web-config format (what
+    /// node_exporter's --web.config.file reads; docs/security.md). The
+    /// certificate and key are re-read when they change; /healthz needs
+    /// no password.
+    #[arg(long, value_name = "FILE")]
+    web_config: Option<std::path::PathBuf>,
     #[command(flatten)]
     poll_read: super::poll_read::PollRead,
 }
@@ -102,16 +110,22 @@ pub struct Args {
 /// Runs the agent until SIGINT or SIGTERM.
 ///
 /// # Errors
-/// A taken port, a failed precondition or load, or a failed poll.
+/// A bad `--web-config` file ([`super::Usage`]: exit status 2, before
+/// anything is loaded), a taken port, a failed precondition or load, or a
+/// failed poll.
 pub fn run(args: &Args) -> anyhow::Result<()> {
+    let web = match &args.web_config {
+        Some(path) => Web::load(path).map_err(|e| super::Usage(e.to_string()))?,
+        None => Web::plain(),
+    };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    rt.block_on(agent(args))
+    rt.block_on(agent(args, std::sync::Arc::new(web)))
 }
 
-async fn agent(args: &Args) -> anyhow::Result<()> {
+async fn agent(args: &Args, web: std::sync::Arc<Web>) -> anyhow::Result<()> {
     // Handle signals from the start: a stop during start-up still detaches.
     use tokio::signal::unix::{SignalKind, signal};
     let mut term = signal(SignalKind::terminate()).context("cannot install a SIGTERM handler")?;
@@ -174,8 +188,19 @@ async fn agent(args: &Args) -> anyhow::Result<()> {
         listener,
         catalogue.registry.clone(),
         health.clone(),
+        web.clone(),
     ));
-    log::info!("serving http://{serving}/metrics");
+    log::info!(
+        "serving {}://{serving}/metrics ({})",
+        web.scheme(),
+        web.describe()
+    );
+    if web.auth.is_some() && web.tls.is_none() {
+        log::warn!(
+            "--web-config sets basic auth without TLS: passwords cross the network in the \
+             clear; add tls_server_config"
+        );
+    }
     // Under systemd (deploy/observer.service, Type=notify): ready now that
     // the programs are attached and /metrics is served; a no-op elsewhere.
     if let Err(e) = sd_notify::notify(&[sd_notify::NotifyState::Ready]) {

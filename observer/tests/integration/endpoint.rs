@@ -13,6 +13,7 @@ use std::{
 };
 
 use crate::support::{
+    abuse,
     http::{free_port, http_get, wait_serving},
     process::BIN,
     root_or_skip, serial,
@@ -42,13 +43,6 @@ fn exchange(port: u16, bytes: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     let _ = s.read_to_end(&mut out);
     out
-}
-
-/// Open file descriptors of process `pid`.
-fn fds(pid: u32) -> usize {
-    std::fs::read_dir(format!("/proc/{pid}/fd"))
-        .unwrap()
-        .count()
 }
 
 #[test]
@@ -102,29 +96,12 @@ fn a_client_that_never_finishes_its_headers_is_closed() {
     }
     let _serial = serial();
     let (port, _agent) = agent();
-    let start = Instant::now();
-    let mut slow: Vec<TcpStream> = (0..50)
-        .map(|_| {
-            let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
-            s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
-                .unwrap();
-            s.set_read_timeout(Some(Duration::from_secs(15))).unwrap();
-            s
-        })
-        .collect();
     // A real scrape meanwhile is answered at once.
-    let t = Instant::now();
-    assert!(http_get(port, "/metrics").is_some());
-    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
-    for s in &mut slow {
-        let mut buf = Vec::new();
-        // The server closes it (maybe after a 408): the read ends.
-        let _ = s.read_to_end(&mut buf);
-    }
-    let took = start.elapsed();
-    assert!(
-        took >= Duration::from_secs(4) && took < Duration::from_secs(9),
-        "slow clients closed after {took:?} (header timeout 5 s)"
+    let headers = b"GET /metrics HTTP/1.1\r\nHost: x\r\n";
+    abuse::stalled_clients_are_closed(
+        50,
+        || abuse::stalled(port, headers),
+        || http_get(port, "/metrics").is_some(),
     );
 }
 
@@ -135,37 +112,7 @@ fn connections_past_the_cap_are_closed_and_scrapes_come_back() {
     }
     let _serial = serial();
     let (port, agent) = agent();
-    let base = fds(agent.id());
-    // 600 idle clients: 512 are held (until the header timeout), the rest
-    // closed as soon as they are accepted.
-    let idle: Vec<TcpStream> = (0..600)
-        .map(|_| TcpStream::connect(("127.0.0.1", port)).unwrap())
-        .collect();
-    std::thread::sleep(Duration::from_millis(500));
-    let held = fds(agent.id()) - base;
-    assert!(
-        (500..=512).contains(&held),
-        "{held} connections held past the {base} fds at start"
-    );
-    let mut closed_at_once = 0;
-    for mut s in idle.iter() {
-        s.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
-        let mut b = [0u8; 1];
-        if matches!(s.read(&mut b), Ok(0)) {
-            closed_at_once += 1;
-        }
-    }
-    assert!(
-        closed_at_once >= 88,
-        "{closed_at_once} of 600 closed at once"
-    );
-    // Once the idle ones time out, scrapes are answered again.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while http_get(port, "/healthz").is_none() {
-        assert!(Instant::now() < deadline, "no answer 10 s after the flood");
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    drop(idle);
+    abuse::the_cap_holds(port, agent.id(), || http_get(port, "/healthz").is_some());
 }
 
 #[test]

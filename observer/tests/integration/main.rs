@@ -29,5 +29,6 @@ mod select;
 mod sender;
 mod soak;
 mod ss;
+mod tls;
 mod top;
 mod workload;

@@ -14,7 +14,9 @@ use observer::testkit::btf::BtfBuilder;
 use crate::support::{
     bpf::{leftover, observer_programs},
     process::BIN,
-    root_or_skip, serial,
+    root_or_skip,
+    scratch::Scratch,
+    serial,
 };
 
 /// Whether the observer binary reads the test-only overrides (a build with
@@ -70,32 +72,6 @@ fn assert_one_line(out: &Output, says: &[&str]) -> String {
         );
     }
     err
-}
-
-/// A scratch directory removed on drop.
-struct Scratch(std::path::PathBuf);
-
-impl Scratch {
-    fn new(tag: &str) -> Scratch {
-        let p = std::env::temp_dir().join(format!(
-            "observer-preconditions-{tag}-{}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).unwrap();
-        Scratch(p)
-    }
-    fn file(&self, name: &str, data: &[u8]) -> String {
-        let p = self.0.join(name);
-        std::fs::write(&p, data).unwrap();
-        p.to_string_lossy().into_owned()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 // ---------------------------------------------------------------------------
@@ -160,7 +136,7 @@ fn malformed_btf_is_one_clear_line_at_every_cut() {
     }
     let _serial = serial();
     let real = std::fs::read(observer::kernel::env::VMLINUX_BTF).unwrap();
-    let dir = Scratch::new("btf");
+    let dir = Scratch::new("preconditions", "btf");
     let mut cases: Vec<(String, Vec<u8>)> = [0usize, 2, 23, 24, 100, 4096, real.len() / 2]
         .into_iter()
         .chain([real.len() - 1])
@@ -204,17 +180,17 @@ fn btf_without_a_needed_type_or_member_names_it() {
         return;
     }
     let _serial = serial();
-    let dir = Scratch::new("types");
+    let dir = Scratch::new("preconditions", "types");
     // Well-formed BTF with no struct tcp_sock at all.
     let mut b = BtfBuilder::new();
     b.int("unsigned int", 4);
     b.strukt("sock", 8, &[("sk_rcvbuf", 1, 0)]);
-    let no_struct = dir.file("no-struct", &b.bytes());
+    let no_struct = dir.file("no-struct", b.bytes());
     // A struct tcp_sock without the members observer reads.
     let mut b = BtfBuilder::new();
     b.int("unsigned int", 4);
     b.strukt("tcp_sock", 8, &[("snd_wnd", 1, 0)]);
-    let no_member = dir.file("no-member", &b.bytes());
+    let no_member = dir.file("no-member", b.bytes());
     for (path, says) in [
         (no_struct, "kernel BTF has no struct tcp_sock"),
         (

@@ -1,8 +1,9 @@
 //! The HTTP endpoint: `GET /metrics` (Prometheus text format) and
-//! `GET /healthz` ([`super::health`]: 200 or 503 with the reason). Nothing
+//! `GET /healthz` ([`super::health`]: 200 or 503 with the reason), over
+//! plain HTTP or TLS, behind basic auth or not ([`super::web`]). Nothing
 //! served changes any state.
 
-use std::{convert::Infallible, net::SocketAddr};
+use std::{convert::Infallible, net::SocketAddr, sync::Arc};
 
 use bytes::Bytes;
 use http_body_util::Full;
@@ -10,7 +11,7 @@ use hyper::{Method, Request, Response, StatusCode, body::Incoming, service::serv
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 
-use super::health::Health;
+use super::{health::Health, web::Web};
 
 /// Errors starting the endpoint.
 #[derive(Debug, thiserror::Error)]
@@ -140,15 +141,21 @@ fn route(
     }
 }
 
-/// Serves connections on `listener` until the task is dropped.
+/// Serves connections on `listener` until the task is dropped, as `web`
+/// says (TLS, basic auth, headers; [`Web::plain`] for none).
 ///
 /// A scrape endpoint on a node's address must not be held by idle clients:
 /// at most `MAX_CONNECTIONS` are open at once (later ones are closed at
-/// once), each must send its headers within `HEADER_TIMEOUT`, and a
-/// failed accept (out of file descriptors) waits 100 ms instead of
-/// spinning.
-pub async fn serve(listener: TcpListener, registry: prometheus::Registry, health: Health) {
-    let slots = std::sync::Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+/// once, TLS or not), each must finish its TLS handshake and send its
+/// headers within `HEADER_TIMEOUT` together, and a failed accept (out of
+/// file descriptors) waits 100 ms instead of spinning.
+pub async fn serve(
+    listener: TcpListener,
+    registry: prometheus::Registry,
+    health: Health,
+    web: Arc<Web>,
+) {
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     loop {
         let stream = match listener.accept().await {
             Ok((stream, _)) => stream,
@@ -165,20 +172,125 @@ pub async fn serve(listener: TcpListener, registry: prometheus::Registry, health
         };
         let registry = registry.clone();
         let health = health.clone();
+        let web = web.clone();
         tokio::spawn(async move {
             let _permit = permit;
-            let svc = service_fn(move |req| {
-                let resp = route(&req, &registry, &health);
-                async move { Ok::<_, Infallible>(resp) }
-            });
-            if let Err(e) = hyper::server::conn::http1::Builder::new()
-                .timer(hyper_util::rt::TokioTimer::new())
-                .header_read_timeout(HEADER_TIMEOUT)
-                .serve_connection(TokioIo::new(stream), svc)
-                .await
-            {
-                log::debug!("metrics connection: {e}");
+            let deadline = tokio::time::Instant::now() + HEADER_TIMEOUT;
+            let svc = {
+                let web = web.clone();
+                service_fn(move |req| {
+                    let (registry, health, web) = (registry.clone(), health.clone(), web.clone());
+                    async move { Ok::<_, Infallible>(respond(req, &registry, &health, &web).await) }
+                })
+            };
+            let Some(acceptor) = &web.tls else {
+                return connection(TokioIo::new(stream), HEADER_TIMEOUT, svc).await;
+            };
+            match tokio::time::timeout_at(deadline, handshake(acceptor, stream)).await {
+                Ok(Some(tls)) => {
+                    // What is left of the header timeout after the handshake.
+                    let left = deadline
+                        .saturating_duration_since(tokio::time::Instant::now())
+                        .max(MIN_HEADER_TIME);
+                    connection(TokioIo::new(tls), left, svc).await;
+                }
+                Ok(None) => {}
+                Err(_) => log::debug!("metrics: TLS handshake not done in {HEADER_TIMEOUT:?}"),
             }
         });
     }
+}
+
+/// Least time left for the request headers after a slow TLS handshake.
+const MIN_HEADER_TIME: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Serves HTTP/1.1 on one connection, plain or TLS.
+async fn connection<I, S>(io: I, header_timeout: std::time::Duration, svc: S)
+where
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+    S: hyper::service::HttpService<Incoming, ResBody = Full<Bytes>>,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    if let Err(e) = hyper::server::conn::http1::Builder::new()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(header_timeout)
+        .serve_connection(io, svc)
+        .await
+    {
+        log::debug!("metrics connection: {e}");
+    }
+}
+
+/// The body of the answer to a plain-HTTP request on the TLS port.
+const NOT_TLS: &str = "this port serves HTTPS: use an https:// URL\n";
+
+/// The TLS handshake on `stream`; None (and the connection closed) when
+/// it fails. A client that sends plain HTTP (its first byte is not a TLS
+/// handshake record's, 0x16) gets a 400 saying to use https, as Go's
+/// servers answer it, rather than a TLS alert it cannot read.
+async fn handshake(
+    acceptor: &tokio_rustls::TlsAcceptor,
+    mut stream: tokio::net::TcpStream,
+) -> Option<tokio_rustls::server::TlsStream<tokio::net::TcpStream>> {
+    use tokio::io::AsyncWriteExt as _;
+    let mut first = [0u8; 1];
+    match stream.peek(&mut first).await {
+        Ok(1) if first[0] == 0x16 => {}
+        Ok(1) => {
+            let answer = format!(
+                "HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain\r\ncontent-length: {}\r\n\
+                 connection: close\r\n\r\n{NOT_TLS}",
+                NOT_TLS.len()
+            );
+            let _ = stream.write_all(answer.as_bytes()).await;
+            let _ = stream.shutdown().await;
+            return None;
+        }
+        _ => return None,
+    }
+    match acceptor.accept(stream).await {
+        Ok(tls) => Some(tls),
+        Err(e) => {
+            log::debug!("metrics: TLS handshake: {e}");
+            None
+        }
+    }
+}
+
+/// Paths served without basic auth: the kubelet's probes cannot send it.
+/// TLS, when set, still applies.
+const OPEN_PATHS: &[&str] = &["/healthz"];
+
+/// [`route`] behind basic auth, with `web`'s headers on every answer.
+async fn respond(
+    req: Request<Incoming>,
+    registry: &prometheus::Registry,
+    health: &Health,
+    web: &Web,
+) -> Response<Full<Bytes>> {
+    let open = OPEN_PATHS.contains(&req.uri().path());
+    let mut resp = match &web.auth {
+        Some(auth)
+            if !open
+                && !auth
+                    .allows(req.headers().get(hyper::header::AUTHORIZATION))
+                    .await =>
+        {
+            let mut r = reply(
+                StatusCode::UNAUTHORIZED,
+                "text/plain",
+                "Unauthorized\n".into(),
+            );
+            r.headers_mut().insert(
+                hyper::header::WWW_AUTHENTICATE,
+                hyper::header::HeaderValue::from_static("Basic"),
+            );
+            r
+        }
+        _ => route(&req, registry, health),
+    };
+    for (name, value) in &web.headers {
+        resp.headers_mut().insert(name.clone(), value.clone());
+    }
+    resp
 }

@@ -1,19 +1,23 @@
 //! The Prometheus exporter: the metric catalogue (metrics grouped by
 //! concept: `flows`, `top`, `agent`), aggregation labels with a cap,
-//! and the HTTP endpoint.
+//! and the HTTP endpoint, with optional TLS and basic auth (`web`).
 //!
 //! In: each poll's [`crate::track::live::Event`]s, the live book, the
 //! kernel's self-counters and the poll's figures. Out: the registry that
 //! `/metrics` encodes in the Prometheus text format.
 
 pub mod agent;
+pub mod auth;
 pub mod catalogue;
 mod flows;
 pub mod health;
 pub mod http;
 pub mod labels;
 mod registrar;
+pub mod tls;
 mod top;
+pub mod web;
+pub mod web_config;
 
 pub use catalogue::{Catalogue, CatalogueConfig};
 

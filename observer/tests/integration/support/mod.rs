@@ -3,7 +3,8 @@
 //! pathemu's guards, [`pathemu::Namespace`] and [`pathemu::ChildGuard`]). The
 //! submodules hold the rest: what is loaded in the kernel ([`bpf`]), the
 //! agent's HTTP endpoints and metrics ([`http`]), sockets bound the way a
-//! test needs ([`net`]) and the observer binary as a child ([`process`]).
+//! test needs ([`net`]), the observer binary as a child ([`process`]),
+//! the endpoint's abuse limits ([`abuse`]) and scratch folders ([`scratch`]).
 
 use std::{
     os::fd::AsRawFd,
@@ -21,12 +22,14 @@ use observer::{
 use observer_common::FlowSample;
 use pathemu::Namespace;
 
+pub mod abuse;
 pub mod bpf;
 pub mod http;
 pub mod net;
 pub mod pod;
 pub mod process;
 pub mod prom;
+pub mod scratch;
 pub mod tmux;
 
 /// Whether the tests can load eBPF programs; prints why not otherwise.

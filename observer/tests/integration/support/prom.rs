@@ -9,8 +9,8 @@ use pathemu::ChildGuard;
 
 use super::http::free_port;
 
-/// A Prometheus server on a free loopback port scraping
-/// `127.0.0.1:target` every second; its data folder goes with it.
+/// A Prometheus server on a free loopback port scraping an agent every
+/// second; its data folder goes with it.
 pub struct Prometheus {
     /// Its HTTP API port.
     pub port: u16,
@@ -21,6 +21,14 @@ pub struct Prometheus {
 impl Prometheus {
     /// Starts it; panics when prometheus is not installed.
     pub fn scraping(target: u16) -> Prometheus {
+        Prometheus::with_jobs(&format!(
+            "  - job_name: observer\n    static_configs: [{{targets: ['127.0.0.1:{target}']}}]\n"
+        ))
+    }
+
+    /// Starts one with `jobs` (YAML list items of `scrape_configs`,
+    /// indented two spaces) as its scrape jobs, every second.
+    pub fn with_jobs(jobs: &str) -> Prometheus {
         if Command::new("prometheus")
             .arg("--version")
             .output()
@@ -28,19 +36,18 @@ impl Prometheus {
         {
             panic!("prometheus is not installed: run `cargo xtask setup`");
         }
-        let dir =
-            std::env::temp_dir().join(format!("observer-prom-{}-{target}", std::process::id()));
+        let port = free_port();
+        let dir = std::env::temp_dir().join(format!("observer-prom-{}-{port}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let cfg = dir.join("prometheus.yml");
         std::fs::write(
             &cfg,
             format!(
                 "global: {{scrape_interval: 1s, evaluation_interval: 1s}}\n\
-                 scrape_configs:\n  - job_name: observer\n    static_configs: [{{targets: ['127.0.0.1:{target}']}}]\n"
+                 scrape_configs:\n{jobs}"
             ),
         )
         .unwrap();
-        let port = free_port();
         let child = ChildGuard::spawn(
             Command::new("prometheus")
                 .arg(format!("--config.file={}", cfg.display()))
