@@ -64,7 +64,7 @@ impl Default for F {
 
 /// Seconds after an arbitrary epoch, as a stamp.
 fn at(s: f64) -> Stamp {
-    Stamp(UNIX_EPOCH + Duration::from_secs(1_800_000_000) + Duration::from_secs_f64(s))
+    Stamp(UNIX_EPOCH + Duration::from_secs_f64(1_800_000_000.0 + s))
 }
 
 impl F {

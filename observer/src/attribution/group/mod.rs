@@ -144,8 +144,9 @@ pub struct Figures {
     pub flows: usize,
     /// Bytes moved by all of them over their judged intervals.
     pub bytes: u64,
-    /// Those bytes over the time at least one of them was open (bits/s):
-    /// for concurrent flows, their sum.
+    /// The judged flows' bytes over the time at least one of them was in
+    /// its judged interval (bits/s; all flows' where none was judged): for
+    /// concurrent flows, their sum.
     pub rate_bps: f64,
     /// The fastest flow's rate alone (bits/s).
     pub fastest_bps: f64,
@@ -206,7 +207,8 @@ pub struct Group {
     /// Bytes moved over the flows' judged intervals (acked by the peer
     /// for uploads, received for downloads).
     pub bytes: u64,
-    /// Those bytes over the time at least one flow was open (bits/s).
+    /// The judged flows' bytes over the time at least one of them was
+    /// open (bits/s): [`Figures::rate_bps`].
     pub rate_bps: f64,
     /// The fastest flow's rate alone (bits/s).
     pub fastest_bps: f64,
@@ -246,9 +248,18 @@ pub fn group(flows: &[(&Flow, &Attribution)], by: GroupBy, cfg: &Config) -> Vec<
 /// The group of `members`, judged.
 fn one(netns: u32, key: String, by: GroupBy, members: &[Member<'_>], cfg: &Config) -> Group {
     let bytes: u64 = members.iter().map(|m| m.bytes).sum();
-    let span_us = union_us(members.iter());
+    // The rate is the judged flows' (all, where none is): a control
+    // connection open around the transfers (iperf3's) would stretch the
+    // span without adding bytes.
+    let judged: Vec<&Member<'_>> = members.iter().filter(|m| m.judged()).collect();
+    let counted: Vec<&Member<'_>> = if judged.is_empty() {
+        members.iter().collect()
+    } else {
+        judged
+    };
+    let span_us = union_us(counted.iter().copied());
     let rate_bps = if span_us > 0.0 {
-        bytes as f64 * 8e6 / span_us
+        counted.iter().map(|m| m.bytes).sum::<u64>() as f64 * 8e6 / span_us
     } else {
         0.0
     };

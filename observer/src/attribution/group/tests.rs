@@ -105,10 +105,26 @@ fn one_window_bound_stream_is_per_flow() {
 
 #[test]
 fn four_window_bound_streams_are_per_flow() {
-    // Reference A, -w 64K -P 4: 5.87 + 3.77 + 5.77 + 5.77 = 21.18 Mbit/s.
-    let g = one(&[w64k(5.87e6), w64k(3.77e6), w64k(5.77e6), w64k(5.77e6)]);
+    // Reference A, -w 64K -P 4: 5.87 + 3.77 + 5.77 + 5.77 = 21.18 Mbit/s,
+    // with iperf3's control connection open a second either side (not
+    // judged: it stretches no rate).
+    let control = F {
+        verdict: Verdict::Unknown,
+        rule: "too_little",
+        rate_bps: 1_000.0,
+        start_s: -1.0,
+        secs: 12.0,
+        ..F::default()
+    };
+    let g = one(&[
+        w64k(5.87e6),
+        w64k(3.77e6),
+        w64k(5.77e6),
+        w64k(5.77e6),
+        control,
+    ]);
     assert_eq!((g.limit, g.rule), (Limit::PerFlow, "own_limits"));
-    assert_eq!((g.flows, g.judged, g.concurrent), (4, 4, 4));
+    assert_eq!((g.flows, g.judged, g.concurrent), (5, 4, 4));
     assert!((g.rate_bps - 21.18e6).abs() < 1.0, "{}", g.rate_bps);
     assert_eq!(
         g.explanation,
@@ -120,7 +136,7 @@ fn four_window_bound_streams_are_per_flow() {
     assert!((w.speedup.unwrap() - 4.0).abs() < 1e-6);
     assert_eq!(
         w.summary,
-        "4 of 4 uploads to 10.0.0.2 (100% of bytes) were held by the peer's receive window (80.5 KB): their windows allowed about 6.1 Mbit/s each at their 105.0 ms RTT while the path has shown at least 21.2 Mbit/s (the flows together); a peer window of 278.0 KB (the peer's receive buffer) would let them reach the path's rate, about 4.0x faster"
+        "4 of 5 uploads to 10.0.0.2 (100% of bytes) were held by the peer's receive window (80.5 KB): their windows allowed about 6.1 Mbit/s each at their 105.0 ms RTT while the path has shown at least 21.2 Mbit/s (the flows together); a peer window of 278.0 KB (the peer's receive buffer) would let them reach the path's rate, about 4.0x faster"
     );
 }
 
