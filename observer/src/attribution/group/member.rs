@@ -173,3 +173,33 @@ impl<'a> Member<'a> {
             && overlap >= cfg.min_rtts * rtt
     }
 }
+
+/// Moves to the path's class the flows whose congestion window loss held
+/// down at the group's own bottleneck: a `congestion_window` flow whose
+/// standing queue agrees (within `cfg.group_queue_agreement`, either way)
+/// with the longest queue of a flow the path holds. A bottleneck's queue
+/// delays every flow through it alike, and the loss that cuts its cwnd is
+/// that queue overflowing: the limit is shared, not its own. Two curl
+/// downloads through one 35 Mbit/s, 104 ms path (one at `--limit-rate 1M`)
+/// read `path` and, at the slower one's receiving end, `congestion_window`
+/// with 4,461 out-of-order arrivals at the same 86 ms queue.
+pub fn join_bottleneck(members: &mut [Member<'_>], cfg: &Config) {
+    let Some(queue) = members
+        .iter()
+        .filter(|m| m.class == Class::Shared && m.queue_stands(cfg))
+        .map(|m| f64::from(m.queue_us))
+        .reduce(f64::max)
+    else {
+        return;
+    };
+    for m in members.iter_mut() {
+        let q = f64::from(m.queue_us);
+        if m.class == Class::Own(Knob::CongestionWindow)
+            && m.queue_stands(cfg)
+            && q >= cfg.group_queue_agreement * queue
+            && q * cfg.group_queue_agreement <= queue
+        {
+            m.class = Class::Shared;
+        }
+    }
+}

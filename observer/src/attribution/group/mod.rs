@@ -239,7 +239,10 @@ pub fn group(flows: &[(&Flow, &Attribution)], by: GroupBy, cfg: &Config) -> Vec<
     }
     let mut groups: Vec<Group> = sets
         .into_iter()
-        .map(|((netns, key), members)| one(netns, key, by, &members, cfg))
+        .map(|((netns, key), mut members)| {
+            member::join_bottleneck(&mut members, cfg);
+            one(netns, key, by, &members, cfg)
+        })
         .collect();
     groups.sort_by(|a, b| a.netns.cmp(&b.netns).then(b.bytes.cmp(&a.bytes)));
     groups

@@ -574,3 +574,29 @@ fn the_engine_s_own_verdicts_group_per_flow() {
     assert_eq!(g[0].what_if[0].knob, "peer_window");
     assert!(g[0].what_if[0].helps);
 }
+
+#[test]
+fn loss_at_the_groups_own_bottleneck_is_shared() {
+    // Two curl downloads through one 35 Mbit/s path: the faster reads
+    // `path` at an 86 ms queue, the slower `congestion_window` (loss held
+    // its sender's cwnd) at 85 ms: the same queue, so the same bottleneck.
+    let held = |queue_us| F {
+        verdict: Verdict::CongestionWindow,
+        rule: "loss_held",
+        ooo: 4_461,
+        ..at_bottleneck(9.9e6, queue_us)
+    };
+    let g = one(&[at_bottleneck(19.9e6, 86_000), held(85_000)]);
+    assert_eq!((g.limit, g.rule), (Limit::Shared, "one_bottleneck"));
+    assert_eq!(g.what_if.len(), 1);
+    assert_eq!(g.what_if[0].knob, "path");
+    assert_eq!(g.what_if[0].flows, 2);
+    // Its verdict still counts its bytes as its own.
+    assert_eq!(g.verdicts.get("congestion_window"), Some(&12_375_000));
+    // At a 40 ms queue, under half the 86 ms one: not that bottleneck.
+    let g = one(&[at_bottleneck(19.9e6, 86_000), held(40_000)]);
+    assert_eq!((g.limit, g.rule), (Limit::Mixed, "mixed"));
+    // With no queue standing beside it, loss is the flow's own.
+    let g = one(&[at_bottleneck(19.9e6, 1_000), held(85_000)]);
+    assert_eq!((g.limit, g.rule), (Limit::Mixed, "mixed"));
+}
