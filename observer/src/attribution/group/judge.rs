@@ -222,15 +222,16 @@ fn one_flow(m: &Member<'_>) -> Judged {
 
 /// Flows at the path: one bottleneck when their standing queues agree.
 fn at_the_path(fig: &Figures, shared: &[&Member<'_>], cfg: &Config) -> Judged {
+    // Only senders' queues compare ([`Member::queue_comparable`]).
     let standing: Vec<u32> = shared
         .iter()
-        .filter(|m| m.queue_stands(cfg))
+        .filter(|m| m.queue_comparable() && m.queue_stands(cfg))
         .map(|m| m.queue_us)
         .collect();
     let shortest = standing.iter().copied().min().unwrap_or(0);
     let longest = standing.iter().copied().max().unwrap_or(0);
     let queues = if standing.is_empty() {
-        "no queue standing (a pacing sender at its bottleneck keeps little)".to_string()
+        "no sender's queue to compare (a pacing sender keeps little; a receiver's RTT estimate does not compare)".to_string()
     } else {
         format!(
             "queue delay {} to {} on {} of them",

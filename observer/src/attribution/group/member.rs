@@ -104,6 +104,9 @@ pub struct Member<'a> {
     /// Its standing queue (µs): mean srtt (the receiver RTT at the
     /// receiving end) above the path's base RTT.
     pub queue_us: u32,
+    /// Segments lost in the interval: retransmitted at the sender, out of
+    /// order at the receiver.
+    pub lost: u32,
     /// The path's base RTT (µs): min_rtt, or the receiving end's base RTT.
     pub base_rtt_us: u32,
 }
@@ -112,13 +115,14 @@ impl<'a> Member<'a> {
     /// The group's view of `flow` judged `att`.
     pub fn new(flow: &'a Flow, att: &'a Attribution) -> Member<'a> {
         let ev = &att.evidence;
-        let (bytes, rate_bps, shown_bps, queue_us, base_rtt_us) = match att.side {
+        let (bytes, rate_bps, shown_bps, queue_us, base_rtt_us, lost) = match att.side {
             Side::Sender => (
                 ev.bytes_acked,
                 ev.rate_bps,
                 ev.delivery_rate_max_bps as f64,
                 ev.queue_delay_us,
                 ev.min_rtt_us,
+                ev.retransmits,
             ),
             Side::Receiver => (
                 ev.bytes_received,
@@ -126,6 +130,7 @@ impl<'a> Member<'a> {
                 ev.receive.burst_rate_bps,
                 ev.receive.queue_delay_us,
                 ev.receive.base_rtt_us,
+                ev.receive.ooo_packets,
             ),
         };
         let end_us = flow
@@ -143,6 +148,7 @@ impl<'a> Member<'a> {
             class: class(att),
             shown_bps,
             queue_us,
+            lost,
             base_rtt_us,
         }
     }
@@ -160,6 +166,15 @@ impl<'a> Member<'a> {
         q > cfg.queue_fraction * f64::from(self.base_rtt_us) && q > cfg.queue_floor_us as f64
     }
 
+    /// Whether its queue can be set beside another flow's: a sender's
+    /// srtt is. A receiver's RTT estimate (`rcv_rtt`) is not: the sender's
+    /// pauses and this host's reader stretch or shrink it (two curl
+    /// downloads through one 35 Mbit/s bottleneck, one at `--limit-rate
+    /// 1M`, read 12-21 ms and 68-74 ms of queue).
+    pub fn queue_comparable(&self) -> bool {
+        self.att.side == Side::Sender
+    }
+
     /// Whether it and `other` ran at the same time: their spans overlap
     /// for at least `cfg.group_concurrent_share` of the shorter one and
     /// at least `cfg.min_rtts` round trips of the path (the longer base
@@ -175,30 +190,29 @@ impl<'a> Member<'a> {
 }
 
 /// Moves to the path's class the flows whose congestion window loss held
-/// down at the group's own bottleneck: a `congestion_window` flow whose
-/// standing queue agrees (within `cfg.group_queue_agreement`, either way)
-/// with the longest queue of a flow the path holds. A bottleneck's queue
-/// delays every flow through it alike, and the loss that cuts its cwnd is
-/// that queue overflowing: the limit is shared, not its own. Two curl
-/// downloads through one 35 Mbit/s, 104 ms path (one at `--limit-rate 1M`)
-/// read `path` and, at the slower one's receiving end, `congestion_window`
-/// with 4,461 out-of-order arrivals at the same 86 ms queue.
+/// down at the group's own bottleneck: a `congestion_window` flow that lost
+/// segments while, at the same time ([`Member::concurrent_with`]), a flow
+/// the path holds lost segments over a standing queue. A drop-tail
+/// bottleneck that overflows drops from every flow through it: the loss
+/// that cut this flow's cwnd is that queue's, and the limit is shared.
+/// Two curl downloads through one emulated 35 Mbit/s, 104 ms path (one at
+/// `--limit-rate 1M`) read, at their receiving end, `path` (8,506
+/// out-of-order arrivals, 68 ms of queue) and `congestion_window` (3,611).
 pub fn join_bottleneck(members: &mut [Member<'_>], cfg: &Config) {
-    let Some(queue) = members
+    let losing: Vec<&Member<'_>> = members
         .iter()
-        .filter(|m| m.class == Class::Shared && m.queue_stands(cfg))
-        .map(|m| f64::from(m.queue_us))
-        .reduce(f64::max)
-    else {
-        return;
-    };
-    for m in members.iter_mut() {
-        let q = f64::from(m.queue_us);
-        if m.class == Class::Own(Knob::CongestionWindow)
-            && m.queue_stands(cfg)
-            && q >= cfg.group_queue_agreement * queue
-            && q * cfg.group_queue_agreement <= queue
-        {
+        .filter(|m| m.class == Class::Shared && m.lost > 0 && m.queue_stands(cfg))
+        .collect();
+    let join: Vec<bool> = members
+        .iter()
+        .map(|m| {
+            m.class == Class::Own(Knob::CongestionWindow)
+                && m.lost > 0
+                && losing.iter().any(|p| m.concurrent_with(p, cfg))
+        })
+        .collect();
+    for (m, join) in members.iter_mut().zip(join) {
+        if join {
             m.class = Class::Shared;
         }
     }

@@ -57,6 +57,16 @@ fn at_bottleneck(rate: f64, queue_us: u32) -> F {
     }
 }
 
+/// The same flow seen from its sending end (an upload), whose srtt
+/// compares with other senders'.
+fn uploading(rate: f64, queue_us: u32) -> F {
+    F {
+        side: Side::Sender,
+        rule: "full_bottleneck",
+        ..at_bottleneck(rate, queue_us)
+    }
+}
+
 #[test]
 fn one_autotuned_stream_is_shared() {
     // Reference A, default cubic: 33.8 Mbit/s, srtt 208 ms over 104 ms.
@@ -228,19 +238,37 @@ fn four_cubic_downloads_through_one_bottleneck_are_shared() {
     assert_eq!((g.limit, g.rule), (Limit::Shared, "one_bottleneck"));
     assert_eq!(
         g.explanation,
-        "shared limit: 4 flows at the path's bottleneck together ran 19.8 Mbit/s (the fastest alone 5.3 Mbit/s), queue delay 58.0 ms to 64.0 ms on 4 of them: one bottleneck; more streams would share it"
+        "shared limit: 4 flows at the path's bottleneck together ran 19.8 Mbit/s (the fastest alone 5.3 Mbit/s), no sender's queue to compare (a pacing sender keeps little; a receiver's RTT estimate does not compare): one bottleneck; more streams would share it"
     );
     assert_eq!(g.what_if.len(), 1);
     assert!(!g.what_if[0].helps);
+    // From the sending end the queues compare.
+    let g = one(&[
+        uploading(4.6e6, 60_000),
+        uploading(5.3e6, 64_000),
+        uploading(4.9e6, 58_000),
+        uploading(5.0e6, 62_000),
+    ]);
+    assert_eq!((g.limit, g.rule), (Limit::Shared, "one_bottleneck"));
+    assert!(
+        g.explanation
+            .contains("queue delay 58.0 ms to 64.0 ms on 4 of them: one bottleneck"),
+        "{}",
+        g.explanation
+    );
 }
 
 #[test]
 fn queues_that_differ_are_not_one_bottleneck() {
     // 31 ms against 64 ms: under half (group_queue_agreement).
-    let g = one(&[at_bottleneck(4.6e6, 31_000), at_bottleneck(5.3e6, 64_000)]);
+    let g = one(&[uploading(4.6e6, 31_000), uploading(5.3e6, 64_000)]);
     assert_eq!((g.limit, g.rule), (Limit::Mixed, "different_queues"));
     // 33 ms against 64 ms: within it.
-    let g = one(&[at_bottleneck(4.6e6, 33_000), at_bottleneck(5.3e6, 64_000)]);
+    let g = one(&[uploading(4.6e6, 33_000), uploading(5.3e6, 64_000)]);
+    assert_eq!((g.limit, g.rule), (Limit::Shared, "one_bottleneck"));
+    // Downloads' receiver RTTs do not compare: a reader that pauses
+    // shrinks its estimate (12 ms beside 68 ms through one bottleneck).
+    let g = one(&[at_bottleneck(9.8e6, 12_000), at_bottleneck(19.3e6, 68_000)]);
     assert_eq!((g.limit, g.rule), (Limit::Shared, "one_bottleneck"));
 }
 
@@ -577,26 +605,40 @@ fn the_engine_s_own_verdicts_group_per_flow() {
 
 #[test]
 fn loss_at_the_groups_own_bottleneck_is_shared() {
-    // Two curl downloads through one 35 Mbit/s path: the faster reads
-    // `path` at an 86 ms queue, the slower `congestion_window` (loss held
-    // its sender's cwnd) at 85 ms: the same queue, so the same bottleneck.
-    let held = |queue_us| F {
+    // Two curl downloads through one emulated 35 Mbit/s path, one at
+    // --limit-rate 1M: the faster reads `path` over a standing queue with
+    // 8,506 out-of-order arrivals, the slower `congestion_window` (3,611):
+    // the same queue overflowing cut both.
+    let path = |ooo| F {
+        ooo,
+        ..at_bottleneck(19.3e6, 68_000)
+    };
+    let held = |ooo| F {
         verdict: Verdict::CongestionWindow,
         rule: "loss_held",
-        ooo: 4_461,
-        ..at_bottleneck(9.9e6, queue_us)
+        ooo,
+        ..at_bottleneck(9.8e6, 12_000)
     };
-    let g = one(&[at_bottleneck(19.9e6, 86_000), held(85_000)]);
+    let g = one(&[path(8_506), held(3_611)]);
     assert_eq!((g.limit, g.rule), (Limit::Shared, "one_bottleneck"));
     assert_eq!(g.what_if.len(), 1);
     assert_eq!(g.what_if[0].knob, "path");
     assert_eq!(g.what_if[0].flows, 2);
     // Its verdict still counts its bytes as its own.
-    assert_eq!(g.verdicts.get("congestion_window"), Some(&12_375_000));
-    // At a 40 ms queue, under half the 86 ms one: not that bottleneck.
-    let g = one(&[at_bottleneck(19.9e6, 86_000), held(40_000)]);
+    assert_eq!(g.verdicts.get("congestion_window"), Some(&12_250_000));
+    // The path's flow lost nothing: the loss is the flow's own.
+    let g = one(&[path(0), held(3_611)]);
     assert_eq!((g.limit, g.rule), (Limit::Mixed, "mixed"));
-    // With no queue standing beside it, loss is the flow's own.
-    let g = one(&[at_bottleneck(19.9e6, 1_000), held(85_000)]);
+    // Nor does a flow that lost nothing join.
+    let g = one(&[path(8_506), held(0)]);
+    assert_eq!((g.limit, g.rule), (Limit::Mixed, "mixed"));
+    // Nor a path flow's loss without a standing queue.
+    let g = one(&[
+        F {
+            srtt_us: 41_000,
+            ..path(8_506)
+        },
+        held(3_611),
+    ]);
     assert_eq!((g.limit, g.rule), (Limit::Mixed, "mixed"));
 }
