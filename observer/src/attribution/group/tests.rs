@@ -560,29 +560,12 @@ fn parses_groupings_and_refuses_bad_ones() {
 fn the_engine_s_own_verdicts_group_per_flow() {
     // Four uploads judged by the engine itself (reference A's window-bound
     // sender, at four rates), then grouped.
-    use crate::attribution::tests::{P, verdict_between};
+    use crate::attribution::tests::{point, verdict_between, window_bound_pair};
     let judged: Vec<_> = [1_532_952u64, 1_532_952, 1_000_000, 1_532_952]
         .iter()
         .map(|acked| {
-            let a = P {
-                t: 1.0,
-                acked: 1_000_000,
-                busy_ms: 1000,
-                rwnd_ms: 560,
-                srtt_us: 105_000,
-                min_rtt_us: 104_000,
-                snd_wnd: 80_480,
-                ..P::default()
-            };
-            let b = P {
-                t: 3.0,
-                acked: 1_000_000 + acked,
-                busy_ms: 3000,
-                rwnd_ms: 1680,
-                ..a
-            };
-            let att = verdict_between(a, b);
-            (crate::attribution::tests::point(b).flow, att)
+            let (a, b) = window_bound_pair(*acked);
+            (point(b).flow, verdict_between(a, b))
         })
         .collect();
     assert!(
