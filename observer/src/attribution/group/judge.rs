@@ -292,11 +292,13 @@ fn own_limits(fig: &Figures, own: &[&Member<'_>], cfg: &Config) -> Judged {
             ),
         );
     }
+    // Bigger windows help only where every flow's own what-if says so (not
+    // a peer window its reader holds, not a path with no headroom).
     let windows = own.iter().all(|m| {
         matches!(
             m.class,
             Class::Own(Knob::HostWindow | Knob::PeerWindow | Knob::SendBuffer)
-        )
+        ) && m.att.what_if.as_ref().is_none_or(|w| w.window_helps)
     });
     let helps = if windows {
         "more streams or bigger windows would add rate"

@@ -625,3 +625,41 @@ fn loss_at_the_groups_own_bottleneck_is_shared() {
     ]);
     assert_eq!((g.limit, g.rule), (Limit::Mixed, "mixed"));
 }
+
+#[test]
+fn uploads_held_by_the_peer_s_readers_ask_for_no_window() {
+    // Two uploads to curl --limit-rate 300k and 400k readers: the peer
+    // offered 73.5 KB on average, 1.0 KB at the end, of the 474.1 KB it
+    // had offered (a real run over 35 Mbit/s, 104 ms).
+    let read = |rate| F {
+        rule: "peer_reader",
+        window: Some((
+            73_500,
+            Bounds {
+                shift: Some(7),
+                peer: Some(PeerWindow {
+                    full_share: 0.9,
+                    min_rtt_us: 104_000,
+                    now_bytes: 1_000,
+                    max_bytes: 474_100,
+                }),
+                ..Bounds::default()
+            },
+        )),
+        shown_bps: 27.3e6,
+        ..w64k(rate)
+    };
+    let g = one(&[read(2.9e6), read(3.9e6)]);
+    assert_eq!((g.limit, g.rule), (Limit::PerFlow, "own_limits"));
+    assert!(
+        g.explanation
+            .ends_with("the path has shown 27.3 Mbit/s: more streams would add rate"),
+        "{}",
+        g.explanation
+    );
+    assert_eq!(
+        g.what_if[0].summary,
+        "2 of 2 uploads to 10.0.0.2 (100% of bytes) were held by the peer's receive window (73.5 KB): raising the window would not help: the peer's reader, not its window's size: the peer offered 73.5 KB on average (1.0 KB now), 16% of the 474.1 KB it has offered before: its buffer holds data its application has not read; a larger buffer would fill too"
+    );
+    assert!(!g.what_if[0].helps);
+}
