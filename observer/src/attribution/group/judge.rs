@@ -151,9 +151,14 @@ pub fn judge(fig: &Figures, members: &[Member<'_>], cfg: &Config) -> Judged {
     if let [m] = judged_members[..] {
         return one_flow(m);
     }
-    let concurrent = judged_members.iter().enumerate().any(|(i, a)| {
-        judged_members[i + 1..]
+    // By start: a flow can overlap only those that start before it ends,
+    // so a host's thousands of short requests cost a sort, not all pairs.
+    let mut by_start = judged_members.clone();
+    by_start.sort_by(|a, b| a.start_us.total_cmp(&b.start_us));
+    let concurrent = by_start.iter().enumerate().any(|(i, a)| {
+        by_start[i + 1..]
             .iter()
+            .take_while(|b| b.start_us < a.end_us)
             .any(|b| a.concurrent_with(b, cfg))
     });
     if !concurrent {

@@ -663,3 +663,17 @@ fn uploads_held_by_the_peer_s_readers_ask_for_no_window() {
     );
     assert!(!g.what_if[0].helps);
 }
+
+#[test]
+fn concurrency_is_found_whatever_the_order() {
+    let at = |start_s| F {
+        start_s,
+        ..at_bottleneck(10e6, 30_000)
+    };
+    // Only the flows from 20 s and 25 s overlap (5 s of 10), listed last.
+    let g = one(&[at(40.0), at(0.0), at(20.0), at(25.0)]);
+    assert_eq!((g.limit, g.rule), (Limit::Shared, "one_bottleneck"));
+    assert_eq!(g.concurrent, 2);
+    let g = one(&[at(40.0), at(0.0), at(20.0), at(30.0)]);
+    assert_eq!((g.limit, g.rule), (Limit::Unknown, "not_concurrent"));
+}
