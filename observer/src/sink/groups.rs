@@ -5,7 +5,10 @@
 use std::io::Write;
 
 use super::records::{line, widen};
-use crate::{attribution::group::Group, units};
+use crate::{
+    attribution::group::{Group, judge::Limit},
+    units,
+};
 
 /// Writes one JSON object per group, one per line (docs/json.md, "Groups").
 ///
@@ -91,8 +94,9 @@ pub fn write_table(out: &mut impl Write, groups: &[Group]) -> std::io::Result<()
     Ok(())
 }
 
-/// Writes the host-level lines: for each group its key and judgement,
-/// then what would help, one line per limit that held bytes.
+/// Writes the host-level lines: one counting the groups by limit, then for
+/// each group its key and judgement, and what would help, one line per
+/// limit that held bytes.
 ///
 /// # Errors
 /// Write failures.
@@ -100,6 +104,19 @@ pub fn write_summary(out: &mut impl Write, groups: &[Group]) -> std::io::Result<
     if groups.is_empty() {
         return writeln!(out, "no flows seen");
     }
+    let count = |limit: Limit| groups.iter().filter(|g| g.limit == limit).count();
+    writeln!(
+        out,
+        "host: {} flows in {} group{} by {}: {} per_flow, {} shared, {} mixed, {} unknown",
+        groups.iter().map(|g| g.flows).sum::<usize>(),
+        groups.len(),
+        if groups.len() == 1 { "" } else { "s" },
+        groups[0].by,
+        count(Limit::PerFlow),
+        count(Limit::Shared),
+        count(Limit::Mixed),
+        count(Limit::Unknown)
+    )?;
     for g in groups {
         writeln!(
             out,
@@ -213,13 +230,17 @@ mod tests {
         write_summary(&mut out, &groups()).unwrap();
         let text = String::from_utf8(out).unwrap();
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 2, "{text}");
+        assert_eq!(lines.len(), 3, "{text}");
+        assert_eq!(
+            lines[0],
+            "host: 2 flows in 1 group by peer: 0 per_flow, 1 shared, 0 mixed, 0 unknown"
+        );
         assert!(
-            lines[0].starts_with("peer 10.0.0.2 (netns 0): shared limit: "),
+            lines[1].starts_with("peer 10.0.0.2 (netns 0): shared limit: "),
             "{text}"
         );
         assert!(
-            lines[1].starts_with(
+            lines[2].starts_with(
                 "  - 2 of 2 uploads to 10.0.0.2 (100% of bytes) ran at the path's bottleneck"
             ),
             "{text}"

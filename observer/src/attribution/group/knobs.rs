@@ -333,18 +333,13 @@ fn describe(
             ),
             format!("an SO_RCVBUF of {}", scaled(flow.rcvbuf)),
         ),
-        Knob::HostWindow
-            if flow.tcp_rmem_max > 0
-                && u64::from(flow.rcvbuf) * 100 >= u64::from(flow.tcp_rmem_max) * 95 =>
-        {
-            (
-                format!(
-                    "this host's tcp_rmem max ({})",
-                    units::bytes(f64::from(flow.tcp_rmem_max))
-                ),
-                format!("a {} max", scaled(flow.tcp_rmem_max)),
-            )
-        }
+        Knob::HostWindow if flow.at_rmem_max() => (
+            format!(
+                "this host's tcp_rmem max ({})",
+                units::bytes(f64::from(flow.tcp_rmem_max))
+            ),
+            format!("a {} max", scaled(flow.tcp_rmem_max)),
+        ),
         Knob::HostWindow => (
             format!(
                 "this host's receive window, autotuning still growing ({})",
