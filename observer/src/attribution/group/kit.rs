@@ -4,6 +4,7 @@
 
 use std::time::{Duration, UNIX_EPOCH};
 
+use super::{Group, GroupBy, group};
 use crate::attribution::{Attribution, Bounds, Config, Evidence, Side, Verdict, what_if};
 use crate::model::flow::{Flow, Stamp};
 use crate::testkit::sample::{SampleBuilder, v4};
@@ -138,4 +139,32 @@ pub(super) fn built(fs: &[F]) -> Vec<(Flow, Attribution)> {
 /// `built` as the pairs `group` takes.
 pub(super) fn pairs(b: &[(Flow, Attribution)]) -> Vec<(&Flow, &Attribution)> {
     b.iter().map(|(f, a)| (f, a)).collect()
+}
+
+/// The groups of `fs`, built and grouped `by`.
+pub(super) fn judge_all(fs: &[F], by: GroupBy) -> Vec<Group> {
+    let b = built(fs);
+    group(&pairs(&b), by, &Config::default())
+}
+
+/// The one group of `fs` by peer (fails unless there is one).
+pub(super) fn one(fs: &[F]) -> Group {
+    let mut g = judge_all(fs, GroupBy::Peer);
+    assert_eq!(g.len(), 1, "{g:?}");
+    g.remove(0)
+}
+
+/// A download at the path's bottleneck, `rate` bits/s, with `queue_us`
+/// of queue over a 40 ms path whose bursts showed 20 Mbit/s.
+pub(super) fn at_bottleneck(rate: f64, queue_us: u32) -> F {
+    F {
+        side: Side::Receiver,
+        verdict: Verdict::Path,
+        rule: "shared_bottleneck",
+        rate_bps: rate,
+        min_rtt_us: 40_000,
+        srtt_us: 40_000 + queue_us,
+        shown_bps: 20e6,
+        ..F::default()
+    }
 }

@@ -344,6 +344,8 @@ fn peak<'m, 'a: 'm>(members: impl Iterator<Item = &'m Member<'a>>) -> usize {
 }
 
 #[cfg(test)]
+mod grouping_tests;
+#[cfg(test)]
 mod kit;
 #[cfg(test)]
 mod tests;
