@@ -181,6 +181,29 @@ pub struct Config {
     /// window-bound flow whose srtt a mild queue stretches by a fifth stays
     /// a window verdict (docs/attribution.md).
     pub queue_only: f64,
+    /// Groups (`attribution::group`): two flows are concurrent when their
+    /// judged spans overlap for at least this share of the shorter one (and
+    /// for at least `min_rtts` round trips of the path, the longer min_rtt):
+    /// only then does their sum say anything of a shared limit.
+    pub group_concurrent_share: f64,
+    /// Groups: the flows held by limits of their own, or those at the path,
+    /// decide a group's limit when they carry at least this share of its
+    /// judged bytes; else it is `mixed`.
+    pub group_dominant_share: f64,
+    /// Groups: flows each held by a limit of its own are a per-flow limit
+    /// only while together they run at least this many times the fastest
+    /// of them alone: more streams have been seen to add rate.
+    pub group_gain: f64,
+    /// Groups: flows each held by their own limit that together run at
+    /// this share or more of what the path has shown one of them (its
+    /// fastest delivery-rate sample, or the rate within a download's
+    /// bursts) fill the path: the next limit is shared.
+    pub group_fills_path: f64,
+    /// Groups: the standing queues (srtt - min_rtt) of flows at the path
+    /// agree, one bottleneck, when the shortest is at least this share of
+    /// the longest: a bottleneck's queue delays every flow through it by
+    /// the same time, whatever their RTTs.
+    pub group_queue_agreement: f64,
 }
 
 impl Default for Config {
@@ -231,6 +254,11 @@ impl Default for Config {
             ramp_ratio: 1.5,
             pause_rtts: 0.25,
             silent_share: 0.5,
+            group_concurrent_share: 0.5,
+            group_dominant_share: 0.8,
+            group_gain: 1.5,
+            group_fills_path: 0.8,
+            group_queue_agreement: 0.5,
         }
     }
 }

@@ -33,6 +33,7 @@ macro_rules! explain {
 mod assemble;
 mod config;
 mod evidence;
+pub mod group;
 mod point;
 pub mod receiver;
 pub mod rule;

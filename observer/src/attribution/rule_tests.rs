@@ -2,7 +2,9 @@
 //! decision lists name each side's rules in the order its table tries
 //! them, each as a numbered item that opens with the rule's name.
 
-use super::{receiver::rules::RECEIVER_RULES, sender::rules::SENDER_RULES};
+use super::{
+    group::judge::GROUP_RULES, receiver::rules::RECEIVER_RULES, sender::rules::SENDER_RULES,
+};
 
 /// The rule names of the numbered list under the heading `heading` of
 /// docs/attribution.md (to the next heading): items that open
@@ -31,6 +33,7 @@ fn the_docs_list_each_sides_rules_in_the_tables_order() {
     assert_eq!(documented("## Sender rules, in order"), sender);
     let receiver: Vec<&str> = RECEIVER_RULES.iter().map(|r| r.name).collect();
     assert_eq!(documented("## Receiver rules, in order"), receiver);
+    assert_eq!(documented("## Groups: the host view"), GROUP_RULES);
 }
 
 #[test]

@@ -100,32 +100,36 @@ pub(super) fn checked(a: Attribution) -> Attribution {
     a
 }
 
+/// Reference A's `-w 64K` sender over 2 s in which the peer acked
+/// `acked` bytes: snd_wnd 80,480 B, srtt 105 ms (104 ms min), busy all
+/// the time and rwnd-limited 56% of it.
+pub(super) fn window_bound_pair(acked: u64) -> (P, P) {
+    let a = P {
+        t: 1.0,
+        acked: 1_000_000,
+        busy_ms: 1000,
+        rwnd_ms: 560,
+        srtt_us: 105_000,
+        min_rtt_us: 104_000,
+        snd_wnd: 80_480,
+        ..P::default()
+    };
+    let b = P {
+        t: 3.0,
+        acked: 1_000_000 + acked,
+        busy_ms: 3000,
+        rwnd_ms: 1680,
+        ..a
+    };
+    (a, b)
+}
+
 #[test]
 fn window_bound_flow_is_receive_window_even_at_56_percent() {
     // Reference A, -w 64K: snd_wnd 80480 B, srtt 105 ms, 6.1 Mbit/s, busy
     // all the time but rwnd-limited for only 56% of it.
-    let a = verdict_between(
-        P {
-            t: 1.0,
-            acked: 1_000_000,
-            busy_ms: 1000,
-            rwnd_ms: 560,
-            srtt_us: 105_000,
-            min_rtt_us: 104_000,
-            snd_wnd: 80_480,
-            ..P::default()
-        },
-        P {
-            t: 3.0,
-            acked: 1_000_000 + 1_532_952,
-            busy_ms: 3000,
-            rwnd_ms: 1680,
-            srtt_us: 105_000,
-            min_rtt_us: 104_000,
-            snd_wnd: 80_480,
-            ..P::default()
-        },
-    );
+    let (from, to) = window_bound_pair(1_532_952);
+    let a = verdict_between(from, to);
     assert_eq!(a.verdict, Verdict::ReceiveWindow);
     assert_eq!(a.side, Side::Sender);
     assert!((a.evidence.rate_bps - 6.13e6).abs() < 0.01e6);

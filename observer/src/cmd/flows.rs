@@ -5,11 +5,14 @@ use std::{io::Write as _, time::Duration};
 
 use anyhow::Context as _;
 use observer::{
-    attribution,
+    attribution::{self, group::GroupBy},
     filter::Filter,
     kernel::probes::{ProbeConfig, Probes},
     model::clock::monotonic_ns,
-    sink::records::{self, TableStream},
+    sink::{
+        groups,
+        records::{self, TableStream},
+    },
     track::{
         cgroups::Cgroups,
         snapshot::{FlowTable, Report},
@@ -62,6 +65,18 @@ pub struct Args {
     /// per-packet cost, until `rm -r DIR`.
     #[arg(long, value_name = "DIR")]
     pin: Option<std::path::PathBuf>,
+    /// Group the flows and judge each group: a per-flow limit (each flow
+    /// held by its own window, reader or policer, their sum well above any
+    /// one) or a shared one (one bottleneck): `peer` (the remote address),
+    /// `prefix/24` (`prefix/V4[,V6]`, IPv6 /64 by default), `process` or
+    /// `workload`, each within its network namespace (docs/attribution.md,
+    /// "Groups").
+    #[arg(long, value_name = "GROUPING", conflicts_with = "follow")]
+    by: Option<GroupBy>,
+    /// Print the host view in words: one line per group (by --by, peer by
+    /// default) and what would help it.
+    #[arg(long, conflicts_with_all = ["follow", "json"])]
+    summary: bool,
     #[command(flatten)]
     poll_read: super::poll_read::PollRead,
 }
@@ -198,6 +213,19 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let flows = table.reports(&s.clock, monotonic_ns(), run_start, &cfg);
     let flows = select(flows, &mut cgroups, args.filter.as_ref());
     let mut out = std::io::stdout().lock();
+    if args.by.is_some() || args.summary {
+        let pairs: Vec<_> = flows.iter().map(|r| (&r.flow, &r.attribution)).collect();
+        let found = attribution::group::group(&pairs, args.by.unwrap_or_default(), &cfg);
+        return if args.summary {
+            groups::write_summary(&mut out, &found)
+        } else if args.json {
+            groups::write_json(&mut out, &found)
+        } else {
+            groups::write_table(&mut out, &found)
+        }
+        .and_then(|()| out.flush())
+        .context("cannot write to stdout");
+    }
     if args.json {
         records::write_json(&mut out, &flows)
     } else {

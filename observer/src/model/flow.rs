@@ -370,6 +370,13 @@ impl Integrals {
 }
 
 impl Flow {
+    /// Whether the receive buffer has grown to the namespace's
+    /// `net.ipv4.tcp_rmem` maximum (within 5%): autotuning can grow it no
+    /// further.
+    pub fn at_rmem_max(&self) -> bool {
+        self.tcp_rmem_max > 0 && u64::from(self.rcvbuf) * 100 >= u64::from(self.tcp_rmem_max) * 95
+    }
+
     /// The same flow with every counter at zero: its state at birth.
     pub fn zero_like(f: &Flow) -> Flow {
         Flow {

@@ -2,9 +2,10 @@
 //!
 //! In: flows with their [`crate::attribution::Attribution`]s (from
 //! [`crate::track`]). Out: text for people and NDJSON for scripts
-//! ([`records`]), Prometheus metrics over HTTP ([`metrics`]), and the
+//! ([`records`]; groups of them, the host view, [`groups`]), Prometheus metrics over HTTP ([`metrics`]), and the
 //! terminal view of `observer top` ([`tui`]).
 
+pub mod groups;
 pub mod metrics;
 pub mod records;
 pub mod tui;

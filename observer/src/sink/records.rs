@@ -155,7 +155,7 @@ impl TableStream {
 /// Widens `width` to fit `cells`, in terminal columns, not bytes: a
 /// command name in Cyrillic or CJK takes two or three bytes a character,
 /// and one or two columns.
-fn widen(width: &mut [usize; COLUMNS], cells: &[String; COLUMNS]) {
+pub(super) fn widen(width: &mut [usize], cells: &[String]) {
     use unicode_width::UnicodeWidthStr as _;
     for (w, cell) in width.iter_mut().zip(cells.iter()) {
         *w = (*w).max(cell.width());
@@ -163,7 +163,7 @@ fn widen(width: &mut [usize; COLUMNS], cells: &[String; COLUMNS]) {
 }
 
 /// One line of the table: `cells` padded to `width`, two spaces apart.
-fn line(cells: &[String], width: &[usize; COLUMNS]) -> String {
+pub(super) fn line(cells: &[String], width: &[usize]) -> String {
     use unicode_width::UnicodeWidthStr as _;
     let mut l = String::new();
     for (i, c) in cells.iter().enumerate() {

@@ -215,6 +215,32 @@ fn bad_listen_address_is_a_clap_error() {
 }
 
 #[test]
+fn bad_grouping_is_a_clap_error() {
+    // Refused before anything loads (no root needed): one line, exit 2.
+    for (by, says) in [
+        (
+            "prefix/99",
+            "'prefix/99': a prefix length is 0-32 for IPv4 and 0-128 for IPv6",
+        ),
+        ("host", "'host' is not a grouping: use peer, prefix/24"),
+    ] {
+        let out = Command::new(BIN)
+            .args(["flows", "--by", by])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "--by {by}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let first = err.lines().next().unwrap_or_default();
+        assert!(
+            first.starts_with(&format!(
+                "error: invalid value '{by}' for '--by <GROUPING>': {says}"
+            )),
+            "{err}"
+        );
+    }
+}
+
+#[test]
 fn run_stops_on_sigterm_with_exit_0_and_detaches() {
     if !root_or_skip("run_stops_on_sigterm_with_exit_0_and_detaches") {
         return;

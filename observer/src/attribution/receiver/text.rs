@@ -120,7 +120,7 @@ pub fn window_cause(flow: &Flow) -> String {
             units::bytes(f64::from(flow.rcvbuf))
         );
     }
-    if flow.tcp_rmem_max > 0 && u64::from(flow.rcvbuf) * 100 >= u64::from(flow.tcp_rmem_max) * 95 {
+    if flow.at_rmem_max() {
         return format!(
             "tcp_rmem max reached: the buffer is at net.ipv4.tcp_rmem's {}",
             units::bytes(f64::from(flow.tcp_rmem_max))

@@ -1,0 +1,165 @@
+//! Which flows make a group (peer, prefix, process, namespace), the
+//! `--by` values, when flows count as concurrent, and the engine's own
+//! verdicts grouped.
+
+use super::{GroupBy, GroupByError, group, judge::Limit, kit::*};
+use crate::attribution::{Config, Verdict};
+use crate::testkit::sample::v4;
+
+#[test]
+fn flows_overlapping_half_their_span_are_concurrent() {
+    let path = |start_s| F {
+        start_s,
+        ..at_bottleneck(10e6, 30_000)
+    };
+    // 10 s each, 5 s together: half the shorter (group_concurrent_share).
+    let g = one(&[path(0.0), path(5.0)]);
+    assert_eq!((g.limit, g.rule), (Limit::Shared, "one_bottleneck"));
+    assert_eq!(g.concurrent, 2);
+    // 4.9 s together: not concurrent.
+    let g = one(&[path(0.0), path(5.1)]);
+    assert_eq!((g.limit, g.rule), (Limit::Unknown, "not_concurrent"));
+    // Back to back: one at a time, and the rate over 20 s.
+    let g = one(&[path(0.0), path(10.0)]);
+    assert_eq!(g.concurrent, 1);
+    assert!((g.rate_bps - 10e6).abs() < 1.0, "{}", g.rate_bps);
+}
+
+#[test]
+fn groups_by_peer_prefix_process_and_namespace() {
+    let fs = [
+        F::default(),
+        F {
+            remote: v4(10, 0, 0, 3),
+            ..F::default()
+        },
+        F {
+            netns: 7,
+            ..F::default()
+        },
+        F {
+            remote: v4(10, 0, 1, 3),
+            ..F::default()
+        },
+    ];
+    let keys = |by| {
+        judge_all(&fs, by)
+            .iter()
+            .map(|g| (g.netns, g.key.clone(), g.flows))
+            .collect::<Vec<_>>()
+    };
+    let ns = 4_026_531_840;
+    let mut by_peer = keys(GroupBy::Peer);
+    by_peer.sort();
+    assert_eq!(
+        by_peer,
+        [
+            (7, "10.0.0.2".to_string(), 1),
+            (ns, "10.0.0.2".to_string(), 1),
+            (ns, "10.0.0.3".to_string(), 1),
+            (ns, "10.0.1.3".to_string(), 1)
+        ]
+    );
+    let mut by_prefix = keys("prefix/24".parse().unwrap());
+    by_prefix.sort();
+    assert_eq!(
+        by_prefix,
+        [
+            (7, "10.0.0.0/24".to_string(), 1),
+            (ns, "10.0.0.0/24".to_string(), 2),
+            (ns, "10.0.1.0/24".to_string(), 1)
+        ]
+    );
+    let by_16 = keys("prefix/16".parse().unwrap());
+    assert!(
+        by_16.contains(&(ns, "10.0.0.0/16".to_string(), 3)),
+        "{by_16:?}"
+    );
+    assert_eq!(keys(GroupBy::Process).len(), 2);
+    // IPv6 takes the second length, 64 by default.
+    let v6 = |last: u8| {
+        let mut a = [0u8; 16];
+        a[..4].copy_from_slice(&[0x20, 0x01, 0x0d, 0xb8]);
+        a[15] = last;
+        F {
+            remote: a,
+            ..F::default()
+        }
+    };
+    let g = judge_all(&[v6(1), v6(2)], "prefix/24".parse().unwrap());
+    assert_eq!(g.len(), 1);
+    assert_eq!(g[0].peer.as_deref(), Some("2001:db8::/64"));
+    let g = judge_all(&[v6(2), v6(3)], "prefix/24,127".parse().unwrap());
+    assert_eq!(g[0].peer.as_deref(), Some("2001:db8::2/127"));
+    assert_eq!(g[0].flows, 2);
+}
+
+#[test]
+fn parses_groupings_and_refuses_bad_ones() {
+    assert_eq!("peer".parse(), Ok(GroupBy::Peer));
+    assert_eq!("process".parse(), Ok(GroupBy::Process));
+    assert_eq!("workload".parse(), Ok(GroupBy::Workload));
+    assert_eq!("prefix/24".parse(), Ok(GroupBy::Prefix { v4: 24, v6: 64 }));
+    assert_eq!("prefix/0,48".parse(), Ok(GroupBy::Prefix { v4: 0, v6: 48 }));
+    assert_eq!(
+        "prefix/99".parse::<GroupBy>(),
+        Err(GroupByError::BadPrefix("prefix/99".into()))
+    );
+    assert_eq!(
+        "prefix/24,129".parse::<GroupBy>(),
+        Err(GroupByError::BadPrefix("prefix/24,129".into()))
+    );
+    assert_eq!(
+        "prefix/x".parse::<GroupBy>(),
+        Err(GroupByError::BadPrefix("prefix/x".into()))
+    );
+    let e = "host".parse::<GroupBy>().unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "'host' is not a grouping: use peer, prefix/24 (prefix/V4[,V6], IPv6 64 by default), process or workload"
+    );
+}
+
+#[test]
+fn the_engine_s_own_verdicts_group_per_flow() {
+    // Four uploads judged by the engine itself (reference A's window-bound
+    // sender, at four rates), then grouped.
+    use crate::attribution::tests::{point, verdict_between, window_bound_pair};
+    let judged: Vec<_> = [1_532_952u64, 1_532_952, 1_000_000, 1_532_952]
+        .iter()
+        .map(|acked| {
+            let (a, b) = window_bound_pair(*acked);
+            (point(b).flow, verdict_between(a, b))
+        })
+        .collect();
+    assert!(
+        judged
+            .iter()
+            .all(|(_, a)| a.verdict == Verdict::ReceiveWindow)
+    );
+    let g = group(&pairs(&judged), GroupBy::Peer, &Config::default());
+    assert_eq!(g.len(), 1);
+    assert_eq!((g[0].limit, g[0].rule), (Limit::PerFlow, "own_limits"));
+    // 3 x 6.13 + 4.0 = 22.4 Mbit/s over the 2 s.
+    assert!(
+        (g[0].rate_bps - 22.39e6).abs() < 0.01e6,
+        "{}",
+        g[0].rate_bps
+    );
+    assert_eq!(g[0].what_if[0].knob, "peer_window");
+    assert!(g[0].what_if[0].helps);
+}
+
+#[test]
+fn concurrency_is_found_whatever_the_order() {
+    let at = |start_s| F {
+        start_s,
+        ..at_bottleneck(10e6, 30_000)
+    };
+    // Only the flows from 20 s and 25 s overlap (5 s of 10), listed last.
+    let g = one(&[at(40.0), at(0.0), at(20.0), at(25.0)]);
+    assert_eq!((g.limit, g.rule), (Limit::Shared, "one_bottleneck"));
+    assert_eq!(g.concurrent, 2);
+    let g = one(&[at(40.0), at(0.0), at(20.0), at(30.0)]);
+    assert_eq!((g.limit, g.rule), (Limit::Unknown, "not_concurrent"));
+}

@@ -1,0 +1,249 @@
+//! Renders the host view (`observer flows --by`, `--summary`): groups of
+//! flows as an aligned table, NDJSON, or one line each with what would
+//! help.
+
+use std::io::Write;
+
+use super::records::{line, widen};
+use crate::{
+    attribution::group::{Group, judge::Limit},
+    units,
+};
+
+/// Writes one JSON object per group, one per line (docs/json.md, "Groups").
+///
+/// # Errors
+/// Write or serialisation failures.
+pub fn write_json(out: &mut impl Write, groups: &[Group]) -> std::io::Result<()> {
+    for g in groups {
+        serde_json::to_writer(&mut *out, g)?;
+        out.write_all(b"\n")?;
+    }
+    Ok(())
+}
+
+/// The header of the table's group column, by what the groups are of.
+fn key_header(groups: &[Group]) -> &'static str {
+    match groups.first().map(|g| g.by) {
+        Some("process") => "PROCESS",
+        Some("workload") => "WORKLOAD",
+        _ => "PEER",
+    }
+}
+
+/// The verdicts that held the group's bytes, most first: `path 60%
+/// receiver_application 40%`.
+fn verdict_mix(g: &Group) -> String {
+    let mut v: Vec<(&str, u64)> = g.verdicts.iter().map(|(k, b)| (*k, *b)).collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    v.iter()
+        .filter(|(_, b)| *b > 0)
+        .map(|(k, b)| format!("{k} {}", units::share(*b as f64 / g.bytes.max(1) as f64)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Writes an aligned table, one row per group, with a header line.
+///
+/// # Errors
+/// Write failures.
+pub fn write_table(out: &mut impl Write, groups: &[Group]) -> std::io::Result<()> {
+    let header: Vec<String> = [
+        "NETNS",
+        key_header(groups),
+        "FLOWS",
+        "OPEN",
+        "CONC",
+        "BYTES",
+        "RATE",
+        "FASTEST",
+        "PATH",
+        "LIMIT",
+        "VERDICTS",
+    ]
+    .iter()
+    .map(|h| (*h).to_string())
+    .collect();
+    let rows: Vec<Vec<String>> = groups
+        .iter()
+        .map(|g| {
+            vec![
+                g.netns.to_string(),
+                g.key.clone(),
+                g.flows.to_string(),
+                g.open.to_string(),
+                g.concurrent.to_string(),
+                units::compact(&units::bytes(g.bytes as f64)),
+                units::compact(&units::rate(g.rate_bps)),
+                units::compact(&units::rate(g.fastest_bps)),
+                units::compact(&units::rate(g.path_bps)),
+                g.limit.name().to_string(),
+                verdict_mix(g),
+            ]
+        })
+        .collect();
+    let mut width: Vec<usize> = vec![0; header.len()];
+    widen(&mut width, &header);
+    for r in &rows {
+        widen(&mut width, r);
+    }
+    writeln!(out, "{}", line(&header, &width))?;
+    for r in &rows {
+        writeln!(out, "{}", line(r, &width))?;
+    }
+    Ok(())
+}
+
+/// Writes the host-level lines: one counting the groups by limit, then for
+/// each group its key and judgement, and what would help, one line per
+/// limit that held bytes.
+///
+/// # Errors
+/// Write failures.
+pub fn write_summary(out: &mut impl Write, groups: &[Group]) -> std::io::Result<()> {
+    if groups.is_empty() {
+        return writeln!(out, "no flows seen");
+    }
+    let count = |limit: Limit| groups.iter().filter(|g| g.limit == limit).count();
+    writeln!(
+        out,
+        "host: {} flows in {} group{} by {}: {} per_flow, {} shared, {} mixed, {} unknown",
+        groups.iter().map(|g| g.flows).sum::<usize>(),
+        groups.len(),
+        if groups.len() == 1 { "" } else { "s" },
+        groups[0].by,
+        count(Limit::PerFlow),
+        count(Limit::Shared),
+        count(Limit::Mixed),
+        count(Limit::Unknown)
+    )?;
+    for g in groups {
+        writeln!(
+            out,
+            "{} {} (netns {}): {}",
+            g.by, g.key, g.netns, g.explanation
+        )?;
+        for w in &g.what_if {
+            writeln!(out, "  - {}", w.summary)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::attribution::{Attribution, Config, Evidence, Side, Verdict, group};
+    use crate::testkit::sample::{SampleBuilder, v4};
+
+    /// Two uploads to 10.0.0.2 at the path, 2 s each, 1 MB and 3 MB.
+    fn groups() -> Vec<Group> {
+        let judged: Vec<_> = [1_000_000u64, 3_000_000]
+            .iter()
+            .enumerate()
+            .map(|(i, bytes)| {
+                let flow = SampleBuilder::new(i as u64 + 1)
+                    .ends(v4(10, 0, 0, 1), 40_000, v4(10, 0, 0, 2), 443)
+                    .flow();
+                let att = Attribution {
+                    verdict: Verdict::Path,
+                    rule: "pacing",
+                    confidence: 0.6,
+                    side: Side::Sender,
+                    explanation: String::new(),
+                    evidence: Evidence {
+                        interval_us: 2_000_000,
+                        bytes_acked: *bytes,
+                        rate_bps: *bytes as f64 * 4.0,
+                        min_rtt_us: 20_000,
+                        srtt_us: 20_000,
+                        ..Evidence::default()
+                    },
+                    what_if: None,
+                };
+                (flow, att)
+            })
+            .collect();
+        let pairs: Vec<_> = judged.iter().map(|(f, a)| (f, a)).collect();
+        group::group(&pairs, group::GroupBy::Peer, &Config::default())
+    }
+
+    #[test]
+    fn json_has_the_documented_keys() {
+        let mut out = Vec::new();
+        write_json(&mut out, &groups()).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["peer"], "10.0.0.2");
+        assert_eq!(v["by"], "peer");
+        assert_eq!(v["flows"], 2);
+        assert_eq!(v["bytes"], 4_000_000);
+        // 4 MB over the 2 s both were open.
+        assert_eq!(v["rate_bps"], 16e6);
+        assert_eq!(v["limit"], "shared");
+        assert_eq!(v["rule"], "one_bottleneck");
+        assert_eq!(v["verdicts"]["path"], 4_000_000);
+        assert!(v["explanation"].as_str().unwrap().starts_with(
+            "shared limit: 2 flows at the path's bottleneck together ran 16.0 Mbit/s"
+        ));
+        assert_eq!(v["what_if"][0]["knob"], "path");
+        assert_eq!(v["what_if"][0]["bytes"], 4_000_000);
+        for key in [
+            "netns",
+            "open",
+            "judged",
+            "concurrent",
+            "fastest_bps",
+            "path_bps",
+        ] {
+            assert!(v.get(key).is_some(), "missing {key}");
+        }
+        assert!(v.get("process").is_none());
+    }
+
+    #[test]
+    fn table_and_summary() {
+        let mut out = Vec::new();
+        write_table(&mut out, &groups()).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert!(lines[0].starts_with("NETNS  PEER"), "{text}");
+        let cells: Vec<&str> = lines[1].split_whitespace().collect();
+        assert_eq!(
+            cells,
+            [
+                "0",
+                "10.0.0.2",
+                "2",
+                "2",
+                "2",
+                "4.00MB",
+                "16.0Mbit/s",
+                "12.0Mbit/s",
+                "16.0Mbit/s",
+                "shared",
+                "path",
+                "100%"
+            ]
+        );
+        let mut out = Vec::new();
+        write_summary(&mut out, &groups()).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        assert_eq!(
+            lines[0],
+            "host: 2 flows in 1 group by peer: 0 per_flow, 1 shared, 0 mixed, 0 unknown"
+        );
+        assert!(
+            lines[1].starts_with("peer 10.0.0.2 (netns 0): shared limit: "),
+            "{text}"
+        );
+        assert!(
+            lines[2].starts_with(
+                "  - 2 of 2 uploads to 10.0.0.2 (100% of bytes) ran at the path's bottleneck"
+            ),
+            "{text}"
+        );
+    }
+}
