@@ -59,6 +59,14 @@ mod refresh;
 #[cfg(target_arch = "bpf")]
 mod sock;
 
+/// Both objects' panic handler: a program cannot unwind, and the verifier
+/// rejects one that could reach this loop.
+#[cfg(target_arch = "bpf")]
+#[panic_handler]
+fn panic(_info: &core::panic::PanicInfo) -> ! {
+    loop {}
+}
+
 /// Defines the agent's programs (every hook of user space's hook table,
 /// observer/src/kernel/hooks.rs, and the two poll-time walks) in the
 /// binary that invokes it. `$stages` is how much of the per-packet program

@@ -39,12 +39,6 @@ mod programs {
 }
 
 #[cfg(target_arch = "bpf")]
-#[panic_handler]
-fn panic(_info: &core::panic::PanicInfo) -> ! {
-    loop {}
-}
-
-#[cfg(target_arch = "bpf")]
 #[unsafe(link_section = "license")]
 #[unsafe(no_mangle)]
 static LICENSE: [u8; 4] = *b"GPL\0";
