@@ -6,7 +6,7 @@ use std::{net::SocketAddr, time::Duration};
 use anyhow::Context as _;
 use observer::{
     args::{parse_prefixes, parse_ringbuf_bytes},
-    kernel::probes::ProbeConfig,
+    kernel::probe_config::ProbeConfig,
     sink::metrics::{
         Catalogue, CatalogueConfig, agent::ProgramRuns, health::Health, http, labels::Aggregation,
         web::Web,

@@ -4,7 +4,7 @@
 use anyhow::Context as _;
 use observer::{
     kernel::preflight,
-    kernel::probes::{ProbeConfig, Probes},
+    kernel::{probe_config::ProbeConfig, probes::Probes},
     kernel::tick::kernel_hz,
     model::clock::Clock,
 };

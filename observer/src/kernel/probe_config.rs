@@ -1,6 +1,6 @@
 //! What a load of the kernel programs is asked for: [`ProbeConfig`], the
-//! settings fixed at load time (re-exported by [`super::probes`]), and the
-//! [`Variant`]s of the programs a load tries in turn.
+//! settings fixed at load time, and the [`Variant`]s of the programs a load
+//! tries in turn.
 
 use observer_common::{DEFAULT_MAX_FLOWS, DEFAULT_RINGBUF_BYTES};
 

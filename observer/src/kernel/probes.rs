@@ -12,18 +12,14 @@ use observer_common::{
     GLOBAL_POLL_ITER, MAP_CLOSED, MAP_COUNTERS, MAP_FLOWS, MAP_LIVE,
 };
 
-pub use super::attach::attach_tp;
-pub(super) use super::attach::take;
-pub use super::probe_config::ProbeConfig;
-pub(crate) use super::probe_error::chain;
-pub use super::probe_error::{ProbeError, eperm_hint};
 use super::{
-    attach::{Refusal, attach_poll, program_info_of, resolve, settings},
+    attach::{Refusal, attach_poll, attach_tp, program_info_of, resolve, settings, take},
     degraded::Degraded,
     hooks,
     parts::{Parts, Programs},
     pin,
-    probe_config::{VARIANTS, Variant},
+    probe_config::{ProbeConfig, VARIANTS, Variant},
+    probe_error::ProbeError,
     walk::Walk,
 };
 

@@ -3,7 +3,7 @@
 use observer_common::{Counter, FlowSample};
 
 use crate::{
-    kernel::probes::{ProbeError, Probes},
+    kernel::{probe_error::ProbeError, probes::Probes},
     model::clock::{Clock, monotonic_ns},
     track::cgroups::Cgroups,
     track::live::{Book, BookConfig, Event},

@@ -184,7 +184,7 @@ fn helper_reads_fallback_matches_tcp_info_too() {
     if !root_or_skip("helper_reads_fallback_matches_tcp_info_too") {
         return;
     }
-    let probes = observer::kernel::probes::Probes::load(observer::kernel::probes::ProbeConfig {
+    let probes = observer::kernel::probes::Probes::load(observer::kernel::probe_config::ProbeConfig {
         helper_reads: true,
         ..Default::default()
     })
@@ -378,7 +378,7 @@ fn full_flow_map_counts_evictions() {
         return;
     }
     let mut probes =
-        observer::kernel::probes::Probes::load(observer::kernel::probes::ProbeConfig {
+        observer::kernel::probes::Probes::load(observer::kernel::probe_config::ProbeConfig {
             max_flows: 16,
             ..Default::default()
         })

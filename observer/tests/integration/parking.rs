@@ -20,7 +20,7 @@ use crate::support::{
     root_or_skip, serial,
 };
 use observer::{
-    kernel::probes::{ProbeConfig, Probes},
+    kernel::{probe_config::ProbeConfig, probes::Probes},
     kernel::tick::kernel_hz,
     model::clock::Clock,
     sink::metrics::{Catalogue, CatalogueConfig, encode, labels::Aggregation},

@@ -14,7 +14,7 @@ use std::{
 };
 
 use observer::{
-    kernel::probes::{ProbeConfig, Probes},
+    kernel::{probe_config::ProbeConfig, probes::Probes},
     model::{clock::monotonic_ns, flow::Flow},
 };
 use pathemu::Namespace;

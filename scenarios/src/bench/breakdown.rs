@@ -5,7 +5,7 @@
 //! the one before.
 
 use anyhow::Context as _;
-use observer::kernel::probes::{ProbeConfig, Probes};
+use observer::kernel::{probe_config::ProbeConfig, probes::Probes};
 use observer_common::packet_stages;
 
 use super::{env::Netns, throughput::cost_during};

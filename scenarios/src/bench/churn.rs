@@ -46,7 +46,7 @@ pub fn steps(rates: &[u64], secs: u64) -> anyhow::Result<Vec<ChurnStep>> {
     use std::collections::HashMap;
 
     use observer::{
-        kernel::probes::{ProbeConfig, Probes},
+        kernel::{probe_config::ProbeConfig, probes::Probes},
         model::clock::Clock,
         track::live::BookConfig,
         track::live::Event,

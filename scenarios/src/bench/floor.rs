@@ -10,7 +10,8 @@ use aya::{Ebpf, EbpfLoader};
 
 use observer::kernel::{
     objects::BENCH_OBJECT,
-    probes::{ProbeError, attach_tp},
+    attach::attach_tp,
+    probe_error::ProbeError,
 };
 
 /// The attached empty program; dropping it detaches and unloads it.

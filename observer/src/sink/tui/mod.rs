@@ -39,7 +39,7 @@ use futures_core::Stream as _;
 use ratatui::{Terminal, backend::CrosstermBackend};
 use tokio::signal::unix::{SignalKind, signal};
 
-use crate::{kernel::probes::ProbeError, track::poller::Poller};
+use crate::{kernel::probe_error::ProbeError, track::poller::Poller};
 use state::{App, Options, Snapshot};
 
 /// Why the view stopped early.

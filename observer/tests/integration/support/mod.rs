@@ -13,7 +13,7 @@ use std::{
 
 use observer::{
     attribution::Point,
-    kernel::probes::{ProbeConfig, Probes},
+    kernel::{probe_config::ProbeConfig, probes::Probes},
     kernel::tick::kernel_hz,
     model::clock::{Clock, monotonic_ns},
     model::flow::Flow,
