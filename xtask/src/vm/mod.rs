@@ -39,8 +39,9 @@ use guest_script::{OBSERVER_STEP, Outcome, Step};
 use initramfs::Initramfs;
 
 /// Integration test modules left out: they drive tmux (`top`),
-/// Prometheus and iperf3 (`exporter`), podman (`image`) or bash
-/// (`workload`), which the VM does not carry; test the HTTP endpoint,
+/// Prometheus and iperf3 (`exporter`), curl and Prometheus (`tls`, the
+/// endpoint's TLS and basic auth, which no kernel changes), podman
+/// (`image`) or bash (`workload`), which the VM does not carry; test the HTTP endpoint,
 /// which no kernel changes, for a minute under emulation (`endpoint`); or
 /// run for minutes under their own command (`soak`); or restart agents
 /// during churn for three minutes under emulation (`restart`: bpffs and
@@ -48,7 +49,7 @@ use initramfs::Initramfs;
 /// `--only restart`, docs/kernels.md). The kernel's HZ, measured, is
 /// checked in the VM by `flows`.
 const SKIP: &[&str] = &[
-    "top", "exporter", "image", "soak", "endpoint", "workload", "restart",
+    "top", "exporter", "tls", "image", "soak", "endpoint", "workload", "restart",
 ];
 
 /// Modules run only when `--only` names them: their kernel side others
