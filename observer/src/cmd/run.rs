@@ -195,6 +195,14 @@ async fn agent(args: &Args, web: std::sync::Arc<Web>) -> anyhow::Result<()> {
         web.scheme(),
         web.describe()
     );
+    if args.web_config.is_some() && web.auth.is_none() && web.tls.is_none() {
+        // As exporter-toolkit, an empty file is allowed; whoever passed
+        // one expected protection.
+        log::warn!(
+            "--web-config sets neither TLS nor basic auth: /metrics is served in plain HTTP \
+             to anyone; add tls_server_config or basic_auth_users"
+        );
+    }
     if web.auth.is_some() && web.tls.is_none() {
         log::warn!(
             "--web-config sets basic auth without TLS: passwords cross the network in the \

@@ -285,6 +285,11 @@ async fn respond(
                 hyper::header::WWW_AUTHENTICATE,
                 hyper::header::HeaderValue::from_static("Basic"),
             );
+            // A client without the password keeps no connection open.
+            r.headers_mut().insert(
+                hyper::header::CONNECTION,
+                hyper::header::HeaderValue::from_static("close"),
+            );
             r
         }
         _ => route(&req, registry, health),

@@ -193,6 +193,31 @@ fn each_bad_file_gets_its_one_line() {
             "basic_auth_users.alice is not a bcrypt hash",
         ),
         (
+            format!(
+                "basic_auth_users:\n  alice: '{}'\n",
+                h.replacen("$2b$", "$2x$", 1)
+            ),
+            "basic_auth_users.alice is not a bcrypt hash",
+        ),
+        (
+            format!(
+                "basic_auth_users:\n  alice: '{}'\n",
+                h.replacen("$04$", "$17$", 1)
+            ),
+            "basic_auth_users.alice has bcrypt cost 17: use a cost from 4 to 16",
+        ),
+        (
+            format!(
+                "basic_auth_users:\n  alice: '{}'\n",
+                h.replacen("$04$", "$03$", 1)
+            ),
+            "basic_auth_users.alice",
+        ),
+        (
+            format!("basic_auth_users:\n  'a:b': '{h}'\n"),
+            "a user name cannot contain ':'",
+        ),
+        (
             format!("basic_auth_users:\n  a: '{h}'\n  a: '{h}'\n"),
             "duplicate",
         ),
