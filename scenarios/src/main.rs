@@ -8,8 +8,8 @@ use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use observer::{
     kernel::preflight,
-    kernel::{probe_config::ProbeConfig, probes::Probes},
     kernel::tick::kernel_hz,
+    kernel::{probe_config::ProbeConfig, probes::Probes},
     model::clock::Clock,
     track::live::BookConfig,
     track::poller::Poller,

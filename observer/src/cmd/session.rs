@@ -4,8 +4,8 @@
 use anyhow::Context as _;
 use observer::{
     kernel::preflight,
-    kernel::{probe_config::ProbeConfig, probes::Probes},
     kernel::tick::kernel_hz,
+    kernel::{probe_config::ProbeConfig, probes::Probes},
     model::clock::Clock,
 };
 

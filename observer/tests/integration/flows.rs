@@ -184,11 +184,12 @@ fn helper_reads_fallback_matches_tcp_info_too() {
     if !root_or_skip("helper_reads_fallback_matches_tcp_info_too") {
         return;
     }
-    let probes = observer::kernel::probes::Probes::load(observer::kernel::probe_config::ProbeConfig {
-        helper_reads: true,
-        ..Default::default()
-    })
-    .unwrap();
+    let probes =
+        observer::kernel::probes::Probes::load(observer::kernel::probe_config::ProbeConfig {
+            helper_reads: true,
+            ..Default::default()
+        })
+        .unwrap();
     assert!(!probes.direct);
     let mut obs = Observer::with(probes);
     let ns = Namespace::standalone().unwrap();

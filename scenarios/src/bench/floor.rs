@@ -8,11 +8,7 @@
 
 use aya::{Ebpf, EbpfLoader};
 
-use observer::kernel::{
-    objects::BENCH_OBJECT,
-    attach::attach_tp,
-    probe_error::ProbeError,
-};
+use observer::kernel::{attach::attach_tp, objects::BENCH_OBJECT, probe_error::ProbeError};
 
 /// The attached empty program; dropping it detaches and unloads it.
 pub struct Floor {
