@@ -15,6 +15,17 @@ use common::root_or_skip;
 use pathemu::{ChildGuard, Namespace, Path, PathConfig, Side};
 
 /// The names `ip netns list` prints.
+/// One test of this file at a time: every `Namespace` made sweeps the
+/// namespaces of dead creators, so a test making one would remove the
+/// stale namespace `stale_namespaces_of_dead_processes_are_swept` plants
+/// before that test looks for it.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: Mutex<()> = Mutex::new(());
+    SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn netns_list() -> Vec<String> {
     let out = Command::new("ip").args(["netns", "list"]).output().unwrap();
     assert!(out.status.success());
@@ -55,6 +66,7 @@ fn drop_deletes_namespaces_and_kills_processes() {
     if !root_or_skip("drop_deletes_namespaces_and_kills_processes") {
         return;
     }
+    let _serial = serial();
     let path = Path::new(PathConfig::default()).unwrap();
     let names = names(&path);
     let list = netns_list();
@@ -80,6 +92,7 @@ fn panic_inside_closure_still_cleans_up() {
     if !root_or_skip("panic_inside_closure_still_cleans_up") {
         return;
     }
+    let _serial = serial();
     let seen = Mutex::new(Vec::new());
     let result = catch_unwind(AssertUnwindSafe(|| {
         let path = Path::new(PathConfig::symmetric_delay(Duration::from_millis(5))).unwrap();
@@ -100,6 +113,7 @@ fn stale_namespaces_of_dead_processes_are_swept() {
     if !root_or_skip("stale_namespaces_of_dead_processes_are_swept") {
         return;
     }
+    let _serial = serial();
     // A pid that has just exited (and is reaped) stands for a killed creator.
     let mut dead = Command::new("true").spawn().unwrap();
     let dead_pid = dead.id();
@@ -133,6 +147,7 @@ fn run_in_and_inode_agree() {
     if !root_or_skip("run_in_and_inode_agree") {
         return;
     }
+    let _serial = serial();
     let path = Path::new(PathConfig::default()).unwrap();
     for side in [Side::A, Side::B] {
         let inode = path
@@ -173,6 +188,7 @@ fn standalone_namespace_has_loopback_and_goes_on_drop() {
     if !root_or_skip("standalone_namespace_has_loopback_and_goes_on_drop") {
         return;
     }
+    let _serial = serial();
     let ns = Namespace::standalone().unwrap();
     let name = ns.name().to_owned();
     let pid = std::process::id();
