@@ -140,7 +140,12 @@ impl<'a> ReceiverCtx<'a> {
             bursty,
             ack_wait_us,
             acked_pauses,
-            recent_loss: recent_loss(rx, (paused, acked_pauses), path_rtt, cfg),
+            recent_loss: recent_loss(
+                rx,
+                (paused, acked_pauses),
+                (path_rtt, f64::from(flow.rcv_mss.max(DEFAULT_MSS))),
+                cfg,
+            ),
         }
     }
 
@@ -180,11 +185,14 @@ fn lagging(rx: &Receive, rounds: f64, cfg: &Config) -> bool {
 /// when its pauses are round-trip sized (`acked_pauses`): a sender held by
 /// its window sends it, then waits about a round trip for the ACKs. A
 /// window cut by loss and spread over the round trip (bursts, few pauses)
-/// regrows for seconds (cubic): loss in the last `loss_memory_s` counts.
+/// is held while it regrows: `loss_memory_rtts_per_segment` round trips of
+/// the path (`path_rtt_us`) per segment in flight (`mss` bytes), at least
+/// `loss_memory_paused_rtts` rounds a sample can resolve, at most
+/// `loss_memory_s`.
 fn recent_loss(
     rx: &Receive,
     (paused, acked_pauses): (bool, bool),
-    path_rtt_us: f64,
+    (path_rtt_us, mss): (f64, f64),
     cfg: &Config,
 ) -> bool {
     if paused {
@@ -200,5 +208,8 @@ fn recent_loss(
             .max(cfg.loss_memory_paused_rtts * path_rtt_us / 1e6);
         return acked_pauses && repeated && rx.since_ooo_s.is_some_and(|s| s <= memory_s);
     }
-    rx.ooo_packets > 0 || rx.since_ooo_s.is_some_and(|s| s <= cfg.loss_memory_s)
+    let regrow_us = cfg.loss_memory_rtts_per_segment * (rx.in_flight_bytes / mss) * path_rtt_us;
+    let floor_us = cfg.loss_memory_paused_rtts * path_rtt_us.max(cfg.sample_grain_us as f64);
+    let memory_s = (regrow_us.max(floor_us) / 1e6).min(cfg.loss_memory_s);
+    rx.since_ooo_s.is_some_and(|s| s <= memory_s)
 }

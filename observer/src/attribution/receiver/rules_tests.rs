@@ -270,16 +270,33 @@ fn loss_held_is_a_held_sender_with_recent_loss() {
         rule("loss_held", &bursty),
         Some((Verdict::CongestionWindow, Reason::LossHeld))
     );
-    // Bursts, the last loss 10 s ago and none in the interval: still held
-    // (cubic regrows for seconds); 10.1 s: not.
-    let old = |ago: f64| {
-        rx(bursty.clone(), |r| {
+    // Bursts, the last loss before the interval: held while the window
+    // regrows, 1.2 round trips per segment in flight: 62.5 KB / 1448 B =
+    // 43.2 segments, 51.8 round trips of 50 ms, 2.59 s.
+    let old = |ev: &Evidence, ago: f64| {
+        rx(ev.clone(), |r| {
             r.ooo_packets = 0;
             r.since_ooo_s = Some(ago);
         })
     };
-    assert!(rule("loss_held", &old(10.0)).is_some());
-    assert_eq!(rule("loss_held", &old(10.1)), None);
+    assert!(rule("loss_held", &old(&bursty, 2.55)).is_some());
+    assert_eq!(rule("loss_held", &old(&bursty, 2.65)), None);
+    // A window of 1 MB in flight (691 segments, 35 s of regrowth) is held
+    // at most 10 s (cubic's own regrowth).
+    let wide = rx(bursty.clone(), |r| r.in_flight_bytes = 1_000_000.0);
+    assert!(rule("loss_held", &old(&wide, 10.0)).is_some());
+    assert_eq!(rule("loss_held", &old(&wide, 10.1)), None);
+    // A LAN download (0.16 ms, 38 segments in flight: 7.3 ms of regrowth)
+    // keeps the floor of 10 sampling grains, 40 ms: one reordered segment
+    // 90 ms back does not hold its sender, even within the interval.
+    let lan = rx(bursty.clone(), |r| {
+        r.base_rtt_us = 160;
+        r.rtt_mean_us = 160.0;
+        r.in_flight_bytes = 55_000.0;
+    });
+    let lan_loss = |ago: f64| rx(lan.clone(), |r| r.since_ooo_s = Some(ago));
+    assert!(rule("loss_held", &lan_loss(0.039)).is_some());
+    assert_eq!(rule("loss_held", &lan_loss(0.09)), None);
     // A pausing sender: loss repeated in the last second, pauses of about
     // a round trip.
     let paused = rx(base(), |r| {
