@@ -316,7 +316,13 @@ impl Results {
                 c.ratio.max,
                 c.observer_ns_per_segment.median,
                 c.peer_ns_per_run.median,
-                programs.map_or_else(|| "none measured".to_string(), |p| largest_shares(p)),
+                programs.map_or_else(
+                    || match super::report::by_program(&c.programs).as_str() {
+                        "-" => "none measured".to_string(),
+                        own => format!("{own} ns per segment in these rounds"),
+                    },
+                    |p| largest_shares(p)
+                ),
             ));
         }
         n

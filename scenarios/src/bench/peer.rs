@@ -126,24 +126,40 @@ pub struct PeerComparison {
     pub observer_ns_per_segment: Stat,
     /// The peer's run time per run (ns), per round.
     pub peer_ns_per_run: Stat,
+    /// Each observer program's share of `observer_ns_per_segment`: its run
+    /// time over the load divided by the runs of `observer_tcp_probe` (ns
+    /// per segment), median over the rounds, by the 15 characters of its
+    /// name the kernel keeps. Empty in results written before it was kept.
+    #[serde(default)]
+    pub programs: BTreeMap<String, f64>,
 }
 
-/// One load with observer's agent running: its programs' ns per segment.
-fn observer_side(ns: &Netns, load: &mut dyn FnMut() -> anyhow::Result<()>) -> anyhow::Result<f64> {
+/// One round of observer's side: every program's run time per segment
+/// (ns), by program.
+type Round = BTreeMap<String, f64>;
+
+/// One load with observer's agent running: each of its programs' run time
+/// over the segments `observer_tcp_probe` saw (ns per segment).
+fn observer_side(
+    ns: &Netns,
+    load: &mut dyn FnMut() -> anyhow::Result<()>,
+) -> anyhow::Result<Round> {
     let agent = Agent::start_in(Some(ns), &["--poll-read", "on"])?;
     let before = prog_costs("observer_");
     load()?;
     let mut ran = BTreeMap::new();
     add_costs(&mut ran, &before, &prog_costs("observer_"));
     drop(agent);
-    let all_ns: u64 = ran.values().map(|c| c.ns).sum();
     // The kernel keeps 15 characters of a program's name.
     let segments = ran.get("observer_tcp_pr").map_or(0, |c| c.hits);
     anyhow::ensure!(
         segments > 0,
         "observer_tcp_probe did not run during the load"
     );
-    Ok(all_ns as f64 / segments as f64)
+    Ok(ran
+        .into_iter()
+        .map(|(name, c)| (name, c.ns as f64 / segments as f64))
+        .collect())
 }
 
 /// One load with the peer attached: its ns per run.
@@ -170,6 +186,7 @@ pub fn compare(
     mut load: impl FnMut() -> anyhow::Result<()>,
 ) -> anyhow::Result<PeerComparison> {
     let (mut ours, mut peers, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    let mut by_program: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for round in 0..rounds {
         let (o, p) = if round % 2 == 0 {
             let o = observer_side(ns, &mut load)?;
@@ -178,9 +195,13 @@ pub fn compare(
             let p = peer_side(&mut load)?;
             (observer_side(ns, &mut load)?, p)
         };
-        ours.push(o);
+        let total: f64 = o.values().sum();
+        for (name, v) in o {
+            by_program.entry(name).or_default().push(v);
+        }
+        ours.push(total);
         peers.push(p);
-        ratios.push(if p > 0.0 { o / p } else { 0.0 });
+        ratios.push(if p > 0.0 { total / p } else { 0.0 });
     }
     Ok(PeerComparison {
         load: load_name.to_string(),
@@ -188,6 +209,10 @@ pub fn compare(
         ratio: Stat::of(&ratios),
         observer_ns_per_segment: Stat::of(&ours),
         peer_ns_per_run: Stat::of(&peers),
+        programs: by_program
+            .into_iter()
+            .map(|(name, v)| (name, Stat::of(&v).median))
+            .collect(),
     })
 }
 

@@ -282,7 +282,8 @@ impl Results {
         table(
             s,
             "load | streams or connections | observer / peer (median, min-max) | \
-             observer's programs, ns per segment | peer, ns per run",
+             observer's programs, ns per segment | peer, ns per run | by program, ns per \
+             segment (median)",
             self.peer.iter().map(|c| {
                 vec![
                     if c.load == "rr" {
@@ -295,6 +296,7 @@ impl Results {
                     spread(&c.ratio, 2),
                     spread(&c.observer_ns_per_segment, 0),
                     spread(&c.peer_ns_per_run, 0),
+                    by_program(&c.programs),
                 ]
             }),
         );
@@ -434,4 +436,19 @@ impl Results {
             }
         }
     }
+}
+
+/// A peer comparison's programs, costliest first, each as its name less
+/// the common `observer_` prefix and its ns per segment ("tcp_pr 310,
+/// recv_l 190"); `-` when not kept (an older results file).
+pub(super) fn by_program(programs: &std::collections::BTreeMap<String, f64>) -> String {
+    let mut v: Vec<(&String, &f64)> = programs.iter().filter(|(_, ns)| **ns >= 0.5).collect();
+    if v.is_empty() {
+        return "-".to_string();
+    }
+    v.sort_by(|a, b| b.1.total_cmp(a.1));
+    v.iter()
+        .map(|(name, ns)| format!("{} {ns:.0}", name.trim_start_matches("observer_")))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

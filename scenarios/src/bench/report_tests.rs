@@ -240,3 +240,20 @@ fn the_peer_rows_judge_the_worse_load_of_each_kind() {
         row(&page, "request/response").starts_with("| request/response | 1 | 0.90 (0.90-0.90) |")
     );
 }
+
+#[test]
+fn peer_programs_are_listed_costliest_first_without_the_prefix() {
+    let programs: std::collections::BTreeMap<String, f64> = [
+        ("observer_recv_l", 542.4),
+        ("observer_set_st", 0.4),
+        ("observer_tcp_pr", 575.0),
+    ]
+    .into_iter()
+    .map(|(n, v)| (n.to_string(), v))
+    .collect();
+    assert_eq!(
+        super::report::by_program(&programs),
+        "tcp_pr 575, recv_l 542"
+    );
+    assert_eq!(super::report::by_program(&Default::default()), "-");
+}
