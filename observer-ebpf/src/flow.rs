@@ -58,7 +58,7 @@ pub fn on_packet(sk: *const u8, skb: *const u8, stages: u32) {
     // Without the poll-time read, as before it existed: a segment that
     // ends a burst passes without asking the gate (nor taking its slot).
     let held = if poll::on() {
-        !settles && gate::packet_held(slot) && !(ends_burst && poll::must_sample(sk))
+        !settles && gate::packet_held(slot) && !(ends_burst && poll::must_sample(sk, key))
     } else {
         !settles && !ends_burst && gate::packet_held(slot)
     };
@@ -80,7 +80,7 @@ pub fn on_packet(sk: *const u8, skb: *const u8, stages: u32) {
             }
             carry_forward(s, sk, &seg);
             packet_slot::collect(s, sk);
-            poll::note_clocks(sk, s);
+            poll::note_clocks(sk, key, s);
             if settles || ends_burst {
                 // The end of a burst: a sender's congestion control name
                 // is refreshed here (see `cc_name`).
@@ -107,7 +107,8 @@ pub fn on_state(sk: *const u8, old: u8, new: u8) {
             }
         }
     } else if new == tcp_state::ESTABLISHED {
-        if let Some(s) = entry(sk, key_of(sk), true) {
+        let key = key_of(sk);
+        if let Some(s) = entry(sk, key, true) {
             // SAFETY: as in on_packet. The local port and address of a
             // connect()ing socket are only final now.
             unsafe {
@@ -124,7 +125,7 @@ pub fn on_state(sk: *const u8, old: u8, new: u8) {
                 if old == tcp_state::SYN_SENT {
                     (*s).lrcvtime = (*s).jiffies as u32;
                 }
-                poll::note_clocks(sk, s);
+                poll::note_clocks(sk, key, s);
             }
         }
     } else if new == tcp_state::CLOSE {
@@ -178,7 +179,7 @@ pub fn on_recv(sk: *const u8) {
     let key = key_of(sk);
     let tgid = (bpf_get_current_pid_tgid() >> 32) as u32;
     let held = if poll::on() {
-        gate::held(key, tgid) && !(drained(sk) && poll::must_sample(sk))
+        gate::held(key, tgid) && !(drained(sk) && poll::must_sample(sk, key))
     } else {
         !drained(sk) && gate::held(key, tgid)
     };
@@ -193,7 +194,7 @@ pub fn on_recv(sk: *const u8) {
         set_owner(s);
         refresh(s, sk);
         cc_name(s, sk);
-        poll::note_clocks(sk, s);
+        poll::note_clocks(sk, key, s);
     }
 }
 
@@ -210,7 +211,7 @@ pub fn on_read(sk: *const u8) {
     };
     let key = key_of(sk);
     let held = if poll::on() {
-        gate::held(key, 0) && !(drained(sk) && poll::must_sample(sk))
+        gate::held(key, 0) && !(drained(sk) && poll::must_sample(sk, key))
     } else {
         !drained(sk) && gate::held(key, 0)
     };
@@ -221,7 +222,7 @@ pub fn on_read(sk: *const u8) {
         // SAFETY: `s` points into the flow map's value for this socket.
         unsafe {
             refresh(s, sk);
-            poll::note_clocks(sk, s);
+            poll::note_clocks(sk, key, s);
         }
     }
 }

@@ -8,7 +8,8 @@
 //! (request/response traffic does both on every segment and every read).
 //! They still sample those when the stored sample runs one of observer's
 //! own clocks that the segment or read stops ([`clocks_of`], kept in the
-//! flow's mark so the hooks need no flow-map lookup to ask): those
+//! flow's mark and cached in [`CLOCKS`] so the hooks need no flow-map
+//! lookup, and mostly no socket-storage lookup, to ask): those
 //! clocks count time from sample to sample, so a stale "cwnd-limited" or
 //! "unread data waiting" would go on counting until the poll.
 //!
@@ -100,6 +101,49 @@ pub static POLL_ITER: u8 = 0;
 #[map(name = "POLL_SCOPE")]
 pub static POLL_SCOPE: Array<u64> = Array::with_max_entries(2, 0);
 
+/// Slots of [`CLOCKS`] (a power of two). Memory: 4096 x 8 bytes = 32 KiB.
+pub const CLOCK_SLOTS: u32 = 4096;
+
+/// What [`must_sample`] asks of a flow's mark, cached where a lookup costs
+/// no helper call: slot `cookie % CLOCK_SLOTS` holds one word, written
+/// with the mark's clocks ([`clock_word`]). A segment that ends a burst
+/// and a read that drains ask it on request/response traffic at every
+/// segment and every read, and a socket-storage lookup there cost about
+/// as much as the rest of the read hook together (docs/benchmarks.md, the
+/// peer table). One aligned 64-bit word, so a reader on another CPU sees
+/// a whole write or none; a flow whose slot another flow holds asks its
+/// mark, as before.
+#[map(name = "CLOCKS")]
+static CLOCKS: Array<u64> = Array::with_max_entries(CLOCK_SLOTS, 0);
+
+/// A [`CLOCKS`] word: the low 32 bits of the cookie (flows that share a
+/// slot differ there unless 2^32 sockets apart), the low 24 bits of the
+/// mark's network namespace (what a one-namespace walk is compared by;
+/// namespace inodes differ there unless 16 million apart), and the clocks
+/// ([`clocks_of`], 3 bits). Never 0: a cookie is never 0.
+#[inline(always)]
+fn clock_word(key: u64, netns: u32, clocks: u32) -> u64 {
+    (u64::from(key as u32) << 32) | (u64::from(netns & 0xFF_FFFF) << 8) | u64::from(clocks & 0xFF)
+}
+
+/// Records `clocks` in the mark `m` of the flow `key` and in its
+/// [`CLOCKS`] slot.
+///
+/// # Safety
+/// `m` must be the flow's mark.
+#[inline(always)]
+unsafe fn set_clocks(key: u64, m: *mut Mark, clocks: u32) {
+    // SAFETY: the caller's mark.
+    let netns = unsafe {
+        (*m).clocks = clocks;
+        (*m).netns
+    };
+    if let Some(w) = CLOCKS.get_ptr_mut(key as u32 & (CLOCK_SLOTS - 1)) {
+        // SAFETY: a slot of an array map: an aligned u64.
+        unsafe { core::ptr::write_volatile(w, clock_word(key, netns, clocks)) };
+    }
+}
+
 /// Whether the poll-time read is on: a load-time constant, so the verifier
 /// drops the branch not taken (and with it the storage helper on kernels
 /// that refuse it).
@@ -170,42 +214,61 @@ pub unsafe fn clocks_of(s: *const FlowSample) -> u32 {
 /// # Safety
 /// `s` must be valid for reads.
 #[inline(always)]
-pub unsafe fn note_clocks(sk: Sk, s: *const FlowSample) {
+pub unsafe fn note_clocks(sk: Sk, key: u64, s: *const FlowSample) {
     if !on() {
         return;
     }
     let m = mark_of(sk, false);
     if !m.is_null() {
         // SAFETY: this socket's mark, and the caller's `s`.
-        unsafe { (*m).clocks = clocks_of(s) };
+        unsafe { set_clocks(key, m, clocks_of(s)) };
     }
 }
 
-/// Whether the flow of `sk` must be sampled although the gate holds it
-/// back: it has no mark, no walk reaches it at the next poll, or its
-/// stored sample runs a clock the segment or read may stop
-/// ([`clocks_of`]). Read from the socket's mark, one socket-storage
-/// lookup, not the flow map's hash. Always true with the poll-time read
-/// off.
+/// Whether the flow of `sk` (cookie `key`) must be sampled although the
+/// gate holds it back: it has no mark, no walk reaches it at the next
+/// poll, or its stored sample runs a clock the segment or read may stop
+/// ([`clocks_of`]). Read from the flow's [`CLOCKS`] slot, or where another
+/// flow holds it, from the socket's mark (one socket-storage lookup); never
+/// the flow map's hash. Always true with the poll-time read off.
 #[inline(always)]
-pub fn must_sample(sk: Sk) -> bool {
+pub fn must_sample(sk: Sk, key: u64) -> bool {
     if !on() {
         return true;
     }
-    let m = mark_of(sk, false);
-    if m.is_null() {
-        return true;
-    }
+    // The cache keeps 24 bits of the namespace; the mark all 32.
+    let (netns, netns_bits, clocks) = match cached(key) {
+        Some((netns, clocks)) => (netns, 0xFF_FFFF, clocks),
+        None => {
+            let m = mark_of(sk, false);
+            if m.is_null() {
+                return true;
+            }
+            // SAFETY: this socket's mark.
+            unsafe { ((*m).netns, u32::MAX, (*m).clocks) }
+        }
+    };
     let slot = |i| POLL_SCOPE.get(i).copied().unwrap_or(0);
-    // SAFETY: this socket's mark.
-    unsafe {
-        let reached = match slot(observer_common::SCOPE_REACH) {
-            poll_scope::ALL => true,
-            poll_scope::ONE_NETNS => u64::from((*m).netns) == slot(observer_common::SCOPE_NETNS),
-            _ => false,
-        };
-        !reached || (*m).clocks != 0
-    }
+    let reached = match slot(observer_common::SCOPE_REACH) {
+        poll_scope::ALL => true,
+        poll_scope::ONE_NETNS => {
+            (netns ^ slot(observer_common::SCOPE_NETNS) as u32) & netns_bits == 0
+        }
+        _ => false,
+    };
+    !reached || clocks != 0
+}
+
+/// The flow `key`'s namespace (its low 24 bits) and clocks from its
+/// [`CLOCKS`] slot; None where another flow holds the slot or none wrote
+/// it.
+#[inline(always)]
+fn cached(key: u64) -> Option<(u32, u32)> {
+    let w = CLOCKS.get_ptr(key as u32 & (CLOCK_SLOTS - 1))?;
+    // SAFETY: a slot of an array map: an aligned u64.
+    let w = unsafe { core::ptr::read_volatile(w) };
+    ((w >> 32) as u32 == key as u32 && w != 0)
+        .then_some(((w >> 8) as u32 & 0xFF_FFFF, w as u32 & 0xFF))
 }
 
 /// The context of an `iter/tcp` program, `struct bpf_iter__tcp`
@@ -336,7 +399,7 @@ unsafe fn visit(sk: Sk, value: *mut Mark) {
         unsafe {
             if (*s).closed_ns == 0 {
                 crate::refresh::refresh(s, sk);
-                (*value).clocks = clocks_of(s);
+                set_clocks(key, value, clocks_of(s));
                 // `setsockopt(TCP_CONGESTION)` between held samples.
                 crate::sock::cc_name(s, sk);
             }
