@@ -155,12 +155,15 @@ pub fn on_destroy(sk: *const u8) {
 /// Process-context hook after a receive call on any socket: attribute a
 /// TCP flow to the calling process (the only way observer learns the
 /// owner of a flow accepted by a listener; a connecting one has it from
-/// `connect()`) and refresh its figures. Calls by the same process on
-/// this CPU within one jiffy are left to the sample gate ([`gate`]),
-/// except one that leaves nothing unread (`copied_seq == rcv_nxt`) while
-/// the stored sample still counts unread data or runs another clock
-/// ([`poll::must_sample`]), so the clocks of a reader that caught up stop
-/// there.
+/// `connect()`) and refresh its figures. A read by the flow's owner that
+/// leaves nothing unread (`copied_seq == rcv_nxt`) while the stored
+/// sample runs no clock and a walk reaches the flow does nothing, not even
+/// ask the gate ([`poll::settled_read`]: request/response traffic, read
+/// after read). Other calls by the same process on this CPU within one
+/// jiffy are left to the sample gate ([`gate`]), except one that leaves
+/// nothing unread while the stored sample still counts unread data or
+/// runs another clock ([`poll::must_sample`]), so the clocks of a reader
+/// that caught up stop there.
 ///
 /// Sends have no hook: every send costs at least the empty-program floor,
 /// and a sender's figures come from its ACKs ([`on_packet`], which also
@@ -175,9 +178,14 @@ pub fn on_recv(sk: *const u8) {
     if family != AF_INET && family != AF_INET6 {
         return;
     }
-    let state: u8 = sk.get(off!(state));
     let key = key_of(sk);
     let tgid = (bpf_get_current_pid_tgid() >> 32) as u32;
+    // A read that drains a settled flow its owner reads: nothing to do,
+    // not even the gate (request/response traffic, read after read).
+    if poll::settled_read(key, tgid) && drained(sk) {
+        return;
+    }
+    let state: u8 = sk.get(off!(state));
     let held = if poll::on() {
         gate::held(key, tgid) && !(drained(sk) && poll::must_sample(sk, key))
     } else {

@@ -101,47 +101,111 @@ pub static POLL_ITER: u8 = 0;
 #[map(name = "POLL_SCOPE")]
 pub static POLL_SCOPE: Array<u64> = Array::with_max_entries(2, 0);
 
-/// Slots of [`CLOCKS`] (a power of two). Memory: 4096 x 8 bytes = 32 KiB.
+/// Slots of [`CLOCKS`] (a power of two). Memory: 4096 x 16 bytes = 64 KiB.
 pub const CLOCK_SLOTS: u32 = 4096;
 
-/// What [`must_sample`] asks of a flow's mark, cached where a lookup costs
-/// no helper call: slot `cookie % CLOCK_SLOTS` holds one word, written
-/// with the mark's clocks ([`clock_word`]). A segment that ends a burst
+/// What the hooks ask of a flow's mark and its stored sample, cached where
+/// a lookup costs no helper call: slot `cookie % CLOCK_SLOTS`, written
+/// with the mark's clocks ([`set_clocks`]). A segment that ends a burst
 /// and a read that drains ask it on request/response traffic at every
-/// segment and every read, and a socket-storage lookup there cost about
-/// as much as the rest of the read hook together (docs/benchmarks.md, the
-/// peer table). One aligned 64-bit word, so a reader on another CPU sees
-/// a whole write or none; a flow whose slot another flow holds asks its
-/// mark, as before.
-#[map(name = "CLOCKS")]
-static CLOCKS: Array<u64> = Array::with_max_entries(CLOCK_SLOTS, 0);
-
-/// A [`CLOCKS`] word: the low 32 bits of the cookie (flows that share a
-/// slot differ there unless 2^32 sockets apart), the low 24 bits of the
-/// mark's network namespace (what a one-namespace walk is compared by;
-/// namespace inodes differ there unless 16 million apart), and the clocks
-/// ([`clocks_of`], 3 bits). Never 0: a cookie is never 0.
-#[inline(always)]
-fn clock_word(key: u64, netns: u32, clocks: u32) -> u64 {
-    (u64::from(key as u32) << 32) | (u64::from(netns & 0xFF_FFFF) << 8) | u64::from(clocks & 0xFF)
+/// segment and every read, and a socket-storage lookup there cost about a
+/// quarter of the read hook's time (docs/benchmarks.md, the peer table).
+/// Two 64-bit words, each written whole, each carrying the low 32 bits of
+/// the cookie: a reader on another CPU that finds both words its flow's
+/// has the flow's (flows that share a slot differ there unless 2^32
+/// sockets apart); one that does not asks the mark, as before.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct ClockSlot {
+    /// The cookie's low 32 bits, then the mark's network namespace
+    /// (inode number; never 0 in a written slot).
+    pub netns: u64,
+    /// The cookie's low 32 bits, then the stored sample's owner (its tgid's
+    /// low 24 bits, which hold every tgid under the default `pid_max`; 0:
+    /// none yet), then its clocks ([`clocks_of`], 8 bits).
+    pub state: u64,
 }
 
-/// Records `clocks` in the mark `m` of the flow `key` and in its
-/// [`CLOCKS`] slot.
+const _: () = assert!(core::mem::size_of::<ClockSlot>() == 16);
+
+#[map(name = "CLOCKS")]
+static CLOCKS: Array<ClockSlot> = Array::with_max_entries(CLOCK_SLOTS, 0);
+
+/// Low 24 bits of a tgid, as a [`ClockSlot`] keeps an owner.
+const OWNER_BITS: u32 = 0xFF_FFFF;
+
+/// Records `clocks` of the stored sample `s` in the mark `m` of the flow
+/// `key` and in its [`CLOCKS`] slot.
 ///
 /// # Safety
-/// `m` must be the flow's mark.
+/// `m` must be the flow's mark and `s` its stored sample.
 #[inline(always)]
-unsafe fn set_clocks(key: u64, m: *mut Mark, clocks: u32) {
-    // SAFETY: the caller's mark.
-    let netns = unsafe {
+unsafe fn set_clocks(key: u64, m: *mut Mark, s: *const FlowSample) {
+    // SAFETY: the caller's mark and sample.
+    let (netns, owner, clocks) = unsafe {
+        let clocks = clocks_of(s);
         (*m).clocks = clocks;
-        (*m).netns
+        ((*m).netns, (*s).pid & OWNER_BITS, clocks)
     };
-    if let Some(w) = CLOCKS.get_ptr_mut(key as u32 & (CLOCK_SLOTS - 1)) {
-        // SAFETY: a slot of an array map: an aligned u64.
-        unsafe { core::ptr::write_volatile(w, clock_word(key, netns, clocks)) };
+    let tag = u64::from(key as u32) << 32;
+    if let Some(c) = CLOCKS.get_ptr_mut(key as u32 & (CLOCK_SLOTS - 1)) {
+        // SAFETY: a slot of an array map: two aligned u64.
+        unsafe {
+            core::ptr::write_volatile(&raw mut (*c).netns, tag | u64::from(netns));
+            core::ptr::write_volatile(
+                &raw mut (*c).state,
+                tag | (u64::from(owner) << 8) | u64::from(clocks & 0xFF),
+            );
+        }
     }
+}
+
+/// What [`CLOCKS`] holds of the flow `key`: its namespace, owner (low 24
+/// bits) and clocks; None where another flow holds the slot or none wrote
+/// it.
+#[inline(always)]
+fn cached(key: u64) -> Option<(u32, u32, u32)> {
+    let c = CLOCKS.get_ptr(key as u32 & (CLOCK_SLOTS - 1))?;
+    // SAFETY: a slot of an array map: two aligned u64.
+    let (netns, state) = unsafe {
+        (
+            core::ptr::read_volatile(&raw const (*c).netns),
+            core::ptr::read_volatile(&raw const (*c).state),
+        )
+    };
+    let tag = key as u32;
+    ((netns >> 32) as u32 == tag && (state >> 32) as u32 == tag && netns as u32 != 0).then_some((
+        netns as u32,
+        (state >> 8) as u32 & OWNER_BITS,
+        state as u32 & 0xFF,
+    ))
+}
+
+/// Whether a walk reaches flows of the network namespace `netns` at the
+/// next poll (`POLL_SCOPE`).
+#[inline(always)]
+fn reached(netns: u32) -> bool {
+    let slot = |i| POLL_SCOPE.get(i).copied().unwrap_or(0);
+    match slot(observer_common::SCOPE_REACH) {
+        poll_scope::ALL => true,
+        poll_scope::ONE_NETNS => u64::from(netns) == slot(observer_common::SCOPE_NETNS),
+        _ => false,
+    }
+}
+
+/// Whether a read by `tgid` that drained the flow `key` may go unsampled
+/// without the gate: the walk reaches the flow, its stored sample runs no
+/// clock, and `tgid` is its owner already (by [`CLOCKS`] alone; false
+/// where the slot does not hold the flow). Request/response traffic
+/// drains at every read.
+#[inline(always)]
+pub fn settled_read(key: u64, tgid: u32) -> bool {
+    if !on() {
+        return false;
+    }
+    cached(key).is_some_and(|(netns, owner, clocks)| {
+        clocks == 0 && owner != 0 && owner == tgid & OWNER_BITS && reached(netns)
+    })
 }
 
 /// Whether the poll-time read is on: a load-time constant, so the verifier
@@ -221,7 +285,7 @@ pub unsafe fn note_clocks(sk: Sk, key: u64, s: *const FlowSample) {
     let m = mark_of(sk, false);
     if !m.is_null() {
         // SAFETY: this socket's mark, and the caller's `s`.
-        unsafe { set_clocks(key, m, clocks_of(s)) };
+        unsafe { set_clocks(key, m, s) };
     }
 }
 
@@ -236,39 +300,18 @@ pub fn must_sample(sk: Sk, key: u64) -> bool {
     if !on() {
         return true;
     }
-    // The cache keeps 24 bits of the namespace; the mark all 32.
-    let (netns, netns_bits, clocks) = match cached(key) {
-        Some((netns, clocks)) => (netns, 0xFF_FFFF, clocks),
+    let (netns, clocks) = match cached(key) {
+        Some((netns, _, clocks)) => (netns, clocks),
         None => {
             let m = mark_of(sk, false);
             if m.is_null() {
                 return true;
             }
             // SAFETY: this socket's mark.
-            unsafe { ((*m).netns, u32::MAX, (*m).clocks) }
+            unsafe { ((*m).netns, (*m).clocks) }
         }
     };
-    let slot = |i| POLL_SCOPE.get(i).copied().unwrap_or(0);
-    let reached = match slot(observer_common::SCOPE_REACH) {
-        poll_scope::ALL => true,
-        poll_scope::ONE_NETNS => {
-            (netns ^ slot(observer_common::SCOPE_NETNS) as u32) & netns_bits == 0
-        }
-        _ => false,
-    };
-    !reached || clocks != 0
-}
-
-/// The flow `key`'s namespace (its low 24 bits) and clocks from its
-/// [`CLOCKS`] slot; None where another flow holds the slot or none wrote
-/// it.
-#[inline(always)]
-fn cached(key: u64) -> Option<(u32, u32)> {
-    let w = CLOCKS.get_ptr(key as u32 & (CLOCK_SLOTS - 1))?;
-    // SAFETY: a slot of an array map: an aligned u64.
-    let w = unsafe { core::ptr::read_volatile(w) };
-    ((w >> 32) as u32 == key as u32 && w != 0)
-        .then_some(((w >> 8) as u32 & 0xFF_FFFF, w as u32 & 0xFF))
+    !reached(netns) || clocks != 0
 }
 
 /// The context of an `iter/tcp` program, `struct bpf_iter__tcp`
@@ -399,7 +442,7 @@ unsafe fn visit(sk: Sk, value: *mut Mark) {
         unsafe {
             if (*s).closed_ns == 0 {
                 crate::refresh::refresh(s, sk);
-                set_clocks(key, value, clocks_of(s));
+                set_clocks(key, value, s);
                 // `setsockopt(TCP_CONGESTION)` between held samples.
                 crate::sock::cc_name(s, sk);
             }
