@@ -36,6 +36,12 @@ pub struct Args {
     /// remote address). 0 turns them off.
     #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
     top_flows: usize,
+    /// Export per-peer gauges for the N peers (remote addresses, within
+    /// their network namespace) whose open flows moved the most bytes,
+    /// with their group's limit (per_flow, shared, mixed, unknown: as
+    /// `flows --by peer`). 0 turns them off.
+    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
+    top_peers: usize,
     /// Add a `comm` label (process name) to the flow and byte counters.
     #[arg(long)]
     label_comm: bool,
@@ -151,10 +157,18 @@ async fn agent(args: &Args, web: std::sync::Arc<Web>) -> anyhow::Result<()> {
         remote_prefix: args.label_remote_subnet,
         workload: args.label_workload,
     };
+    // The metrics count verdicts; nothing here shows an explanation.
+    let attribution = observer::attribution::Config {
+        explain: false,
+        ..observer::attribution::Config::default()
+    }
+    .with_hz(s.clock.hz);
     let mut catalogue = Catalogue::new(CatalogueConfig {
         aggregation: agg,
         max_label_sets: args.max_label_sets as usize,
         top_flows: args.top_flows,
+        top_peers: args.top_peers,
+        attribution,
         programs_attached: i64::try_from(s.probes.attached().len())
             .context("counting the attached programs")?,
         filter: args.filter.clone(),
@@ -172,12 +186,7 @@ async fn agent(args: &Args, web: std::sync::Arc<Web>) -> anyhow::Result<()> {
         linger: Duration::ZERO,
         // A filter or aggregation labels count each idle flow's step.
         idle_per_flow: catalogue.idle_per_flow(),
-        // The metrics count verdicts; nothing here shows an explanation.
-        attribution: observer::attribution::Config {
-            explain: false,
-            ..observer::attribution::Config::default()
-        }
-        .with_hz(s.clock.hz),
+        attribution,
     };
     let mut poller = Poller::new(s.probes, s.clock, cfg, args.max_flows);
     if let Some(root) = &args.cgroup_root {

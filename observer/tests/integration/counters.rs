@@ -65,6 +65,8 @@ fn exported_counters_never_go_backwards_when_samples_do() {
             aggregation: agg,
             max_label_sets: 8,
             top_flows: 3,
+            top_peers: 0,
+            attribution: observer::attribution::Config::default(),
             programs_attached: 4,
             filter: None,
             label_idle: std::time::Duration::ZERO,

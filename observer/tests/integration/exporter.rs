@@ -313,7 +313,15 @@ fn the_metrics_page_lists_every_metric_served() {
     let port = free_port();
     let mut agent = ChildGuard::spawn(
         Command::new(BIN)
-            .args(["run", "--interval", "250ms", "--top-flows", "3"])
+            .args([
+                "run",
+                "--interval",
+                "250ms",
+                "--top-flows",
+                "3",
+                "--top-peers",
+                "3",
+            ])
             .args(["--listen", &format!("127.0.0.1:{port}")])
             .stdout(Stdio::null())
             .stderr(Stdio::piped()),
@@ -321,7 +329,8 @@ fn the_metrics_page_lists_every_metric_served() {
     .unwrap();
     crate::support::http::wait_serving(port, &mut agent, Duration::from_secs(20));
     let ns = Namespace::standalone().unwrap();
-    // Open until the scrape: the top-flow gauges show open flows only.
+    // Open until the scrape: the top-flow and top-peer gauges show open
+    // flows only.
     let _long = ns
         .run(|| {
             let listener = TcpListener::bind("127.0.0.1:0").unwrap();

@@ -173,6 +173,8 @@ fn a_full_ring_parks_every_close_in_the_flow_map() {
         aggregation: Aggregation::default(),
         max_label_sets: 100,
         top_flows: 0,
+        top_peers: 0,
+        attribution: observer::attribution::Config::default(),
         programs_attached: 4,
         filter: None,
         label_idle: Duration::ZERO,

@@ -1,10 +1,10 @@
 //! The metric catalogue: every series observer exports, in one registry,
 //! and how each poll's events move them. The metrics themselves are
 //! defined by concept, each group in its own file: `flows` (the
-//! observed flows), `top` (the opt-in per-flow gauges) and
-//! `agent` (observer's own health). Adding a metric is one edit
-//! in its group's file. Labels never carry 5-tuples, except the top-N
-//! gauges, whose series count is capped at N.
+//! observed flows), `top` (the opt-in per-flow gauges), `peers` (the
+//! opt-in per-peer gauges) and `agent` (observer's own health). Adding a
+//! metric is one edit in its group's file. Labels never carry 5-tuples or
+//! addresses, except the top-N gauges, whose series count is capped at N.
 
 use std::collections::HashSet;
 
@@ -15,6 +15,7 @@ use super::{
     agent::AgentMetrics,
     flows::FlowMetrics,
     labels::{Aggregation, Labeller},
+    peers::TopPeers,
     registrar::Registrar,
     top::TopFlows,
 };
@@ -40,6 +41,11 @@ pub struct CatalogueConfig {
     pub max_label_sets: usize,
     /// How many of the fastest flows get per-flow gauges (0: none).
     pub top_flows: usize,
+    /// How many of the peers that moved the most bytes get per-peer gauges
+    /// (0: none).
+    pub top_peers: usize,
+    /// The thresholds the peers' groups are judged by.
+    pub attribution: crate::attribution::Config,
     /// The value `observer_programs_attached` reports.
     pub programs_attached: i64,
     /// Count only the flows this expression selects (`observer run
@@ -57,6 +63,7 @@ pub struct Catalogue {
     labels: Labeller,
     flows: FlowMetrics,
     top: TopFlows,
+    peers: TopPeers,
     agent: AgentMetrics,
     filter: Option<Filter>,
     /// Flows seen starting whose owner was not known yet, with the
@@ -87,6 +94,7 @@ impl Catalogue {
         };
         let flows = FlowMetrics::new(&r)?;
         let top = TopFlows::new(&r, cfg.top_flows)?;
+        let peers = TopPeers::new(&r, cfg.top_peers, cfg.attribution)?;
         let agent = AgentMetrics::new(&r, cfg.programs_attached, cfg.filter.as_ref())?;
         // The agent process's CPU, memory, open files and start time
         // (`process_*`, read from /proc/self at each scrape), as every
@@ -99,6 +107,7 @@ impl Catalogue {
             labels,
             flows,
             top,
+            peers,
             agent,
             filter: cfg.filter,
             pending_start: HashSet::new(),
@@ -209,7 +218,7 @@ impl Catalogue {
         self.start_owned(book);
         // The open flows one by one only where a filter, per-flow labels
         // or the top-N need them; else the book's census by verdict.
-        let by_flow = self.idle_per_flow() || self.top.wanted();
+        let by_flow = self.idle_per_flow() || self.top.wanted() || self.peers.wanted();
         let open: Vec<&Tracked> = if by_flow {
             book.flows()
                 .filter(|t| !t.is_closed() && self.selects(&t.flow, &t.current))
@@ -223,6 +232,7 @@ impl Catalogue {
             self.flows.active_by_verdict(book.open_by_verdict());
         }
         self.top.update(&open);
+        self.peers.update(&open);
         self.agent.update(counters, stats, book, max_flows);
         self.agent.label_overflow(self.labels.overflowed());
     }

@@ -1,5 +1,5 @@
 //! The Prometheus exporter: the metric catalogue (metrics grouped by
-//! concept: `flows`, `top`, `agent`), aggregation labels with a cap,
+//! concept: `flows`, `top`, `peers`, `agent`), aggregation labels with a cap,
 //! and the HTTP endpoint, with optional TLS and basic auth (`web`).
 //!
 //! In: each poll's [`crate::track::live::Event`]s, the live book, the
@@ -13,6 +13,7 @@ mod flows;
 pub mod health;
 pub mod http;
 pub mod labels;
+mod peers;
 mod registrar;
 pub mod tls;
 mod top;
