@@ -81,6 +81,8 @@ fuzz_target!(|data: &[u8]| {
         aggregation: agg,
         max_label_sets: 16,
         top_flows: 4,
+        top_peers: 4,
+        attribution: observer::attribution::Config::default(),
         programs_attached: 4,
         filter: None,
         label_idle: std::time::Duration::ZERO,
