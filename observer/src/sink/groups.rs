@@ -33,7 +33,7 @@ fn key_header(groups: &[Group]) -> &'static str {
 
 /// The verdicts that held the group's bytes, most first: `path 60%
 /// receiver_application 40%`.
-fn verdict_mix(g: &Group) -> String {
+pub(crate) fn verdict_mix(g: &Group) -> String {
     let mut v: Vec<(&str, u64)> = g.verdicts.iter().map(|(k, b)| (*k, *b)).collect();
     v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
     v.iter()

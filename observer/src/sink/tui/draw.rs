@@ -11,7 +11,7 @@ use ratatui::{
 };
 
 use super::{
-    detail,
+    detail, peers,
     row::Row,
     state::{App, Mode, SortKey},
     theme,
@@ -135,7 +135,7 @@ fn fit_columns(width: u16) -> Vec<(usize, u16)> {
 }
 
 /// `s` cut to `w` characters, keeping its end (an address keeps its port).
-fn keep_tail(s: &str, w: usize) -> String {
+pub(super) fn keep_tail(s: &str, w: usize) -> String {
     let n = s.chars().count();
     if n <= w {
         return s.to_string();
@@ -211,9 +211,16 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
     ])
     .areas(frame.area());
     draw_header(frame, app, header);
-    match app.detail() {
-        Some(row) => detail::draw(frame, row, app.interval(), body),
-        None => draw_table(frame, app, body),
+    if app.peers() {
+        match app.peer_detail() {
+            Some(g) => peers::draw_detail(frame, g, body),
+            None => peers::draw_table(frame, app, body),
+        }
+    } else {
+        match app.detail() {
+            Some(row) => detail::draw(frame, row, app.interval(), body),
+            None => draw_table(frame, app, body),
+        }
     }
     draw_footer(frame, app, footer);
     if app.help() {
@@ -363,15 +370,23 @@ fn draw_footer(frame: &mut Frame, app: &App, area: Rect) {
         Mode::Normal if app.detail().is_some() => {
             Line::styled("Esc back  j/k next flow  p pause  ? help  q quit", dim)
         }
+        Mode::Normal if app.peer_detail().is_some() => Line::styled(
+            "Esc back  j/k next peer  v flows  p pause  ? help  q quit",
+            dim,
+        ),
+        Mode::Normal if app.peers() => Line::styled(
+            "q quit  j/k select  v flows  p pause  Enter detail  ? help",
+            dim,
+        ),
         Mode::Normal => Line::styled(
-            "q quit  j/k select  s sort  r reverse  / filter  p pause  Enter detail  ? help",
+            "q quit  j/k select  s sort  / filter  p pause  v peers  Enter detail  ? help",
             dim,
         ),
     };
     frame.render_widget(Paragraph::new(line), area);
 }
 
-const HELP: [(&str, &str); 15] = [
+const HELP: [(&str, &str); 16] = [
     ("q, Ctrl-C", "quit"),
     (
         "Up Down, j k",
@@ -383,11 +398,12 @@ const HELP: [(&str, &str); 15] = [
     ("", "comm nginx, verdict path; and/or/not), or words that"),
     ("", "must all occur in the process, pid, addresses, verdict"),
     ("p", "pause the display (polling goes on)"),
+    ("v", "peers: flows by remote address, per_flow or shared limit"),
     (
         "Enter",
         "details of the selected flow: evidence, what-if, history",
     ),
-    ("Esc", "close help, then the details"),
+    ("Esc", "close help, then the details, then the peers"),
     ("RATE", "send or receive rate over the verdict window"),
     (
         "↓",

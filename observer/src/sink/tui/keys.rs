@@ -49,6 +49,7 @@ fn normal_key(app: &mut App, key: KeyEvent) {
         KeyCode::Char('r') => app.reverse_sort(),
         KeyCode::Char('/') => app.start_filter(),
         KeyCode::Char('p') => app.toggle_pause(),
+        KeyCode::Char('v') => app.toggle_peers(),
         KeyCode::Enter => app.open_detail(),
         _ => {}
     }

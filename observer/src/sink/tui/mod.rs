@@ -6,7 +6,8 @@
 //! Split as ratatui's examples and bottom do: [`state`] is the pure view
 //! state, made of [`row::Row`]s (one flow each, sorted by [`sort`],
 //! chosen by [`select`]);
-//! [`draw`] renders it (the detail pane in [`detail`]) in the colours and
+//! [`draw`] renders it (the detail pane in [`detail`], the peers view in
+//! [`peers`]) in the colours and
 //! styles of [`theme`]; [`keys`] maps a key to a state change; and
 //! [`run`] is the loop: `tokio::select!` over the poll tick, terminal
 //! events and signals. The terminal is restored on every way out: return,
@@ -15,6 +16,7 @@
 pub mod detail;
 pub mod draw;
 pub mod keys;
+pub mod peers;
 pub mod row;
 pub mod select;
 pub mod sort;

@@ -9,7 +9,14 @@ use observer_common::Counter;
 
 pub use super::sort::SortKey;
 use super::{row::Row, select::Selection};
-use crate::{attribution::Verdict, track::live::Book};
+use crate::{
+    attribution::{
+        Attribution, Config, Verdict,
+        group::{Group, GroupBy, group},
+    },
+    model::flow::Flow,
+    track::live::Book,
+};
 
 /// Host totals shown in the header.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -34,11 +41,15 @@ pub struct Totals {
     pub map_errors: u64,
 }
 
-/// What one poll shows: every row and the totals.
+/// What one poll shows: every row, the peers and the totals.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Snapshot {
     /// Every flow in the book, unordered.
     pub rows: Vec<Row>,
+    /// The flows grouped by peer (remote address, within its network
+    /// namespace) and judged as `flows --by peer` judges them; most bytes
+    /// first.
+    pub groups: Vec<Group>,
     /// Host totals.
     pub totals: Totals,
 }
@@ -48,11 +59,17 @@ impl Snapshot {
     /// [`Counter::ALL`] order.
     pub fn from_book(book: &Book, counters: &[u64]) -> Snapshot {
         let rows: Vec<Row> = book.flows().map(Row::from_tracked).collect();
-        Snapshot::from_rows(rows, counters)
+        Snapshot::judged(rows, counters, &book.config().attribution)
     }
 
-    /// The snapshot of `rows`, totalled.
+    /// The snapshot of `rows`, totalled, its peers judged under the
+    /// default thresholds.
     pub fn from_rows(rows: Vec<Row>, counters: &[u64]) -> Snapshot {
+        Snapshot::judged(rows, counters, &Config::default())
+    }
+
+    /// The snapshot of `rows`, totalled, its peers judged under `cfg`.
+    fn judged(rows: Vec<Row>, counters: &[u64], cfg: &Config) -> Snapshot {
         let counter = |c: Counter| counters.get(c as usize).copied().unwrap_or(0);
         let mut t = Totals {
             ringbuf_drops: counter(Counter::RingbufDrops),
@@ -73,7 +90,15 @@ impl Snapshot {
                 t.verdicts[i] += 1;
             }
         }
-        Snapshot { rows, totals: t }
+        let pairs: Vec<(&Flow, &Attribution)> =
+            rows.iter().map(|r| (&r.flow, &r.current)).collect();
+        let mut groups = group(&pairs, GroupBy::Peer, cfg);
+        groups.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.key.cmp(&b.key)));
+        Snapshot {
+            rows,
+            groups,
+            totals: t,
+        }
     }
 }
 
@@ -128,6 +153,12 @@ pub struct App {
     detail: Option<u64>,
     help: bool,
     quit: bool,
+    /// Whether the table shows peers, not flows.
+    peers: bool,
+    /// The selected peer (index into the snapshot's groups).
+    peer_cursor: usize,
+    /// Whether the detail pane is open on the selected peer.
+    peer_detail: bool,
     /// First table row on screen; kept by `draw` so the cursor stays visible.
     pub offset: usize,
     /// Table rows on screen, for page up/down; kept by `draw`.
@@ -154,6 +185,9 @@ impl App {
             detail: None,
             help: false,
             quit: false,
+            peers: false,
+            peer_cursor: 0,
+            peer_detail: false,
             offset: 0,
             page: 10,
         }
@@ -191,6 +225,9 @@ impl App {
         }
         self.cursor = self.cursor.min(self.view.len().saturating_sub(1));
         self.selected = self.view.get(self.cursor).map(|i| rows[*i].cookie());
+        self.peer_cursor = self
+            .peer_cursor
+            .min(self.snapshot.groups.len().saturating_sub(1));
     }
 
     /// The latest shown snapshot.
@@ -263,9 +300,43 @@ impl App {
         self.quit
     }
 
+    /// Whether the table shows peers (`v` toggles).
+    pub fn peers(&self) -> bool {
+        self.peers
+    }
+
+    /// The peers, most bytes first.
+    pub fn groups(&self) -> &[Group] {
+        &self.snapshot.groups
+    }
+
+    /// Index of the selected peer.
+    pub fn peer_cursor(&self) -> usize {
+        self.peer_cursor
+    }
+
+    /// The peer the detail pane is open on; `None` when it is closed or
+    /// the table shows flows.
+    pub fn peer_detail(&self) -> Option<&Group> {
+        (self.peers && self.peer_detail)
+            .then(|| self.snapshot.groups.get(self.peer_cursor))
+            .flatten()
+    }
+
+    /// Switches the table between flows and peers; the detail panes close.
+    pub fn toggle_peers(&mut self) {
+        self.peers = !self.peers;
+        self.detail = None;
+        self.peer_detail = false;
+    }
+
     /// The flow the detail pane is open on: `Ok(row)`, or `Err(cookie)`
-    /// when that flow has left the book; `None` when the pane is closed.
+    /// when that flow has left the book; `None` when the pane is closed
+    /// (or the table shows peers).
     pub fn detail(&self) -> Option<Result<&Row, u64>> {
+        if self.peers {
+            return None;
+        }
         let c = self.detail?;
         Some(self.snapshot.rows.iter().find(|r| r.cookie() == c).ok_or(c))
     }
@@ -273,6 +344,11 @@ impl App {
     /// Moves the selection by `delta` rows, within bounds; the detail pane,
     /// when open, follows it.
     pub fn move_by(&mut self, delta: isize) {
+        if self.peers {
+            let last = self.snapshot.groups.len().saturating_sub(1);
+            self.peer_cursor = self.peer_cursor.saturating_add_signed(delta).min(last);
+            return;
+        }
         if self.view.is_empty() {
             return;
         }
@@ -286,12 +362,12 @@ impl App {
 
     /// Selects the first row.
     pub fn select_first(&mut self) {
-        self.move_by(-(self.cursor as isize));
+        self.move_by(isize::MIN / 2);
     }
 
     /// Selects the last row.
     pub fn select_last(&mut self) {
-        self.move_by(self.view.len() as isize);
+        self.move_by(isize::MAX / 2);
     }
 
     /// Sorts by the next column, in its natural order.
@@ -370,9 +446,13 @@ impl App {
         }
     }
 
-    /// Opens the detail pane on the selected flow.
+    /// Opens the detail pane on the selected flow, or peer.
     pub fn open_detail(&mut self) {
-        self.detail = self.selected;
+        if self.peers {
+            self.peer_detail = !self.snapshot.groups.is_empty();
+        } else {
+            self.detail = self.selected;
+        }
     }
 
     /// Opens or closes the help overlay.
@@ -384,8 +464,11 @@ impl App {
     pub fn close(&mut self) {
         if self.help {
             self.help = false;
+        } else if self.peers && !self.peer_detail {
+            self.peers = false;
         } else {
             self.detail = None;
+            self.peer_detail = false;
         }
     }
 

@@ -7,7 +7,7 @@ use ratatui::{
     text::Span,
 };
 
-use crate::attribution::Verdict;
+use crate::attribution::{Verdict, group::judge::Limit};
 
 /// The colour of a verdict, wherever it is shown (header counts, the
 /// VERDICT column, the detail pane's title and sparklines).
@@ -21,6 +21,18 @@ pub fn verdict_color(v: Verdict) -> Color {
         Verdict::ReceiverApplication => Color::LightMagenta,
         Verdict::Sender => Color::Green,
         Verdict::Unknown => Color::Gray,
+    }
+}
+
+/// A group's limit in its colour: a per-flow limit in the colour of a
+/// window (something of each flow's own to raise), a shared one in the
+/// path's.
+pub fn limit(l: Limit) -> Style {
+    match l {
+        Limit::PerFlow => verdict(Verdict::ReceiveWindow),
+        Limit::Shared => verdict(Verdict::Path),
+        Limit::Mixed => Style::new().fg(Color::Cyan),
+        Limit::Unknown => verdict(Verdict::Unknown),
     }
 }
 

@@ -32,7 +32,7 @@ fn table_at_80x24_keeps_the_essential_columns() {
         "",
         "",
         "",
-        "q quit  j/k select  s sort  r reverse  / filter  p pause  Enter detail  ? help",
+        "q quit  j/k select  s sort  / filter  p pause  v peers  Enter detail  ? help",
     ]);
 }
 
@@ -71,7 +71,7 @@ fn table_at_160x30_shows_every_column() {
         "",
         "",
         "",
-        "q quit  j/k select  s sort  r reverse  / filter  p pause  Enter detail  ? help",
+        "q quit  j/k select  s sort  / filter  p pause  v peers  Enter detail  ? help",
     ]);
 }
 

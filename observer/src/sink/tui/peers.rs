@@ -1,0 +1,135 @@
+//! The peers view of `observer top` (`v`): the flows grouped by remote
+//! address within their network namespace, each group judged as `observer
+//! flows --by peer` judges it (per-flow, shared, mixed or unknown limit:
+//! docs/attribution.md, "Groups"), and its detail pane with the judgement
+//! and what would help.
+
+use ratatui::{
+    Frame,
+    layout::{Alignment, Constraint, Rect},
+    style::Style,
+    text::{Line, Span, Text},
+    widgets::{Block, Cell, Paragraph, Row as TableRow, Table, Wrap},
+};
+
+use super::{draw::keep_tail, state::App, theme};
+use crate::{attribution::group::Group, sink::groups::verdict_mix, units};
+
+/// Terminals at least this wide show the fastest flow's and the path's
+/// rates too.
+const WIDE: u16 = 110;
+
+/// A rate, compact (`10.0Mbit/s`).
+fn rate(bps: f64) -> String {
+    units::compact(&units::rate(bps))
+}
+
+/// Draws the peers table; keeps `app.page` in step with its height.
+pub fn draw_table(frame: &mut Frame, app: &mut App, area: Rect) {
+    let height = usize::from(area.height.saturating_sub(1));
+    app.page = height.max(1);
+    let groups = app.groups();
+    if groups.is_empty() {
+        let p = Paragraph::new("no peers yet: waiting for flows... (v: back to the flows)")
+            .alignment(Alignment::Center);
+        frame.render_widget(p, area.inner(ratatui::layout::Margin::new(0, 1)));
+        return;
+    }
+    let wide = area.width >= WIDE;
+    let cursor = app.peer_cursor();
+    let first = (cursor + 1).saturating_sub(height);
+    let mut titles = vec!["PEER", "FLOWS", "OPEN", "RATE"];
+    let mut widths = vec![24, 5, 4, 11];
+    if wide {
+        titles.extend(["FASTEST", "PATH"]);
+        widths.extend([11, 11]);
+    }
+    titles.extend(["LIMIT", "VERDICTS"]);
+    widths.push(9);
+    let used: u16 = widths.iter().sum::<u16>() + widths.len() as u16;
+    widths.push(area.width.saturating_sub(used).max(8));
+    let header = TableRow::new(titles.iter().enumerate().map(|(i, t)| {
+        let line = Line::styled(*t, theme::bold());
+        // Counts and rates right-aligned, as in the flow table.
+        Cell::from(if (1..titles.len() - 2).contains(&i) {
+            line.right_aligned()
+        } else {
+            line
+        })
+    }));
+    let rows = groups
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(height)
+        .map(|(n, g)| {
+            let mut cells = vec![
+                Cell::from(keep_tail(&g.key, 24)),
+                Cell::from(Line::raw(g.flows.to_string()).right_aligned()),
+                Cell::from(Line::raw(g.open.to_string()).right_aligned()),
+                Cell::from(Line::raw(rate(g.rate_bps)).right_aligned()),
+            ];
+            if wide {
+                cells.push(Cell::from(Line::raw(rate(g.fastest_bps)).right_aligned()));
+                cells.push(Cell::from(Line::raw(rate(g.path_bps)).right_aligned()));
+            }
+            cells.push(Cell::from(Line::styled(
+                g.limit.name(),
+                theme::limit(g.limit),
+            )));
+            cells.push(Cell::from(verdict_mix(g)));
+            let mut style = Style::new();
+            if n == cursor {
+                style = style.add_modifier(theme::SELECTED);
+            }
+            TableRow::new(cells).style(style)
+        });
+    let table = Table::new(rows, widths.into_iter().map(Constraint::Length))
+        .header(header)
+        .column_spacing(1);
+    frame.render_widget(table, area);
+}
+
+/// Draws the detail pane of the peer `g`: its figures, the judgement and
+/// what would help.
+pub fn draw_detail(frame: &mut Frame, g: &Group, area: Rect) {
+    let mut lines = vec![
+        Line::from(vec![
+            theme::label("limit "),
+            Span::styled(g.limit.name(), theme::limit(g.limit)),
+            Span::raw(format!("  (rule {})", g.rule)),
+        ]),
+        Line::from(vec![
+            theme::label("flows "),
+            Span::raw(format!(
+                "{} ({} open, at most {} at once, {} judged)",
+                g.flows, g.open, g.concurrent, g.judged
+            )),
+        ]),
+        Line::from(vec![
+            theme::label("moved "),
+            Span::raw(format!(
+                "{} at {}; fastest flow {}; the path has shown {}",
+                units::bytes(g.bytes as f64),
+                units::rate(g.rate_bps),
+                units::rate(g.fastest_bps),
+                units::rate(g.path_bps)
+            )),
+        ]),
+        Line::from(vec![theme::label("verdicts "), Span::raw(verdict_mix(g))]),
+        Line::raw(""),
+        Line::raw(g.explanation.clone()),
+    ];
+    if !g.what_if.is_empty() {
+        lines.push(Line::raw(""));
+        lines.push(Line::from(theme::label("what would help")));
+        for w in &g.what_if {
+            lines.push(Line::raw(format!("- {}", w.summary)));
+        }
+    }
+    let block = Block::bordered().title(format!(" peer {} (netns {}) ", g.key, g.netns));
+    let p = Paragraph::new(Text::from(lines))
+        .block(block)
+        .wrap(Wrap { trim: false });
+    frame.render_widget(p, area);
+}
