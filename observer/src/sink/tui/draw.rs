@@ -398,7 +398,10 @@ const HELP: [(&str, &str); 16] = [
     ("", "comm nginx, verdict path; and/or/not), or words that"),
     ("", "must all occur in the process, pid, addresses, verdict"),
     ("p", "pause the display (polling goes on)"),
-    ("v", "peers: flows by remote address, per_flow or shared limit"),
+    (
+        "v",
+        "peers: flows by remote address, per_flow or shared limit",
+    ),
     (
         "Enter",
         "details of the selected flow: evidence, what-if, history",
