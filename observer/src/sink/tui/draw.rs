@@ -11,7 +11,9 @@ use ratatui::{
 };
 
 use super::{
-    detail, peers,
+    detail,
+    fit::keep_tail,
+    peers,
     row::Row,
     state::{App, Mode, SortKey},
     theme,
@@ -132,16 +134,6 @@ fn fit_columns(width: u16) -> Vec<(usize, u16)> {
         }
     }
     cols
-}
-
-/// `s` cut to `w` characters, keeping its end (an address keeps its port).
-pub(super) fn keep_tail(s: &str, w: usize) -> String {
-    let n = s.chars().count();
-    if n <= w {
-        return s.to_string();
-    }
-    let tail: String = s.chars().skip(n + 1 - w).collect();
-    format!("…{tail}")
 }
 
 /// `comm/pid` cut to `w` characters, keeping the pid.

@@ -15,6 +15,7 @@
 
 pub mod detail;
 pub mod draw;
+pub mod fit;
 pub mod keys;
 pub mod peers;
 pub mod row;

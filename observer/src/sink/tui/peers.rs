@@ -12,7 +12,7 @@ use ratatui::{
     widgets::{Block, Cell, Paragraph, Row as TableRow, Table, Wrap},
 };
 
-use super::{draw::keep_tail, state::App, theme};
+use super::{fit::keep_tail, state::App, theme};
 use crate::{attribution::group::Group, sink::groups::verdict_mix, units};
 
 /// Terminals at least this wide show the fastest flow's and the path's
