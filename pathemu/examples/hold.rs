@@ -9,7 +9,8 @@
 //! Options: `--rate BPS` (suffix k/M/G, forward direction), `--reverse-rate BPS`,
 //! `--delay D` (one way, both directions; suffix ms/us/s), `--queue BYTES`,
 //! `--loss P` (forward), `--police BPS:BURST` (forward token-bucket policer,
-//! burst in bytes), `--mtu BYTES`, `--seed N`, `--secs N` (hold time instead
+//! burst in bytes), `--police-per-flow BPS:BURST` (the same with a bucket
+//! per flow), `--mtu BYTES`, `--seed N`, `--secs N` (hold time instead
 //! of stdin).
 
 use std::io::Read;
@@ -65,12 +66,16 @@ fn main() -> pathemu::Result<()> {
                 reverse.queue_bytes = forward.queue_bytes;
             }
             "--loss" => forward.loss = value.parse().unwrap_or_else(|_| panic!("bad loss")),
-            "--police" => {
+            "--police" | "--police-per-flow" => {
                 let (rate, burst) = value
                     .split_once(':')
-                    .unwrap_or_else(|| panic!("--police wants BPS:BURST"));
+                    .unwrap_or_else(|| panic!("{key} wants BPS:BURST"));
                 let burst = burst.parse().unwrap_or_else(|_| panic!("bad burst"));
-                forward = forward.police(parse_rate(rate), burst);
+                forward = if key == "--police" {
+                    forward.police(parse_rate(rate), burst)
+                } else {
+                    forward.police_each_flow(parse_rate(rate), burst)
+                };
             }
             "--mtu" => mtu = value.parse().unwrap_or_else(|_| panic!("bad mtu")),
             "--seed" => seed = value.parse().unwrap_or_else(|_| panic!("bad seed")),

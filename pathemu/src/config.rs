@@ -15,7 +15,8 @@ const IPV6_MIN_MTU: u32 = 1280;
 ///    loss drop; it takes no policer tokens, no queue space and no
 ///    serialisation time);
 /// 2. otherwise, when `police_bps` is set, it meets a token-bucket policer at
-///    the ingress of the link: the bucket holds up to `police_burst_bytes`
+///    the ingress of the link (one bucket, or with `police_per_flow` one per
+///    flow, each as configured): the bucket holds up to `police_burst_bytes`
 ///    bytes of tokens, starts full and refills continuously at
 ///    `police_bps / 8` bytes per second; a packet of `size` bytes conforms if
 ///    at least `size` tokens are left (it then takes them), else it is
@@ -49,6 +50,10 @@ pub struct Link {
     /// conforms after an idle period. Must be at least the path MTU when
     /// `police_bps` is set; ignored when `police_bps` is 0.
     pub police_burst_bytes: u64,
+    /// Whether the policer keeps a bucket per flow (protocol, addresses,
+    /// ports), each of `police_bps` and `police_burst_bytes`, as a
+    /// per-flow rate limit does, instead of one for the whole link.
+    pub police_per_flow: bool,
 }
 
 impl Link {
@@ -61,6 +66,7 @@ impl Link {
             loss: 0.0,
             police_bps: 0,
             police_burst_bytes: 0,
+            police_per_flow: false,
         }
     }
 
@@ -101,6 +107,17 @@ impl Link {
     pub const fn police(mut self, rate_bps: u64, burst_bytes: u64) -> Self {
         self.police_bps = rate_bps;
         self.police_burst_bytes = burst_bytes;
+        self.police_per_flow = false;
+        self
+    }
+
+    /// Returns this link with a token-bucket policer per flow (protocol,
+    /// addresses and ports): each flow's bucket refills at `rate_bps`
+    /// bits/s and holds `burst_bytes` bytes (at least the path MTU).
+    pub const fn police_each_flow(mut self, rate_bps: u64, burst_bytes: u64) -> Self {
+        self.police_bps = rate_bps;
+        self.police_burst_bytes = burst_bytes;
+        self.police_per_flow = true;
         self
     }
 

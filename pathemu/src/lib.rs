@@ -57,6 +57,7 @@ mod error;
 pub mod model;
 mod netns;
 mod path;
+pub mod policer;
 mod relay;
 pub mod sockets;
 mod stats;

@@ -6,14 +6,12 @@
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 
-use crate::config::Link;
+use crate::{
+    config::Link,
+    policer::{FlowKey, Policing},
+};
 
 const NS_PER_S: u128 = 1_000_000_000;
-
-/// Policer token units per byte: tokens are counted in `1 / (8 * 10^9)` bytes,
-/// so a rate of `police_bps` bits/s adds exactly `police_bps` units per ns and
-/// refilling needs no division (no rounding, no drift over long runs).
-const UNITS_PER_BYTE: u128 = 8 * NS_PER_S;
 
 /// What becomes of one arriving packet: delivered at a time, or dropped (and why).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,80 +97,6 @@ impl Bottleneck {
     }
 }
 
-/// A token-bucket policer at the ingress of one direction: packets conform
-/// while tokens last and are dropped (never queued) when too few are left.
-///
-/// The bucket holds up to `police_burst_bytes` bytes of tokens, starts full
-/// and refills continuously at `police_bps / 8` bytes per second. A packet of
-/// `size` bytes conforms when at least `size` tokens are left and then takes
-/// them; a non-conforming packet takes none. Exact integer arithmetic: over
-/// any interval of `t` ns the bytes that conform are at most
-/// `burst + police_bps * t / (8 * 10^9)`.
-#[derive(Debug, Clone)]
-pub struct Policer {
-    /// Refill rate (bits/s); 0 means no policer (everything conforms).
-    rate_bps: u64,
-    /// Bucket depth in token units ([`UNITS_PER_BYTE`] per byte).
-    depth: u128,
-    /// Tokens in the bucket at `last_ns`, in token units.
-    tokens: u128,
-    /// When `tokens` was last brought up to date (ns).
-    last_ns: u64,
-}
-
-impl Policer {
-    /// The policer of `link` (`police_bps`, `police_burst_bytes`), with a full
-    /// bucket; disabled when `police_bps` is 0.
-    pub fn new(link: &Link) -> Self {
-        let depth = u128::from(link.police_burst_bytes) * UNITS_PER_BYTE;
-        Policer {
-            rate_bps: link.police_bps,
-            depth,
-            tokens: depth,
-            last_ns: 0,
-        }
-    }
-
-    /// Whether the policer is active (a non-zero rate).
-    pub fn is_enabled(&self) -> bool {
-        self.rate_bps != 0
-    }
-
-    /// The tokens the bucket would hold at `now_ns`, in token units.
-    fn tokens_at(&self, now_ns: u64) -> u128 {
-        let elapsed = u128::from(now_ns.saturating_sub(self.last_ns));
-        self.tokens
-            .saturating_add(elapsed * u128::from(self.rate_bps))
-            .min(self.depth)
-    }
-
-    /// Whole bytes of tokens in the bucket at `now_ns` (rounded down); 0 when disabled.
-    pub fn tokens_bytes(&self, now_ns: u64) -> u64 {
-        if !self.is_enabled() {
-            return 0;
-        }
-        u64::try_from(self.tokens_at(now_ns) / UNITS_PER_BYTE).unwrap_or(u64::MAX)
-    }
-
-    /// Offers a packet of `size_bytes` arriving at `now_ns`: `true` when it
-    /// conforms (its tokens are taken), `false` when it is to be dropped.
-    /// Always `true` when disabled. Arrival times must not go backwards (an
-    /// earlier time than the last one refills nothing).
-    pub fn conforms(&mut self, now_ns: u64, size_bytes: u64) -> bool {
-        if !self.is_enabled() {
-            return true;
-        }
-        self.tokens = self.tokens_at(now_ns);
-        self.last_ns = self.last_ns.max(now_ns);
-        let need = u128::from(size_bytes) * UNITS_PER_BYTE;
-        if self.tokens < need {
-            return false;
-        }
-        self.tokens -= need;
-        true
-    }
-}
-
 /// The seeded random-loss decision: one draw per arriving packet.
 #[derive(Debug, Clone)]
 pub struct LossGate {
@@ -205,7 +129,7 @@ impl LossGate {
 #[derive(Debug, Clone)]
 pub struct DirectionModel {
     loss: LossGate,
-    policer: Policer,
+    policing: Policing,
     bottleneck: Bottleneck,
 }
 
@@ -214,17 +138,33 @@ impl DirectionModel {
     pub fn new(link: &Link, seed: u64) -> Self {
         DirectionModel {
             loss: LossGate::new(link.loss, seed),
-            policer: Policer::new(link),
+            policing: Policing::new(link),
             bottleneck: Bottleneck::new(link),
         }
     }
 
-    /// Decides the fate of a packet of `size_bytes` arriving at `now_ns` (ns).
+    /// Decides the fate of a packet of `size_bytes` arriving at `now_ns`
+    /// (ns), policed as a packet of no flow.
     pub fn offer(&mut self, now_ns: u64, size_bytes: u64) -> Fate {
+        self.offer_flow(now_ns, size_bytes, None)
+    }
+
+    /// Decides the fate of IP packet `packet` arriving at `now_ns` (ns):
+    /// its size is its length; a per-flow policer reads its flow.
+    pub fn offer_packet(&mut self, now_ns: u64, packet: &[u8]) -> Fate {
+        let flow = if self.policing.per_flow() {
+            FlowKey::of(packet)
+        } else {
+            None
+        };
+        self.offer_flow(now_ns, packet.len() as u64, flow)
+    }
+
+    fn offer_flow(&mut self, now_ns: u64, size_bytes: u64, flow: Option<FlowKey>) -> Fate {
         if self.loss.lose() {
             return Fate::DropLoss;
         }
-        if !self.policer.conforms(now_ns, size_bytes) {
+        if !self.policing.conforms(now_ns, size_bytes, flow) {
             return Fate::DropPolice;
         }
         self.bottleneck.offer(now_ns, size_bytes)
@@ -388,93 +328,9 @@ mod tests {
         assert_eq!(m.offer(0, 1500), Fate::DropQueue);
     }
 
-    fn policer(rate_bps: u64, burst_bytes: u64) -> Policer {
-        Policer::new(&Link::unlimited().police(rate_bps, burst_bytes))
-    }
-
-    #[test]
-    fn policer_starts_full_and_passes_one_bucket() {
-        // 8 Mbit/s = 1000 B/ms; bucket 15000 B.
-        let mut p = policer(8_000_000, 15_000);
-        assert!(p.is_enabled());
-        assert_eq!(p.tokens_bytes(0), 15_000);
-        // A back-to-back burst: 10 full packets conform, then all drop.
-        let passed: Vec<_> = (0..14).map(|_| p.conforms(0, 1500)).collect();
-        assert_eq!(passed.iter().filter(|x| **x).count(), 10);
-        assert!(passed[..10].iter().all(|x| *x));
-        assert_eq!(p.tokens_bytes(0), 0);
-        // Smaller packets: the bucket counts bytes, not packets.
-        let mut p = policer(8_000_000, 15_000);
-        assert_eq!((0..20).filter(|_| p.conforms(0, 1000)).count(), 15);
-    }
-
-    #[test]
-    fn policer_refills_at_its_rate_up_to_the_depth() {
-        let mut p = policer(8_000_000, 15_000);
-        assert_eq!((0..10).filter(|_| p.conforms(0, 1500)).count(), 10);
-        // After 1 ms, 1000 B of tokens: a 1500 B packet is dropped and takes none.
-        assert_eq!(p.tokens_bytes(MS), 1000);
-        assert!(!p.conforms(MS, 1500));
-        assert_eq!(p.tokens_bytes(MS), 1000);
-        assert!(p.conforms(MS, 1000));
-        assert_eq!(p.tokens_bytes(MS), 0);
-        // 1.5 ms later exactly one full packet's worth.
-        assert!(!p.conforms(2 * MS + MS / 2 - 1, 1500));
-        assert!(p.conforms(2 * MS + MS / 2, 1500));
-        assert!(!p.conforms(2 * MS + MS / 2, 1));
-        // A long idle period fills the bucket to its depth, no further.
-        assert_eq!(p.tokens_bytes(10_000 * MS), 15_000);
-        assert_eq!(
-            (0..20).filter(|_| p.conforms(10_000 * MS, 1500)).count(),
-            10
-        );
-        // Fractions of a byte are kept: 3 bit/s gives 3 bytes in 8 s, not 0.
-        let mut p = policer(3, 1500);
-        assert!(p.conforms(0, 1500));
-        let t = (0..8).map(|s| s * 1_000 * MS);
-        assert!(t.clone().all(|t| !p.conforms(t, 3)));
-        assert!(p.conforms(8_000 * MS, 3));
-    }
-
-    #[test]
-    fn policer_long_run_rate_matches_configuration() {
-        // Offer 2x the rate for 100 s in 1000 B packets (an odd rate so that
-        // refills are fractional): what conforms is rate * T + burst, to
-        // within one packet, and never more at any moment.
-        let rate = 7_777_777u64;
-        let burst = 20_000u64;
-        let mut p = policer(rate, burst);
-        let gap = u64::try_from(8_000 * NS_PER_S / u128::from(2 * rate)).unwrap();
-        let (mut passed, mut dropped) = (0u64, 0u64);
-        let mut t = 0u64;
-        while t <= 100_000 * MS {
-            if p.conforms(t, 1000) {
-                passed += 1000;
-            } else {
-                dropped += 1;
-            }
-            let ceiling = u128::from(burst) + u128::from(rate) * u128::from(t) / UNITS_PER_BYTE;
-            assert!(u128::from(passed) <= ceiling, "{passed} > {ceiling} at {t}");
-            t += gap;
-        }
-        let t_end = t - gap;
-        let expect =
-            burst + u64::try_from(u128::from(rate) * u128::from(t_end) / UNITS_PER_BYTE).unwrap();
-        assert!(
-            passed <= expect && expect - passed < 1000,
-            "{passed} vs {expect}"
-        );
-        // About half of the offered packets were dropped.
-        let offered = passed / 1000 + dropped;
-        assert!(
-            dropped.abs_diff(offered / 2) < offered / 100,
-            "{dropped} of {offered}"
-        );
-    }
-
     #[test]
     fn zero_police_rate_is_disabled() {
-        let mut p = policer(0, 0);
+        let mut p = crate::policer::Policer::new(&Link::unlimited().police(0, 0));
         assert!(!p.is_enabled());
         assert!((0..10_000).all(|i| p.conforms(i, 9000)));
         assert_eq!(p.tokens_bytes(0), 0);
@@ -489,14 +345,14 @@ mod tests {
         // Lost packets take no tokens.
         let mut m = DirectionModel::new(&l.loss(1.0), 3);
         assert!((0..5).all(|_| m.offer(0, 1500) == Fate::DropLoss));
-        assert_eq!(m.policer.tokens_bytes(0), 3000);
+        assert_eq!(m.policing.tokens_bytes(0, None), 3000);
         let mut m = DirectionModel::new(&l, 3);
         // Conforms and is queued; conforms (takes tokens) but the queue is
         // full; then the bucket is empty: dropped by the policer, before the
         // queue, which it takes no room in.
         assert!(matches!(m.offer(0, 1500), Fate::Deliver { .. }));
         assert_eq!(m.offer(0, 1500), Fate::DropQueue);
-        assert_eq!(m.policer.tokens_bytes(0), 0);
+        assert_eq!(m.policing.tokens_bytes(0, None), 0);
         assert_eq!(m.offer(0, 1500), Fate::DropPolice);
         assert_eq!(m.bottleneck.backlog_bytes(0), 1500);
         // 1.5 ms later: refilled 1500 B, queue drained: delivered.

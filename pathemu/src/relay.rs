@@ -149,7 +149,7 @@ impl Worker {
             let now = clock::now_ns();
             bump(&self.counters.packets_in, 1);
             let size = len as u64;
-            match self.model.offer(now, size) {
+            match self.model.offer_packet(now, &self.scratch[..len]) {
                 Fate::DropLoss => {
                     bump(&self.counters.packets_dropped_loss, 1);
                     bump(&self.counters.bytes_dropped_loss, size);
