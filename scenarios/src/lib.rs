@@ -4,6 +4,7 @@
 
 pub mod bench;
 pub mod catalog;
+pub mod group;
 pub mod http;
 pub mod report;
 pub mod run;

@@ -113,6 +113,7 @@ fn suite(cli: &Cli) -> anyhow::Result<bool> {
                 v["emulator_ok"] = report.emulator_ok.into();
                 v["accuracy"] = report.accuracy.into();
                 v["error"] = report.error.clone().into();
+                v["group"] = serde_json::to_value(&report.group)?;
                 println!("{v}");
             }
             if report.flows.is_empty() {

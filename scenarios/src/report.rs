@@ -8,7 +8,10 @@ use observer::{
 };
 use serde::Serialize;
 
-use crate::catalog::{EMULATOR_TOLERANCE, Scenario, View};
+use crate::{
+    catalog::{EMULATOR_TOLERANCE, Scenario, View},
+    group::GroupReport,
+};
 
 /// A judged span of a flow's life.
 #[derive(Clone, Debug, Serialize)]
@@ -188,6 +191,9 @@ pub struct ScenarioReport {
     pub verdicts_ok: bool,
     /// The traffic generator's own error, if any.
     pub error: Option<String>,
+    /// The judged end's flows as a group of one peer, where the scenario
+    /// expects something of it.
+    pub group: Option<GroupReport>,
 }
 
 impl ScenarioReport {
@@ -197,6 +203,7 @@ impl ScenarioReport {
         flows: Vec<FlowReport>,
         throughput_bps: f64,
         error: Option<String>,
+        group: Option<GroupReport>,
     ) -> ScenarioReport {
         let emulator_ok = sc
             .emulator_check_bps
@@ -213,12 +220,13 @@ impl ScenarioReport {
             flows,
             verdicts_ok,
             error,
+            group,
         }
     }
 
     /// Whether everything checked passed.
     pub fn ok(&self) -> bool {
-        self.emulator_ok && self.verdicts_ok
+        self.emulator_ok && self.verdicts_ok && self.group.as_ref().is_none_or(|g| g.pass)
     }
 
     /// A human summary: one line for the scenario, one per flow.
@@ -288,6 +296,9 @@ impl ScenarioReport {
             for o in f.outran.iter().take(3) {
                 s.push_str(&format!("       CEILING OUTRAN: {o}\n"));
             }
+        }
+        if let Some(g) = &self.group {
+            s.push_str(&g.text());
         }
         s
     }

@@ -315,9 +315,14 @@ pub fn run(
         Traffic::Iperf { args } | Traffic::IperfReverse { args } => {
             iperf_transfer(&path, sc, args, secs, poller, &mut watch)?
         }
-        Traffic::Http { server, client } => {
-            http_transfer(&path, sc, (server, client), secs, poller, &mut watch)?
-        }
+        Traffic::Http { server, client } => http_transfer(
+            &path,
+            sc,
+            (server, std::slice::from_ref(client)),
+            secs,
+            poller,
+            &mut watch,
+        )?,
         Traffic::SmallSndbuf { .. }
         | Traffic::Phases { .. }
         | Traffic::ChunkReader { .. }
@@ -326,7 +331,14 @@ pub fn run(
     // Let the close records arrive.
     std::thread::sleep(POLL);
     watch.poll(poller)?;
-    Ok(report(poller, sc, watch.netns, &watch.lines, &measured))
+    Ok(report(
+        poller,
+        sc,
+        watch.netns,
+        path.addr(other).into(),
+        &watch.lines,
+        &measured,
+    ))
 }
 
 /// An iperf3 transfer (`IperfReverse`: -R, the server in A sends, the
@@ -358,27 +370,37 @@ fn iperf_transfer(
     Ok(Measured::iperf(client.finish()?, client_side))
 }
 
-/// An HTTP download from `server` in A by `client` in B, watched until it
-/// is done.
+/// HTTP downloads from `server` in A by `clients` in B, started
+/// together, watched until every one is done.
 fn http_transfer(
     path: &Path,
     sc: &Scenario,
-    (server, client): (&HttpServer, &HttpClient),
+    (server, clients): (&HttpServer, &[HttpClient]),
     secs: u64,
     poller: &mut Poller,
     watch: &mut Watch,
 ) -> anyhow::Result<Measured> {
     let dir = TempDir::new(sc.name)?;
-    let size = http::file_size(client, sc.path.forward.rate_bps, secs);
+    let size = clients
+        .iter()
+        .map(|c| http::file_size(c, sc.path.forward.rate_bps, secs))
+        .max()
+        .unwrap_or(0);
     let _server = http::serve(path, server, &dir, size)?;
-    let mut download = Download::start(path, client, secs)?;
-    watch.until(poller, || download.done())?;
-    let r = download.finish()?;
+    let mut downloads = clients
+        .iter()
+        .map(|c| Download::start(path, c, secs))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    watch.until(poller, || downloads.iter_mut().all(Download::done))?;
+    let results = downloads
+        .into_iter()
+        .map(Download::finish)
+        .collect::<anyhow::Result<Vec<_>>>()?;
     Ok(Measured {
-        streams: vec![(r.local_port, r.bps)],
+        streams: results.iter().map(|r| (r.local_port, r.bps)).collect(),
         key_side: Side::B,
-        total_bps: r.bps,
-        error: r.error,
+        total_bps: results.iter().map(|r| r.bps).sum(),
+        error: results.iter().find_map(|r| r.error.clone()),
     })
 }
 
@@ -449,6 +471,7 @@ fn report(
     poller: &Poller,
     sc: &Scenario,
     (netns, other_netns): (u32, u32),
+    peer: std::net::IpAddr,
     lines: &HashMap<u64, Timeline>,
     measured: &Measured,
 ) -> ScenarioReport {
@@ -472,10 +495,10 @@ fn report(
             .iter()
             .find(|(p, _)| p.map_or(single, |p| p == port))
             .map(|(_, b)| *b);
+        let expect = &sc.expect;
         let line = lines.get(&t.latest.cookie);
         let samples = line.map(|l| l.samples.as_slice()).unwrap_or(&[]);
-        let spans = sc
-            .expect
+        let spans = expect
             .iter()
             .map(|e| {
                 let judged = judge(samples, e.from_s, e.to_s, e.verdict);
@@ -508,10 +531,10 @@ fn report(
                     && o.flow.remote == t.flow.local
             })
             .and_then(|o| lines.get(&o.latest.cookie))
-            .zip(sc.expect.last())
+            .zip(expect.last())
             .and_then(|(l, e)| majority(l, e.from_s, e.to_s));
         let own_rule = line
-            .zip(sc.expect.last())
+            .zip(expect.last())
             .and_then(|(l, e)| majority(l, e.from_s, e.to_s))
             .map_or("", |(_, rule)| rule);
         let outran = line.map(|l| l.outran.clone()).unwrap_or_default();
@@ -524,7 +547,23 @@ fn report(
         }
         flows.push(f);
     }
-    ScenarioReport::new(sc, flows, measured.total_bps, measured.error.clone())
+    // Every flow of the judged end, control connections too, as `observer
+    // flows --by peer` would group them.
+    let group = sc.group.as_ref().map(|expect| {
+        let ours: Vec<_> = poller
+            .book()
+            .flows()
+            .filter(|t| t.latest.netns == netns)
+            .map(|t| (&t.flow, &t.life))
+            .collect();
+        crate::group::check(
+            expect,
+            &ours,
+            peer,
+            &observer::attribution::Config::default(),
+        )
+    });
+    ScenarioReport::new(sc, flows, measured.total_bps, measured.error.clone(), group)
 }
 
 #[cfg(test)]

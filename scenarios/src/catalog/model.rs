@@ -2,7 +2,7 @@
 //! the traffic, and the verdicts expected of observer, with the criteria
 //! a run is judged by.
 
-use observer::attribution::Verdict;
+use observer::attribution::{Verdict, group::judge::Limit};
 use pathemu::{PathConfig, Side};
 
 /// Which end's flows the scenario judges.
@@ -117,6 +117,22 @@ pub struct Expect {
     pub also: Option<Verdict>,
 }
 
+/// What the judged end's flows must show as a group of one peer (the
+/// host view, `observer flows --by peer`), each flow judged over its
+/// whole life.
+#[derive(Clone, Copy, Debug)]
+pub struct GroupExpect {
+    /// The group's judgement.
+    pub limit: Limit,
+    /// Limits (`KnobWhatIf::knob`: `peer_window`, `reader`, `path`...)
+    /// that must each hold some of the group's bytes in its advice.
+    pub knobs: &'static [&'static str],
+    /// What the advice must say of a bigger window: `Some(false)`, that
+    /// no window would help (no window entry says it would); `Some(true)`,
+    /// that one would; `None`, either.
+    pub window_helps: Option<bool>,
+}
+
 /// One scenario.
 #[derive(Clone, Debug)]
 pub struct Scenario {
@@ -151,6 +167,9 @@ pub struct Scenario {
     pub view: View,
     /// The imposed constraint (verdict vocabulary), per span.
     pub expect: Vec<Expect>,
+    /// What the judged end's flows to the other end must show as a
+    /// group, where the scenario asks.
+    pub group: Option<GroupExpect>,
     /// The published figure for the whole transfer (bits/s), where one exists.
     pub reference_bps: Option<f64>,
     /// The emulator must reproduce this total throughput (bits/s) within

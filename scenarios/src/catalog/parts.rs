@@ -6,7 +6,9 @@ use std::time::Duration;
 use observer::attribution::Verdict;
 use pathemu::{Link, PathConfig};
 
-use super::model::{Expect, HttpClient, HttpServer, Scenario, Traffic, View};
+use observer::attribution::group::judge::Limit;
+
+use super::model::{Expect, GroupExpect, HttpClient, HttpServer, Scenario, Traffic, View};
 
 pub(crate) const MS: fn(u64) -> Duration = Duration::from_millis;
 
@@ -26,6 +28,20 @@ pub(crate) fn steady_or(v: Verdict, also: Verdict) -> Vec<Expect> {
         also: Some(also),
         ..steady(v)[0]
     }]
+}
+
+/// The group of the judged end's flows must be judged `limit`, its advice
+/// must name each of `knobs`, and say of a bigger window `window_helps`.
+pub(crate) fn grouped(
+    limit: Limit,
+    knobs: &'static [&'static str],
+    window_helps: Option<bool>,
+) -> Option<GroupExpect> {
+    Some(GroupExpect {
+        limit,
+        knobs,
+        window_helps,
+    })
 }
 
 pub(crate) fn iperf(args: &[&str]) -> Traffic {
@@ -121,6 +137,7 @@ pub(crate) fn base(
         flows: 1,
         view: View::Sender,
         expect,
+        group: None,
         reference_bps: None,
         emulator_check_bps: None,
     }

@@ -1,12 +1,13 @@
 //! The scenarios judged from the sending end (namespace A).
 
-use observer::attribution::Verdict;
+use observer::attribution::{Verdict, group::judge::Limit};
 use pathemu::PathConfig;
 
 use super::{
     model::{Expect, Scenario, Traffic},
     parts::{
-        MS, RMEM_4MB_WINDOW, RMEM_32MB_WINDOW, base, iperf, policed, ref_a, ref_b, steady, tunnel,
+        MS, RMEM_4MB_WINDOW, RMEM_32MB_WINDOW, base, grouped, iperf, policed, ref_a, ref_b, steady,
+        tunnel,
     },
 };
 
@@ -27,6 +28,7 @@ pub fn all() -> Vec<Scenario> {
             )
         },
         Scenario {
+            group: grouped(Limit::Shared, &["path"], Some(false)),
             cc: Some("cubic"),
             reference_bps: Some(26.3e6),
             // The published 26.3 Mbit/s came from a lab path with a smaller
@@ -42,6 +44,7 @@ pub fn all() -> Vec<Scenario> {
             )
         },
         Scenario {
+            group: grouped(Limit::PerFlow, &["peer_window"], None),
             reference_bps: Some(5.77e6),
             emulator_check_bps: Some(5.77e6),
             ..base(
@@ -53,6 +56,7 @@ pub fn all() -> Vec<Scenario> {
             )
         },
         Scenario {
+            group: grouped(Limit::PerFlow, &["peer_window"], None),
             flows: 4,
             reference_bps: Some(21.2e6),
             emulator_check_bps: Some(21.2e6),
@@ -65,6 +69,7 @@ pub fn all() -> Vec<Scenario> {
             )
         },
         Scenario {
+            group: grouped(Limit::PerFlow, &["congestion_window"], Some(false)),
             cc: Some("cubic"),
             rcv_rmem_max: Some(RMEM_4MB_WINDOW),
             ..base(
@@ -76,6 +81,7 @@ pub fn all() -> Vec<Scenario> {
             )
         },
         Scenario {
+            group: grouped(Limit::Shared, &["path"], Some(false)),
             cc: Some("bbr"),
             rcv_rmem_max: Some(RMEM_4MB_WINDOW),
             ..base(
@@ -87,6 +93,7 @@ pub fn all() -> Vec<Scenario> {
             )
         },
         Scenario {
+            group: grouped(Limit::Shared, &["path"], Some(false)),
             cc: Some("bbr"),
             flows: 4,
             rcv_rmem_max: Some(RMEM_4MB_WINDOW),
