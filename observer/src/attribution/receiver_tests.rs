@@ -345,6 +345,22 @@ fn the_two_ends_agree_only_on_the_same_limit() {
         .filter(|x| *x)
         .count();
     assert_eq!(agreeing, 8 + 8 - 1 + 2 + 2 + 2 + 1);
+    // A sender's path pairs with the receiver's congestion window only
+    // where the rule says the window binds at drops: a policer's, or a
+    // full queue's.
+    for (rule, agree) in [
+        ("drops_without_queue", true),
+        ("full_bottleneck", true),
+        ("pacing", false),
+        ("probes_meet_window", false),
+    ] {
+        assert_eq!(
+            ends_agree_by_rule((Path, rule), CongestionWindow),
+            agree,
+            "{rule}"
+        );
+        assert!(!ends_agree_by_rule((Path, rule), Sender), "{rule}");
+    }
 }
 
 #[test]

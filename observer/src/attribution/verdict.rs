@@ -89,11 +89,15 @@ pub fn ends_agree(sender: Verdict, receiver: Verdict) -> bool {
 /// sender's `path` from drops without a queue (rule `drops_without_queue`,
 /// a policer) also pairs with the receiver's `congestion_window`, since
 /// the receiver sees a rate limit's drops as loss holding the sender's
-/// window down and cannot tell when they come.
+/// window down and cannot tell when they come; so does a sender's `path`
+/// from its congestion window binding at a full queue (rule
+/// `full_bottleneck`): a drop-tail queue that stands overflows, and the
+/// receiver sees its drops as the loss that holds the window (the flow
+/// that lost its share of four cubic flows through one 20 Mbit/s queue).
 pub fn ends_agree_by_rule((sender, rule): (Verdict, &str), receiver: Verdict) -> bool {
     ends_agree(sender, receiver)
         || (sender == Verdict::Path
-            && rule == "drops_without_queue"
+            && matches!(rule, "drops_without_queue" | "full_bottleneck")
             && receiver == Verdict::CongestionWindow)
 }
 
