@@ -1,5 +1,5 @@
 //! The kernel's BTF as observer's own reader parses it
-//! (`observer::kernel::btf::Btf::parse`), then every lookup observer makes on it:
+//! (`observer::kernel::load::btf::Btf::parse`), then every lookup observer makes on it:
 //! the offsets the probes need (`offsets::resolve`), and struct/member
 //! lookups by names taken from the input itself, so nested, anonymous,
 //! array and bitfield members are reached. Malformed input must give an
@@ -8,7 +8,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use observer::{kernel::btf::Btf, kernel::offsets};
+use observer::{kernel::load::btf::Btf, kernel::load::offsets};
 
 /// Printable runs of the input (the string section's names, mostly).
 fn names(data: &[u8]) -> Vec<String> {

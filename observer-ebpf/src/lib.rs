@@ -68,7 +68,7 @@ fn panic(_info: &core::panic::PanicInfo) -> ! {
 }
 
 /// Defines the agent's programs (every hook of user space's hook table,
-/// observer/src/kernel/hooks.rs, and the two poll-time walks) in the
+/// observer/src/kernel/load/hooks.rs, and the two poll-time walks) in the
 /// binary that invokes it. `$stages` is how much of the per-packet program
 /// runs ([`flow::on_packet`]): `observer_common::packet_stages::ALL` in
 /// the shipped object, where the checks compile away; a load-time global

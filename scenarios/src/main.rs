@@ -7,9 +7,9 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use observer::{
-    kernel::preflight,
-    kernel::tick::kernel_hz,
-    kernel::{probe_config::ProbeConfig, probes::Probes},
+    kernel::load::preflight,
+    kernel::load::tick::kernel_hz,
+    kernel::{load::probe_config::ProbeConfig, probes::Probes},
     model::clock::Clock,
     track::live::BookConfig,
     track::poller::Poller,

@@ -7,7 +7,7 @@ use anyhow::Context as _;
 use observer::{
     attribution::{self, group::GroupBy},
     filter::Filter,
-    kernel::{probe_config::ProbeConfig, probes::Probes},
+    kernel::{load::probe_config::ProbeConfig, probes::Probes},
     model::clock::monotonic_ns,
     sink::{
         groups,

@@ -6,7 +6,7 @@ use std::{net::SocketAddr, time::Duration};
 use anyhow::Context as _;
 use observer::{
     args::{parse_prefixes, parse_ringbuf_bytes},
-    kernel::probe_config::ProbeConfig,
+    kernel::load::probe_config::ProbeConfig,
     sink::metrics::{
         Catalogue, CatalogueConfig, agent::ProgramRuns, health::Health, http, labels::Aggregation,
         web::Web,
@@ -230,7 +230,7 @@ async fn agent(args: &Args, web: std::sync::Arc<Web>) -> anyhow::Result<()> {
         );
     }
     let mut log = LogState::new(&poller, args.filter.clone());
-    let unload = observer::kernel::env::program_to_unload();
+    let unload = observer::kernel::load::env::program_to_unload();
     let mut polls = 0u64;
     let mut tick = tokio::time::interval(args.interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -254,7 +254,7 @@ async fn agent(args: &Args, web: std::sync::Arc<Web>) -> anyhow::Result<()> {
         if polls == 3
             && let Some(p) = &unload
         {
-            // Test-only fault (kernel::env): a program gone mid-run.
+            // Test-only fault (kernel::load::env): a program gone mid-run.
             log::warn!("unloading {p} for a test");
             poller.probes_mut().unload(p);
         }
@@ -270,7 +270,7 @@ async fn agent(args: &Args, web: std::sync::Arc<Web>) -> anyhow::Result<()> {
             .collect();
         catalogue.programs(&programs);
         let ids = prog_stats.iter().map(|(_, info)| info.id).collect();
-        match observer::kernel::links::attached(&ids) {
+        match observer::kernel::load::links::attached(&ids) {
             Ok(n) => {
                 health.attached_now(n);
                 catalogue.attached(n);

@@ -3,9 +3,9 @@
 
 use anyhow::Context as _;
 use observer::{
-    kernel::preflight,
-    kernel::tick::kernel_hz,
-    kernel::{probe_config::ProbeConfig, probes::Probes},
+    kernel::load::preflight,
+    kernel::load::tick::kernel_hz,
+    kernel::{load::probe_config::ProbeConfig, probes::Probes},
     model::clock::Clock,
 };
 
@@ -40,7 +40,7 @@ pub fn start(config: ProbeConfig) -> anyhow::Result<Session> {
         log::log!(note.level(), "{note}");
     }
     // Everything privileged is done: the maps are read through open fds.
-    observer::kernel::privilege::drop_all()?;
+    observer::kernel::load::privilege::drop_all()?;
     log::info!("programs attached; dropped all capabilities");
     Ok(Session {
         probes,

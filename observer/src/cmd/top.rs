@@ -5,7 +5,7 @@ use std::{io::IsTerminal as _, time::Duration};
 use anyhow::Context as _;
 use clap::builder::{PossibleValuesParser, TypedValueParser as _};
 use observer::{
-    kernel::probe_config::ProbeConfig,
+    kernel::load::probe_config::ProbeConfig,
     sink::tui::{
         self,
         select::Selection,

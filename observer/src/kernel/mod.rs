@@ -6,52 +6,19 @@
 //! programs' run statistics. Nothing here interprets a sample; that is
 //! [`crate::model`]'s job.
 //!
-//! - [`preflight`]: can this host run observer at all (privilege, BTF, release);
-//! - [`btf`] and [`offsets`]: the kernel's type information, and the
-//!   `tcp_sock` member offsets the programs are loaded with;
-//! - [`probes`]: load, attach and detach the programs; the one read order
-//!   ([`probes::Probes::read`]) every view polls with; [`attach`] the steps
-//!   of a load, [`probe_config`] what it is asked for, [`probe_error`] what
-//!   can go wrong;
-//! - [`flow_map`], [`closed_ring`], [`program_info`]: reading the maps and
-//!   the programs' statistics; [`links`]: which programs are still attached;
-//! - [`hooks`]: the table of programs and the tracepoints they attach
-//!   to, in attach order, with what each one's absence costs;
-//! - [`degraded`]: what a load leaves out on this kernel, and how loudly
-//!   it is said;
-//! - [`pin`] and [`adopt`]: `--pin`, programs and maps that outlive the
-//!   agent, adopted by the next one; [`parts`] what a load or an adoption
-//!   makes [`probes::Probes`] of;
-//! - [`poll_iter`]: the poll-time read, which re-samples the flows that
-//!   moved since the last poll; [`walk`] its budget, which pauses it where
-//!   it costs more than 1% of the interval;
-//! - [`parked`]: closes the kernel kept in the flow map while the ring was
-//!   full, and those the LRU took before a poll read them;
-//! - [`tick`]: the kernel's HZ, measured with a test-run program;
-//! - [`privilege`]: drop every capability once attached;
-//! - `env`: the test-only environment overrides, all in one place.
+//! Two layers, each importing only from the one below it, and
+//! [`probes`] above both:
+//!
+//! - [`read`]: the maps the programs keep, read each poll: the flow map,
+//!   the closed-flow ring, the change journal, the closes parked in the
+//!   flow map, and the poll-time walk with its budget;
+//! - [`load`]: everything up to attached programs: preflight, BTF and
+//!   offsets, the hook table, the steps of a load, `--pin` and adoption,
+//!   what a load is asked for and what can go wrong, the kernel's HZ,
+//!   the programs' statistics and links, dropping privilege;
+//! - [`probes`]: the loaded (or adopted) programs and the one read order
+//!   ([`probes::Probes::read`]) every view polls with.
 
-pub mod adopt;
-pub mod attach;
-pub mod btf;
-pub mod closed_ring;
-pub mod degraded;
-pub mod env;
-pub mod flow_map;
-pub mod hooks;
-pub mod journal;
-pub mod links;
-pub mod objects;
-pub mod offsets;
-pub mod parked;
-pub mod parts;
-pub mod pin;
-pub mod poll_iter;
-pub mod preflight;
-pub mod privilege;
-pub mod probe_config;
-pub mod probe_error;
+pub mod load;
 pub mod probes;
-pub mod program_info;
-pub mod tick;
-pub mod walk;
+pub mod read;

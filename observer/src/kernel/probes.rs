@@ -12,29 +12,29 @@ use observer_common::{
     GLOBAL_POLL_ITER, MAP_CLOSED, MAP_COUNTERS, MAP_FLOWS, MAP_LIVE,
 };
 
-use super::{
-    attach::{Refusal, attach_poll, attach_tp, program_info_of, resolve, settings, take},
-    degraded::Degraded,
-    hooks,
-    parts::{Parts, Programs},
-    pin,
-    probe_config::{ProbeConfig, VARIANTS, Variant},
-    probe_error::ProbeError,
-    walk::Walk,
+use crate::kernel::{
+    load::attach::{Refusal, attach_poll, attach_tp, program_info_of, resolve, settings, take},
+    load::degraded::Degraded,
+    load::hooks,
+    load::parts::{Parts, Programs},
+    load::pin,
+    load::probe_config::{ProbeConfig, VARIANTS, Variant},
+    load::probe_error::ProbeError,
+    read::walk::Walk,
 };
 
 /// The loaded, attached kernel programs and their maps.
 pub struct Probes {
     // Field order matters for drop: maps first, then the programs.
     flows: HashMap<MapData, u64, FlowSample>,
-    batch: crate::kernel::flow_map::BatchReader,
-    closed: crate::kernel::closed_ring::ClosedDrain,
+    batch: crate::kernel::read::flow_map::BatchReader,
+    closed: crate::kernel::read::closed_ring::ClosedDrain,
     counters: PerCpuArray<MapData, u64>,
-    parked: crate::kernel::parked::Parked,
+    parked: crate::kernel::read::parked::Parked,
     /// The poll-time read, where the kernel runs it.
     poll: Option<Walk>,
-    /// The flows sampled since the last read ([`super::journal`]).
-    changes: super::journal::Changes,
+    /// The flows sampled since the last read ([`super::read::journal`]).
+    changes: super::read::journal::Changes,
     programs: Programs,
     /// With `--pin`: the links pinned (their fds, which keep them counted
     /// as this agent's), the directory, locked while the agent runs, and
@@ -42,7 +42,7 @@ pub struct Probes {
     /// them (read at the first poll).
     _pinned_links: Vec<aya::programs::links::PinnedLink>,
     pin_dir: Option<pin::PinDir>,
-    stale: Vec<super::adopt::Stale>,
+    stale: Vec<super::load::adopt::Stale>,
     /// What this kernel leaves out: figures it cannot provide, and the
     /// fallbacks that cost more per packet.
     pub degraded: Vec<Degraded>,
@@ -58,7 +58,7 @@ impl Probes {
     /// Resolves offsets from the running kernel's BTF, loads the programs
     /// and attaches them. Nothing stays attached if this fails. With
     /// [`ProbeConfig::pin`], adopts the programs an earlier agent of this
-    /// build pinned there, or pins its own ([`crate::kernel::pin`]).
+    /// build pinned there, or pins its own ([`crate::kernel::load::pin`]).
     ///
     /// # Errors
     /// [`ProbeError`] naming the member, program or hook that failed.
@@ -78,8 +78,8 @@ impl Probes {
             }
             let settings = settings(&config, &resolved.offsets, poll);
             let name = pin::set_name(config.object.0, settings.as_bytes(), direct);
-            if sets.contains(&name) && super::adopt::complete(&dir.path().join(&name)) {
-                return super::adopt::adopt(
+            if sets.contains(&name) && super::load::adopt::complete(&dir.path().join(&name)) {
+                return super::load::adopt::adopt(
                     dir,
                     &name,
                     direct,
@@ -94,8 +94,8 @@ impl Probes {
         let mut broken = Vec::new();
         for name in &sets {
             let set = dir.path().join(name);
-            if !super::adopt::complete(&set) {
-                broken.push(super::adopt::Stale::open(&set));
+            if !super::load::adopt::complete(&set) {
+                broken.push(super::load::adopt::Stale::open(&set));
                 pin::remove_set(&set).map_err(ProbeError::Pin)?;
                 log::warn!(
                     "removed {}: a pinned set missing maps or links",
@@ -110,7 +110,7 @@ impl Probes {
         // the first poll, and detach them now that this set runs.
         for old in sets {
             let set = dir.path().join(&old);
-            p.stale.push(super::adopt::Stale::open(&set));
+            p.stale.push(super::load::adopt::Stale::open(&set));
             if let Err(e) = pin::remove_set(&set) {
                 log::warn!("{e}");
             }
@@ -123,7 +123,7 @@ impl Probes {
     /// Loads and attaches the programs, pinned into a new set of `pin` if
     /// given: with the poll-time read and direct socket reads if the
     /// kernel takes them, else without what it refuses
-    /// ([`super::probe_config::VARIANTS`], in order). The error is the
+    /// ([`super::load::probe_config::VARIANTS`], in order). The error is the
     /// last variant's.
     fn load_fresh(config: &ProbeConfig, pin: Option<&pin::PinDir>) -> Result<Probes, ProbeError> {
         let mut refused: Vec<Refusal> = Vec::new();
@@ -135,7 +135,7 @@ impl Probes {
                 Ok(mut p) => {
                     // What the kernel refused, said once each.
                     p.degraded
-                        .extend(super::attach::refusal_notes(&refused, poll));
+                        .extend(super::load::attach::refusal_notes(&refused, poll));
                     return Ok(p);
                 }
                 // A verifier that will not check direct loads against BTF
@@ -179,7 +179,9 @@ impl Probes {
             .map_max_entries(MAP_CLOSED, config.ringbuf_bytes)
             .map_max_entries(
                 observer_common::MAP_JOURNAL,
-                observer_common::journal::max_entries(super::journal::possible_cpus().unwrap_or(1)),
+                observer_common::journal::max_entries(
+                    super::read::journal::possible_cpus().unwrap_or(1),
+                ),
             );
         // Only the benchmark's object has the global (and stops early).
         if config.packet_stages != observer_common::packet_stages::ALL {
@@ -231,13 +233,12 @@ impl Probes {
                     direct,
                 );
                 let set = dir.create_set(&name).map_err(ProbeError::Pin)?;
-                match super::adopt::pin_all(&mut ebpf, &set, links, poll_iter.as_ref()).and_then(
-                    |l| {
+                match super::load::adopt::pin_all(&mut ebpf, &set, links, poll_iter.as_ref())
+                    .and_then(|l| {
                         dir.commit_set(&set, &name)
                             .map_err(ProbeError::Pin)
                             .map(|()| l)
-                    },
-                ) {
+                    }) {
                     Ok(l) => l,
                     Err(e) => {
                         // Nothing half-pinned stays: links go first.
@@ -263,16 +264,16 @@ impl Probes {
             // so an agent killed between polls loses none (a full ring
             // parks closes in the flow map meanwhile).
             closed: if pin.is_some() {
-                crate::kernel::closed_ring::ClosedDrain::at_polls(ring)
+                crate::kernel::read::closed_ring::ClosedDrain::at_polls(ring)
             } else {
-                crate::kernel::closed_ring::ClosedDrain::new(ring)
+                crate::kernel::read::closed_ring::ClosedDrain::new(ring)
             },
             counters: take(&mut ebpf, MAP_COUNTERS)?,
-            parked: crate::kernel::parked::Parked::new(take::<Array<MapData, u64>>(
+            parked: crate::kernel::read::parked::Parked::new(take::<Array<MapData, u64>>(
                 &mut ebpf, MAP_LIVE,
             )?),
             poll,
-            journal: super::journal::open(take(&mut ebpf, observer_common::MAP_JOURNAL)),
+            journal: super::read::journal::open(take(&mut ebpf, observer_common::MAP_JOURNAL)),
             programs: Programs::Loaded(ebpf),
             pinned_links,
             pin_dir: None,
@@ -286,12 +287,12 @@ impl Probes {
     pub(super) fn from_parts(parts: Parts) -> Probes {
         Probes {
             flows: parts.flows,
-            batch: crate::kernel::flow_map::BatchReader::default(),
+            batch: crate::kernel::read::flow_map::BatchReader::default(),
             closed: parts.closed,
             counters: parts.counters,
             parked: parts.parked,
             poll: parts.poll,
-            changes: super::journal::Changes::new(parts.journal),
+            changes: super::read::journal::Changes::new(parts.journal),
             programs: parts.programs,
             _pinned_links: parts.pinned_links,
             pin_dir: parts.pin_dir,
@@ -307,7 +308,7 @@ impl Probes {
     /// the kernel has it, `inet_sock_set_state` and `tcp_probe` always,
     /// then `sock_recv_length` where it has it (else its fallback
     /// `tcp_rcv_space_adjust`); last the poll-time read's
-    /// iterator (one of [`super::attach::POLL_HOOKS`]), where the kernel
+    /// iterator (one of [`super::load::attach::POLL_HOOKS`]), where the kernel
     /// runs it.
     pub fn attached(&self) -> &[&'static str] {
         &self.attached
@@ -326,14 +327,14 @@ impl Probes {
     /// flow that closed mid-walk is never missed: its entry is either in
     /// the map or its record in the ring). Both vectors are cleared first.
     /// Closes parked in the map (the ring was full) move from `active` to
-    /// `closed`, and their entries are deleted ([`crate::kernel::parked`]).
+    /// `closed`, and their entries are deleted ([`crate::kernel::read::parked`]).
     pub fn read(&mut self, active: &mut Vec<FlowSample>, closed: &mut Vec<FlowSample>) {
         self.read_changes(active, closed, true);
     }
 
     /// [`Probes::read`], but unless `whole`, `active` gets only the flows
     /// sampled since the last read, where the change journal can say which
-    /// ([`super::journal`]). Returns whether `active` holds the whole map
+    /// ([`super::read::journal`]). Returns whether `active` holds the whole map
     /// (else a flow not in it is unchanged since the last read).
     pub fn read_changes(
         &mut self,
@@ -378,7 +379,7 @@ impl Probes {
     }
 
     /// Closed-flow records parked in the flow map that the LRU evicted
-    /// before a poll read them: lost (see [`crate::kernel::parked`]).
+    /// before a poll read them: lost (see [`crate::kernel::read::parked`]).
     pub fn parked_evicted(&self) -> u64 {
         self.parked.evicted()
     }
@@ -432,7 +433,7 @@ impl Probes {
         // Called every poll: no names collected, nothing allocated.
         let mut n = 0u64;
         self.each_program(|_, fd| {
-            if let Ok(i) = crate::kernel::program_info::read(fd) {
+            if let Ok(i) = crate::kernel::load::program_info::read(fd) {
                 n = n.wrapping_add(i.recursion_misses);
             }
         });
@@ -460,10 +461,10 @@ impl Probes {
 
     /// The kernel's statistics of each loaded program, by program name
     /// (those it cannot read are left out).
-    pub fn program_stats(&self) -> Vec<(String, crate::kernel::program_info::ProgInfoHead)> {
+    pub fn program_stats(&self) -> Vec<(String, crate::kernel::load::program_info::ProgInfoHead)> {
         let mut out = Vec::new();
         self.each_program(|name, fd| {
-            if let Ok(i) = crate::kernel::program_info::read(fd) {
+            if let Ok(i) = crate::kernel::load::program_info::read(fd) {
                 out.push((name.to_string(), i));
             }
         });
@@ -472,7 +473,7 @@ impl Probes {
 
     /// Detaches and unloads program `prog` (its link goes with it): the
     /// fault the health check must notice, for the tests
-    /// ([`crate::kernel::env::program_to_unload`]). Returns whether there
+    /// ([`crate::kernel::load::env::program_to_unload`]). Returns whether there
     /// was such a loaded program (never for adopted or pinned ones).
     pub fn unload(&mut self, prog: &str) -> bool {
         let Programs::Loaded(ebpf) = &mut self.programs else {

@@ -1,5 +1,5 @@
 //! Kernel time bases: the jiffy rate (HZ) that `tcp_sock.chrono_*` count in
-//! (its arithmetic and the config files' word on it; `kernel::tick` measures
+//! (its arithmetic and the config files' word on it; `kernel::load::tick` measures
 //! it), and the mapping from `bpf_ktime_get_ns()` (CLOCK_MONOTONIC) to wall
 //! time.
 
@@ -33,7 +33,7 @@ pub fn snap_hz(measured: f64) -> u32 {
 /// `CONFIG_HZ` from the running kernel's config, when the host publishes
 /// it: `/proc/config.gz` (CONFIG_IKCONFIG_PROC), else
 /// `/boot/config-$(uname -r)`. A pod usually sees neither; observer learns
-/// HZ from the kernel itself (`kernel::tick`) and uses this only as a
+/// HZ from the kernel itself (`kernel::load::tick`) and uses this only as a
 /// cross-check.
 pub fn config_hz() -> Option<u32> {
     let mut gz = String::new();

@@ -197,7 +197,7 @@ impl Book {
 
     /// [`Book::ingest`] of a read that holds the whole flow map when
     /// `whole`, else only the flows sampled since the last read (the
-    /// change journal's, [`crate::kernel::journal`]): every open flow it
+    /// change journal's, [`crate::kernel::read::journal`]): every open flow it
     /// does not hold is unchanged, and advances with its kept sample.
     pub fn ingest_changes(
         &mut self,

@@ -3,7 +3,7 @@
 use observer_common::{Counter, FlowSample};
 
 use crate::{
-    kernel::{probe_error::ProbeError, probes::Probes},
+    kernel::{load::probe_error::ProbeError, probes::Probes},
     model::clock::{Clock, monotonic_ns},
     track::cgroups::Cgroups,
     track::live::{Book, BookConfig, Event},
@@ -23,7 +23,7 @@ pub struct PollStats {
     pub recursion_misses: u64,
     /// Closed-flow records parked in the flow map (the ring was full) that
     /// the LRU evicted before a poll read them, since load (see
-    /// [`crate::kernel::parked`]).
+    /// [`crate::kernel::read::parked`]).
     pub parked_evicted: u64,
     /// The poll-time read, where it runs: whether it walks (not paused by
     /// its budget) and how long its last walk took (µs).

@@ -5,7 +5,7 @@
 //! the one before.
 
 use anyhow::Context as _;
-use observer::kernel::{probe_config::ProbeConfig, probes::Probes};
+use observer::kernel::{load::probe_config::ProbeConfig, probes::Probes};
 use observer_common::packet_stages;
 
 use super::{env::Netns, throughput::cost_during};
@@ -55,7 +55,9 @@ pub fn stages(secs: u64, floor: f64) -> anyhow::Result<Vec<StageCost>> {
         ),
     ] {
         let probes = Probes::load(ProbeConfig {
-            object: observer::kernel::objects::Object(observer::kernel::objects::BENCH_OBJECT),
+            object: observer::kernel::load::objects::Object(
+                observer::kernel::load::objects::BENCH_OBJECT,
+            ),
             packet_stages: stage,
             ..ProbeConfig::default()
         })

@@ -46,7 +46,7 @@ pub fn steps(rates: &[u64], secs: u64) -> anyhow::Result<Vec<ChurnStep>> {
     use std::collections::HashMap;
 
     use observer::{
-        kernel::{probe_config::ProbeConfig, probes::Probes},
+        kernel::{load::probe_config::ProbeConfig, probes::Probes},
         model::clock::Clock,
         track::live::BookConfig,
         track::live::Event,
@@ -62,7 +62,7 @@ pub fn steps(rates: &[u64], secs: u64) -> anyhow::Result<Vec<ChurnStep>> {
     let probes = Probes::load(ProbeConfig::default()).context("loading the probes")?;
     let mut poller = Poller::new(
         probes,
-        Clock::new(observer::kernel::tick::kernel_hz()?.hz),
+        Clock::new(observer::kernel::load::tick::kernel_hz()?.hz),
         BookConfig::default(),
         ProbeConfig::default().max_flows,
     );

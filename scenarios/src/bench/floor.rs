@@ -8,7 +8,9 @@
 
 use aya::{Ebpf, EbpfLoader};
 
-use observer::kernel::{attach::attach_tp, objects::BENCH_OBJECT, probe_error::ProbeError};
+use observer::kernel::{
+    load::attach::attach_tp, load::objects::BENCH_OBJECT, load::probe_error::ProbeError,
+};
 
 /// The attached empty program; dropping it detaches and unloads it.
 pub struct Floor {
@@ -47,7 +49,7 @@ impl Floor {
     /// No kernel BTF, or the load or attach failed.
     pub fn attach_program(program: &'static str) -> Result<Floor, ProbeError> {
         let btf = aya::Btf::from_sys_fs().map_err(|e| ProbeError::BadBtf {
-            path: observer::kernel::env::VMLINUX_BTF.to_string(),
+            path: observer::kernel::load::env::VMLINUX_BTF.to_string(),
             error: e.to_string(),
         })?;
         let mut ebpf = EbpfLoader::new()

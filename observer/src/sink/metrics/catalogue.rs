@@ -263,7 +263,7 @@ impl Catalogue {
     }
 
     /// Sets `observer_programs_attached` to the programs attached now
-    /// ([`crate::kernel::links::attached`]).
+    /// ([`crate::kernel::load::links::attached`]).
     pub fn attached(&mut self, n: usize) {
         self.agent.attached(n);
     }

@@ -3,7 +3,7 @@
 //! attached (at least the two hooks every figure needs) and the poll loop
 //! has read the maps recently; a stalled loop or a failed attach answers
 //! 503 with the reason. The programs are counted at each poll (the links
-//! the process holds, [`crate::kernel::links`]): one gone since start
+//! the process holds, [`crate::kernel::load::links`]): one gone since start
 //! (unloaded, its link closed) is unhealthy too.
 
 use std::sync::{
@@ -53,7 +53,7 @@ impl Health {
         }
     }
 
-    /// Records how many programs are attached now ([`crate::kernel::links::attached`]).
+    /// Records how many programs are attached now ([`crate::kernel::load::links::attached`]).
     pub fn attached_now(&self, n: usize) {
         self.inner.attached_now.store(n as u64, Ordering::Relaxed);
     }

@@ -42,7 +42,7 @@ use futures_core::Stream as _;
 use ratatui::{Terminal, backend::CrosstermBackend};
 use tokio::signal::unix::{SignalKind, signal};
 
-use crate::{kernel::probe_error::ProbeError, track::poller::Poller};
+use crate::{kernel::load::probe_error::ProbeError, track::poller::Poller};
 use state::{App, Options, Snapshot};
 
 /// Why the view stopped early.

@@ -1,10 +1,10 @@
 //! The tracepoints observer's programs attach to, in one table: which
 //! program goes on which tracepoint, whether the load fails without it or
 //! goes on with a figure lost, what stands in for it, and the order they
-//! attach in. Loading ([`super::probes`]), adopting a pinned set
-//! ([`super::adopt`]) and the degraded list all read it.
+//! attach in. Loading ([`crate::kernel::probes`]), adopting a pinned set
+//! ([`crate::kernel::load::adopt`]) and the degraded list all read it.
 
-use super::degraded::Degraded;
+use crate::kernel::load::degraded::Degraded;
 
 /// What a hook's absence costs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

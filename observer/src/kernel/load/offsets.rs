@@ -6,7 +6,7 @@
 
 use observer_common::{OFFSET_NONE, Offsets};
 
-use crate::kernel::btf::{Btf, BtfError};
+use crate::kernel::load::btf::{Btf, BtfError};
 
 /// How a member is handed to the kernel programs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

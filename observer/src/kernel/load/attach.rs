@@ -1,4 +1,4 @@
-//! The steps of a load that do not need the loaded [`super::probes::Probes`]:
+//! The steps of a load that do not need the loaded [`crate::kernel::probes::Probes`]:
 //! the running kernel's BTF and offsets, the load-time settings as a pinned
 //! set's identity, attaching one program to its tracepoint, and taking a map
 //! out of the object.
@@ -8,23 +8,23 @@ use aya::{
     programs::{BtfTracePoint, ProgramError, tp_btf::BtfTracePointLinkId},
 };
 
-use super::{
-    btf,
-    degraded::Degraded,
-    env::{self, VMLINUX_BTF},
-    offsets,
-    poll_iter::PollIter,
-    probe_config::{ProbeConfig, Variant},
-    probe_error::ProbeError,
+use crate::kernel::{
+    load::btf,
+    load::degraded::Degraded,
+    load::env::{self, VMLINUX_BTF},
+    load::offsets,
+    load::probe_config::{ProbeConfig, Variant},
+    load::probe_error::ProbeError,
+    read::poll_iter::PollIter,
 };
 
 /// aya's view of the program behind `fd` (found by its id among the
 /// loaded programs: aya builds one only from a program it loaded, a pin or
 /// the list).
-pub(super) fn program_info_of(
+pub(in crate::kernel) fn program_info_of(
     fd: std::os::fd::BorrowedFd<'_>,
 ) -> Result<aya::programs::ProgramInfo, String> {
-    let id = crate::kernel::program_info::read(fd)
+    let id = crate::kernel::load::program_info::read(fd)
         .map_err(|e| e.to_string())?
         .id;
     aya::programs::loaded_programs()
@@ -35,7 +35,7 @@ pub(super) fn program_info_of(
 
 /// The running kernel's BTF: the offsets observer resolves with its own
 /// reader, and aya's view to load the programs against.
-pub(super) fn resolve() -> Result<(offsets::Resolved, aya::Btf), ProbeError> {
+pub(in crate::kernel) fn resolve() -> Result<(offsets::Resolved, aya::Btf), ProbeError> {
     let path = env::btf_path();
     let bad = |error: String| ProbeError::BadBtf {
         path: path.clone(),
@@ -59,7 +59,7 @@ pub(super) fn resolve() -> Result<(offsets::Resolved, aya::Btf), ProbeError> {
 /// What the programs are loaded with besides the object, as text: the
 /// offsets, the load-time settings and whether the poll-time read is on
 /// (part of a pinned set's name).
-pub(super) fn settings(
+pub(in crate::kernel) fn settings(
     config: &ProbeConfig,
     offsets: &observer_common::Offsets,
     poll: bool,
@@ -70,7 +70,7 @@ pub(super) fn settings(
     )
 }
 
-/// The names [`super::probes::Probes::attached`] lists the poll-time
+/// The names [`crate::kernel::probes::Probes::attached`] lists the poll-time
 /// read's iterator under (its link is counted with the tracepoints'
 /// links): over socket storage (every namespace), or over the TCP sockets
 /// of the agent's namespace.
@@ -92,7 +92,7 @@ pub struct PollAttached {
     pub reach: u64,
 }
 
-/// Loads and attaches the poll-time read ([`super::poll_iter`]): the
+/// Loads and attaches the poll-time read ([`crate::kernel::read::poll_iter`]): the
 /// iterator over the socket storage the hooks mark flows in, which reaches
 /// every network namespace; where the kernel refuses it, the iterator over
 /// the TCP sockets of the agent's own namespace. Tells the programs which
@@ -119,7 +119,8 @@ pub fn attach_poll(ebpf: &mut Ebpf, btf: &aya::Btf) -> Result<PollAttached, Prob
             [poll_scope::ALL, 0],
         ),
         Err(refused) => {
-            let netns = super::poll_iter::own_netns().map_err(ProbeError::PollIter)?;
+            let netns =
+                crate::kernel::read::poll_iter::own_netns().map_err(ProbeError::PollIter)?;
             let iter = poll_iter(ebpf, btf, tcp, observer_common::PROG_POLL_TCP)?;
             (
                 PollAttached {
@@ -152,7 +153,7 @@ pub fn attach_poll(ebpf: &mut Ebpf, btf: &aya::Btf) -> Result<PollAttached, Prob
 }
 
 /// A load variant the kernel refused, and why.
-pub(super) struct Refusal {
+pub(in crate::kernel) struct Refusal {
     /// The variant tried.
     pub variant: Variant,
     /// What the load or attach said.
@@ -163,7 +164,7 @@ pub(super) struct Refusal {
 /// order tried), once a variant with the poll-time read `poll` loaded: no
 /// poll-time read where one was asked for and refused, and helper reads
 /// where direct ones were refused.
-pub(super) fn refusal_notes(refused: &[Refusal], poll: bool) -> Vec<Degraded> {
+pub(in crate::kernel) fn refusal_notes(refused: &[Refusal], poll: bool) -> Vec<Degraded> {
     let mut notes = Vec::new();
     if let Some(r) = refused.iter().find(|r| r.variant.poll).filter(|_| !poll) {
         notes.push(Degraded::Cost(format!(
@@ -246,7 +247,7 @@ fn poll_iter(
 }
 
 /// The error for a map the object lacks (a build problem).
-pub(super) fn missing_map(name: &'static str) -> ProbeError {
+pub(in crate::kernel) fn missing_map(name: &'static str) -> ProbeError {
     ProbeError::Map {
         name,
         error: aya::maps::MapError::InvalidName {
@@ -255,7 +256,7 @@ pub(super) fn missing_map(name: &'static str) -> ProbeError {
     }
 }
 
-pub(super) fn take<T>(ebpf: &mut Ebpf, name: &'static str) -> Result<T, ProbeError>
+pub(in crate::kernel) fn take<T>(ebpf: &mut Ebpf, name: &'static str) -> Result<T, ProbeError>
 where
     T: TryFrom<aya::maps::Map, Error = aya::maps::MapError>,
 {

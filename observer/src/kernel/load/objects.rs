@@ -4,7 +4,7 @@
 //! does not carry it).
 
 /// The agent's object (observer-ebpf src/main.rs): the programs of the
-/// hook table ([`super::hooks`]), the poll-time walks and the tick program.
+/// hook table ([`crate::kernel::load::hooks`]), the poll-time walks and the tick program.
 pub static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/observer"));
 
 /// The benchmark's object (observer-ebpf src/bin/bench): the agent's

@@ -1,6 +1,6 @@
 //! The pinned side of [`crate::kernel::probes::Probes`]: pinning a freshly
 //! loaded set, adopting a set an earlier agent pinned, and reading what a
-//! replaced set still held ([`Stale`]). See [`crate::kernel::pin`].
+//! replaced set still held ([`Stale`]). See [`crate::kernel::load::pin`].
 
 use std::path::Path;
 
@@ -13,17 +13,17 @@ use observer_common::{FlowSample, MAP_CLOSED, MAP_COUNTERS, MAP_FLOWS, MAP_LIVE,
 
 use std::os::fd::AsFd as _;
 
-use super::{
-    attach::{POLL_HOOKS, PollAttached},
-    closed_ring::ClosedDrain,
-    degraded::Degraded,
-    hooks,
-    parked::Parked,
-    parts::{Parts, Programs},
-    pin::{self, LINK_PREFIX, PROGRAM_PREFIX, PinDir, PinError},
-    poll_iter::PollIter,
-    probe_error::ProbeError,
-    walk::Walk,
+use crate::kernel::{
+    load::attach::{POLL_HOOKS, PollAttached},
+    load::degraded::Degraded,
+    load::hooks,
+    load::parts::{Parts, Programs},
+    load::pin::{self, LINK_PREFIX, PROGRAM_PREFIX, PinDir, PinError},
+    load::probe_error::ProbeError,
+    read::closed_ring::ClosedDrain,
+    read::parked::Parked,
+    read::poll_iter::PollIter,
+    read::walk::Walk,
 };
 
 /// The maps an agent reads, pinned by their own names.
@@ -53,7 +53,7 @@ pub fn pin_all(
     for name in PINNED_MAPS {
         let path = set.join(name);
         ebpf.map(name)
-            .ok_or_else(|| super::attach::missing_map(name))?
+            .ok_or_else(|| crate::kernel::load::attach::missing_map(name))?
             .pin(&path)
             .map_err(|e| pin_failed(&path, "cannot pin the map", e))?;
     }
@@ -80,7 +80,7 @@ pub fn pin_all(
     // Optional for an adopting agent (sets of older builds lack it).
     let path = set.join(observer_common::MAP_JOURNAL);
     ebpf.map(observer_common::MAP_JOURNAL)
-        .ok_or_else(|| super::attach::missing_map(observer_common::MAP_JOURNAL))?
+        .ok_or_else(|| crate::kernel::load::attach::missing_map(observer_common::MAP_JOURNAL))?
         .pin(&path)
         .map_err(|e| pin_failed(&path, "cannot pin the map", e))?;
     if let Some(poll) = poll {
@@ -93,10 +93,10 @@ pub fn pin_all(
         pin::obj_pin(poll.iter.as_fd(), &path)
             .map_err(|e| pin_failed(&path, "cannot pin the link", e))?;
         // Which flows the walk reaches: the next agent pauses and resumes
-        // it through this map ([`super::walk`]).
+        // it through this map ([`crate::kernel::read::walk`]).
         let path = set.join(MAP_POLL_SCOPE);
         ebpf.map(MAP_POLL_SCOPE)
-            .ok_or_else(|| super::attach::missing_map(MAP_POLL_SCOPE))?
+            .ok_or_else(|| crate::kernel::load::attach::missing_map(MAP_POLL_SCOPE))?
             .pin(&path)
             .map_err(|e| pin_failed(&path, "cannot pin the map", e))?;
     }
@@ -137,7 +137,7 @@ where
 ///
 /// # Errors
 /// A pinned map or link that cannot be opened.
-pub(super) fn adopt(
+pub(in crate::kernel) fn adopt(
     dir: PinDir,
     name: &str,
     direct: bool,
@@ -202,7 +202,7 @@ pub(super) fn adopt(
             } else {
                 observer_common::poll_scope::ONE_NETNS
             };
-            let netns = super::poll_iter::own_netns().unwrap_or(0);
+            let netns = crate::kernel::read::poll_iter::own_netns().unwrap_or(0);
             poll = Some(Walk::adopted(
                 PollIter::from_link(fd),
                 scope,
@@ -244,7 +244,7 @@ pub(super) fn adopt(
         counters: pinned_map::<PerCpuArray<MapData, u64>>(&set, MAP_COUNTERS)?,
         parked: Parked::new(pinned_map::<Array<MapData, u64>>(&set, MAP_LIVE)?),
         poll,
-        journal: super::journal::open(pinned_map(&set, observer_common::MAP_JOURNAL)),
+        journal: crate::kernel::read::journal::open(pinned_map(&set, observer_common::MAP_JOURNAL)),
         programs: Programs::Adopted(programs),
         pinned_links,
         pin_dir: Some(dir),
@@ -301,7 +301,7 @@ impl Stale {
         let start = out.len();
         if let Some(ring) = self.ring.as_mut() {
             while let Some(item) = ring.next() {
-                if let Some(s) = super::closed_ring::decode(&item) {
+                if let Some(s) = crate::kernel::read::closed_ring::decode(&item) {
                     out.push(s);
                 }
             }

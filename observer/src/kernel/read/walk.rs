@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 use aya::maps::{Array, MapData};
 use observer_common::poll_scope;
 
-use super::poll_iter::PollIter;
+use crate::kernel::read::poll_iter::PollIter;
 
 /// Polls between trial walks while paused: one walk a minute at the
 /// default 1 s interval.

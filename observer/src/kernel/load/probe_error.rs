@@ -3,7 +3,7 @@
 
 use aya::programs::ProgramError;
 
-use super::{btf, pin};
+use crate::kernel::load::{btf, pin};
 
 /// Errors loading, attaching or reading the kernel programs.
 ///

@@ -15,9 +15,9 @@ pub struct ProbeConfig {
     /// Read socket fields with `bpf_probe_read_kernel` even where direct
     /// BTF-checked loads would verify (the fallback path, for tests).
     pub helper_reads: bool,
-    /// The eBPF object to load: the agent's ([`super::objects::OBJECT`])
-    /// but in the benchmark ([`super::objects::BENCH_OBJECT`]).
-    pub object: super::objects::Object,
+    /// The eBPF object to load: the agent's ([`crate::kernel::load::objects::OBJECT`])
+    /// but in the benchmark ([`crate::kernel::load::objects::BENCH_OBJECT`]).
+    pub object: crate::kernel::load::objects::Object,
     /// How much of the per-packet program runs
     /// (`observer_common::packet_stages`): `ALL` but in the benchmark's
     /// cost breakdown, where the flows' figures are then incomplete. Any
@@ -25,7 +25,7 @@ pub struct ProbeConfig {
     /// program reads it from a global.
     pub packet_stages: u32,
     /// `--pin DIR`: pin the programs and maps there, or adopt the ones an
-    /// earlier agent pinned ([`crate::kernel::pin`]).
+    /// earlier agent pinned ([`crate::kernel::load::pin`]).
     pub pin: Option<std::path::PathBuf>,
     /// Attach the poll-time read where the kernel allows it (`--poll-read
     /// auto` or `on`; `false` here by default, as the library's tests
@@ -35,7 +35,7 @@ pub struct ProbeConfig {
     pub poll_read: bool,
     /// The longest poll-time walk that keeps it running (`--poll-read
     /// auto`: 1% of the poll interval); a longer one pauses it
-    /// ([`super::walk`]). `None`: walk at every poll.
+    /// ([`crate::kernel::read::walk`]). `None`: walk at every poll.
     pub walk_budget: Option<std::time::Duration>,
     /// The pause threshold between arriving data segments (ns):
     /// `observer_common::rx_gap_ns(hz)` for the running kernel's HZ. The
@@ -49,7 +49,7 @@ impl Default for ProbeConfig {
             max_flows: DEFAULT_MAX_FLOWS,
             ringbuf_bytes: DEFAULT_RINGBUF_BYTES,
             helper_reads: false,
-            object: super::objects::Object::default(),
+            object: crate::kernel::load::objects::Object::default(),
             packet_stages: observer_common::packet_stages::ALL,
             rx_gap_ns: observer_common::RX_GAP_NS,
             pin: None,
@@ -63,7 +63,7 @@ impl Default for ProbeConfig {
 /// with direct socket reads or helper reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Variant {
-    /// The poll-time read ([`super::poll_iter`]), which needs Linux 5.11
+    /// The poll-time read ([`crate::kernel::read::poll_iter`]), which needs Linux 5.11
     /// (socket-local storage in tracing programs).
     pub poll: bool,
     /// Direct BTF-checked loads of socket fields, else

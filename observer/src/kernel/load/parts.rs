@@ -1,5 +1,5 @@
-//! What [`super::probes::Probes`] is made of, whether this agent loaded
-//! the programs or adopted a pinned set ([`super::adopt`]): a leaf both
+//! What [`crate::kernel::probes::Probes`] is made of, whether this agent loaded
+//! the programs or adopted a pinned set ([`crate::kernel::load::adopt`]): a leaf both
 //! build, so neither imports the other.
 
 use aya::{
@@ -8,16 +8,16 @@ use aya::{
 };
 use observer_common::FlowSample;
 
-use super::{degraded::Degraded, pin, walk::Walk};
+use crate::kernel::{load::degraded::Degraded, load::pin, read::walk::Walk};
 
-/// What [`super::probes::Probes`] is made of, loaded or adopted.
-pub(super) struct Parts {
+/// What [`crate::kernel::probes::Probes`] is made of, loaded or adopted.
+pub(in crate::kernel) struct Parts {
     pub flows: HashMap<MapData, u64, FlowSample>,
-    pub closed: crate::kernel::closed_ring::ClosedDrain,
+    pub closed: crate::kernel::read::closed_ring::ClosedDrain,
     pub counters: PerCpuArray<MapData, u64>,
-    pub parked: crate::kernel::parked::Parked,
+    pub parked: crate::kernel::read::parked::Parked,
     pub poll: Option<Walk>,
-    pub journal: Option<super::journal::Journal>,
+    pub journal: Option<crate::kernel::read::journal::Journal>,
     pub programs: Programs,
     pub pinned_links: Vec<aya::programs::links::PinnedLink>,
     pub pin_dir: Option<pin::PinDir>,
@@ -28,7 +28,7 @@ pub(super) struct Parts {
 
 /// The programs: loaded by this agent, or adopted from a pinned set (by
 /// name, with an fd each).
-pub(super) enum Programs {
+pub(in crate::kernel) enum Programs {
     /// Loaded here.
     Loaded(Ebpf),
     /// Pinned by an earlier agent.

@@ -5,7 +5,7 @@
 //!
 //! The queue is bounded ([`MAX_PENDING`]): past it the thread stops
 //! draining, the ring fills, and the kernel parks each record it cannot
-//! store in the flow map (see [`crate::kernel::parked`]).
+//! store in the flow map (see [`crate::kernel::read::parked`]).
 
 use std::{
     sync::{
@@ -66,7 +66,7 @@ impl Shared {
 }
 
 /// One ring record as a [`FlowSample`]; `None` for a short record.
-pub(super) fn decode(item: &[u8]) -> Option<FlowSample> {
+pub(in crate::kernel) fn decode(item: &[u8]) -> Option<FlowSample> {
     if item.len() < FLOW_SAMPLE_SIZE {
         return None;
     }

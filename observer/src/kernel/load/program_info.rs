@@ -116,7 +116,7 @@ impl ProgInfoHead {
 
 #[cfg(test)]
 mod tests {
-    use crate::kernel::{probe_config::ProbeConfig, probes::Probes};
+    use crate::kernel::{load::probe_config::ProbeConfig, probes::Probes};
 
     /// The struct layout read here agrees with aya's reading of the same
     /// programs (id, name, run count), so `recursion_misses` is read from

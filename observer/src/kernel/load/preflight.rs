@@ -1,10 +1,10 @@
 //! Checks, before anything is loaded, that this host can run observer, so a
 //! missing privilege or kernel feature is one clear line, not a verifier dump.
-//! The test-only overrides each check reads live in [`super::env`].
+//! The test-only overrides each check reads live in [`crate::kernel::load::env`].
 
 use std::path::Path;
 
-use super::env::{btf_path, kernel_release};
+use crate::kernel::load::env::{btf_path, kernel_release};
 
 /// Capability numbers from include/uapi/linux/capability.h.
 const CAP_SYS_ADMIN: u32 = 21;
@@ -97,7 +97,7 @@ fn raise_memlock() {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::env::VMLINUX_BTF;
+    use crate::kernel::load::env::VMLINUX_BTF;
 
     #[test]
     fn capabilities() {

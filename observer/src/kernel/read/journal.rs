@@ -251,7 +251,7 @@ impl Changes {
     /// (`parked_before`, the kernel's count now): a park on a flow whose
     /// journal entry another program on its CPU is still writing shows in
     /// the count before the journal, and would be taken for evicted
-    /// ([`crate::kernel::parked`]). Parks are rare: the ring was full.
+    /// ([`crate::kernel::read::parked`]). Parks are rare: the ring was full.
     pub fn read(
         &mut self,
         flows: &aya::maps::HashMap<MapData, u64, observer_common::FlowSample>,

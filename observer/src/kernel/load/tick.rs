@@ -25,7 +25,7 @@ use observer_common::{MAP_CLOSED, MAP_FLOWS, MAP_TICK};
 
 use crate::model::clock::{config_hz, snap_hz};
 
-use super::objects::OBJECT;
+use crate::kernel::load::objects::OBJECT;
 
 /// The program `BPF_PROG_TEST_RUN` runs (observer-ebpf's `programs` module).
 const TICK_PROGRAM: &str = "observer_tick";
@@ -40,7 +40,7 @@ pub enum TickError {
     #[error(
         "cannot learn the kernel's HZ: running the tick-reading program failed ({0}){hint}; \
          observer needs CAP_BPF and CAP_PERFMON (or root) and Linux 5.10 or later",
-        hint = super::probe_error::eperm_hint(.0)
+        hint = crate::kernel::load::probe_error::eperm_hint(.0)
     )]
     Run(String),
     /// The kernel's tick counter did not advance.
@@ -130,7 +130,8 @@ pub fn kernel_hz() -> Result<Hz, TickError> {
 /// privilege, a kernel before 5.10); [`TickError::Stalled`] when the tick
 /// counter does not move.
 pub fn measure() -> Result<f64, TickError> {
-    let run = |e: &dyn std::error::Error| TickError::Run(super::probe_error::chain(e));
+    let run =
+        |e: &dyn std::error::Error| TickError::Run(crate::kernel::load::probe_error::chain(e));
     let page = crate::args::page_size();
     let mut ebpf = EbpfLoader::new()
         .btf(None)
