@@ -24,7 +24,7 @@ use observer::{
         draw::draw,
         state::{App, Options, Snapshot},
     },
-    track::live::{Book, BookConfig},
+    track::live::{LiveFlows, BookConfig},
     track::poller::PollStats,
     track::snapshot::FlowTable,
 };
@@ -69,7 +69,7 @@ fuzz_target!(|data: &[u8]| {
         ..BookConfig::default()
     };
     let start = 1u64 << 40;
-    let mut book = Book::new(cfg, clock, start);
+    let mut book = LiveFlows::new(cfg, clock, start);
     let agg = Aggregation {
         comm: true,
         cgroup: true,

@@ -16,7 +16,7 @@ use observer::{
         keys::handle,
         state::{App, Options, Snapshot, SortKey},
     },
-    track::live::{Book, BookConfig},
+    track::live::{LiveFlows, BookConfig},
 };
 use observer_common::{Counter, FlowSample};
 use ratatui::{Terminal, backend::TestBackend};
@@ -46,12 +46,12 @@ fn flow(cookie: u64, comm: &str, t: u64) -> FlowSample {
     s
 }
 
-fn book() -> Book {
+fn book() -> LiveFlows {
     let cfg = BookConfig {
         history: 60,
         ..BookConfig::default()
     };
-    let mut b = Book::new(cfg, Clock::fixed(0, 250), 50 * SEC);
+    let mut b = LiveFlows::new(cfg, Clock::fixed(0, 250), 50 * SEC);
     for t in 1..=3 {
         let active: Vec<FlowSample> = [(1, "iperf3"), (2, "curl"), (3, "sshd"), (4, "")]
             .into_iter()

@@ -3,7 +3,7 @@
 
 use observer::{
     attribution::{Verdict, ends_agree_by_rule},
-    track::live::Tracked,
+    track::live::TrackedFlow,
     units,
 };
 use serde::Serialize;
@@ -110,7 +110,7 @@ impl FlowReport {
     /// Builds the report of tracked flow `t`.
     pub fn new(
         sc: &Scenario,
-        t: &Tracked,
+        t: &TrackedFlow,
         throughput_bps: Option<f64>,
         spans: Vec<Span>,
     ) -> FlowReport {

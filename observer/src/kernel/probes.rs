@@ -42,7 +42,7 @@ pub struct Probes {
     /// them (read at the first poll).
     _pinned_links: Vec<aya::programs::links::PinnedLink>,
     pin_dir: Option<pin::PinDir>,
-    stale: Vec<super::load::adopt::Stale>,
+    stale: Vec<super::load::adopt::ReplacedSet>,
     /// What this kernel leaves out: figures it cannot provide, and the
     /// fallbacks that cost more per packet.
     pub degraded: Vec<Degraded>,
@@ -95,7 +95,7 @@ impl Probes {
         for name in &sets {
             let set = dir.path().join(name);
             if !super::load::adopt::complete(&set) {
-                broken.push(super::load::adopt::Stale::open(&set));
+                broken.push(super::load::adopt::ReplacedSet::open(&set));
                 pin::remove_set(&set).map_err(ProbeError::Pin)?;
                 log::warn!(
                     "removed {}: a pinned set missing maps or links",
@@ -110,7 +110,7 @@ impl Probes {
         // the first poll, and detach them now that this set runs.
         for old in sets {
             let set = dir.path().join(&old);
-            p.stale.push(super::load::adopt::Stale::open(&set));
+            p.stale.push(super::load::adopt::ReplacedSet::open(&set));
             if let Err(e) = pin::remove_set(&set) {
                 log::warn!("{e}");
             }

@@ -13,21 +13,21 @@ use observer_common::FlowSample;
 
 pub use super::event::Event;
 pub use super::history::HistoryPoint;
-pub use super::tracked::Tracked;
-use super::tracked::{Read, Rules, birth_step, close_event, settles};
+pub use super::tracked::TrackedFlow;
+use super::tracked::{TimedSample, TrackSettings, birth_step, close_event, settles};
 use super::{pending::Unresolved, quiet::Quiet};
 use crate::{
     attribution::{self, Verdict},
     model::clock::Clock,
 };
 
-/// Settings of a [`Book`].
+/// Settings of a [`LiveFlows`].
 #[derive(Clone, Copy, Debug)]
 pub struct BookConfig {
     /// Span the current verdict covers, at least (the verdict window).
     pub window: Duration,
     /// How long a closed flow stays in the book after its close record;
-    /// zero: until [`Book::drop_closed`].
+    /// zero: until [`LiveFlows::drop_closed`].
     pub linger: Duration,
     /// History points kept per flow for sparklines (0: none).
     pub history: usize,
@@ -52,13 +52,13 @@ impl Default for BookConfig {
 }
 
 /// The flow book.
-pub struct Book {
+pub struct LiveFlows {
     cfg: BookConfig,
     clock: Clock,
     start_ns: u64,
-    /// Boxed: a `Tracked` is over 2 KB, and a map never gives back its
+    /// Boxed: a `TrackedFlow` is over 2 KB, and a map never gives back its
     /// buckets, so inline values would hold a burst's peak forever.
-    flows: HashMap<u64, Box<Tracked>>,
+    flows: HashMap<u64, Box<TrackedFlow>>,
     /// The open flows that are not quiet: those a read of the changes
     /// alone advances.
     awake: HashSet<u64>,
@@ -73,15 +73,15 @@ pub struct Book {
     /// Flows whose workload may want resolving: new, their owner's cgroup
     /// changed, or not resolved yet.
     unresolved: Unresolved,
-    /// Calls of [`Book::ingest_changes`].
+    /// Calls of [`LiveFlows::ingest_changes`].
     polls: u64,
 }
 
-impl Book {
+impl LiveFlows {
     /// An empty book; flows born before `start_ns` get verdicts over what is
     /// observed from their first read.
-    pub fn new(cfg: BookConfig, clock: Clock, start_ns: u64) -> Book {
-        Book {
+    pub fn new(cfg: BookConfig, clock: Clock, start_ns: u64) -> LiveFlows {
+        LiveFlows {
             cfg,
             clock,
             start_ns,
@@ -102,12 +102,12 @@ impl Book {
     }
 
     /// Every tracked flow (unordered).
-    pub fn flows(&self) -> impl Iterator<Item = &Tracked> {
+    pub fn flows(&self) -> impl Iterator<Item = &TrackedFlow> {
         self.flows.values().map(|t| &**t)
     }
 
     /// The flow with `cookie`.
-    pub fn get(&self, cookie: u64) -> Option<&Tracked> {
+    pub fn get(&self, cookie: u64) -> Option<&TrackedFlow> {
         self.flows.get(&cookie).map(|t| &**t)
     }
 
@@ -177,7 +177,7 @@ impl Book {
         if t.is_closed() {
             self.closed.retain(|&c| c != cookie);
         } else {
-            census(&mut self.open_verdicts, Some(t.current.verdict), None);
+            move_open_count(&mut self.open_verdicts, Some(t.current.verdict), None);
             self.awake.remove(&cookie);
             self.quiet.leave(cookie);
         }
@@ -195,7 +195,7 @@ impl Book {
         self.ingest_changes(active, closed, now_ns, true)
     }
 
-    /// [`Book::ingest`] of a read that holds the whole flow map when
+    /// [`LiveFlows::ingest`] of a read that holds the whole flow map when
     /// `whole`, else only the flows sampled since the last read (the
     /// change journal's, [`crate::kernel::read::journal`]): every open flow it
     /// does not hold is unchanged, and advances with its kept sample.
@@ -258,16 +258,16 @@ impl Book {
         s: &FlowSample,
         now_ns: u64,
         is_close: bool,
-        rules: &Rules,
+        rules: &TrackSettings,
         events: &mut Vec<Event>,
         settled: &mut Vec<u64>,
     ) {
         let Some(t) = self.flows.get_mut(&s.cookie) else {
-            let read = Read {
+            let read = TimedSample {
                 sample: Arc::new(*s),
                 at_ns: now_ns,
             };
-            let mut t = Tracked::new(&read, &self.clock, self.start_ns, &self.cfg.attribution);
+            let mut t = TrackedFlow::new(&read, &self.clock, self.start_ns, &self.cfg.attribution);
             t.polled = self.polls;
             events.push(Event::Started { cookie: s.cookie });
             if s.seen_from_start != 0 && s.first_seen_ns >= self.start_ns {
@@ -280,13 +280,13 @@ impl Book {
                 close_event(&t, events);
                 self.closed.push(s.cookie);
             } else {
-                census(&mut self.open_verdicts, None, Some(t.current.verdict));
+                move_open_count(&mut self.open_verdicts, None, Some(t.current.verdict));
                 self.awake.insert(s.cookie);
             }
             let wants = t.wants_workload().then_some(t.flow.cgroup_id);
             self.flows.insert(s.cookie, Box::new(t));
             if let Some(cgroup_id) = wants {
-                self.pend(cgroup_id, s.cookie);
+                self.wait_for_workload(cgroup_id, s.cookie);
             }
             return;
         };
@@ -313,7 +313,7 @@ impl Book {
             );
         }
         // Unmoved, the entry holds the sample already kept: share it.
-        let read = Read {
+        let read = TimedSample {
             sample: if moved {
                 Arc::new(*s)
             } else {
@@ -326,16 +326,16 @@ impl Book {
         t.advance(read, moved, is_close, rules, events);
         // Its owner's cgroup changed (or it has one now): the workload
         // went with it. Unchanged and unresolved, it is listed already.
-        let pend =
+        let newly_waiting =
             (t.flow.cgroup_id != cgroup_before && t.wants_workload()).then_some(t.flow.cgroup_id);
         if is_close {
             t.closed_at_ns = Some(now_ns);
             close_event(t, events);
-            census(&mut self.open_verdicts, Some(verdict_before), None);
+            move_open_count(&mut self.open_verdicts, Some(verdict_before), None);
             self.awake.remove(&s.cookie);
             self.closed.push(s.cookie);
         } else {
-            census(
+            move_open_count(
                 &mut self.open_verdicts,
                 Some(verdict_before),
                 Some(t.current.verdict),
@@ -344,14 +344,14 @@ impl Book {
                 settled.push(s.cookie);
             }
         }
-        if let Some(cgroup_id) = pend {
-            self.pend(cgroup_id, s.cookie);
+        if let Some(cgroup_id) = newly_waiting {
+            self.wait_for_workload(cgroup_id, s.cookie);
         }
     }
 
-    /// What [`Tracked::advance`] needs of the book's settings.
-    fn rules(&self) -> Rules {
-        Rules {
+    /// What [`TrackedFlow::advance`] needs of the book's settings.
+    fn rules(&self) -> TrackSettings {
+        TrackSettings {
             window_ns: self.cfg.window.as_nanos() as u64,
             clock: self.clock,
             attribution: self.cfg.attribution,
@@ -361,12 +361,12 @@ impl Book {
 
     /// Advances every open flow this poll's read did not hold (unchanged
     /// since the last read, which the change journal vouches for) to
-    /// `now_ns`, as [`Book::apply`] would with its unchanged entry; the
+    /// `now_ns`, as [`LiveFlows::apply`] would with its unchanged entry; the
     /// quiet ones are left to the quiet step.
     fn advance_unchanged(
         &mut self,
         now_ns: u64,
-        rules: &Rules,
+        rules: &TrackSettings,
         events: &mut Vec<Event>,
         settled: &mut Vec<u64>,
     ) {
@@ -378,13 +378,13 @@ impl Book {
                 continue;
             }
             t.polled = self.polls;
-            let read = Read {
+            let read = TimedSample {
                 sample: Arc::clone(&t.latest),
                 at_ns: now_ns,
             };
             let before = t.current.verdict;
             t.advance(read, false, false, rules, events);
-            census(
+            move_open_count(
                 &mut self.open_verdicts,
                 Some(before),
                 Some(t.current.verdict),
@@ -396,16 +396,20 @@ impl Book {
     }
 
     /// Lists flow `cookie` as waiting for the workload of `cgroup_id`.
-    fn pend(&mut self, cgroup_id: u64, cookie: u64) {
+    fn wait_for_workload(&mut self, cgroup_id: u64, cookie: u64) {
         let flows = &self.flows;
         self.unresolved
-            .pend(cgroup_id, cookie, |c, g| waits(flows, c, g));
+            .wait_for_workload(cgroup_id, cookie, |c, g| waits(flows, c, g));
     }
 }
 
-/// Moves a flow from verdict `from` to `to` in the open flows' census
+/// Moves a flow from verdict `from` to `to` in the open flows' move_open_count
 /// (`None`: not open).
-fn census(open: &mut [u64; Verdict::ALL.len()], from: Option<Verdict>, to: Option<Verdict>) {
+fn move_open_count(
+    open: &mut [u64; Verdict::ALL.len()],
+    from: Option<Verdict>,
+    to: Option<Verdict>,
+) {
     if from == to {
         return;
     }
@@ -419,12 +423,12 @@ fn census(open: &mut [u64; Verdict::ALL.len()], from: Option<Verdict>, to: Optio
 }
 
 /// Whether flow `cookie` of `flows` waits for the workload of `cgroup_id`.
-fn waits(flows: &HashMap<u64, Box<Tracked>>, cookie: u64, cgroup_id: u64) -> bool {
+fn waits(flows: &HashMap<u64, Box<TrackedFlow>>, cookie: u64, cgroup_id: u64) -> bool {
     flows.get(&cookie).is_some_and(|t| waits_for(t, cgroup_id))
 }
 
 /// Whether `t` waits for the workload of `cgroup_id`.
-fn waits_for(t: &Tracked, cgroup_id: u64) -> bool {
+fn waits_for(t: &TrackedFlow, cgroup_id: u64) -> bool {
     t.wants_workload() && t.flow.cgroup_id == cgroup_id
 }
 

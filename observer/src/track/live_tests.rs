@@ -54,12 +54,12 @@ fn poll_reads(
     (changed, closed, all)
 }
 
-fn book(history: usize) -> Book {
+fn book(history: usize) -> LiveFlows {
     let cfg = BookConfig {
         history,
         ..BookConfig::default()
     };
-    Book::new(cfg, Clock::fixed(0, 250), 50 * SEC)
+    LiveFlows::new(cfg, Clock::fixed(0, 250), 50 * SEC)
 }
 
 #[test]
@@ -148,7 +148,7 @@ fn close_emits_once_and_lingers() {
 
 #[test]
 fn without_linger_closed_flows_stay_until_dropped() {
-    let mut b = Book::new(
+    let mut b = LiveFlows::new(
         BookConfig {
             linger: std::time::Duration::ZERO,
             ..BookConfig::default()
@@ -168,8 +168,8 @@ fn without_linger_closed_flows_stay_until_dropped() {
             .count(),
         2
     );
-    assert!(b.get(9).is_some_and(Tracked::is_closed));
-    assert!(b.get(10).is_some_and(Tracked::is_closed));
+    assert!(b.get(9).is_some_and(TrackedFlow::is_closed));
+    assert!(b.get(10).is_some_and(TrackedFlow::is_closed));
     b.drop_closed();
     assert!(b.is_empty());
 }
@@ -201,7 +201,7 @@ fn flow_seen_only_at_close_still_counts() {
 
 #[test]
 fn flow_older_than_the_book_starts_unknown() {
-    let mut b = Book::new(BookConfig::default(), Clock::fixed(0, 250), 200 * SEC);
+    let mut b = LiveFlows::new(BookConfig::default(), Clock::fixed(0, 250), 200 * SEC);
     b.ingest(&[sample(1, false)], &[], 201 * SEC);
     assert_eq!(b.get(9).unwrap().life.verdict, Verdict::Unknown);
 }
@@ -328,8 +328,8 @@ fn quiet_against_visits(window_s: u64, moves9: &[u64], polls: u64) -> Vec<usize>
         idle_per_flow: true,
         ..BookConfig::default()
     };
-    let mut visits = Book::new(cfg(2), Clock::fixed(0, 250), 50 * SEC);
-    let mut quiet = Book::new(cfg(1), Clock::fixed(0, 250), 50 * SEC);
+    let mut visits = LiveFlows::new(cfg(2), Clock::fixed(0, 250), 50 * SEC);
+    let mut quiet = LiveFlows::new(cfg(1), Clock::fixed(0, 250), 50 * SEC);
     let mut map: HashMap<u64, FlowSample> = HashMap::new();
     let mut quiet_at = Vec::new();
     for poll in 1..=polls {
@@ -347,7 +347,7 @@ fn quiet_against_visits(window_s: u64, moves9: &[u64], polls: u64) -> Vec<usize>
                 "flow {cookie} at poll {poll}"
             );
         }
-        let census: Vec<(Verdict, u64)> = quiet.open_by_verdict().collect();
+        let open_counts: Vec<(Verdict, u64)> = quiet.open_by_verdict().collect();
         let counted: Vec<(Verdict, u64)> = Verdict::ALL
             .iter()
             .map(|v| {
@@ -358,7 +358,7 @@ fn quiet_against_visits(window_s: u64, moves9: &[u64], polls: u64) -> Vec<usize>
                 (*v, n as u64)
             })
             .collect();
-        assert_eq!(census, counted, "poll {poll}");
+        assert_eq!(open_counts, counted, "poll {poll}");
         quiet_at.push(quiet.quiet_len());
     }
     quiet_at
@@ -391,7 +391,7 @@ fn a_quiet_flow_past_the_kept_polls_wakes_with_a_window_of_one_to_two_windows() 
         window: Duration::from_secs(3),
         ..BookConfig::default()
     };
-    let mut b = Book::new(cfg, Clock::fixed(0, 250), 50 * SEC);
+    let mut b = LiveFlows::new(cfg, Clock::fixed(0, 250), 50 * SEC);
     b.ingest_changes(&[sample(1, false)], &[], 101 * SEC, false);
     let polls = 2 + 2 * super::super::quiet::POLLS_KEPT as u64;
     let mut quiet_steps = 0;

@@ -4,7 +4,7 @@
 //! (open flows from the map, closed ones from the ring). It hands each
 //! flow's two points of an interval to [`crate::attribution`] and keeps the
 //! verdicts it returns. Out, to [`crate::sink`]: the judged flows
-//! ([`snapshot::Report`], [`live::Tracked`]) and what changed at a poll
+//! ([`snapshot::Report`], [`live::TrackedFlow`]) and what changed at a poll
 //! ([`live::Event`]).
 //!
 //! - [`snapshot`]: `observer flows`: per flow the first sample of the run
@@ -12,7 +12,7 @@
 //! - [`live`]: `observer run` and `observer top`: every flow's latest
 //!   sample, a sliding verdict window, history and events (started, closed).
 //! - [`poller`]: the long-running loop's state: the probes feeding a
-//!   [`live::Book`], and the sweep that forgets flows whose close was lost.
+//!   [`live::LiveFlows`], and the sweep that forgets flows whose close was lost.
 //! - [`tracked`]: one flow of the live book, and how a poll advances it.
 //! - [`event`]: what changed at a poll, as the sinks count it.
 //! - [`quiet`]: the open flows idle with a settled verdict, which a poll

@@ -46,7 +46,12 @@ pub struct Unresolved {
 impl Unresolved {
     /// Lists flow `cookie` as waiting for the workload of `cgroup_id`;
     /// `waits(cookie, cgroup_id)` says whether a listed flow still does.
-    pub fn pend(&mut self, cgroup_id: u64, cookie: u64, waits: impl Fn(u64, u64) -> bool) {
+    pub fn wait_for_workload(
+        &mut self,
+        cgroup_id: u64,
+        cookie: u64,
+        waits: impl Fn(u64, u64) -> bool,
+    ) {
         let p = self.by_cgroup.entry(cgroup_id).or_default();
         p.cookies.push(cookie);
         if p.cookies.len() > 2 * p.pruned.max(64) {

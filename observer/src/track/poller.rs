@@ -1,4 +1,4 @@
-//! The long-running loop's state: attached probes feeding a [`Book`].
+//! The long-running loop's state: attached probes feeding a [`LiveFlows`].
 
 use observer_common::{Counter, FlowSample};
 
@@ -6,7 +6,7 @@ use crate::{
     kernel::{load::probe_error::ProbeError, probes::Probes},
     model::clock::{Clock, monotonic_ns},
     track::cgroups::Cgroups,
-    track::live::{Book, BookConfig, Event},
+    track::live::{BookConfig, Event, LiveFlows},
 };
 
 /// What one poll did, for logs and self-metrics.
@@ -33,7 +33,7 @@ pub struct PollStats {
 /// Probes plus the book they feed.
 pub struct Poller {
     probes: Probes,
-    book: Book,
+    book: LiveFlows,
     active: Vec<FlowSample>,
     closed: Vec<FlowSample>,
     /// Kernel self-counters as of the last poll, in [`Counter::ALL`] order.
@@ -65,7 +65,7 @@ impl Poller {
     pub fn new(probes: Probes, clock: Clock, cfg: BookConfig, max_flows: u32) -> Poller {
         Poller {
             probes,
-            book: Book::new(cfg, clock, monotonic_ns()),
+            book: LiveFlows::new(cfg, clock, monotonic_ns()),
             active: Vec::new(),
             closed: Vec::new(),
             counters: [0; Counter::COUNT as usize],
@@ -85,11 +85,11 @@ impl Poller {
     }
 
     /// The flow book.
-    pub fn book(&self) -> &Book {
+    pub fn book(&self) -> &LiveFlows {
         &self.book
     }
 
-    /// Drops the closed flows from the book (see [`Book::drop_closed`]).
+    /// Drops the closed flows from the book (see [`LiveFlows::drop_closed`]).
     pub fn drop_closed(&mut self) {
         self.book.drop_closed();
     }

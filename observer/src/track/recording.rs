@@ -11,7 +11,7 @@
 //! machine's byte order (a recording is read on a host of the same
 //! endianness). A poll lists only the samples that changed since the
 //! previous poll of the same label, as the change journal hands them to
-//! [`super::live::Book::ingest_changes`].
+//! [`super::live::LiveFlows::ingest_changes`].
 
 use std::{
     collections::HashMap,

@@ -1,5 +1,5 @@
 //! Replays a [`Recording`] through what judges flows on a live host: the
-//! live book at every poll ([`Book`], as `observer run` and `top` judge),
+//! live book at every poll ([`LiveFlows`], as `observer run` and `top` judge),
 //! and at the end of each label the flow table (`observer flows`). The
 //! verdicts depend only on the recorded samples and times, so a replay
 //! repeats exactly; the attribution's golden test uses it to show every
@@ -11,7 +11,7 @@ use observer_common::FlowSample;
 use serde::Serialize;
 
 use super::{
-    live::{Book, BookConfig},
+    live::{BookConfig, LiveFlows},
     recording::Recording,
     snapshot::FlowTable,
 };
@@ -84,7 +84,7 @@ pub fn replay(rec: &Recording, cfg: &attribution::Config) -> Vec<Line> {
             attribution: *cfg,
             ..BookConfig::default()
         };
-        let mut book = Book::new(book_cfg, clock, start);
+        let mut book = LiveFlows::new(book_cfg, clock, start);
         let mut table = FlowTable::new();
         let mut closed_seen: HashSet<u64> = HashSet::new();
         let mut now = start;

@@ -92,7 +92,7 @@ impl FlowTable {
 
     /// Takes one poll's read ([`crate::kernel::probes::Probes::read`]) at
     /// monotonic `read_ns`: the map's samples, then the close records, as
-    /// [`crate::track::live::Book::ingest`] does.
+    /// [`crate::track::live::LiveFlows::ingest`] does.
     pub fn ingest(&mut self, active: &[FlowSample], closed: &[FlowSample], read_ns: u64) {
         for s in active {
             self.update(*s, read_ns);

@@ -1,4 +1,4 @@
-//! One flow of the live book ([`super::live::Book`]): its latest sample,
+//! One flow of the live book ([`super::live::LiveFlows`]): its latest sample,
 //! its verdict window's anchors, its current and life verdicts, and how a
 //! poll's read advances it.
 
@@ -15,8 +15,8 @@ use crate::{
     model::flow::Flow,
 };
 
-/// The book's settings as [`Tracked::advance`] takes them.
-pub(super) struct Rules {
+/// The book's settings as [`TrackedFlow::advance`] takes them.
+pub(super) struct TrackSettings {
     pub(super) window_ns: u64,
     pub(super) clock: Clock,
     pub(super) attribution: attribution::Config,
@@ -37,14 +37,14 @@ pub(super) fn window_for(window_ns: u64, min_rtts: f64, min_rtt_us: u32) -> u64 
 /// reads, anchors and latest sample are one allocation, so a poll that
 /// finds it unchanged copies a pointer, not its 528 bytes, per anchor.
 #[derive(Clone, Debug)]
-pub(super) struct Read {
+pub(super) struct TimedSample {
     pub(super) sample: Arc<FlowSample>,
     pub(super) at_ns: u64,
 }
 
 /// One tracked flow.
 #[derive(Clone, Debug)]
-pub struct Tracked {
+pub struct TrackedFlow {
     /// The latest sample (a closed record once closed).
     pub latest: Arc<FlowSample>,
     /// The latest figures as a user reads them.
@@ -59,33 +59,33 @@ pub struct Tracked {
     pub history: VecDeque<HistoryPoint>,
     /// When the close record was read (monotonic ns), if closed.
     pub closed_at_ns: Option<u64>,
-    pub(super) first: Read,
+    pub(super) first: TimedSample,
     pub(super) born_here: bool,
-    pub(super) anchor_old: Read,
-    pub(super) anchor_new: Read,
-    pub(super) prev: Read,
+    pub(super) anchor_old: TimedSample,
+    pub(super) anchor_new: TimedSample,
+    pub(super) prev: TimedSample,
     /// The book's poll count when a read last reached it.
     pub(super) polled: u64,
     /// Whether it is listed quiet ([`quiet`]): polls pass it by.
     pub(super) quiet: bool,
 }
 
-impl Tracked {
+impl TrackedFlow {
     /// A flow first read at `read`, by a book started at `start_ns`
     /// (monotonic ns) that judges with `cfg`.
     pub(super) fn new(
-        read: &Read,
+        read: &TimedSample,
         clock: &Clock,
         start_ns: u64,
         cfg: &attribution::Config,
-    ) -> Tracked {
+    ) -> TrackedFlow {
         let to = Point::new(&read.sample, clock, read.at_ns);
         let born_here = crate::model::flow::born_since(&read.sample, start_ns);
         // A flow older than the book (or first seen mid-life) has no span
         // yet: its first read is its start (an empty interval, so `unknown`).
         let from = (!born_here).then(|| to.clone());
         let life = attribution::attribute(from.as_ref(), &to, cfg);
-        Tracked {
+        TrackedFlow {
             latest: Arc::clone(&read.sample),
             flow: to.flow,
             current: life.clone(),
@@ -105,7 +105,7 @@ impl Tracked {
     /// Starts a new verdict window at `read` once the newest anchor is a
     /// window old ([`window_for`] the flow's path): the window then spans
     /// one to two windows. Says whether it did.
-    fn rotate(&mut self, read: &Read, window_ns: u64, min_rtts: f64) -> bool {
+    fn rotate(&mut self, read: &TimedSample, window_ns: u64, min_rtts: f64) -> bool {
         let window = window_for(window_ns, min_rtts, read.sample.min_rtt_us);
         let rotate = read.at_ns.saturating_sub(self.anchor_new.at_ns) >= window;
         if rotate {
@@ -116,7 +116,7 @@ impl Tracked {
 
     /// A poll that found the flow unchanged: the time since the previous
     /// poll goes to the chrono state the flow is in, with nothing moved.
-    fn idle_poll(&mut self, read: &Read, history: usize) -> Event {
+    fn idle_poll(&mut self, read: &TimedSample, history: usize) -> Event {
         let s = &read.sample;
         let dt_us = read.at_ns.saturating_sub(self.prev.at_ns) / 1000;
         let limited = quiet::idle_time(s.chrono_type, dt_us);
@@ -150,7 +150,7 @@ impl Tracked {
     ) {
         let mut first = !complete;
         for at_ns in missed {
-            let read = Read {
+            let read = TimedSample {
                 sample: Arc::clone(&self.latest),
                 at_ns,
             };
@@ -193,7 +193,7 @@ impl Tracked {
     /// movement: judged again, it would only add idle time at its end.
     fn judge(
         &mut self,
-        read: &Read,
+        read: &TimedSample,
         is_close: bool,
         moved: bool,
         clock: &Clock,
@@ -243,10 +243,10 @@ impl Tracked {
     /// flow is judged and its step is an event.
     pub(super) fn advance(
         &mut self,
-        read: Read,
+        read: TimedSample,
         moved: bool,
         is_close: bool,
-        rules: &Rules,
+        rules: &TrackSettings,
         events: &mut Vec<Event>,
     ) {
         let rotated = self.rotate(&read, rules.window_ns, rules.attribution.min_rtts);
@@ -286,7 +286,7 @@ impl Tracked {
 }
 
 /// The close of `t` as an event.
-pub(super) fn close_event(t: &Tracked, events: &mut Vec<Event>) {
+pub(super) fn close_event(t: &TrackedFlow, events: &mut Vec<Event>) {
     let s = &t.latest;
     let duration_s = s.closed_ns.saturating_sub(s.first_seen_ns) as f64 / 1e9;
     events.push(Event::Closed {
@@ -300,13 +300,17 @@ pub(super) fn close_event(t: &Tracked, events: &mut Vec<Event>) {
 /// listed quiet: open, unmoved, its verdict settled idle, and no more than
 /// one history point kept (`history`): a quiet flow's history does not
 /// move, and with one point kept its last stays right.
-pub(super) fn settles(history: usize, t: &Tracked, moved: bool) -> bool {
+pub(super) fn settles(history: usize, t: &TrackedFlow, moved: bool) -> bool {
     history <= 1 && !moved && !t.is_closed() && !t.quiet && t.settled_idle()
 }
 
 /// The progress of a flow from its birth to its first read `read`,
 /// under `verdict`.
-pub(super) fn birth_step(read: &Read, clock: &Clock, verdict: attribution::Verdict) -> Event {
+pub(super) fn birth_step(
+    read: &TimedSample,
+    clock: &Clock,
+    verdict: attribution::Verdict,
+) -> Event {
     let to = Point::new(&read.sample, clock, read.at_ns);
     let step = attribution::Evidence::between(None, &to);
     Event::Progress {

@@ -9,7 +9,7 @@ use observer::{
     model::clock::Clock,
     sink::metrics::{Catalogue, CatalogueConfig, encode, labels::Aggregation},
     testkit::sample::{SampleBuilder, v4},
-    track::live::{Book, BookConfig},
+    track::live::{BookConfig, LiveFlows},
     track::poller::PollStats,
 };
 use observer_common::{Counter, FlowSample};
@@ -55,7 +55,7 @@ fn exported_counters_never_go_backwards_when_samples_do() {
             history: 4,
             ..BookConfig::default()
         };
-        let mut book = Book::new(cfg, Clock::fixed(0, 250), 10 * SEC);
+        let mut book = LiveFlows::new(cfg, Clock::fixed(0, 250), 10 * SEC);
         let agg = Aggregation {
             comm: true,
             local_port: true,

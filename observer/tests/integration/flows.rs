@@ -185,7 +185,7 @@ fn helper_reads_fallback_matches_tcp_info_too() {
         return;
     }
     let probes =
-        observer::kernel::probes::Probes::load(observer::kernel::probe_config::ProbeConfig {
+        observer::kernel::probes::Probes::load(observer::kernel::load::probe_config::ProbeConfig {
             helper_reads: true,
             ..Default::default()
         })
@@ -265,7 +265,7 @@ fn figures_in_jiffies_match_tcp_info_without_host_hz_files() {
     crate::support::pod::hide_hz_files();
     assert_eq!(std::fs::read_to_string("/proc/timer_list").unwrap(), "");
     assert_eq!(observer::model::clock::config_hz(), None);
-    let hz = observer::kernel::tick::kernel_hz().unwrap();
+    let hz = observer::kernel::load::tick::kernel_hz().unwrap();
     let measured = hz.measured.unwrap();
     assert!(
         (f64::from(hz.hz) - measured).abs() < f64::from(hz.hz) * 0.02,
@@ -379,7 +379,7 @@ fn full_flow_map_counts_evictions() {
         return;
     }
     let mut probes =
-        observer::kernel::probes::Probes::load(observer::kernel::probe_config::ProbeConfig {
+        observer::kernel::probes::Probes::load(observer::kernel::load::probe_config::ProbeConfig {
             max_flows: 16,
             ..Default::default()
         })

@@ -20,8 +20,8 @@ use crate::support::{
     root_or_skip, serial,
 };
 use observer::{
-    kernel::tick::kernel_hz,
-    kernel::{probe_config::ProbeConfig, probes::Probes},
+    kernel::load::tick::kernel_hz,
+    kernel::{load::probe_config::ProbeConfig, probes::Probes},
     model::clock::Clock,
     sink::metrics::{Catalogue, CatalogueConfig, encode, labels::Aggregation},
     track::live::{BookConfig, Event},

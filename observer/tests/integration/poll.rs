@@ -14,7 +14,7 @@ use std::{
 };
 
 use observer::{
-    kernel::{probe_config::ProbeConfig, probes::Probes},
+    kernel::{load::probe_config::ProbeConfig, probes::Probes},
     model::{clock::monotonic_ns, flow::Flow},
 };
 use pathemu::Namespace;

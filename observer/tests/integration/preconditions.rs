@@ -4,7 +4,7 @@
 //! never panics; an unwritable stdout is one line and detaches.
 //!
 //! The precondition tests use the test-only overrides of
-//! `observer::kernel::preflight` (`OBSERVER_BTF_PATH`, `OBSERVER_FAKE_KERNEL`,
+//! `observer::kernel::load::preflight` (`OBSERVER_BTF_PATH`, `OBSERVER_FAKE_KERNEL`,
 //! `OBSERVER_MISSING_HOOK`), which only builds with debug assertions read.
 
 use std::process::{Command, Output, Stdio};
@@ -135,7 +135,7 @@ fn malformed_btf_is_one_clear_line_at_every_cut() {
         return;
     }
     let _serial = serial();
-    let real = std::fs::read(observer::kernel::env::VMLINUX_BTF).unwrap();
+    let real = std::fs::read(observer::kernel::load::env::VMLINUX_BTF).unwrap();
     let dir = Scratch::new("preconditions", "btf");
     let mut cases: Vec<(String, Vec<u8>)> = [0usize, 2, 23, 24, 100, 4096, real.len() / 2]
         .into_iter()

@@ -1,6 +1,6 @@
 //! The pinned side of [`crate::kernel::probes::Probes`]: pinning a freshly
 //! loaded set, adopting a set an earlier agent pinned, and reading what a
-//! replaced set still held ([`Stale`]). See [`crate::kernel::load::pin`].
+//! replaced set still held ([`ReplacedSet`]). See [`crate::kernel::load::pin`].
 
 use std::path::Path;
 
@@ -256,7 +256,7 @@ pub(in crate::kernel) fn adopt(
 
 /// What a replaced set still held: its ring buffer and flow map, opened
 /// before its links were removed, and its counters, for what it lost.
-pub struct Stale {
+pub struct ReplacedSet {
     name: String,
     ring: Option<RingBuf<MapData>>,
     flows: Option<HashMap<MapData, u64, FlowSample>>,
@@ -264,10 +264,10 @@ pub struct Stale {
     live: Option<Array<MapData, u64>>,
 }
 
-impl Stale {
+impl ReplacedSet {
     /// Opens the ring and flow map of the set at `set`. Maps of another
     /// record layout (an older build) cannot be read: said once, and left.
-    pub fn open(set: &Path) -> Stale {
+    pub fn open(set: &Path) -> ReplacedSet {
         let name = set.display().to_string();
         let ring = pinned_map::<RingBuf<MapData>>(set, MAP_CLOSED);
         let flows = pinned_map::<HashMap<MapData, u64, FlowSample>>(set, MAP_FLOWS);
@@ -277,7 +277,7 @@ impl Stale {
                  that closed while no agent ran are not reported"
             );
         }
-        Stale {
+        ReplacedSet {
             name,
             ring: ring.ok(),
             flows: flows.ok(),

@@ -9,7 +9,7 @@
 //! offsets and the load-time settings. An agent that finds its own set
 //! adopts it; one that finds another set (another build, other settings)
 //! loads its own, attaches it, detaches the old one and reads what the old
-//! maps still hold (`adopt::Stale`). `rm -r DIR` detaches everything for
+//! maps still hold (`adopt::ReplacedSet`). `rm -r DIR` detaches everything for
 //! good, once no agent holds the programs open. Only directories named as
 //! sets are touched: other pins in `DIR` stay. A set is pinned under a
 //! temporary name ([`PARTIAL_PREFIX`]) and renamed into place once whole,

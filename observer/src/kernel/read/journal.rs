@@ -10,10 +10,10 @@
 //! per entry, no system call. Our own code over `libc::mmap`: aya maps
 //! arrays by system call only.
 //!
-//! A read is [`Read::Changed`] only when it is sure to hold every flow
+//! A read is [`JournalRead::Changed`] only when it is sure to hold every flow
 //! sampled since the previous read: each CPU wrote fewer than
 //! `journal::SLOTS` entries, each entry read carries its own sequence
-//! number, and no CPU lapped the ring while it was read. Otherwise it says [`Read::Whole`] and the poll reads the whole
+//! number, and no CPU lapped the ring while it was read. Otherwise it says [`JournalRead::Whole`] and the poll reads the whole
 //! map, as it would without a journal.
 
 use std::os::fd::{AsFd as _, AsRawFd as _};
@@ -57,7 +57,7 @@ pub enum JournalError {
 
 /// What one read of the journal found.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Read {
+pub enum JournalRead {
     /// Every flow sampled since the previous read is among these cookies
     /// (in journal order; a flow may appear twice).
     Changed,
@@ -146,8 +146,8 @@ impl Journal {
     }
 
     /// Reads the cookies written since the previous read into `out`
-    /// (cleared first), and starts a new epoch. See [`Read`].
-    pub fn read(&mut self, out: &mut Vec<u64>) -> Read {
+    /// (cleared first), and starts a new epoch. See [`JournalRead`].
+    pub fn read(&mut self, out: &mut Vec<u64>) -> JournalRead {
         out.clear();
         // Heads, then the epoch: a program that finds a flow stamped with
         // the old epoch wrote its entry before these heads were read, and
@@ -193,9 +193,9 @@ impl Journal {
         self.started = true;
         if whole {
             out.clear();
-            Read::Whole
+            JournalRead::Whole
         } else {
-            Read::Changed
+            JournalRead::Changed
         }
     }
 }
@@ -246,7 +246,7 @@ impl Changes {
     /// the entries of `flows` it names to `out`, a cookie whose entry is
     /// gone (closed, evicted) skipped. Returns false, having appended
     /// nothing, where the poll must read the whole map: `whole`, no
-    /// journal, a [`Read::Whole`], more changes than `LOOKUP_SHARE`
+    /// journal, a [`JournalRead::Whole`], more changes than `LOOKUP_SHARE`
     /// allows, a failed lookup, or a close parked since the last read
     /// (`parked_before`, the kernel's count now): a park on a flow whose
     /// journal entry another program on its CPU is still writing shows in
@@ -261,7 +261,7 @@ impl Changes {
     ) -> bool {
         let read = self.journal.as_mut().map(|j| j.read(&mut self.cookies));
         let parked = std::mem::replace(&mut self.parked_seen, parked_before) != parked_before;
-        if whole || parked || read != Some(Read::Changed) {
+        if whole || parked || read != Some(JournalRead::Changed) {
             return false;
         }
         self.cookies.sort_unstable();

@@ -28,7 +28,7 @@ fn write(mem: &mut [u64], cpu: u32, cookie: u64) {
 fn started(mem: &mut [u64], cpus: u32) -> (Journal, Vec<u64>) {
     let mut j = over(mem, cpus);
     let mut out = Vec::new();
-    assert_eq!(j.read(&mut out), Read::Whole);
+    assert_eq!(j.read(&mut out), JournalRead::Whole);
     (j, out)
 }
 
@@ -48,16 +48,16 @@ fn reads_what_each_cpu_wrote_since_the_last_read_and_starts_an_epoch() {
     let mut out = Vec::new();
     write(&mut mem, 0, 11);
     // The first read cannot know what came before the agent.
-    assert_eq!(j.read(&mut out), Read::Whole);
+    assert_eq!(j.read(&mut out), JournalRead::Whole);
     assert!(out.is_empty());
     assert_eq!(mem[EPOCH as usize], 1);
     write(&mut mem, 0, 12);
     write(&mut mem, 1, 21);
     write(&mut mem, 0, 13);
-    assert_eq!(j.read(&mut out), Read::Changed);
+    assert_eq!(j.read(&mut out), JournalRead::Changed);
     assert_eq!(out, [12, 13, 21]);
     assert_eq!(mem[EPOCH as usize], 2);
-    assert_eq!(j.read(&mut out), Read::Changed);
+    assert_eq!(j.read(&mut out), JournalRead::Changed);
     assert!(out.is_empty());
 }
 
@@ -68,11 +68,11 @@ fn a_cpu_that_wrote_more_than_the_journal_holds_asks_for_the_whole_map() {
     for c in 0..=u64::from(SLOTS) {
         write(&mut mem, 0, 100 + c);
     }
-    assert_eq!(j.read(&mut out), Read::Whole);
+    assert_eq!(j.read(&mut out), JournalRead::Whole);
     assert!(out.is_empty());
     // And reads on from there.
     write(&mut mem, 0, 7);
-    assert_eq!(j.read(&mut out), Read::Changed);
+    assert_eq!(j.read(&mut out), JournalRead::Changed);
     assert_eq!(out, [7]);
     // A journal one short of full is read; a full one is not, as a
     // program that found the head there may be writing over its first
@@ -80,13 +80,13 @@ fn a_cpu_that_wrote_more_than_the_journal_holds_asks_for_the_whole_map() {
     for c in 0..u64::from(SLOTS) - 1 {
         write(&mut mem, 0, c + 1);
     }
-    assert_eq!(j.read(&mut out), Read::Changed);
+    assert_eq!(j.read(&mut out), JournalRead::Changed);
     assert_eq!(out.len(), SLOTS as usize - 1);
     assert_eq!(out[0], 1);
     for c in 0..u64::from(SLOTS) {
         write(&mut mem, 0, c + 1);
     }
-    assert_eq!(j.read(&mut out), Read::Whole);
+    assert_eq!(j.read(&mut out), JournalRead::Whole);
 }
 
 #[test]
@@ -104,7 +104,7 @@ fn an_entry_two_nested_programs_both_wrote_asks_for_the_whole_map() {
     mem[slot + 1] = 1;
     mem[head] += 2;
     // Entry 2 was never written: its sequence number is not 2.
-    assert_eq!(j.read(&mut out), Read::Whole);
+    assert_eq!(j.read(&mut out), JournalRead::Whole);
     assert!(out.is_empty());
 }
 

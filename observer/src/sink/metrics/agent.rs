@@ -10,7 +10,7 @@ use prometheus::{CounterVec, Gauge, Histogram, IntCounter, IntCounterVec, IntGau
 use super::registrar::{Registrar, exp_buckets};
 use crate::{
     filter::Filter,
-    track::{live::Book, poller::PollStats},
+    track::{live::LiveFlows, poller::PollStats},
 };
 
 /// One eBPF program's run statistics, as the kernel counts them
@@ -131,7 +131,7 @@ impl AgentMetrics {
             program_last: HashMap::new(),
             map_fill: r.gauge(
                 "observer_flow_map_fill_ratio",
-                "Tracked flows over the kernel flow map's max_entries.",
+                "TrackedFlow flows over the kernel flow map's max_entries.",
             )?,
             tracked: r.int_gauge("observer_tracked_flows", "Flows in the agent's flow table.")?,
             poll_duration: r.histogram(
@@ -166,7 +166,7 @@ impl AgentMetrics {
         &mut self,
         counters: &[u64; Counter::COUNT as usize],
         stats: &PollStats,
-        book: &Book,
+        book: &LiveFlows,
         max_flows: u32,
     ) {
         for (i, metric) in self.kernel.iter().enumerate() {

@@ -23,7 +23,7 @@ use crate::attribution::{Attribution, LimitedTime};
 use crate::filter::Filter;
 use crate::model::flow::Flow;
 use crate::track::{
-    live::{Book, Event, Tracked},
+    live::{Event, LiveFlows, TrackedFlow},
     poller::PollStats,
 };
 
@@ -123,7 +123,7 @@ impl Catalogue {
     pub fn update(
         &mut self,
         events: &[Event],
-        book: &Book,
+        book: &LiveFlows,
         counters: &[u64; Counter::COUNT as usize],
         stats: &PollStats,
         max_flows: u32,
@@ -217,9 +217,9 @@ impl Catalogue {
         }
         self.start_owned(book);
         // The open flows one by one only where a filter, per-flow labels
-        // or the top-N need them; else the book's census by verdict.
+        // or the top-N need them; else the live flows' open counts by verdict.
         let by_flow = self.idle_per_flow() || self.top.wanted() || self.peers.wanted();
-        let open: Vec<&Tracked> = if by_flow {
+        let open: Vec<&TrackedFlow> = if by_flow {
             book.flows()
                 .filter(|t| !t.is_closed() && self.selects(&t.flow, &t.current))
                 .collect()
@@ -270,7 +270,7 @@ impl Catalogue {
 
     /// Counts the starts held back for an owner: those whose flow now has
     /// one, and those the book no longer holds (forgotten, never closed).
-    fn start_owned(&mut self, book: &Book) {
+    fn start_owned(&mut self, book: &LiveFlows) {
         if self.pending_start.is_empty() {
             return;
         }
@@ -298,7 +298,7 @@ impl Catalogue {
 
     /// [`Catalogue::selects`] for a tracked flow, by its current verdict;
     /// a flow the book no longer holds is counted only without a filter.
-    fn selects_tracked(&self, t: Option<&Tracked>) -> bool {
+    fn selects_tracked(&self, t: Option<&TrackedFlow>) -> bool {
         match t {
             Some(t) => self.selects(&t.flow, &t.current),
             None => self.filter.is_none(),

@@ -34,13 +34,13 @@ fn value(text: &str, series: &str) -> f64 {
         .unwrap()
 }
 
-fn book() -> Book {
+fn book() -> LiveFlows {
     let cfg = BookConfig {
         history: 1,
         window: Duration::from_secs(1),
         ..BookConfig::default()
     };
-    Book::new(cfg, Clock::fixed(0, 250), 50 * SEC)
+    LiveFlows::new(cfg, Clock::fixed(0, 250), 50 * SEC)
 }
 
 #[test]
@@ -490,13 +490,16 @@ fn idle_label_sets_lose_their_series_and_overflow_counts_sets() {
     })
     .unwrap();
     let (stats, counters) = (PollStats::default(), [0u64; Counter::COUNT as usize]);
-    let poll =
-        |c: &mut Catalogue, b: &mut Book, at: u64, open: &[FlowSample], closed: &[FlowSample]| {
-            c.at(at);
-            let ev = b.ingest(open, closed, at);
-            c.update(&ev, b, &counters, &stats, 1000);
-            encode(&c.registry).unwrap()
-        };
+    let poll = |c: &mut Catalogue,
+                b: &mut LiveFlows,
+                at: u64,
+                open: &[FlowSample],
+                closed: &[FlowSample]| {
+        c.at(at);
+        let ev = b.ingest(open, closed, at);
+        c.update(&ev, b, &counters, &stats, 1000);
+        encode(&c.registry).unwrap()
+    };
     // Three short flows from ports 40001-40003, two places under the cap.
     let short = |k: u64| sample(k, 1, true);
     let text = poll(
@@ -540,7 +543,7 @@ fn quiet_flows_count_their_idle_time_summed_or_flow_by_flow_under_a_filter() {
             idle_per_flow: c.idle_per_flow(),
             ..BookConfig::default()
         };
-        let mut b = Book::new(cfg, Clock::fixed(0, 250), 50 * SEC);
+        let mut b = LiveFlows::new(cfg, Clock::fixed(0, 250), 50 * SEC);
         let flows = [sample(1, 1, false), sample(257, 1, false)];
         let ev = b.ingest_changes(&flows, &[], 101 * SEC, false);
         c.update(&ev, &b, &counters, &stats, 1000);

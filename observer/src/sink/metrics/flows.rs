@@ -11,7 +11,7 @@ use super::{
 use crate::{
     attribution::{Attribution, LimitedTime, Verdict},
     model::flow::Flow,
-    track::live::Tracked,
+    track::live::TrackedFlow,
 };
 
 /// The per-flow metrics; each aggregated by the opt-in labels after its own.
@@ -130,7 +130,7 @@ impl FlowMetrics {
         labels: &mut Labeller,
         verdict: Verdict,
         (bytes_acked, bytes_received): (u64, u64),
-        tracked: Option<&Tracked>,
+        tracked: Option<&TrackedFlow>,
     ) {
         let l = labels.values(&[verdict.name()], tracked.map(|t| &t.flow));
         self.bytes_acked.with_label_values(&l).inc_by(bytes_acked);
@@ -225,7 +225,7 @@ impl FlowMetrics {
 
     /// Sets the open-flow gauge from the open flows `open` (those the
     /// agent's filter selects).
-    pub fn active(&self, labels: &mut Labeller, open: &[&Tracked]) {
+    pub fn active(&self, labels: &mut Labeller, open: &[&TrackedFlow]) {
         self.active.reset();
         if labels.names().is_empty() {
             // Count per verdict without building label sets per flow, in

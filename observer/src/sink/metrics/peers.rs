@@ -19,7 +19,7 @@ use crate::{
         group::{GroupBy, group},
     },
     model::flow::Flow,
-    track::live::Tracked,
+    track::live::TrackedFlow,
 };
 
 /// Rate and flow count of the N busiest peers, by their group's limit.
@@ -62,7 +62,7 @@ impl TopPeers {
     }
 
     /// Replaces the series with the busiest peers of the open flows `open`.
-    pub fn update(&self, open: &[&Tracked]) {
+    pub fn update(&self, open: &[&TrackedFlow]) {
         self.rate.reset();
         self.flows.reset();
         if self.n == 0 {

@@ -8,7 +8,7 @@
 use prometheus::{GaugeVec, IntGaugeVec};
 
 use super::registrar::Registrar;
-use crate::track::live::Tracked;
+use crate::track::live::TrackedFlow;
 
 /// Rate, srtt and verdict of the N fastest open flows.
 pub(super) struct TopFlows {
@@ -48,7 +48,7 @@ impl TopFlows {
     }
 
     /// Replaces the series with the fastest of the open flows `open`.
-    pub fn update(&self, open: &[&Tracked]) {
+    pub fn update(&self, open: &[&TrackedFlow]) {
         self.rate.reset();
         self.srtt.reset();
         self.info.reset();

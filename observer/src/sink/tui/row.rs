@@ -5,7 +5,7 @@
 use crate::{
     attribution::{Attribution, Side, Verdict},
     model::flow::Flow,
-    track::live::{HistoryPoint, Tracked},
+    track::live::{HistoryPoint, TrackedFlow},
 };
 
 /// One flow as the view shows it, copied out of the book at a poll.
@@ -23,7 +23,7 @@ pub struct Row {
 
 impl Row {
     /// The row of a tracked flow.
-    pub fn from_tracked(t: &Tracked) -> Row {
+    pub fn from_tracked(t: &TrackedFlow) -> Row {
         Row {
             flow: t.flow.clone(),
             current: t.current.clone(),

@@ -15,7 +15,7 @@ use crate::{
         group::{Group, GroupBy, group},
     },
     model::flow::Flow,
-    track::live::Book,
+    track::live::LiveFlows,
 };
 
 /// Host totals shown in the header.
@@ -57,7 +57,7 @@ pub struct Snapshot {
 impl Snapshot {
     /// The snapshot of `book`, with the kernel self-`counters` in
     /// [`Counter::ALL`] order.
-    pub fn from_book(book: &Book, counters: &[u64]) -> Snapshot {
+    pub fn from_book(book: &LiveFlows, counters: &[u64]) -> Snapshot {
         let rows: Vec<Row> = book.flows().map(Row::from_tracked).collect();
         Snapshot::judged(rows, counters, &book.config().attribution)
     }

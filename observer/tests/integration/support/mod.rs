@@ -13,8 +13,8 @@ use std::{
 
 use observer::{
     attribution::Point,
-    kernel::tick::kernel_hz,
-    kernel::{probe_config::ProbeConfig, probes::Probes},
+    kernel::load::tick::kernel_hz,
+    kernel::{load::probe_config::ProbeConfig, probes::Probes},
     model::clock::{Clock, monotonic_ns},
     model::flow::Flow,
     track::snapshot::FlowTable,

@@ -22,7 +22,7 @@ use crate::{
     attribution::Verdict,
     model::clock::Clock,
     testkit::sample::{SampleBuilder, v4},
-    track::live::{Book, BookConfig},
+    track::live::{BookConfig, LiveFlows},
 };
 
 const SEC: u64 = 1_000_000_000;
@@ -103,12 +103,12 @@ fn idle(t: u64) -> FlowSample {
 
 /// A book after five one-second polls: flows 1 to 3 open, flow 4 (another
 /// window-bound iperf3) closed at 103 s and lingering.
-fn book() -> Book {
+fn book() -> LiveFlows {
     let cfg = BookConfig {
         history: 60,
         ..BookConfig::default()
     };
-    let mut b = Book::new(cfg, Clock::fixed(0, 250), 50 * SEC);
+    let mut b = LiveFlows::new(cfg, Clock::fixed(0, 250), 50 * SEC);
     for t in 1..=5 {
         let mut active = vec![window_bound(1, t), cwnd_bound(t), idle(t)];
         let mut closed = vec![];
