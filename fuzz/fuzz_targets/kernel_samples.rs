@@ -24,7 +24,7 @@ use observer::{
         draw::draw,
         state::{App, Options, Snapshot},
     },
-    track::live::{LiveFlows, BookConfig},
+    track::live::{LiveFlows, LiveConfig},
     track::poller::PollStats,
     track::snapshot::FlowTable,
 };
@@ -64,9 +64,9 @@ fn counters_of(text: &str) -> HashMap<String, f64> {
 
 fuzz_target!(|data: &[u8]| {
     let clock = Clock::fixed(1_700_000_000_000_000_000, 250);
-    let cfg = BookConfig {
+    let cfg = LiveConfig {
         history: 8,
-        ..BookConfig::default()
+        ..LiveConfig::default()
     };
     let start = 1u64 << 40;
     let mut book = LiveFlows::new(cfg, clock, start);

@@ -16,7 +16,7 @@ use observer::{
         keys::handle,
         state::{App, Options, Snapshot, SortKey},
     },
-    track::live::{LiveFlows, BookConfig},
+    track::live::{LiveFlows, LiveConfig},
 };
 use observer_common::{Counter, FlowSample};
 use ratatui::{Terminal, backend::TestBackend};
@@ -47,9 +47,9 @@ fn flow(cookie: u64, comm: &str, t: u64) -> FlowSample {
 }
 
 fn book() -> LiveFlows {
-    let cfg = BookConfig {
+    let cfg = LiveConfig {
         history: 60,
-        ..BookConfig::default()
+        ..LiveConfig::default()
     };
     let mut b = LiveFlows::new(cfg, Clock::fixed(0, 250), 50 * SEC);
     for t in 1..=3 {

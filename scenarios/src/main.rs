@@ -11,7 +11,7 @@ use observer::{
     kernel::load::tick::kernel_hz,
     kernel::{load::probe_config::ProbeConfig, probes::Probes},
     model::clock::Clock,
-    track::live::BookConfig,
+    track::live::LiveConfig,
     track::poller::Poller,
     track::recording::Recorder,
 };
@@ -60,10 +60,10 @@ fn start_monitor(hz: u32) -> anyhow::Result<Poller> {
         ..ProbeConfig::default()
     };
     let probes = Probes::load(cfg.clone()).context("cannot start the kernel probes")?;
-    let book = BookConfig {
+    let book = LiveConfig {
         history: 1,
         attribution: observer::attribution::Config::default().with_hz(hz),
-        ..BookConfig::default()
+        ..LiveConfig::default()
     };
     Ok(Poller::new(probes, Clock::new(hz), book, cfg.max_flows))
 }

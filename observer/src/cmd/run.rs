@@ -11,7 +11,7 @@ use observer::{
         Catalogue, CatalogueConfig, agent::ProgramRuns, health::Health, http, labels::Aggregation,
         web::Web,
     },
-    track::live::BookConfig,
+    track::live::LiveConfig,
     track::poller::Poller,
 };
 
@@ -175,7 +175,7 @@ async fn agent(args: &Args, web: std::sync::Arc<Web>) -> anyhow::Result<()> {
         label_idle: args.label_idle,
     })
     .context("cannot define the metrics")?;
-    let cfg = BookConfig {
+    let cfg = LiveConfig {
         window: args.window,
         history: 1,
         // Nothing reads a closed flow after the metrics have counted its

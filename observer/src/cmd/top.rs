@@ -11,7 +11,7 @@ use observer::{
         select::Selection,
         state::{Options, SortKey},
     },
-    track::live::BookConfig,
+    track::live::LiveConfig,
     track::poller::Poller,
 };
 
@@ -73,10 +73,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         args.interval,
     );
     let s = session::start(config)?;
-    let book = BookConfig {
+    let book = LiveConfig {
         history: HISTORY,
         attribution: observer::attribution::Config::default().with_hz(s.clock.hz),
-        ..BookConfig::default()
+        ..LiveConfig::default()
     };
     let poller = Poller::new(s.probes, s.clock, book, args.max_flows);
     let opts = Options {

@@ -34,7 +34,7 @@ pub enum Event {
     /// [`crate::track::quiet`]) since the previous poll, summed: how many
     /// and where their time went. Each of them would be a
     /// [`Event::Progress`] with no bytes; with
-    /// [`super::live::BookConfig::idle_per_flow`] each is one.
+    /// [`super::live::LiveConfig::idle_per_flow`] each is one.
     Quiet {
         /// Flows quiet over the whole step.
         flows: u64,

@@ -23,7 +23,7 @@ use crate::{
 
 /// Settings of a [`LiveFlows`].
 #[derive(Clone, Copy, Debug)]
-pub struct BookConfig {
+pub struct LiveConfig {
     /// Span the current verdict covers, at least (the verdict window).
     pub window: Duration,
     /// How long a closed flow stays in the book after its close record;
@@ -39,9 +39,9 @@ pub struct BookConfig {
     pub idle_per_flow: bool,
 }
 
-impl Default for BookConfig {
+impl Default for LiveConfig {
     fn default() -> Self {
-        BookConfig {
+        LiveConfig {
             window: Duration::from_secs(1),
             linger: Duration::from_secs(5),
             history: 0,
@@ -51,9 +51,11 @@ impl Default for BookConfig {
     }
 }
 
-/// The flow book.
+/// The flows the live views (`run`, `top`) track: each with its sliding
+/// verdict window and life verdict, which of them are awake, quiet or
+/// closed, and the open flows counted by verdict.
 pub struct LiveFlows {
-    cfg: BookConfig,
+    cfg: LiveConfig,
     clock: Clock,
     start_ns: u64,
     /// Boxed: a `TrackedFlow` is over 2 KB, and a map never gives back its
@@ -78,9 +80,9 @@ pub struct LiveFlows {
 }
 
 impl LiveFlows {
-    /// An empty book; flows born before `start_ns` get verdicts over what is
+    /// None tracked yet; flows born before `start_ns` get verdicts over what is
     /// observed from their first read.
-    pub fn new(cfg: BookConfig, clock: Clock, start_ns: u64) -> LiveFlows {
+    pub fn new(cfg: LiveConfig, clock: Clock, start_ns: u64) -> LiveFlows {
         LiveFlows {
             cfg,
             clock,
@@ -97,7 +99,7 @@ impl LiveFlows {
     }
 
     /// The configuration.
-    pub fn config(&self) -> &BookConfig {
+    pub fn config(&self) -> &LiveConfig {
         &self.cfg
     }
 
@@ -158,7 +160,7 @@ impl LiveFlows {
         }
     }
 
-    /// Drops every closed flow: with a zero [`BookConfig::linger`], once
+    /// Drops every closed flow: with a zero [`LiveConfig::linger`], once
     /// the sinks have read the poll's events (they look flows up in the
     /// book), so nothing is held until the next poll.
     pub fn drop_closed(&mut self) {

@@ -55,9 +55,9 @@ fn poll_reads(
 }
 
 fn book(history: usize) -> LiveFlows {
-    let cfg = BookConfig {
+    let cfg = LiveConfig {
         history,
-        ..BookConfig::default()
+        ..LiveConfig::default()
     };
     LiveFlows::new(cfg, Clock::fixed(0, 250), 50 * SEC)
 }
@@ -149,9 +149,9 @@ fn close_emits_once_and_lingers() {
 #[test]
 fn without_linger_closed_flows_stay_until_dropped() {
     let mut b = LiveFlows::new(
-        BookConfig {
+        LiveConfig {
             linger: std::time::Duration::ZERO,
-            ..BookConfig::default()
+            ..LiveConfig::default()
         },
         Clock::fixed(0, 250),
         50 * SEC,
@@ -201,7 +201,7 @@ fn flow_seen_only_at_close_still_counts() {
 
 #[test]
 fn flow_older_than_the_book_starts_unknown() {
-    let mut b = LiveFlows::new(BookConfig::default(), Clock::fixed(0, 250), 200 * SEC);
+    let mut b = LiveFlows::new(LiveConfig::default(), Clock::fixed(0, 250), 200 * SEC);
     b.ingest(&[sample(1, false)], &[], 201 * SEC);
     assert_eq!(b.get(9).unwrap().life.verdict, Verdict::Unknown);
 }
@@ -322,11 +322,11 @@ fn a_receiving_end_with_too_little_to_say_and_a_byte_unread_settles() {
 /// `polls` polls that both say the same, and returns how many flows were
 /// quiet at each.
 fn quiet_against_visits(window_s: u64, moves9: &[u64], polls: u64) -> Vec<usize> {
-    let cfg = |history: usize| BookConfig {
+    let cfg = |history: usize| LiveConfig {
         history,
         window: Duration::from_secs(window_s),
         idle_per_flow: true,
-        ..BookConfig::default()
+        ..LiveConfig::default()
     };
     let mut visits = LiveFlows::new(cfg(2), Clock::fixed(0, 250), 50 * SEC);
     let mut quiet = LiveFlows::new(cfg(1), Clock::fixed(0, 250), 50 * SEC);
@@ -386,10 +386,10 @@ fn quiet_flows_are_passed_by_and_step_as_visits_would() {
 
 #[test]
 fn a_quiet_flow_past_the_kept_polls_wakes_with_a_window_of_one_to_two_windows() {
-    let cfg = BookConfig {
+    let cfg = LiveConfig {
         history: 1,
         window: Duration::from_secs(3),
-        ..BookConfig::default()
+        ..LiveConfig::default()
     };
     let mut b = LiveFlows::new(cfg, Clock::fixed(0, 250), 50 * SEC);
     b.ingest_changes(&[sample(1, false)], &[], 101 * SEC, false);

@@ -6,7 +6,7 @@ use crate::{
     kernel::{load::probe_error::ProbeError, probes::Probes},
     model::clock::{Clock, monotonic_ns},
     track::cgroups::Cgroups,
-    track::live::{BookConfig, Event, LiveFlows},
+    track::live::{Event, LiveConfig, LiveFlows},
 };
 
 /// What one poll did, for logs and self-metrics.
@@ -62,7 +62,7 @@ const WHOLE_READ_EVERY: u64 = 64;
 
 impl Poller {
     /// Wraps attached probes; the book starts now.
-    pub fn new(probes: Probes, clock: Clock, cfg: BookConfig, max_flows: u32) -> Poller {
+    pub fn new(probes: Probes, clock: Clock, cfg: LiveConfig, max_flows: u32) -> Poller {
         Poller {
             probes,
             book: LiveFlows::new(cfg, clock, monotonic_ns()),

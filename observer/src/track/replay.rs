@@ -11,7 +11,7 @@ use observer_common::FlowSample;
 use serde::Serialize;
 
 use super::{
-    live::{BookConfig, LiveFlows},
+    live::{LiveConfig, LiveFlows},
     recording::Recording,
     snapshot::FlowTable,
 };
@@ -80,9 +80,9 @@ pub fn replay(rec: &Recording, cfg: &attribution::Config) -> Vec<Line> {
         let Some(start) = polls.first().map(|p| p.now_ns.saturating_sub(1)) else {
             continue;
         };
-        let book_cfg = BookConfig {
+        let book_cfg = LiveConfig {
             attribution: *cfg,
-            ..BookConfig::default()
+            ..LiveConfig::default()
         };
         let mut book = LiveFlows::new(book_cfg, clock, start);
         let mut table = FlowTable::new();

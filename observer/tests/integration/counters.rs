@@ -9,7 +9,7 @@ use observer::{
     model::clock::Clock,
     sink::metrics::{Catalogue, CatalogueConfig, encode, labels::Aggregation},
     testkit::sample::{SampleBuilder, v4},
-    track::live::{BookConfig, LiveFlows},
+    track::live::{LiveConfig, LiveFlows},
     track::poller::PollStats,
 };
 use observer_common::{Counter, FlowSample};
@@ -51,9 +51,9 @@ fn exported_counters_never_go_backwards_when_samples_do() {
     const SEC: u64 = 1_000_000_000;
     for seed in 1..=40u64 {
         let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
-        let cfg = BookConfig {
+        let cfg = LiveConfig {
             history: 4,
-            ..BookConfig::default()
+            ..LiveConfig::default()
         };
         let mut book = LiveFlows::new(cfg, Clock::fixed(0, 250), 10 * SEC);
         let agg = Aggregation {

@@ -24,7 +24,7 @@ use observer::{
     kernel::{load::probe_config::ProbeConfig, probes::Probes},
     model::clock::Clock,
     sink::metrics::{Catalogue, CatalogueConfig, encode, labels::Aggregation},
-    track::live::{BookConfig, Event},
+    track::live::{Event, LiveConfig},
     track::poller::{PollStats, Poller},
 };
 use observer_common::Counter;
@@ -77,7 +77,7 @@ fn one_page_poller(max_flows: u32) -> Poller {
     Poller::new(
         probes,
         Clock::new(kernel_hz().unwrap().hz),
-        BookConfig::default(),
+        LiveConfig::default(),
         max_flows,
     )
 }

@@ -48,8 +48,8 @@ pub fn steps(rates: &[u64], secs: u64) -> anyhow::Result<Vec<ChurnStep>> {
     use observer::{
         kernel::{load::probe_config::ProbeConfig, probes::Probes},
         model::clock::Clock,
-        track::live::BookConfig,
         track::live::Event,
+        track::live::LiveConfig,
         track::poller::Poller,
     };
 
@@ -63,7 +63,7 @@ pub fn steps(rates: &[u64], secs: u64) -> anyhow::Result<Vec<ChurnStep>> {
     let mut poller = Poller::new(
         probes,
         Clock::new(observer::kernel::load::tick::kernel_hz()?.hz),
-        BookConfig::default(),
+        LiveConfig::default(),
         ProbeConfig::default().max_flows,
     );
     let mut out = Vec::new();

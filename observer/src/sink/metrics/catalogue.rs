@@ -241,7 +241,7 @@ impl Catalogue {
 impl Catalogue {
     /// Whether the metrics count flow by flow (a filter, or aggregation
     /// labels): the book must then make each quiet flow's step an event
-    /// of its own ([`crate::track::live::BookConfig::idle_per_flow`]).
+    /// of its own ([`crate::track::live::LiveConfig::idle_per_flow`]).
     pub fn idle_per_flow(&self) -> bool {
         self.filter.is_some() || !self.labels.names().is_empty()
     }

@@ -7,7 +7,7 @@ use crate::{
     model::clock::Clock,
     sink::metrics::{agent::ProgramRuns, encode, labels::Aggregation},
     testkit::sample::{SampleBuilder, v4},
-    track::live::BookConfig,
+    track::live::LiveConfig,
 };
 
 const SEC: u64 = 1_000_000_000;
@@ -35,10 +35,10 @@ fn value(text: &str, series: &str) -> f64 {
 }
 
 fn book() -> LiveFlows {
-    let cfg = BookConfig {
+    let cfg = LiveConfig {
         history: 1,
         window: Duration::from_secs(1),
-        ..BookConfig::default()
+        ..LiveConfig::default()
     };
     LiveFlows::new(cfg, Clock::fixed(0, 250), 50 * SEC)
 }
@@ -538,10 +538,10 @@ fn quiet_flows_count_their_idle_time_summed_or_flow_by_flow_under_a_filter() {
             ..CatalogueConfig::default()
         })
         .unwrap();
-        let cfg = BookConfig {
+        let cfg = LiveConfig {
             history: 1,
             idle_per_flow: c.idle_per_flow(),
-            ..BookConfig::default()
+            ..LiveConfig::default()
         };
         let mut b = LiveFlows::new(cfg, Clock::fixed(0, 250), 50 * SEC);
         let flows = [sample(1, 1, false), sample(257, 1, false)];

@@ -22,7 +22,7 @@ use crate::{
     attribution::Verdict,
     model::clock::Clock,
     testkit::sample::{SampleBuilder, v4},
-    track::live::{BookConfig, LiveFlows},
+    track::live::{LiveConfig, LiveFlows},
 };
 
 const SEC: u64 = 1_000_000_000;
@@ -104,9 +104,9 @@ fn idle(t: u64) -> FlowSample {
 /// A book after five one-second polls: flows 1 to 3 open, flow 4 (another
 /// window-bound iperf3) closed at 103 s and lingering.
 fn book() -> LiveFlows {
-    let cfg = BookConfig {
+    let cfg = LiveConfig {
         history: 60,
-        ..BookConfig::default()
+        ..LiveConfig::default()
     };
     let mut b = LiveFlows::new(cfg, Clock::fixed(0, 250), 50 * SEC);
     for t in 1..=5 {
