@@ -405,8 +405,8 @@ impl LiveFlows {
     }
 }
 
-/// Moves a flow from verdict `from` to `to` in the open flows' move_open_count
-/// (`None`: not open).
+/// Moves a flow from verdict `from` to `to` in the open flows' counts by
+/// verdict (`None`: not open).
 fn move_open_count(
     open: &mut [u64; Verdict::ALL.len()],
     from: Option<Verdict>,
