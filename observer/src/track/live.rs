@@ -5,7 +5,7 @@
 //!
 //! Pure code: it is fed samples and the time; it does no I/O.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,7 +15,10 @@ pub use super::event::Event;
 pub use super::history::HistoryPoint;
 pub use super::tracked::TrackedFlow;
 use super::tracked::{TimedSample, TrackSettings, birth_step, close_event, settles};
-use super::{pending::Unresolved, quiet::Quiet};
+use super::{
+    pending::Unresolved,
+    phase::{Phase, Rosters},
+};
 use crate::{
     attribution::{self, Verdict},
     model::clock::Clock,
@@ -61,15 +64,9 @@ pub struct LiveFlows {
     /// Boxed: a `TrackedFlow` is over 2 KB, and a map never gives back its
     /// buckets, so inline values would hold a burst's peak forever.
     flows: HashMap<u64, Box<TrackedFlow>>,
-    /// The open flows that are not quiet: those a read of the changes
-    /// alone advances.
-    awake: HashSet<u64>,
-    /// The open flows idle with a settled verdict ([`super::quiet`]).
-    quiet: Quiet,
-    /// The closed flows still held (lingering, or until dropped).
-    closed: Vec<u64>,
-    /// Open flows by current verdict, in [`Verdict::ALL`] order.
-    open_verdicts: [u64; Verdict::ALL.len()],
+    /// The flows by phase (awake, quiet, closed) and the open ones by
+    /// verdict: every change of a flow's phase goes through it.
+    rosters: Rosters,
     /// Monotonic ns of the previous poll (0: none yet).
     last_poll_ns: u64,
     /// Flows whose workload may want resolving: new, their owner's cgroup
@@ -88,10 +85,7 @@ impl LiveFlows {
             clock,
             start_ns,
             flows: HashMap::new(),
-            awake: HashSet::new(),
-            quiet: Quiet::default(),
-            closed: Vec::new(),
-            open_verdicts: [0; Verdict::ALL.len()],
+            rosters: Rosters::default(),
             last_poll_ns: 0,
             unresolved: Unresolved::default(),
             polls: 0,
@@ -126,17 +120,17 @@ impl LiveFlows {
     /// Open flows by current verdict, every verdict in [`Verdict::ALL`]
     /// order (kept as flows open, change verdict and close: no visit).
     pub fn open_by_verdict(&self) -> impl Iterator<Item = (Verdict, u64)> + '_ {
-        Verdict::ALL.into_iter().zip(self.open_verdicts)
+        Verdict::ALL.into_iter().zip(self.rosters.open_verdicts)
     }
 
     /// Number of open flows tracked.
     pub fn open_len(&self) -> u64 {
-        self.open_verdicts.iter().sum()
+        self.rosters.open_verdicts.iter().sum()
     }
 
     /// Number of open flows listed quiet ([`super::quiet`]).
     pub fn quiet_len(&self) -> usize {
-        self.quiet.len()
+        self.rosters.quiet.len()
     }
 
     /// Gives each flow whose workload is not resolved yet the one
@@ -164,7 +158,7 @@ impl LiveFlows {
     /// the sinks have read the poll's events (they look flows up in the
     /// book), so nothing is held until the next poll.
     pub fn drop_closed(&mut self) {
-        for c in self.closed.drain(..) {
+        for c in self.rosters.closed.drain(..) {
             self.flows.remove(&c);
         }
     }
@@ -176,13 +170,7 @@ impl LiveFlows {
         let Some(t) = self.flows.remove(&cookie) else {
             return false;
         };
-        if t.is_closed() {
-            self.closed.retain(|&c| c != cookie);
-        } else {
-            move_open_count(&mut self.open_verdicts, Some(t.current.verdict), None);
-            self.awake.remove(&cookie);
-            self.quiet.leave(cookie);
-        }
+        self.rosters.forget(cookie, t.phase, t.current.verdict);
         true
     }
 
@@ -224,24 +212,28 @@ impl LiveFlows {
         }
         // The flows quiet since the previous poll, in one step.
         let dt_us = now_ns.saturating_sub(self.last_poll_ns) / 1000;
-        self.quiet.step(dt_us, self.cfg.idle_per_flow, &mut events);
+        self.rosters
+            .quiet
+            .step(dt_us, self.cfg.idle_per_flow, &mut events);
         for cookie in settled {
             if let Some(t) = self.flows.get_mut(&cookie) {
-                t.quiet = true;
-                self.awake.remove(&cookie);
-                self.quiet
-                    .enter(cookie, t.current.verdict, t.latest.chrono_type);
+                self.rosters.settle(
+                    cookie,
+                    &mut t.phase,
+                    t.current.verdict,
+                    t.latest.chrono_type,
+                );
             }
         }
-        self.quiet.polled(now_ns);
+        self.rosters.quiet.polled(now_ns);
         self.last_poll_ns = now_ns;
         let linger = self.cfg.linger.as_nanos() as u64;
         if linger > 0 {
             let flows = &mut self.flows;
-            self.closed.retain(|c| {
+            self.rosters.closed.retain(|c| {
                 let keep = flows
                     .get(c)
-                    .and_then(|t| t.closed_at_ns)
+                    .and_then(|t| t.closed_at_ns())
                     .is_some_and(|at| now_ns.saturating_sub(at) < linger);
                 if !keep {
                     flows.remove(c);
@@ -277,13 +269,11 @@ impl LiveFlows {
                 // (all of a short flow's life) counts too.
                 events.push(birth_step(&read, &self.clock, t.current.verdict));
             }
+            t.phase = self
+                .rosters
+                .born(s.cookie, t.current.verdict, is_close.then_some(now_ns));
             if is_close {
-                t.closed_at_ns = Some(now_ns);
                 close_event(&t, events);
-                self.closed.push(s.cookie);
-            } else {
-                move_open_count(&mut self.open_verdicts, None, Some(t.current.verdict));
-                self.awake.insert(s.cookie);
             }
             let wants = t.wants_workload().then_some(t.flow.cgroup_id);
             self.flows.insert(s.cookie, Box::new(t));
@@ -298,15 +288,13 @@ impl LiveFlows {
         let moved =
             is_close || s.last_seen_ns != t.latest.last_seen_ns || s.samples != t.latest.samples;
         t.polled = self.polls;
-        if t.quiet {
+        if t.phase == Phase::Quiet {
             if !moved {
                 // Still quiet: its time is the quiet step's.
                 return;
             }
-            self.quiet.leave(s.cookie);
-            t.quiet = false;
-            self.awake.insert(s.cookie);
-            let (missed, complete) = self.quiet.missed_since(t.prev.at_ns);
+            self.rosters.wake(s.cookie, &mut t.phase);
+            let (missed, complete) = self.rosters.quiet.missed_since(t.prev.at_ns);
             t.wake(
                 missed,
                 complete,
@@ -331,17 +319,12 @@ impl LiveFlows {
         let newly_waiting =
             (t.flow.cgroup_id != cgroup_before && t.wants_workload()).then_some(t.flow.cgroup_id);
         if is_close {
-            t.closed_at_ns = Some(now_ns);
+            self.rosters
+                .close(s.cookie, &mut t.phase, verdict_before, now_ns);
             close_event(t, events);
-            move_open_count(&mut self.open_verdicts, Some(verdict_before), None);
-            self.awake.remove(&s.cookie);
-            self.closed.push(s.cookie);
         } else {
-            move_open_count(
-                &mut self.open_verdicts,
-                Some(verdict_before),
-                Some(t.current.verdict),
-            );
+            self.rosters
+                .recount(Some(verdict_before), Some(t.current.verdict));
             if settles(rules.history, t, moved) {
                 settled.push(s.cookie);
             }
@@ -372,7 +355,9 @@ impl LiveFlows {
         events: &mut Vec<Event>,
         settled: &mut Vec<u64>,
     ) {
-        for cookie in &self.awake {
+        // Verdicts that moved, counted after the walk over the awake set.
+        let mut moved: Vec<(Verdict, Verdict)> = Vec::new();
+        for cookie in &self.rosters.awake {
             let Some(t) = self.flows.get_mut(cookie) else {
                 continue;
             };
@@ -386,14 +371,15 @@ impl LiveFlows {
             };
             let before = t.current.verdict;
             t.advance(read, false, false, rules, events);
-            move_open_count(
-                &mut self.open_verdicts,
-                Some(before),
-                Some(t.current.verdict),
-            );
+            if before != t.current.verdict {
+                moved.push((before, t.current.verdict));
+            }
             if settles(rules.history, t, false) {
                 settled.push(*cookie);
             }
+        }
+        for (before, after) in moved {
+            self.rosters.recount(Some(before), Some(after));
         }
     }
 
@@ -402,25 +388,6 @@ impl LiveFlows {
         let flows = &self.flows;
         self.unresolved
             .wait_for_workload(cgroup_id, cookie, |c, g| waits(flows, c, g));
-    }
-}
-
-/// Moves a flow from verdict `from` to `to` in the open flows' counts by
-/// verdict (`None`: not open).
-fn move_open_count(
-    open: &mut [u64; Verdict::ALL.len()],
-    from: Option<Verdict>,
-    to: Option<Verdict>,
-) {
-    if from == to {
-        return;
-    }
-    let index = |v: Verdict| Verdict::ALL.iter().position(|a| *a == v);
-    if let Some(i) = from.and_then(index) {
-        open[i] = open[i].saturating_sub(1);
-    }
-    if let Some(i) = to.and_then(index) {
-        open[i] += 1;
     }
 }
 

@@ -30,6 +30,7 @@ pub mod event;
 pub mod history;
 pub mod live;
 pub mod pending;
+pub mod phase;
 pub mod poller;
 pub mod quiet;
 pub mod recording;

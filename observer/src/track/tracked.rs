@@ -8,6 +8,7 @@ use std::sync::Arc;
 use observer_common::FlowSample;
 
 use super::event::Event;
+use super::phase::Phase;
 use super::{history, history::HistoryPoint, quiet};
 use crate::{
     attribution::{self, Attribution, LimitedTime, Point},
@@ -57,8 +58,8 @@ pub struct TrackedFlow {
     pub life: Attribution,
     /// Recent history, oldest first (empty unless configured).
     pub history: VecDeque<HistoryPoint>,
-    /// When the close record was read (monotonic ns), if closed.
-    pub closed_at_ns: Option<u64>,
+    /// Where it is in its life: awake, quiet or closed.
+    pub phase: Phase,
     pub(super) first: TimedSample,
     pub(super) born_here: bool,
     pub(super) anchor_old: TimedSample,
@@ -66,8 +67,6 @@ pub struct TrackedFlow {
     pub(super) prev: TimedSample,
     /// The book's poll count when a read last reached it.
     pub(super) polled: u64,
-    /// Whether it is listed quiet ([`quiet`]): polls pass it by.
-    pub(super) quiet: bool,
 }
 
 impl TrackedFlow {
@@ -91,14 +90,13 @@ impl TrackedFlow {
             current: life.clone(),
             life,
             history: VecDeque::new(),
-            closed_at_ns: None,
+            phase: Phase::Awake,
             first: read.clone(),
             born_here,
             anchor_old: read.clone(),
             anchor_new: read.clone(),
             prev: read.clone(),
             polled: 0,
-            quiet: false,
         }
     }
 
@@ -281,7 +279,15 @@ impl TrackedFlow {
 
     /// Whether the flow has closed.
     pub fn is_closed(&self) -> bool {
-        self.closed_at_ns.is_some()
+        !self.phase.is_open()
+    }
+
+    /// When the close record was read (monotonic ns), if closed.
+    pub fn closed_at_ns(&self) -> Option<u64> {
+        match self.phase {
+            Phase::Closed { at_ns } => Some(at_ns),
+            _ => None,
+        }
     }
 }
 
@@ -301,7 +307,7 @@ pub(super) fn close_event(t: &TrackedFlow, events: &mut Vec<Event>) {
 /// one history point kept (`history`): a quiet flow's history does not
 /// move, and with one point kept its last stays right.
 pub(super) fn settles(history: usize, t: &TrackedFlow, moved: bool) -> bool {
-    history <= 1 && !moved && !t.is_closed() && !t.quiet && t.settled_idle()
+    history <= 1 && !moved && t.phase == Phase::Awake && t.settled_idle()
 }
 
 /// The progress of a flow from its birth to its first read `read`,
