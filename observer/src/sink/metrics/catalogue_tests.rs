@@ -47,14 +47,10 @@ fn book() -> LiveFlows {
 fn counts_flows_bytes_and_limited_time() {
     let mut b = book();
     let mut c = Catalogue::new(CatalogueConfig {
-        aggregation: Aggregation::default(),
         max_label_sets: 100,
         top_flows: 2,
-        top_peers: 0,
-        attribution: crate::attribution::Config::default(),
         programs_attached: 4,
-        filter: None,
-        label_idle: std::time::Duration::ZERO,
+        ..CatalogueConfig::default()
     })
     .unwrap();
     let mut stats = PollStats {
@@ -149,11 +145,8 @@ fn series_stay_bounded_while_5000_flows_come_and_go() {
         aggregation: agg,
         max_label_sets: 50,
         top_flows: 10,
-        top_peers: 0,
-        attribution: crate::attribution::Config::default(),
         programs_attached: 4,
-        filter: None,
-        label_idle: std::time::Duration::ZERO,
+        ..CatalogueConfig::default()
     })
     .unwrap();
     let stats = PollStats::default();
@@ -201,11 +194,8 @@ fn promtool_accepts_the_exposition() {
         aggregation: agg,
         max_label_sets: 100,
         top_flows: 3,
-        top_peers: 0,
-        attribution: crate::attribution::Config::default(),
         programs_attached: 4,
-        filter: None,
-        label_idle: std::time::Duration::ZERO,
+        ..CatalogueConfig::default()
     })
     .unwrap();
     let counters = [5u64; Counter::COUNT as usize];
@@ -251,14 +241,11 @@ fn a_filter_counts_only_the_flows_it_selects_and_is_named() {
     let mut b = book();
     let filter = crate::filter::Filter::parse("dst 10.0.0.0/24 and sport > :40001").unwrap();
     let mut c = Catalogue::new(CatalogueConfig {
-        aggregation: Aggregation::default(),
         max_label_sets: 100,
         top_flows: 10,
-        top_peers: 0,
-        attribution: crate::attribution::Config::default(),
         programs_attached: 4,
         filter: Some(filter),
-        label_idle: std::time::Duration::ZERO,
+        ..CatalogueConfig::default()
     })
     .unwrap();
     let stats = PollStats::default();

@@ -7,14 +7,10 @@ use super::*;
 fn top_flows_are_capped_and_stale_series_go() {
     let mut b = book();
     let mut c = Catalogue::new(CatalogueConfig {
-        aggregation: Aggregation::default(),
         max_label_sets: 100,
         top_flows: 2,
-        top_peers: 0,
-        attribution: crate::attribution::Config::default(),
         programs_attached: 4,
-        filter: None,
-        label_idle: std::time::Duration::ZERO,
+        ..CatalogueConfig::default()
     })
     .unwrap();
     let stats = PollStats::default();
