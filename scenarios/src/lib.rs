@@ -6,6 +6,8 @@ pub mod bench;
 pub mod catalog;
 pub mod group;
 pub mod http;
+pub mod judge;
+pub mod link;
 pub mod report;
 pub mod run;
 pub mod traffic;

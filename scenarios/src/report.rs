@@ -30,8 +30,12 @@ pub struct Span {
     pub share: f64,
     /// When the expected verdict settled (s after `from_s`).
     pub settled_after_s: Option<f64>,
-    /// Samples in the span that were the expected verdict.
+    /// Samples in the span that were right: the expected verdict, the
+    /// second fair reading, or a limit before an idle link.
     pub right: usize,
+    /// Of those, the samples right only because the bottleneck stood idle
+    /// (`crate::judge::read_at_link`).
+    pub idle_link_right: usize,
     /// Samples in the span.
     pub samples: usize,
     /// Sender side: expected verdict, held by most samples, settled within
@@ -101,6 +105,9 @@ pub struct FlowReport {
     /// Every verdict sampled, as (seconds since the flow was first seen,
     /// verdict): what the spans were judged on.
     pub timeline: Vec<(f64, Verdict)>,
+    /// The bottleneck's use (share of its rate) over each sample's verdict
+    /// window, in step with `timeline`; `None` where unmeasured.
+    pub link_use: Vec<Option<f64>>,
     /// Verdicts that rested on a ceiling the measured rate outran (issue
     /// 14's property); any fails the flow.
     pub outran: Vec<String>,
@@ -139,8 +146,32 @@ impl FlowReport {
             other_end: None,
             ends_agree: None,
             timeline: Vec::new(),
+            link_use: Vec::new(),
             outran: Vec::new(),
         }
+    }
+
+    /// What the bottleneck carried over the last span's samples, for a
+    /// failure's diagnosis: `None` where unmeasured.
+    fn link_line(&self) -> Option<String> {
+        let span = self.spans.last()?;
+        let to = span.to_s.unwrap_or(f64::INFINITY);
+        let uses: Vec<f64> = self
+            .timeline
+            .iter()
+            .zip(&self.link_use)
+            .filter(|((t, _), _)| *t >= span.from_s && *t < to)
+            .filter_map(|(_, u)| *u)
+            .collect();
+        let lowest = uses.iter().copied().reduce(f64::min)?;
+        let highest = uses.iter().copied().reduce(f64::max)?;
+        let mean = uses.iter().sum::<f64>() / uses.len() as f64;
+        Some(format!(
+            "bottleneck: carried {:.0}-{:.0}% of its rate over the span's samples (mean {:.0}%)",
+            lowest * 100.0,
+            highest * 100.0,
+            mean * 100.0
+        ))
     }
 
     /// Records the verdicts that rested on a ceiling the rate outran;
@@ -259,7 +290,7 @@ impl ScenarioReport {
                 .iter()
                 .map(|sp| {
                     format!(
-                        "{}s..{}: expected {}{} got {} ({:.0}%; right {}/{}{})",
+                        "{}s..{}: expected {}{} got {} ({:.0}%; right {}/{}{}{})",
                         sp.from_s,
                         sp.to_s.map_or("end".to_string(), |t| format!("{t}s")),
                         sp.expected,
@@ -268,6 +299,10 @@ impl ScenarioReport {
                         sp.share * 100.0,
                         sp.right,
                         sp.samples,
+                        match sp.idle_link_right {
+                            0 => String::new(),
+                            n => format!(", {n} a limit before the idle link"),
+                        },
                         sp.settled_after_s
                             .map(|t| format!(", settled +{t:.1}s"))
                             .unwrap_or_default()
@@ -295,6 +330,9 @@ impl ScenarioReport {
             ));
             for o in f.outran.iter().take(3) {
                 s.push_str(&format!("       CEILING OUTRAN: {o}\n"));
+            }
+            if let Some(line) = f.link_line().filter(|_| !f.pass) {
+                s.push_str(&format!("       {line}\n"));
             }
         }
         if let Some(g) = &self.group {

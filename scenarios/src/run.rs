@@ -14,11 +14,10 @@ use observer::{
 use pathemu::{Path, Side};
 
 use crate::{
-    catalog::{
-        Expect, HttpClient, HttpServer, MIN_SHARE, RX_MIN_ACCURACY, RX_MIN_SAMPLES, SETTLE_S,
-        Scenario, Traffic, View,
-    },
+    catalog::{HttpClient, HttpServer, Scenario, Traffic, View},
     http::{self, Download, TempDir},
+    judge::{judge, majority, read_at_link, span_passes, tally},
+    link::LinkMeter,
     report::{FlowReport, ScenarioReport},
     traffic::{self, Iperf, OwnFlow, Reading},
 };
@@ -35,84 +34,14 @@ struct Timeline {
     samples: Vec<(f64, Verdict)>,
     /// The rule that decided each sample, in step with `samples`.
     rules: Vec<&'static str>,
+    /// The bottleneck's use over each sample's verdict window, in step
+    /// with `samples` (`LinkMeter::use_over`).
+    link_use: Vec<Option<f64>>,
     /// The explanation at the last poll while the flow was open.
     explanation: String,
     /// Verdicts (current or life) that rested on a ceiling the rate
     /// outran (`Attribution::check_ceilings`), as they were found.
     outran: Vec<String>,
-}
-
-/// Majority verdict in `[from, to)`, its share, and when the expected one
-/// settled (first time from which at least 80% of later samples agree).
-pub fn judge(
-    samples: &[(f64, Verdict)],
-    from: f64,
-    to: f64,
-    expected: Verdict,
-) -> (Verdict, f64, Option<f64>) {
-    let span: Vec<&(f64, Verdict)> = samples
-        .iter()
-        .filter(|(t, _)| *t >= from && *t < to)
-        .collect();
-    if span.is_empty() {
-        return (Verdict::Unknown, 0.0, None);
-    }
-    let mut counts: HashMap<Verdict, usize> = HashMap::new();
-    for (_, v) in &span {
-        *counts.entry(*v).or_default() += 1;
-    }
-    let (majority, n) = counts
-        .iter()
-        .max_by_key(|(v, n)| (**n, **v == expected))
-        .map(|(v, n)| (*v, *n))
-        .unwrap_or((Verdict::Unknown, 0));
-    let share = n as f64 / span.len() as f64;
-    let settled = (0..span.len()).find_map(|i| {
-        let rest = &span[i..];
-        let ok = rest.iter().filter(|(_, v)| *v == expected).count();
-        (ok as f64 >= 0.8 * rest.len() as f64).then(|| (span[i].0 - from).max(0.0))
-    });
-    (majority, share, settled)
-}
-
-/// Samples in `[from, to)` and how many of them are right: `expected`,
-/// or `also` where the span names a second fair reading.
-pub fn tally(
-    samples: &[(f64, Verdict)],
-    from: f64,
-    to: f64,
-    expected: Verdict,
-    also: Option<Verdict>,
-) -> (usize, usize) {
-    samples
-        .iter()
-        .filter(|(t, _)| *t >= from && *t < to)
-        .fold((0, 0), |(ok, n), (_, v)| {
-            (ok + usize::from(*v == expected || Some(*v) == also), n + 1)
-        })
-}
-
-/// Whether a span passes. Sender side: the expected verdict is the
-/// majority with at least [`MIN_SHARE`] and settled within [`SETTLE_S`].
-/// Receiver side: at least [`RX_MIN_ACCURACY`] of at least
-/// [`RX_MIN_SAMPLES`] samples are right (the expected verdict, or the
-/// span's second fair reading, and then the expected one is still the
-/// majority with at least [`MIN_SHARE`]); the criteria are the catalogue's.
-pub fn span_passes(
-    view: View,
-    e: &Expect,
-    (majority, share, settled): (Verdict, f64, Option<f64>),
-    (right, samples): (usize, usize),
-) -> bool {
-    let leads = majority == e.verdict && share >= MIN_SHARE;
-    match view {
-        View::Sender => leads && settled.is_some_and(|s| s <= SETTLE_S),
-        View::Receiver => {
-            samples >= RX_MIN_SAMPLES
-                && right as f64 >= RX_MIN_ACCURACY * samples as f64
-                && (e.also.is_none() || leads)
-        }
-    }
 }
 
 /// Widens the kernel's (global) list of congestion controls that a
@@ -236,13 +165,19 @@ struct Watch<'r> {
     /// Where each poll's samples of both ends are recorded (`--record`),
     /// under the scenario's name.
     record: Option<(&'r mut Recorder, &'static str)>,
+    /// The path, and its bottleneck's use marked at each poll.
+    link: (&'r Path, LinkMeter),
 }
 
 impl Watch<'_> {
-    /// Polls observer and adds each open flow's verdict to its timeline.
+    /// Polls observer and adds each open flow's verdict to its timeline,
+    /// with the bottleneck's use over the verdict window.
     fn poll(&mut self, poller: &mut Poller) -> anyhow::Result<()> {
         poller.poll().context("polling observer")?;
         let now = Instant::now();
+        let (path, meter) = &mut self.link;
+        meter.mark(path);
+        let link_use = meter.use_over(poller.book().config().window);
         let (netns, other_netns) = self.netns;
         if let Some((recorder, name)) = self.record.as_mut() {
             let ours = poller
@@ -262,6 +197,7 @@ impl Watch<'_> {
             line.samples
                 .push((now.duration_since(born).as_secs_f64(), t.current.verdict));
             line.rules.push(t.current.rule);
+            line.link_use.push(link_use);
             line.explanation.clone_from(&t.current.explanation);
             let cfg = observer::attribution::Config::default();
             for a in [&t.current, &t.life] {
@@ -309,6 +245,7 @@ pub fn run(
         ),
         lines: HashMap::new(),
         record: record.map(|r| (r, sc.name)),
+        link: (&path, LinkMeter::new(&sc.path)),
     };
     watch.poll(poller)?;
     let measured = match &sc.traffic {
@@ -448,25 +385,6 @@ fn own_transfer(
     })
 }
 
-/// The majority verdict of `line` in `[from, to)`, if any, with the rule
-/// that decided most of its samples.
-fn majority(line: &Timeline, from: f64, to: f64) -> Option<(Verdict, &'static str)> {
-    let mut counts: HashMap<(Verdict, &'static str), usize> = HashMap::new();
-    let mut verdicts: HashMap<Verdict, usize> = HashMap::new();
-    for ((t, v), rule) in line.samples.iter().zip(&line.rules) {
-        if *t >= from && *t < to {
-            *counts.entry((*v, rule)).or_default() += 1;
-            *verdicts.entry(*v).or_default() += 1;
-        }
-    }
-    let (verdict, _) = verdicts.into_iter().max_by_key(|(_, n)| *n)?;
-    counts
-        .into_iter()
-        .filter(|((v, _), _)| *v == verdict)
-        .max_by_key(|(_, n)| *n)
-        .map(|(k, _)| k)
-}
-
 fn report(
     poller: &Poller,
     sc: &Scenario,
@@ -498,12 +416,18 @@ fn report(
         let expect = &sc.expect;
         let line = lines.get(&t.latest.cookie);
         let samples = line.map(|l| l.samples.as_slice()).unwrap_or(&[]);
+        let link_use = line.map(|l| l.link_use.as_slice()).unwrap_or(&[]);
         let spans = expect
             .iter()
             .map(|e| {
-                let judged = judge(samples, e.from_s, e.to_s, e.verdict);
-                let (right, n) = tally(samples, e.from_s, e.to_s, e.verdict, e.also);
-                let (verdict, share, settled) = judged;
+                // Passed on the samples as read against the link's use;
+                // reported as observer gave them.
+                let (read, idle_link_right) =
+                    read_at_link(samples, link_use, (e.from_s, e.to_s), e.verdict);
+                let judged = judge(&read, e.from_s, e.to_s, e.verdict);
+                let (right, n) = tally(&read, e.from_s, e.to_s, e.verdict, e.also);
+                let (verdict, share, _) = judge(samples, e.from_s, e.to_s, e.verdict);
+                let settled = judged.2;
                 crate::report::Span {
                     from_s: e.from_s,
                     to_s: if e.to_s.is_finite() {
@@ -517,6 +441,7 @@ fn report(
                     share,
                     settled_after_s: settled,
                     right,
+                    idle_link_right,
                     samples: n,
                     pass: span_passes(sc.view, e, judged, (right, n)),
                 }
@@ -532,16 +457,17 @@ fn report(
             })
             .and_then(|o| lines.get(&o.latest.cookie))
             .zip(expect.last())
-            .and_then(|(l, e)| majority(l, e.from_s, e.to_s));
+            .and_then(|(l, e)| majority(&l.samples, &l.rules, e.from_s, e.to_s));
         let own_rule = line
             .zip(expect.last())
-            .and_then(|(l, e)| majority(l, e.from_s, e.to_s))
+            .and_then(|(l, e)| majority(&l.samples, &l.rules, e.from_s, e.to_s))
             .map_or("", |(_, rule)| rule);
         let outran = line.map(|l| l.outran.clone()).unwrap_or_default();
         let mut f = FlowReport::new(sc, t, throughput, spans)
             .with_other_end(other_end, own_rule)
             .with_outran(outran);
         f.timeline = samples.to_vec();
+        f.link_use = link_use.to_vec();
         if let Some(l) = line.filter(|l| !l.explanation.is_empty()) {
             f.explanation.clone_from(&l.explanation);
         }
@@ -565,7 +491,3 @@ fn report(
     });
     ScenarioReport::new(sc, flows, measured.total_bps, measured.error.clone(), group)
 }
-
-#[cfg(test)]
-#[path = "run_tests.rs"]
-mod tests;

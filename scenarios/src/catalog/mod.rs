@@ -13,8 +13,8 @@ mod receiver;
 mod sender;
 
 pub use model::{
-    EMULATOR_TOLERANCE, Expect, GroupExpect, HttpClient, HttpServer, MIN_SHARE, RECEIVER_VERDICTS,
-    RX_MIN_ACCURACY, RX_MIN_SAMPLES, SETTLE_S, Scenario, Traffic, View,
+    EMULATOR_TOLERANCE, Expect, GroupExpect, HttpClient, HttpServer, IDLE_LINK_USE, MIN_SHARE,
+    RECEIVER_VERDICTS, RX_MIN_ACCURACY, RX_MIN_SAMPLES, SETTLE_S, Scenario, Traffic, View,
 };
 
 /// Every scenario, in running order: the sender side, the receiver, then

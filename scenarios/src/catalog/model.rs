@@ -187,6 +187,15 @@ pub const RX_MIN_ACCURACY: f64 = 0.8;
 pub const RX_MIN_SAMPLES: usize = 4;
 /// A verdict must settle within this long after the span starts.
 pub const SETTLE_S: f64 = 3.0;
+/// A bottleneck that carried less than this share of its rate over a
+/// sample's verdict window stood idle 30% of it or more: the path did not
+/// hold the flow there, a limit before it did (the sender's cwnd cut below
+/// the path's BDP by a burst of losses and regrowing, say), and the
+/// sender-side verdicts are right (`crate::judge::read_at_link`). Where the
+/// path was the expected limit, the suite's samples of 2026-12-05 carried
+/// 0.70-1.0 of the rate (1.0 in most; the lowest in `rx-stall-reader` and
+/// `rx-bbr-path`, where a queue empties now and then or BBR drains it).
+pub const IDLE_LINK_USE: f64 = 0.7;
 /// Tolerance of the emulator's throughput against its reference (15%).
 pub const EMULATOR_TOLERANCE: f64 = 0.15;
 

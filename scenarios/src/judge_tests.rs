@@ -1,4 +1,4 @@
-//! The scenario run's judging and tallying, on made-up timelines.
+//! Judging and tallying timelines, on made-up ones.
 
 use super::*;
 use Verdict::*;
@@ -85,4 +85,40 @@ fn a_second_fair_reading_counts_only_behind_a_leading_expected_one() {
     let right = tally(&flipped, 3.0, f64::INFINITY, Sender, e.also);
     assert_eq!(right, (12, 14));
     assert!(!span_passes(View::Receiver, &e, judged, right));
+}
+
+#[test]
+fn a_limit_before_an_idle_link_is_right_where_the_path_was_expected() {
+    // 10 samples from 5.5 s: path while the link is full, then the
+    // sender (its cwnd cut below the BDP) while it carries 55% or 69%.
+    let s: Vec<(f64, Verdict)> = (11..21)
+        .map(|i| (f64::from(i) * 0.5, if i < 15 { Path } else { Sender }))
+        .collect();
+    let mut link: Vec<Option<f64>> = (11..21)
+        .map(|i| Some(if i < 15 { 0.97 } else { 0.55 }))
+        .collect();
+    link[9] = Some(0.69);
+    let span = (5.5, f64::INFINITY);
+    let (read, idle) = read_at_link(&s, &link, span, Path);
+    assert_eq!(idle, 6);
+    assert!(read.iter().all(|(_, v)| *v == Path));
+    assert_eq!(tally(&read, 5.5, f64::INFINITY, Path, None), (10, 10));
+    // Just outside: the link at 71% of its rate is not idle.
+    link[9] = Some(0.71);
+    let (read, idle) = read_at_link(&s, &link, span, Path);
+    assert_eq!((idle, read[9].1), (5, Sender));
+    // Only samples in the span are counted.
+    assert_eq!(read_at_link(&s, &link, (7.5, f64::INFINITY), Path).1, 5);
+    assert_eq!(read_at_link(&s, &link, (5.5, 7.5), Path).1, 0);
+    // The reader is not a limit before the link; nor is anything right
+    // where another verdict than the path was expected, or the link's use
+    // is unmeasured.
+    let reader: Vec<(f64, Verdict)> = s
+        .iter()
+        .map(|&(t, v)| (t, if v == Sender { ReceiverApplication } else { v }))
+        .collect();
+    assert_eq!(read_at_link(&reader, &link, span, Path).1, 0);
+    assert_eq!(read_at_link(&s, &link, span, ReceiveWindow).1, 0);
+    assert_eq!(read_at_link(&s, &[None; 10], span, Path).1, 0);
+    assert_eq!(read_at_link(&s, &[], span, Path), (s.clone(), 0));
 }
