@@ -41,8 +41,9 @@ pub struct KnobWhatIf {
     /// For a window: what the path's rate needs at that RTT (bytes).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub needed_bytes: Option<f64>,
-    /// For a window: the path's rate over the flows' rate, what the
-    /// window that carries it would buy (times).
+    /// For a window: what the window that carries the path's rate would
+    /// buy each flow (times): the path's rate shared by the flows open at
+    /// once (`Figures::concurrent`), over the flows' mean rate.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub speedup: Option<f64>,
     /// Whether changing this limit (its window, its reader) would raise
@@ -78,21 +79,22 @@ pub fn what_would_help(
 }
 
 /// "4 of 5 downloads from 203.0.113.5": `set` of the group's `members`.
-fn who(fig: &Figures, set: &[&Member<'_>], members: &[Member<'_>]) -> String {
+/// A flow that moved under `cfg.min_bytes` (iperf3's control connection)
+/// is no upload or download, and is not counted unless in `set`.
+fn who(fig: &Figures, set: &[&Member<'_>], members: &[Member<'_>], cfg: &Config) -> String {
     let side = set[0].att.side;
     let same = set.iter().all(|m| m.att.side == side);
+    let transfers = |side: Option<Side>| {
+        members
+            .iter()
+            .filter(|m| side.is_none_or(|s| m.att.side == s))
+            .filter(|m| m.bytes >= cfg.min_bytes || set.iter().any(|x| std::ptr::eq(*x, *m)))
+            .count()
+    };
     let (noun, prep, of) = match (same, side) {
-        (true, Side::Receiver) => (
-            "downloads",
-            "from",
-            members.iter().filter(|m| m.att.side == side).count(),
-        ),
-        (true, Side::Sender) => (
-            "uploads",
-            "to",
-            members.iter().filter(|m| m.att.side == side).count(),
-        ),
-        (false, _) => ("flows", "with", members.len()),
+        (true, Side::Receiver) => ("downloads", "from", transfers(Some(side))),
+        (true, Side::Sender) => ("uploads", "to", transfers(Some(side))),
+        (false, _) => ("flows", "with", transfers(None)),
     };
     let prep = if fig.by.is_peer() { prep } else { "of" };
     let key = match fig.by {
@@ -130,7 +132,7 @@ fn entry(
     let rate_bps = set.iter().map(|m| m.rate_bps).sum::<f64>() / set.len() as f64;
     let head = format!(
         "{} ({} of bytes)",
-        who(fig, set, members),
+        who(fig, set, members, cfg),
         units::share(byte_share)
     );
     let mut w = KnobWhatIf {
@@ -284,22 +286,41 @@ fn window(
         w.summary = format!("{head} were held by {desc}: raising the window would not help: {fix}");
         return w;
     }
+    // Flows open at once share the path: with windows that carry its rate
+    // each can reach its share of it, not all of it.
     let path = fig.path_bps;
-    if w.rate_bps >= cfg.at_ceiling * path {
+    let at_once = fig.concurrent.max(1);
+    let share = path / at_once as f64;
+    if w.rate_bps >= cfg.at_ceiling * share {
+        let shared = if at_once > 1 {
+            format!(", {} each with {at_once} at once", units::rate(share))
+        } else {
+            String::new()
+        };
         w.summary = format!(
-            "{head} were held by {desc}: {allowed}; {}, no more than they ran: what a bigger window would buy is not known from these flows",
+            "{head} were held by {desc}: {allowed}; {}{shared}, no more than they ran: what a bigger window would buy is not known from these flows",
             fig.path_words()
         );
         return w;
     }
+    // The window one flow needs to reach the path's rate alone: the knob
+    // (a buffer's maximum) is each flow's.
     let needed = bdp(path, rtt);
-    let speedup = path / w.rate_bps.max(1.0);
+    let speedup = share / w.rate_bps.max(1.0);
     let (_, fix) = describe(knob, first.flow, win, needed);
     w.needed_bytes = Some(needed);
     w.speedup = Some(speedup);
     w.helps = true;
+    let reach = if at_once > 1 {
+        format!(
+            "would let each reach the path's rate alone, and the {at_once} at once share it, about {} each: {speedup:.1}x faster",
+            units::rate(share)
+        )
+    } else {
+        format!("would let them reach the path's rate, about {speedup:.1}x faster")
+    };
     w.summary = format!(
-        "{head} were held by {desc}: {allowed} while {}; {fix} would let them reach the path's rate, about {speedup:.1}x faster",
+        "{head} were held by {desc}: {allowed} while {}; {fix} {reach}",
         fig.path_words()
     );
     w

@@ -157,6 +157,9 @@ pub struct Figures {
     /// What the path has carried for them, at least: the larger of
     /// `shown_bps` and `rate_bps` (bits/s).
     pub path_bps: f64,
+    /// The most judged flows in their judged intervals at one time: the
+    /// flows that share the path at once.
+    pub concurrent: usize,
 }
 
 impl Figures {
@@ -268,6 +271,7 @@ fn one(netns: u32, key: String, by: GroupBy, members: &[Member<'_>], cfg: &Confi
     };
     let fastest_bps = members.iter().map(|m| m.rate_bps).fold(0.0, f64::max);
     let shown_bps = members.iter().map(|m| m.shown_bps).fold(0.0, f64::max);
+    let concurrent = peak(members.iter().filter(|m| m.judged()));
     let fig = Figures {
         by,
         key: key.clone(),
@@ -277,6 +281,7 @@ fn one(netns: u32, key: String, by: GroupBy, members: &[Member<'_>], cfg: &Confi
         fastest_bps,
         shown_bps,
         path_bps: shown_bps.max(rate_bps),
+        concurrent,
     };
     let judged = judge::judge(&fig, members, cfg);
     let what_if = knobs::what_would_help(&fig, judged.limit, members, cfg);
@@ -294,7 +299,7 @@ fn one(netns: u32, key: String, by: GroupBy, members: &[Member<'_>], cfg: &Confi
         flows: members.len(),
         open: members.iter().filter(|m| !m.flow.closed).count(),
         judged: members.iter().filter(|m| m.judged()).count(),
-        concurrent: peak(members.iter().filter(|m| m.judged())),
+        concurrent,
         bytes,
         rate_bps,
         fastest_bps,

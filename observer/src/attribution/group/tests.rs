@@ -115,12 +115,14 @@ fn four_window_bound_streams_are_per_flow() {
         "per-flow limit: 4 flows each held by its own limit (the peer's receive window) together ran 21.2 Mbit/s, 3.6 times the fastest alone (5.9 Mbit/s); the path has shown at least 21.2 Mbit/s (the flows together): more streams or bigger windows would add rate"
     );
     let w = &g.what_if[0];
-    // 21.18 Mbit/s x 105 ms = 277,987 B; 21.18 / (21.18 / 4) = 4.0.
-    assert!((w.needed_bytes.unwrap() - 277_987.5).abs() < 1.0);
-    assert!((w.speedup.unwrap() - 4.0).abs() < 1e-6);
+    // The path has shown only what the four carried together, 5.3 Mbit/s
+    // each at once: no more than each ran, so no speed-up is promised
+    // (not 21.18 / 5.3 = 4.0x each: they share the path). The control
+    // connection moved 1.5 KB: no upload ("4 of 4").
+    assert_eq!((w.needed_bytes, w.speedup, w.helps), (None, None, false));
     assert_eq!(
         w.summary,
-        "4 of 5 uploads to 10.0.0.2 (100% of bytes) were held by the peer's receive window (80.5 KB): their windows allowed about 6.1 Mbit/s each at their 105.0 ms RTT while the path has shown at least 21.2 Mbit/s (the flows together); a peer window of 278.0 KB (the peer's receive buffer) would let them reach the path's rate, about 4.0x faster"
+        "4 of 4 uploads to 10.0.0.2 (100% of bytes) were held by the peer's receive window (80.5 KB): their windows allowed about 6.1 Mbit/s each at their 105.0 ms RTT; the path has shown at least 21.2 Mbit/s (the flows together), 5.3 Mbit/s each with 4 at once, no more than they ran: what a bigger window would buy is not known from these flows"
     );
 }
 
@@ -128,30 +130,57 @@ fn four_window_bound_streams_are_per_flow() {
 fn four_windowed_downloads_name_their_so_rcvbuf() {
     // The same from the receiving end: iperf3 -w 64K sets SO_RCVBUF (the
     // kernel doubles it to 131,072 B); the bursts show the 35 Mbit/s link.
-    let d = |rate| F {
+    let d = |rate, shown_bps| F {
         side: Side::Receiver,
         rcvbuf: 131_072,
         rcvbuf_locked: true,
-        shown_bps: 35e6,
+        shown_bps,
         window: Some((
             80_480,
             Bounds {
                 shift: Some(7),
                 own: true,
-                path_bps: 35e6,
+                path_bps: shown_bps,
                 ..Bounds::default()
             },
         )),
         ..w64k(rate)
     };
-    let g = one(&[d(5.3e6), d(5.3e6), d(5.3e6), d(5.3e6)]);
+    let four = |rate, shown| {
+        [
+            d(rate, shown),
+            d(rate, shown),
+            d(rate, shown),
+            d(rate, shown),
+        ]
+    };
+    let g = one(&four(5.3e6, 35e6));
     assert_eq!((g.limit, g.rule), (Limit::PerFlow, "own_limits"));
-    // 35 Mbit/s x 105 ms = 459,375 B; 131,072 x 459,375 / 80,480 =
-    // 748,151 B of SO_RCVBUF; 35 / 5.3 = 6.6.
+    // 35 Mbit/s x 105 ms = 459,375 B, what one flow needs alone;
+    // 131,072 x 459,375 / 80,480 = 748,151 B of SO_RCVBUF. The four at
+    // once share the 35 Mbit/s: 8.75 each, 8.75 / 5.3 = 1.65x (not
+    // 35 / 5.3 = 6.6x).
+    let w = &g.what_if[0];
+    assert!((w.needed_bytes.unwrap() - 459_375.0).abs() < 1.0);
+    assert!((w.speedup.unwrap() - 8.75 / 5.3).abs() < 1e-9);
     assert_eq!(
-        g.what_if[0].summary,
-        "4 of 4 downloads from 10.0.0.2 (100% of bytes) were held by an SO_RCVBUF the application set (131.1 KB): their windows allowed about 6.1 Mbit/s each at their 105.0 ms RTT while the path has shown 35.0 Mbit/s; an SO_RCVBUF of 748.2 KB would let them reach the path's rate, about 6.6x faster"
+        w.summary,
+        "4 of 4 downloads from 10.0.0.2 (100% of bytes) were held by an SO_RCVBUF the application set (131.1 KB): their windows allowed about 6.1 Mbit/s each at their 105.0 ms RTT while the path has shown 35.0 Mbit/s; an SO_RCVBUF of 748.2 KB would let each reach the path's rate alone, and the 4 at once share it, about 8.8 Mbit/s each: 1.7x faster"
     );
+    // Just outside: where the path has shown 26.4 Mbit/s, 6.6 each, the
+    // four at 5.3 already run at 80% of their share (5.28): no speed-up
+    // is promised; at 26.6 shown (5.32) one is.
+    let g = one(&four(5.3e6, 26.4e6));
+    assert_eq!(g.what_if[0].speedup, None);
+    assert!(
+        g.what_if[0]
+            .summary
+            .contains("6.6 Mbit/s each with 4 at once, no more than they ran"),
+        "{}",
+        g.what_if[0].summary
+    );
+    let g = one(&four(5.3e6, 26.6e6));
+    assert!((g.what_if[0].speedup.unwrap() - 26.6 / 4.0 / 5.3).abs() < 1e-9);
 }
 
 #[test]
