@@ -1,6 +1,6 @@
 //! Records the kernel hands observer (flow-map samples and closed-flow
 //! records, `FlowSample`, any bit pattern) through everything that reads
-//! them: the flow book and its verdicts, the Prometheus catalogue, the
+//! them: the live flows and their verdicts, the Prometheus catalogue, the
 //! one-shot flow table with its JSON and table output, and the `top` view.
 //! No record may panic (overflow, slicing, formatting), and the exported
 //! counters never go backwards whatever the samples do, as long as the
@@ -69,7 +69,7 @@ fuzz_target!(|data: &[u8]| {
         ..LiveConfig::default()
     };
     let start = 1u64 << 40;
-    let mut book = LiveFlows::new(cfg, clock, start);
+    let mut live = LiveFlows::new(cfg, clock, start);
     let agg = Aggregation {
         comm: true,
         cgroup: true,
@@ -116,7 +116,7 @@ fuzz_target!(|data: &[u8]| {
         });
         let n_closed = usize::from((head >> 3) & 7).min(recs.len());
         let (active, closed) = recs.split_at(recs.len() - n_closed);
-        let events = book.ingest(active, closed, now);
+        let events = live.ingest(active, closed, now);
         for s in active {
             table.update(*s, now);
         }
@@ -126,7 +126,7 @@ fuzz_target!(|data: &[u8]| {
         for (i, c) in counters.iter_mut().enumerate() {
             *c += u64::from(head) * (i as u64 + 1);
         }
-        cat.update(&events, &book, &counters, &PollStats::default(), 1024);
+        cat.update(&events, &live, &counters, &PollStats::default(), 1024);
         let text = encode(&cat.registry).expect("the registry encodes");
         let now_counters = counters_of(&text);
         for (name, v) in &now_counters {
@@ -144,7 +144,7 @@ fuzz_target!(|data: &[u8]| {
     records::write_json(&mut out, &reports).expect("JSON to a Vec");
     records::write_table(&mut out, &reports).expect("table to a Vec");
     let mut app = App::new(Options::default());
-    app.update(Snapshot::from_book(&book, &counters));
+    app.update(Snapshot::from_live(&live, &counters));
     {
         let Ok(mut t) = Terminal::new(TestBackend::new(120, 30));
         let _ = t.draw(|f| draw(f, &mut app));

@@ -46,7 +46,7 @@ fn flow(cookie: u64, comm: &str, t: u64) -> FlowSample {
     s
 }
 
-fn book() -> LiveFlows {
+fn live_flows() -> LiveFlows {
     let cfg = LiveConfig {
         history: 60,
         ..LiveConfig::default()
@@ -108,10 +108,10 @@ fuzz_target!(|data: &[u8]| {
         sort,
         ..Options::default()
     });
-    let b = book();
+    let b = live_flows();
     let mut counters = [0u64; Counter::COUNT as usize];
     counters[Counter::RingbufDrops as usize] = u64::from(*h);
-    app.update(Snapshot::from_book(&b, &counters));
+    app.update(Snapshot::from_live(&b, &counters));
     let Ok(mut t) = Terminal::new(TestBackend::new(u16::from(*w), u16::from(*h)));
     let _ = t.draw(|f| draw(f, &mut app));
     for k in keys.iter().take(64) {

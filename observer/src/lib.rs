@@ -11,7 +11,7 @@
 //!   [`observer_common::FlowSample`]s.
 //! - [`track`]: which samples of which flow are kept between polls: the
 //!   one-shot [`track::snapshot`] of `observer flows`, and the
-//!   [`track::live`] book of `observer run` and `observer top`, fed by
+//!   [`track::live`] flows of `observer run` and `observer top`, fed by
 //!   [`track::poller`]. It asks attribution for each flow's verdicts and
 //!   keeps them with the flow.
 //! - [`attribution`]: what limits a flow between two points, with the

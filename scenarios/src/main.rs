@@ -60,12 +60,12 @@ fn start_monitor(hz: u32) -> anyhow::Result<Poller> {
         ..ProbeConfig::default()
     };
     let probes = Probes::load(cfg.clone()).context("cannot start the kernel probes")?;
-    let book = LiveConfig {
+    let live_cfg = LiveConfig {
         history: 1,
         attribution: observer::attribution::Config::default().with_hz(hz),
         ..LiveConfig::default()
     };
-    Ok(Poller::new(probes, Clock::new(hz), book, cfg.max_flows))
+    Ok(Poller::new(probes, Clock::new(hz), live_cfg, cfg.max_flows))
 }
 
 fn suite(cli: &Cli) -> anyhow::Result<bool> {

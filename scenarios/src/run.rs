@@ -177,11 +177,11 @@ impl Watch<'_> {
         let now = Instant::now();
         let (path, meter) = &mut self.link;
         meter.mark(path);
-        let link_use = meter.use_over(poller.book().config().window);
+        let link_use = meter.use_over(poller.live().config().window);
         let (netns, other_netns) = self.netns;
         if let Some((recorder, name)) = self.record.as_mut() {
             let ours = poller
-                .book()
+                .live()
                 .flows()
                 .filter(|t| t.latest.netns == netns || t.latest.netns == other_netns)
                 .map(|t| &*t.latest);
@@ -189,7 +189,7 @@ impl Watch<'_> {
                 .poll(name, monotonic_ns(), ours)
                 .context("recording the poll")?;
         }
-        for t in poller.book().flows().filter(|t| {
+        for t in poller.live().flows().filter(|t| {
             (t.latest.netns == netns || t.latest.netns == other_netns) && !t.is_closed()
         }) {
             let line = self.lines.entry(t.latest.cookie).or_default();
@@ -395,7 +395,7 @@ fn report(
 ) -> ScenarioReport {
     let mut flows: Vec<FlowReport> = Vec::new();
     let mut data: Vec<_> = poller
-        .book()
+        .live()
         .flows()
         .filter(|t| t.latest.netns == netns)
         .filter(|t| t.flow.bytes_acked.max(t.flow.bytes_received) >= MIN_DATA_BYTES)
@@ -448,7 +448,7 @@ fn report(
             })
             .collect();
         let other_end = poller
-            .book()
+            .live()
             .flows()
             .find(|o| {
                 o.latest.netns == other_netns
@@ -477,7 +477,7 @@ fn report(
     // flows --by peer` would group them.
     let group = sc.group.as_ref().map(|expect| {
         let ours: Vec<_> = poller
-            .book()
+            .live()
             .flows()
             .filter(|t| t.latest.netns == netns)
             .map(|t| (&t.flow, &t.life))

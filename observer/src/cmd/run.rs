@@ -241,10 +241,10 @@ async fn agent(args: &Args, web: std::sync::Arc<Web>) -> anyhow::Result<()> {
             _ = term.recv() => break,
         }
         let (events, stats) = poller.poll().context("reading the kernel maps")?;
-        catalogue.at(observer::model::clock::monotonic_ns());
+        catalogue.advance_to(observer::model::clock::monotonic_ns());
         catalogue.update(
             &events,
-            poller.book(),
+            poller.live(),
             &poller.counters,
             &stats,
             poller.max_flows,
@@ -414,7 +414,7 @@ fn summary(m: &Poller, filter: Option<&observer::filter::Filter>) -> String {
     let selected = |t: &&observer::track::live::TrackedFlow| {
         filter.is_none_or(|f| f.matches(&t.flow, Some(&t.current)))
     };
-    for t in m.book().flows().filter(|t| !t.is_closed()).filter(selected) {
+    for t in m.live().flows().filter(|t| !t.is_closed()).filter(selected) {
         open += 1;
         if let Some(e) = by.iter_mut().find(|(v, _)| *v == t.current.verdict) {
             e.1 += 1;

@@ -73,12 +73,12 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         args.interval,
     );
     let s = session::start(config)?;
-    let book = LiveConfig {
+    let live_cfg = LiveConfig {
         history: HISTORY,
         attribution: observer::attribution::Config::default().with_hz(s.clock.hz),
         ..LiveConfig::default()
     };
-    let poller = Poller::new(s.probes, s.clock, book, args.max_flows);
+    let poller = Poller::new(s.probes, s.clock, live_cfg, args.max_flows);
     let opts = Options {
         interval: args.interval,
         filter: args.filter.clone().unwrap_or_default(),

@@ -16,10 +16,10 @@ use crate::kernel::{
     load::attach::{Refusal, attach_poll, attach_tp, program_info_of, resolve, settings, take},
     load::degraded::Degraded,
     load::hooks,
-    load::parts::{Parts, Programs},
     load::pin,
     load::probe_config::{ProbeConfig, VARIANTS, Variant},
     load::probe_error::ProbeError,
+    load::probe_set::{ProbeSet, Programs},
     read::walk::Walk,
 };
 
@@ -86,7 +86,7 @@ impl Probes {
                     &resolved.missing,
                     config.walk_budget,
                 )
-                .map(Probes::from_parts);
+                .map(Probes::from_set);
             }
         }
         // A set of ours that lacks maps or links: replaced, and in the way
@@ -258,7 +258,7 @@ impl Probes {
             )),
             None => None,
         };
-        Ok(Probes::from_parts(Parts {
+        Ok(Probes::from_set(ProbeSet {
             flows: take(&mut ebpf, MAP_FLOWS)?,
             // Pinned, records stay in the kernel until a poll takes them,
             // so an agent killed between polls loses none (a full ring
@@ -283,23 +283,23 @@ impl Probes {
         }))
     }
 
-    /// Probes made of `parts`.
-    pub(super) fn from_parts(parts: Parts) -> Probes {
+    /// Probes made of `set`.
+    pub(super) fn from_set(set: ProbeSet) -> Probes {
         Probes {
-            flows: parts.flows,
+            flows: set.flows,
             batch: crate::kernel::read::flow_map::BatchReader::default(),
-            closed: parts.closed,
-            counters: parts.counters,
-            parked: parts.parked,
-            poll: parts.poll,
-            changes: super::read::journal::Changes::new(parts.journal),
-            programs: parts.programs,
-            _pinned_links: parts.pinned_links,
-            pin_dir: parts.pin_dir,
+            closed: set.closed,
+            counters: set.counters,
+            parked: set.parked,
+            poll: set.poll,
+            changes: super::read::journal::Changes::new(set.journal),
+            programs: set.programs,
+            _pinned_links: set.pinned_links,
+            pin_dir: set.pin_dir,
             stale: Vec::new(),
-            degraded: parts.degraded,
-            direct: parts.direct,
-            attached: parts.attached,
+            degraded: set.degraded,
+            direct: set.direct,
+            attached: set.attached,
         }
     }
 

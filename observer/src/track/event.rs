@@ -1,4 +1,4 @@
-//! What changed at a poll of the live book ([`super::live::LiveFlows`]), as
+//! What changed at a poll of the live flows ([`super::live::LiveFlows`]), as
 //! the sinks count it: flows started, their progress, their close.
 
 use crate::{

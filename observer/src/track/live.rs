@@ -1,4 +1,4 @@
-//! The live flow book of a long-running view (`observer run`, `observer
+//! The live flows of a long-running view (`observer run`, `observer
 //! top`): every tracked flow's latest sample, its current verdict over a
 //! sliding window, its life verdict, an optional short history for
 //! sparklines, and the events (started, closed) that sinks count.
@@ -29,7 +29,7 @@ use crate::{
 pub struct LiveConfig {
     /// Span the current verdict covers, at least (the verdict window).
     pub window: Duration,
-    /// How long a closed flow stays in the book after its close record;
+    /// How long a closed flow stays tracked after its close record;
     /// zero: until [`LiveFlows::drop_closed`].
     pub linger: Duration,
     /// History points kept per flow for sparklines (0: none).
@@ -156,14 +156,14 @@ impl LiveFlows {
 
     /// Drops every closed flow: with a zero [`LiveConfig::linger`], once
     /// the sinks have read the poll's events (they look flows up in the
-    /// book), so nothing is held until the next poll.
+    /// live flows), so nothing is held until the next poll.
     pub fn drop_closed(&mut self) {
         for c in self.rosters.closed.drain(..) {
             self.flows.remove(&c);
         }
     }
 
-    /// Drops flow `cookie` from the book with no event: for an open flow
+    /// Stops tracking flow `cookie`, with no event: for an open flow
     /// gone from the kernel map whose close record was lost to a full ring
     /// buffer (counted as `ringbuf_drops`). Returns whether it was tracked.
     pub fn forget(&mut self, cookie: u64) -> bool {
@@ -334,7 +334,7 @@ impl LiveFlows {
         }
     }
 
-    /// What [`TrackedFlow::advance`] needs of the book's settings.
+    /// What [`TrackedFlow::advance`] needs of the live flows' settings.
     fn rules(&self) -> TrackSettings {
         TrackSettings {
             window_ns: self.cfg.window.as_nanos() as u64,

@@ -21,7 +21,7 @@ fn flow_at(cookie: u64, t_s: u64, closed: bool) -> FlowSample {
     s
 }
 
-/// Events in a fixed order, to compare two books' polls.
+/// Events in a fixed order, to compare two live flows' polls.
 fn sorted(events: Vec<Event>) -> Vec<String> {
     let mut v: Vec<String> = events.iter().map(|e| format!("{e:?}")).collect();
     v.sort();
@@ -54,7 +54,7 @@ fn poll_reads(
     (changed, closed, all)
 }
 
-fn book(history: usize) -> LiveFlows {
+fn live_flows(history: usize) -> LiveFlows {
     let cfg = LiveConfig {
         history,
         ..LiveConfig::default()
@@ -64,9 +64,9 @@ fn book(history: usize) -> LiveFlows {
 
 #[test]
 fn tracks_current_and_life_verdicts_and_emits_events() {
-    let mut b = book(3);
+    let mut b = live_flows(3);
     let ev = b.ingest(&[sample(1, false)], &[], 101 * SEC);
-    // Born in this run (first seen at 100 s, the book at 50 s): its first
+    // Born in this run (first seen at 100 s, the live flows at 50 s): its first
     // second counts as soon as it is first read.
     match &ev[..] {
         [
@@ -105,7 +105,7 @@ fn tracks_current_and_life_verdicts_and_emits_events() {
     let t = b.get(9).unwrap();
     assert_eq!(t.current.verdict, Verdict::ReceiveWindow);
     assert_eq!(t.life.verdict, Verdict::ReceiveWindow);
-    // Born after the book started: life spans from first_seen (5 s).
+    // Born after the live flows started: life spans from first_seen (5 s).
     assert_eq!(t.life.evidence.interval_us, 5_000_000);
     // Current window: between one and two windows (1 s each) back.
     let span = t.current.evidence.interval_us;
@@ -117,7 +117,7 @@ fn tracks_current_and_life_verdicts_and_emits_events() {
 
 #[test]
 fn close_emits_once_and_lingers() {
-    let mut b = book(0);
+    let mut b = live_flows(0);
     b.ingest(&[sample(1, false)], &[], 101 * SEC);
     let ev = b.ingest(&[], &[sample(3, true)], 103 * SEC);
     let closed: Vec<_> = ev
@@ -157,7 +157,7 @@ fn without_linger_closed_flows_stay_until_dropped() {
         50 * SEC,
     );
     b.ingest(&[sample(1, false)], &[], 101 * SEC);
-    // Closed: counted once, and still in the book for the sinks, which
+    // Closed: counted once, and still tracked for the sinks, which
     // look up the poll's events there (a flow first seen closed too).
     let mut other = sample(4, true);
     other.cookie = 10;
@@ -176,7 +176,7 @@ fn without_linger_closed_flows_stay_until_dropped() {
 
 #[test]
 fn flow_seen_only_at_close_still_counts() {
-    let mut b = book(0);
+    let mut b = live_flows(0);
     let ev = b.ingest(&[], &[sample(4, true)], 104 * SEC);
     assert!(matches!(ev[0], Event::Started { .. }));
     // All it moved in its four seconds counts, though the agent never
@@ -190,7 +190,7 @@ fn flow_seen_only_at_close_still_counts() {
     ));
     assert!(matches!(ev[2], Event::Closed { .. }));
     assert_eq!(ev.len(), 3);
-    // One that was older than the book, first seen at its close, does not:
+    // One that was older than the live flows, first seen at its close, does not:
     // its counters cover a life the agent did not watch.
     let mut old = sample(4, true);
     old.seen_from_start = 0;
@@ -209,7 +209,7 @@ fn flow_older_than_the_book_starts_unknown() {
 #[test]
 fn a_poll_asks_for_the_workloads_of_new_unresolved_and_moved_to_another_cgroup_flows_only() {
     use crate::model::workload::Workload;
-    let mut b = book(0);
+    let mut b = live_flows(0);
     let with_cgroup = |cookie: u64, t_s: u64, cgroup: u64| {
         let mut s = sample(t_s, false);
         s.cookie = cookie;
@@ -264,8 +264,8 @@ fn a_poll_asks_for_the_workloads_of_new_unresolved_and_moved_to_another_cgroup_f
 
 #[test]
 fn a_read_of_the_changes_alone_advances_the_book_as_a_whole_read_does() {
-    let mut whole = book(2);
-    let mut changes = book(2);
+    let mut whole = live_flows(2);
+    let mut changes = live_flows(2);
     // The flow map as the kernel holds it.
     let mut map: HashMap<u64, FlowSample> = HashMap::new();
     for poll in 1..=12u64 {
@@ -290,7 +290,7 @@ fn a_read_of_the_changes_alone_advances_the_book_as_a_whole_read_does() {
 
 #[test]
 fn a_receiving_end_with_too_little_to_say_and_a_byte_unread_settles() {
-    let mut b = book(0);
+    let mut b = live_flows(0);
     // A receiving end: 1 byte arrived long ago and waits unread.
     let mut s = SampleBuilder::new(12).seen(100 * SEC, 100 * SEC).build();
     s.seen_from_start = 1;
@@ -305,7 +305,7 @@ fn a_receiving_end_with_too_little_to_say_and_a_byte_unread_settles() {
     assert_eq!(t.current.verdict, Verdict::Unknown, "{:?}", t.current);
     assert!(t.settled_idle());
     // Two segments' worth waiting: the reader rule may yet speak.
-    let mut b = book(0);
+    let mut b = live_flows(0);
     s.unread = 2 * 1448;
     s.bytes_received = 2 * 1448;
     for poll in 1..=4u64 {
@@ -314,7 +314,7 @@ fn a_receiving_end_with_too_little_to_say_and_a_byte_unread_settles() {
     assert!(!b.get(12).expect("tracked").settled_idle());
 }
 
-/// Polls a book of the whole map that visits every flow (two history
+/// Polls live flows of the whole map that visits every flow (two history
 /// points keep it from listing any quiet) beside one fed the changes alone
 /// that lists its settled idle flows quiet, window `window_s`: flow 9 moves
 /// at the polls in `moves9`, flow 10 at the first and the twelfth polls

@@ -13,7 +13,7 @@
 //!   sample, a sliding verdict window, history and events (started, closed).
 //! - [`poller`]: the long-running loop's state: the probes feeding a
 //!   [`live::LiveFlows`], and the sweep that forgets flows whose close was lost.
-//! - [`tracked`]: one flow of the live book, and how a poll advances it.
+//! - [`tracked`]: one live flow, and how a poll advances it.
 //! - [`event`]: what changed at a poll, as the sinks count it.
 //! - [`quiet`]: the open flows idle with a settled verdict, which a poll
 //!   passes by and steps in one sum.
@@ -22,7 +22,7 @@
 //! - [`cgroups`]: each flow's workload (unit, container, pod) from its
 //!   cgroup id, for every view.
 //! - [`recording`]: the samples of each poll written to a file, and read
-//!   back; [`replay`]: a recording judged as the live book and the flow
+//!   back; [`replay`]: a recording judged as the live flows and the flow
 //!   table judge (the scenario suite records, the golden test replays).
 
 pub mod cgroups;

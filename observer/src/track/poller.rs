@@ -30,10 +30,10 @@ pub struct PollStats {
     pub walk: Option<(bool, u64)>,
 }
 
-/// Probes plus the book they feed.
+/// Probes plus the live flows they feed.
 pub struct Poller {
     probes: Probes,
-    book: LiveFlows,
+    live: LiveFlows,
     active: Vec<FlowSample>,
     closed: Vec<FlowSample>,
     /// Kernel self-counters as of the last poll, in [`Counter::ALL`] order.
@@ -61,11 +61,11 @@ pub struct Poller {
 const WHOLE_READ_EVERY: u64 = 64;
 
 impl Poller {
-    /// Wraps attached probes; the book starts now.
+    /// Wraps attached probes; the live flows start now.
     pub fn new(probes: Probes, clock: Clock, cfg: LiveConfig, max_flows: u32) -> Poller {
         Poller {
             probes,
-            book: LiveFlows::new(cfg, clock, monotonic_ns()),
+            live: LiveFlows::new(cfg, clock, monotonic_ns()),
             active: Vec::new(),
             closed: Vec::new(),
             counters: [0; Counter::COUNT as usize],
@@ -84,14 +84,14 @@ impl Poller {
         self.cgroups = Cgroups::new(Some(root));
     }
 
-    /// The flow book.
-    pub fn book(&self) -> &LiveFlows {
-        &self.book
+    /// The live flows.
+    pub fn live(&self) -> &LiveFlows {
+        &self.live
     }
 
-    /// Drops the closed flows from the book (see [`LiveFlows::drop_closed`]).
+    /// Drops the closed flows (see [`LiveFlows::drop_closed`]).
     pub fn drop_closed(&mut self) {
-        self.book.drop_closed();
+        self.live.drop_closed();
     }
 
     /// The attached probes (for their notes on what this kernel lacks).
@@ -121,12 +121,12 @@ impl Poller {
             .read_changes(&mut self.active, &mut self.closed, sweeping);
         let now = monotonic_ns();
         let mut events = self
-            .book
+            .live
             .ingest_changes(&self.active, &self.closed, now, whole);
         let cgroups = &mut self.cgroups;
-        self.book.resolve_workloads(|id| cgroups.resolve(id));
+        self.live.resolve_workloads(|id| cgroups.resolve(id));
         // A flow that started and closed in this poll: its close event
-        // was made before the book resolved it.
+        // was made before the live flows resolved it.
         for e in &mut events {
             if let Event::Closed { flow, .. } = e
                 && !flow.workload.is_resolved()
@@ -153,7 +153,7 @@ impl Poller {
 
     /// A flow whose close record was lost (the ring buffer and the flow map
     /// both full, or its parked record evicted) leaves the kernel map with
-    /// no record, so the book would keep it open forever. After such losses
+    /// no record, so the live flows would keep it open forever. After such losses
     /// rise, open flows missing from the map at two polls in a
     /// row (a close record is always drained by the poll that no longer
     /// finds its entry) are forgotten. An idle flow the LRU evicted in that
@@ -176,14 +176,14 @@ impl Poller {
         let present: std::collections::HashSet<u64> =
             self.active.iter().map(|s| s.cookie).collect();
         for c in std::mem::take(&mut self.suspects) {
-            if !present.contains(&c) && self.book.get(c).is_some_and(|t| !t.is_closed()) {
-                self.book.forget(c);
+            if !present.contains(&c) && self.live.get(c).is_some_and(|t| !t.is_closed()) {
+                self.live.forget(c);
             }
         }
         if self.sweeps > 0 {
             self.sweeps -= 1;
             self.suspects = self
-                .book
+                .live
                 .flows()
                 .filter(|t| !t.is_closed() && !present.contains(&t.latest.cookie))
                 .map(|t| t.latest.cookie)

@@ -6,10 +6,10 @@
 //! On a host that holds many connections open, most are quiet at any poll
 //! (the benchmark's 100k flows, 1% moving each second). Visiting each of
 //! them at every poll cost about 0.6 µs a flow, nearly all of it cache
-//! misses on the flow's record; the book lists them here instead, out of
+//! misses on the flow's record; the live flows list them here instead, out of
 //! the flows a poll visits, and a poll adds their time in one step per
 //! chrono state ([`Quiet::step`]). A flow leaves the list when a read
-//! finds it moved or closed, or when the book forgets it; the book then
+//! finds it moved or closed, or when the live flows forget it; they then
 //! replays the verdict-window rotations it skipped, from the poll times
 //! kept here ([`Quiet::missed_since`]).
 //!

@@ -1,5 +1,5 @@
 //! Replays a [`Recording`] through what judges flows on a live host: the
-//! live book at every poll ([`LiveFlows`], as `observer run` and `top` judge),
+//! live flows at every poll ([`LiveFlows`], as `observer run` and `top` judge),
 //! and at the end of each label the flow table (`observer flows`). The
 //! verdicts depend only on the recorded samples and times, so a replay
 //! repeats exactly; the attribution's golden test uses it to show every
@@ -24,9 +24,9 @@ use crate::{
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Judged {
-    /// The live book's current verdict (its sliding window) after a poll.
+    /// The live flows' current verdict (its sliding window) after a poll.
     Current,
-    /// The live book's life verdict after a poll.
+    /// The live flows' life verdict after a poll.
     Life,
     /// `observer flows`'s verdict at the end of the label's polls.
     Flows,
@@ -68,8 +68,8 @@ fn line(label: &str, poll: usize, cookie: u64, judged: Judged, a: &Attribution) 
 }
 
 /// Every verdict of `rec` judged with `cfg`: each label replayed on its own
-/// (a new book and table that start one nanosecond before its first poll,
-/// so its flows count as born in the run), the book's current and life
+/// (new live flows and a table that start one nanosecond before its first poll,
+/// so its flows count as born in the run), the live flows' current and life
 /// verdicts of every open flow after each poll, then the table's report of
 /// every flow. Lines of one poll are ordered by cookie.
 pub fn replay(rec: &Recording, cfg: &attribution::Config) -> Vec<Line> {
@@ -80,11 +80,11 @@ pub fn replay(rec: &Recording, cfg: &attribution::Config) -> Vec<Line> {
         let Some(start) = polls.first().map(|p| p.now_ns.saturating_sub(1)) else {
             continue;
         };
-        let book_cfg = LiveConfig {
+        let live_cfg = LiveConfig {
             attribution: *cfg,
             ..LiveConfig::default()
         };
-        let mut book = LiveFlows::new(book_cfg, clock, start);
+        let mut live = LiveFlows::new(live_cfg, clock, start);
         let mut table = FlowTable::new();
         let mut closed_seen: HashSet<u64> = HashSet::new();
         let mut now = start;
@@ -96,9 +96,9 @@ pub fn replay(rec: &Recording, cfg: &attribution::Config) -> Vec<Line> {
                 .into_iter()
                 .filter(|s| closed_seen.insert(s.cookie))
                 .collect();
-            book.ingest_changes(&active, &closed, now, false);
+            live.ingest_changes(&active, &closed, now, false);
             table.ingest(&active, &closed, now);
-            let mut open: Vec<_> = book.flows().filter(|t| !t.is_closed()).collect();
+            let mut open: Vec<_> = live.flows().filter(|t| !t.is_closed()).collect();
             open.sort_by_key(|t| t.latest.cookie);
             for t in open {
                 let cookie = t.latest.cookie;

@@ -1,4 +1,4 @@
-//! One flow of the live book ([`super::live::LiveFlows`]): its latest sample,
+//! One live flow ([`super::live::LiveFlows`]): its latest sample,
 //! its verdict window's anchors, its current and life verdicts, and how a
 //! poll's read advances it.
 
@@ -16,7 +16,7 @@ use crate::{
     model::flow::Flow,
 };
 
-/// The book's settings as [`TrackedFlow::advance`] takes them.
+/// The live flows' settings as [`TrackedFlow::advance`] takes them.
 pub(super) struct TrackSettings {
     pub(super) window_ns: u64,
     pub(super) clock: Clock,
@@ -25,7 +25,7 @@ pub(super) struct TrackSettings {
 }
 
 /// The verdict window (ns) of a flow whose path's round trip is
-/// `min_rtt_us`: the book's `window_ns`, or `min_rtts` round trips of the
+/// `min_rtt_us`: the live flows' `window_ns`, or `min_rtts` round trips of the
 /// path where that is longer, so that every current verdict spans the
 /// round trips a judgement needs (`attribution::Config::min_rtts`: a
 /// 300 ms path needs 1.2 s for four, more than the 1 s default).
@@ -65,12 +65,12 @@ pub struct TrackedFlow {
     pub(super) anchor_old: TimedSample,
     pub(super) anchor_new: TimedSample,
     pub(super) prev: TimedSample,
-    /// The book's poll count when a read last reached it.
+    /// The live flows' poll count when a read last reached it.
     pub(super) polled: u64,
 }
 
 impl TrackedFlow {
-    /// A flow first read at `read`, by a book started at `start_ns`
+    /// A flow first read at `read`, by live flows started at `start_ns`
     /// (monotonic ns) that judges with `cfg`.
     pub(super) fn new(
         read: &TimedSample,
@@ -80,7 +80,7 @@ impl TrackedFlow {
     ) -> TrackedFlow {
         let to = Point::new(&read.sample, clock, read.at_ns);
         let born_here = crate::model::flow::born_since(&read.sample, start_ns);
-        // A flow older than the book (or first seen mid-life) has no span
+        // A flow older than the live flows (or first seen mid-life) has no span
         // yet: its first read is its start (an empty interval, so `unknown`).
         let from = (!born_here).then(|| to.clone());
         let life = attribution::attribute(from.as_ref(), &to, cfg);

@@ -1,4 +1,4 @@
-//! Exported counters never go backwards: random polls of a book and a
+//! Exported counters never go backwards: random polls of live flows and a
 //! catalogue, with samples that shrink (an LRU-evicted entry re-created
 //! from zero, a stale read) as well as grow, and flows that close; no
 //! counter series may fall, turn non-finite or vanish once exported.
@@ -55,7 +55,7 @@ fn exported_counters_never_go_backwards_when_samples_do() {
             history: 4,
             ..LiveConfig::default()
         };
-        let mut book = LiveFlows::new(cfg, Clock::fixed(0, 250), 10 * SEC);
+        let mut live = LiveFlows::new(cfg, Clock::fixed(0, 250), 10 * SEC);
         let agg = Aggregation {
             comm: true,
             local_port: true,
@@ -78,7 +78,7 @@ fn exported_counters_never_go_backwards_when_samples_do() {
         let mut now = 20 * SEC;
         for poll in 0..60 {
             now += SEC / 2 + rng.below(SEC);
-            // New flows, some born before the book.
+            // New flows, some born before the live.
             for _ in 0..rng.below(3) {
                 // The random draws in this order: cookie, srtt, port, name, birth.
                 let cookie = rng.next();
@@ -142,8 +142,8 @@ fn exported_counters_never_go_backwards_when_samples_do() {
             for c in &mut counters {
                 *c += rng.below(1000);
             }
-            let events = book.ingest(&active, &closed, now);
-            cat.update(&events, &book, &counters, &PollStats::default(), 1024);
+            let events = live.ingest(&active, &closed, now);
+            cat.update(&events, &live, &counters, &PollStats::default(), 1024);
             let text = encode(&cat.registry).unwrap();
             let series = counter_series(&text);
             for (name, v) in &series {

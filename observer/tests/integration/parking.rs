@@ -97,9 +97,9 @@ fn burst(max_flows: u32) -> (Poller, Namespace, u32, Vec<(TcpStream, TcpStream)>
     (m, ns, netns, pairs)
 }
 
-/// Flows of namespace `netns` open in `m`'s book.
+/// Flows of namespace `netns` open in `m`'s live.
 fn open_in(m: &Poller, netns: u32) -> usize {
-    m.book()
+    m.live()
         .flows()
         .filter(|t| t.flow.netns == netns && !t.is_closed())
         .count()
@@ -158,7 +158,7 @@ fn a_full_ring_parks_every_close_in_the_flow_map() {
     assert!(seen.values().all(|n| *n == 1), "a close reported twice");
     assert_eq!(delta(Counter::RingbufDrops), 0, "closes dropped");
     assert_eq!(m.probes().parked_evicted(), 0, "parked closes evicted");
-    assert_eq!(open_in_ns(&m), 0, "flows left open in the book");
+    assert_eq!(open_in_ns(&m), 0, "flows left open in the live flows");
     // Read parked records are deleted from the map: none stays.
     let mut active = Vec::new();
     m.probes_mut().active(&mut active);
@@ -184,7 +184,7 @@ fn a_full_ring_parks_every_close_in_the_flow_map() {
         parked_evicted: m.probes().parked_evicted(),
         ..PollStats::default()
     };
-    cat.update(&[], m.book(), &m.counters, &stats, m.max_flows);
+    cat.update(&[], m.live(), &m.counters, &stats, m.max_flows);
     let text = encode(&cat.registry).unwrap();
     assert_eq!(
         metric(&text, "observer_close_records_parked_total").unwrap(),
@@ -242,7 +242,7 @@ fn parked_closes_the_lru_evicts_are_counted_and_forgotten() {
         "{evicted} counted evicted, {reported} reported of {}",
         2 * HELD
     );
-    // Flows whose close was lost do not stay open in the book.
+    // Flows whose close was lost do not stay open in the live flows.
     assert_eq!(
         open_in(&m, netns),
         0,

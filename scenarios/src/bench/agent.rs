@@ -117,7 +117,7 @@ pub fn scale(flows: usize, secs: u64, poll_read: bool) -> anyhow::Result<Scale> 
         holders.push(h);
         left -= n;
     }
-    // Every flow in the book before the measured polls (the listeners'
+    // Every flow in the live flows before the measured polls (the listeners'
     // sockets are not flows).
     let deadline = Instant::now() + Duration::from_secs(60);
     let tracked = loop {

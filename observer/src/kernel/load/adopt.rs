@@ -17,9 +17,9 @@ use crate::kernel::{
     load::attach::{POLL_HOOKS, PollAttached},
     load::degraded::Degraded,
     load::hooks,
-    load::parts::{Parts, Programs},
     load::pin::{self, LINK_PREFIX, PROGRAM_PREFIX, PinDir, PinError},
     load::probe_error::ProbeError,
+    load::probe_set::{ProbeSet, Programs},
     read::closed_ring::ClosedDrain,
     read::parked::Parked,
     read::poll_iter::PollIter,
@@ -143,7 +143,7 @@ pub(in crate::kernel) fn adopt(
     direct: bool,
     missing: &[String],
     budget: Option<std::time::Duration>,
-) -> Result<Parts, ProbeError> {
+) -> Result<ProbeSet, ProbeError> {
     let set = dir.path().join(name);
     let entries = || -> Result<Vec<String>, ProbeError> {
         Ok(std::fs::read_dir(&set)
@@ -238,7 +238,7 @@ pub(in crate::kernel) fn adopt(
         attached.len()
     );
     let ring: RingBuf<MapData> = pinned_map(&set, MAP_CLOSED)?;
-    Ok(Parts {
+    Ok(ProbeSet {
         flows: pinned_map::<HashMap<MapData, u64, FlowSample>>(&set, MAP_FLOWS)?,
         closed: ClosedDrain::at_polls(ring),
         counters: pinned_map::<PerCpuArray<MapData, u64>>(&set, MAP_COUNTERS)?,

@@ -13,7 +13,7 @@
 //! - [`attach`]: the steps of a load; [`probe_config`]: what it is asked
 //!   for; [`probe_error`]: what can go wrong;
 //! - [`pin`] and [`adopt`]: `--pin`, programs and maps that outlive the
-//!   agent, adopted by the next one; [`parts`]: what a load or an
+//!   agent, adopted by the next one; [`probe_set`]: what a load or an
 //!   adoption is made of;
 //! - [`tick`]: the kernel's HZ, measured with a test-run program;
 //! - [`program_info`]: the programs' run statistics; [`links`]: which
@@ -29,11 +29,11 @@ pub mod hooks;
 pub mod links;
 pub mod objects;
 pub mod offsets;
-pub mod parts;
 pub mod pin;
 pub mod preflight;
 pub mod privilege;
 pub mod probe_config;
 pub mod probe_error;
+pub mod probe_set;
 pub mod program_info;
 pub mod tick;

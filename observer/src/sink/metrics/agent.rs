@@ -166,7 +166,7 @@ impl AgentMetrics {
         &mut self,
         counters: &[u64; Counter::COUNT as usize],
         stats: &PollStats,
-        book: &LiveFlows,
+        live: &LiveFlows,
         max_flows: u32,
     ) {
         for (i, metric) in self.kernel.iter().enumerate() {
@@ -185,8 +185,8 @@ impl AgentMetrics {
                 .saturating_sub(self.parked_evicted_last),
         );
         self.parked_evicted_last = stats.parked_evicted;
-        let open = book.open_len();
-        self.tracked.set(book.len() as i64);
+        let open = live.open_len();
+        self.tracked.set(live.len() as i64);
         self.map_fill.set(open as f64 / f64::from(max_flows.max(1)));
         self.poll_duration.observe(stats.took_us as f64 / 1e6);
         let (walking, walk_us) = stats.walk.unwrap_or((false, 0));

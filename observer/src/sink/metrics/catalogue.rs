@@ -117,13 +117,13 @@ impl Catalogue {
         })
     }
 
-    /// Moves the metrics by one poll: its `events`, the `book` after it,
+    /// Moves the metrics by one poll: its `events`, the live flows after it,
     /// the kernel's self-`counters` and the poll's `stats`; `max_flows` is
     /// the kernel flow map's size.
     pub fn update(
         &mut self,
         events: &[Event],
-        book: &LiveFlows,
+        live: &LiveFlows,
         counters: &[u64; Counter::COUNT as usize],
         stats: &PollStats,
         max_flows: u32,
@@ -136,7 +136,7 @@ impl Catalogue {
         for e in events {
             match e {
                 Event::Started { cookie } => {
-                    let t = book.get(*cookie);
+                    let t = live.get(*cookie);
                     if !self.selects_tracked(t) {
                         continue;
                     }
@@ -167,7 +167,7 @@ impl Catalogue {
                         limited.add(l);
                         continue;
                     }
-                    let t = book.get(*cookie);
+                    let t = live.get(*cookie);
                     if !self.selects_tracked(t) {
                         continue;
                     }
@@ -190,7 +190,7 @@ impl Catalogue {
                         t,
                     );
                 }
-                // Without a filter or per-flow labels the book sums the
+                // Without a filter or per-flow labels the live flows sum the
                 // quiet flows' steps ([`Catalogue::idle_per_flow`]).
                 Event::Quiet { limited: l, .. } => {
                     quiet = true;
@@ -215,12 +215,12 @@ impl Catalogue {
         if !per_flow || quiet {
             self.flows.limited(&mut self.labels, None, &limited);
         }
-        self.start_owned(book);
+        self.start_owned(live);
         // The open flows one by one only where a filter, per-flow labels
         // or the top-N need them; else the live flows' open counts by verdict.
         let by_flow = self.idle_per_flow() || self.top.wanted() || self.peers.wanted();
         let open: Vec<&TrackedFlow> = if by_flow {
-            book.flows()
+            live.flows()
                 .filter(|t| !t.is_closed() && self.selects(&t.flow, &t.current))
                 .collect()
         } else {
@@ -229,18 +229,18 @@ impl Catalogue {
         if self.idle_per_flow() {
             self.flows.active(&mut self.labels, &open);
         } else {
-            self.flows.active_by_verdict(book.open_by_verdict());
+            self.flows.active_by_verdict(live.open_by_verdict());
         }
         self.top.update(&open);
         self.peers.update(&open);
-        self.agent.update(counters, stats, book, max_flows);
+        self.agent.update(counters, stats, live, max_flows);
         self.agent.label_overflow(self.labels.overflowed());
     }
 }
 
 impl Catalogue {
     /// Whether the metrics count flow by flow (a filter, or aggregation
-    /// labels): the book must then make each quiet flow's step an event
+    /// labels): the live flows must then make each quiet flow's step an event
     /// of its own ([`crate::track::live::LiveConfig::idle_per_flow`]).
     pub fn idle_per_flow(&self) -> bool {
         self.filter.is_some() || !self.labels.names().is_empty()
@@ -249,8 +249,8 @@ impl Catalogue {
     /// Sets the time label uses are stamped with (monotonic ns), and
     /// removes the series of the aggregation label sets unused for the
     /// configured idle time. Called once per poll, before [`Catalogue::update`].
-    pub fn at(&mut self, now_ns: u64) {
-        self.labels.at(now_ns);
+    pub fn advance_to(&mut self, now_ns: u64) {
+        self.labels.set_now(now_ns);
         for agg in self.labels.expire() {
             self.flows.forget(&agg);
         }
@@ -269,14 +269,14 @@ impl Catalogue {
     }
 
     /// Counts the starts held back for an owner: those whose flow now has
-    /// one, and those the book no longer holds (forgotten, never closed).
-    fn start_owned(&mut self, book: &LiveFlows) {
+    /// one, and those no longer tracked (forgotten, never closed).
+    fn start_owned(&mut self, live: &LiveFlows) {
         if self.pending_start.is_empty() {
             return;
         }
         let labels = &mut self.labels;
         let flows = &self.flows;
-        self.pending_start.retain(|c| match book.get(*c) {
+        self.pending_start.retain(|c| match live.get(*c) {
             Some(t) if t.flow.pid == 0 => true,
             Some(t) => {
                 flows.started(labels, Some(&t.flow));
@@ -297,7 +297,7 @@ impl Catalogue {
     }
 
     /// [`Catalogue::selects`] for a tracked flow, by its current verdict;
-    /// a flow the book no longer holds is counted only without a filter.
+    /// a flow no longer tracked is counted only without a filter.
     fn selects_tracked(&self, t: Option<&TrackedFlow>) -> bool {
         match t {
             Some(t) => self.selects(&t.flow, &t.current),

@@ -34,7 +34,7 @@ fn value(text: &str, series: &str) -> f64 {
         .unwrap()
 }
 
-fn book() -> LiveFlows {
+fn live_flows() -> LiveFlows {
     let cfg = LiveConfig {
         history: 1,
         window: Duration::from_secs(1),
@@ -45,7 +45,7 @@ fn book() -> LiveFlows {
 
 #[test]
 fn counts_flows_bytes_and_limited_time() {
-    let mut b = book();
+    let mut b = live_flows();
     let mut c = Catalogue::new(CatalogueConfig {
         max_label_sets: 100,
         top_flows: 2,
@@ -136,7 +136,7 @@ fn counts_flows_bytes_and_limited_time() {
 
 #[test]
 fn series_stay_bounded_while_5000_flows_come_and_go() {
-    let mut b = book();
+    let mut b = live_flows();
     let agg = Aggregation {
         local_port: true,
         ..Aggregation::default()
@@ -184,7 +184,7 @@ fn promtool_accepts_the_exposition() {
         return;
     };
     assert!(out.status.success());
-    let mut b = book();
+    let mut b = live_flows();
     let agg = Aggregation {
         comm: true,
         remote_prefix: Some((24, 64)),
@@ -238,7 +238,7 @@ fn promtool_accepts_the_exposition() {
 
 #[test]
 fn a_filter_counts_only_the_flows_it_selects_and_is_named() {
-    let mut b = book();
+    let mut b = live_flows();
     let filter = crate::filter::Filter::parse("dst 10.0.0.0/24 and sport > :40001").unwrap();
     let mut c = Catalogue::new(CatalogueConfig {
         max_label_sets: 100,
@@ -296,7 +296,7 @@ fn a_filter_counts_only_the_flows_it_selects_and_is_named() {
         r#"observer_bytes_acked_total{verdict="receive_window"}"#,
     );
     let one = {
-        let mut b = book();
+        let mut b = live_flows();
         let mut c = Catalogue::new(CatalogueConfig::default()).unwrap();
         for t in 1..=2 {
             let ev = b.ingest(&[sample(2, t, false)], &[], (100 + t) * SEC);
@@ -313,7 +313,7 @@ fn a_filter_counts_only_the_flows_it_selects_and_is_named() {
 
 #[test]
 fn limited_time_and_retransmits_carry_the_aggregation_labels() {
-    let mut b = book();
+    let mut b = live_flows();
     let agg = Aggregation {
         comm: true,
         ..Aggregation::default()
@@ -369,7 +369,7 @@ fn limited_time_and_retransmits_carry_the_aggregation_labels() {
 
 #[test]
 fn each_kernel_counter_and_program_has_its_own_series() {
-    let b = book();
+    let b = live_flows();
     let mut c = Catalogue::new(CatalogueConfig::default()).unwrap();
     let mut counters = [0u64; Counter::COUNT as usize];
     for (i, n) in counters.iter_mut().enumerate() {
@@ -415,7 +415,7 @@ fn each_kernel_counter_and_program_has_its_own_series() {
 
 #[test]
 fn a_start_waits_for_its_owner_with_owner_labels_on() {
-    let mut b = book();
+    let mut b = live_flows();
     let mut c = Catalogue::new(CatalogueConfig {
         aggregation: Aggregation {
             comm: true,
@@ -465,7 +465,7 @@ fn a_start_waits_for_its_owner_with_owner_labels_on() {
 #[test]
 fn idle_label_sets_lose_their_series_and_overflow_counts_sets() {
     const MIN: u64 = 60 * SEC;
-    let mut b = book();
+    let mut b = live_flows();
     let mut c = Catalogue::new(CatalogueConfig {
         aggregation: Aggregation {
             local_port: true,
@@ -482,7 +482,7 @@ fn idle_label_sets_lose_their_series_and_overflow_counts_sets() {
                 at: u64,
                 open: &[FlowSample],
                 closed: &[FlowSample]| {
-        c.at(at);
+        c.advance_to(at);
         let ev = b.ingest(open, closed, at);
         c.update(&ev, b, &counters, &stats, 1000);
         encode(&c.registry).unwrap()

@@ -5,7 +5,7 @@ use super::*;
 
 #[test]
 fn top_flows_are_capped_and_stale_series_go() {
-    let mut b = book();
+    let mut b = live_flows();
     let mut c = Catalogue::new(CatalogueConfig {
         max_label_sets: 100,
         top_flows: 2,
@@ -62,7 +62,7 @@ fn peer_series<'a>(text: &'a str, name: &str, addr: &str) -> Vec<&'a str> {
 
 #[test]
 fn top_peers_are_the_groups_that_moved_the_most_bytes() {
-    let mut b = book();
+    let mut b = live_flows();
     let mut c = Catalogue::new(CatalogueConfig {
         max_label_sets: 100,
         top_flows: 5,

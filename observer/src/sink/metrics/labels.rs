@@ -137,7 +137,7 @@ impl Limiter {
     }
 
     /// Sets the time later uses are stamped with.
-    pub fn at(&mut self, now_ns: u64) {
+    pub fn set_now(&mut self, now_ns: u64) {
         self.now_ns = now_ns;
     }
 
@@ -162,7 +162,7 @@ impl Limiter {
     }
 
     /// Forgets the sets unused for the idle time as of the last
-    /// [`Limiter::at`]; returns the admitted ones forgotten, whose series
+    /// [`Limiter::set_now`]; returns the admitted ones forgotten, whose series
     /// the caller removes.
     pub fn expire(&mut self) -> Vec<Vec<String>> {
         if self.idle_ns == 0 {
@@ -233,8 +233,8 @@ impl Labeller {
     }
 
     /// Sets the time uses are stamped with (ns).
-    pub fn at(&mut self, now_ns: u64) {
-        self.limiter.at(now_ns);
+    pub fn set_now(&mut self, now_ns: u64) {
+        self.limiter.set_now(now_ns);
     }
 
     /// The admitted sets unused for the idle time, now forgotten
@@ -278,7 +278,7 @@ mod tests {
         assert_eq!(l.overflowed, 2);
         assert_eq!(l.len(), 2);
         // Without an idle time nothing is forgotten.
-        l.at(u64::MAX);
+        l.set_now(u64::MAX);
         assert!(l.expire().is_empty());
         assert!(Limiter::new(0, 0).admit(Vec::new()).is_empty());
     }
@@ -288,14 +288,14 @@ mod tests {
         const MIN: u64 = 60_000_000_000;
         let mut l = Limiter::new(2, 10 * MIN);
         let v = |s: &str| vec![s.to_string()];
-        l.at(0);
+        l.set_now(0);
         l.admit(v("40001"));
         l.admit(v("40002"));
         assert_eq!(l.admit(v("40003")), v("other"));
         // 40002 stays in use; 40001 and the refused 40003 are not seen again.
-        l.at(6 * MIN);
+        l.set_now(6 * MIN);
         l.admit(v("40002"));
-        l.at(10 * MIN);
+        l.set_now(10 * MIN);
         assert_eq!(l.expire(), vec![v("40001")]);
         assert_eq!(l.len(), 1);
         // Its place is free, and the refused set is counted again if it
@@ -303,7 +303,7 @@ mod tests {
         assert_eq!(l.admit(v("40004")), v("40004"));
         assert_eq!(l.admit(v("40003")), v("other"));
         assert_eq!(l.overflowed, 2);
-        l.at(16 * MIN);
+        l.set_now(16 * MIN);
         let mut gone = l.expire();
         gone.sort();
         assert_eq!(gone, vec![v("40002")]);

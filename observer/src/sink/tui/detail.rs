@@ -228,8 +228,8 @@ pub fn draw(frame: &mut Frame, row: Result<&Row, u64>, interval: Duration, area:
         Ok(r) => r,
         Err(cookie) => {
             let block = Block::bordered().title(format!(" flow {cookie} "));
-            let p =
-                Paragraph::new("this flow has left the book (Esc: back to the table)").block(block);
+            let p = Paragraph::new("this flow is no longer tracked (Esc: back to the table)")
+                .block(block);
             frame.render_widget(p, area);
             return;
         }

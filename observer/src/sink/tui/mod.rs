@@ -1,6 +1,6 @@
 //! `observer top`: a live terminal view of flows and their bottlenecks.
 //!
-//! In: the live book after each poll (rows copied out of it) and the
+//! In: the live flows after each poll (rows copied out of it) and the
 //! user's keys. Out: frames on the terminal.
 //!
 //! Split as ratatui's examples and bottom do: [`state`] is the pure view
@@ -151,7 +151,7 @@ pub fn run(mut poller: Poller, opts: Options) -> Result<(), TuiError> {
             tokio::select! {
                 _ = tick.tick() => {
                     poller.poll().map_err(TuiError::Poll)?;
-                    app.update(Snapshot::from_book(poller.book(), &poller.counters));
+                    app.update(Snapshot::from_live(poller.live(), &poller.counters));
                 }
                 ev = std::future::poll_fn(|cx| std::pin::Pin::new(&mut events).poll_next(cx)) => {
                     match ev {

@@ -1,5 +1,5 @@
 //! One flow as `observer top` shows it: the figures and verdict copied
-//! out of the live book at a poll, and what the columns and the detail
+//! out of the live flows at a poll, and what the columns and the detail
 //! pane derive from them.
 
 use crate::{
@@ -8,7 +8,7 @@ use crate::{
     track::live::{HistoryPoint, TrackedFlow},
 };
 
-/// One flow as the view shows it, copied out of the book at a poll.
+/// One flow as the view shows it, copied out of the live flows at a poll.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Row {
     /// The flow's latest figures.
@@ -17,7 +17,7 @@ pub struct Row {
     pub current: Attribution,
     /// Its recent history, oldest first, for sparklines.
     pub history: Vec<HistoryPoint>,
-    /// Whether the flow has closed (it lingers in the book for a while).
+    /// Whether the flow has closed (it lingers for a while).
     pub closed: bool,
 }
 

@@ -1,4 +1,4 @@
-//! The pure state of `observer top`: the rows copied out of the book at a
+//! The pure state of `observer top`: the rows copied out of the live flows at a
 //! poll, host totals, and what the user chose (sort, filter, selection,
 //! pause, open pane). No terminal here; `draw` renders it and `keys` changes
 //! it.
@@ -44,7 +44,7 @@ pub struct Totals {
 /// What one poll shows: every row, the peers and the totals.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Snapshot {
-    /// Every flow in the book, unordered.
+    /// Every live flow, unordered.
     pub rows: Vec<Row>,
     /// The flows grouped by peer (remote address, within its network
     /// namespace) and judged as `flows --by peer` judges them; most bytes
@@ -55,11 +55,11 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// The snapshot of `book`, with the kernel self-`counters` in
+    /// The snapshot of `live`, with the kernel self-`counters` in
     /// [`Counter::ALL`] order.
-    pub fn from_book(book: &LiveFlows, counters: &[u64]) -> Snapshot {
-        let rows: Vec<Row> = book.flows().map(Row::from_tracked).collect();
-        Snapshot::judged(rows, counters, &book.config().attribution)
+    pub fn from_live(live: &LiveFlows, counters: &[u64]) -> Snapshot {
+        let rows: Vec<Row> = live.flows().map(Row::from_tracked).collect();
+        Snapshot::judged(rows, counters, &live.config().attribution)
     }
 
     /// The snapshot of `rows`, totalled, its peers judged under the
@@ -331,7 +331,7 @@ impl App {
     }
 
     /// The flow the detail pane is open on: `Ok(row)`, or `Err(cookie)`
-    /// when that flow has left the book; `None` when the pane is closed
+    /// when that flow is no longer tracked; `None` when the pane is closed
     /// (or the table shows peers).
     pub fn detail(&self) -> Option<Result<&Row, u64>> {
         if self.peers {

@@ -236,7 +236,7 @@ fn detail_of_a_departed_flow_says_so() {
         l[3],
         "┌ flow 2 ──────────────────────────────────────────────────────────────────────┐"
     );
-    assert!(l[4].contains("this flow has left the book"));
+    assert!(l[4].contains("this flow is no longer tracked"));
 }
 
 #[test]

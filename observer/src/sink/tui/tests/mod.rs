@@ -1,4 +1,4 @@
-//! Tests of `observer top`: a book fed synthetic samples, its state driven
+//! Tests of `observer top`: live flows fed synthetic samples, its state driven
 //! by keys ([`state`]) and rendered into ratatui's `TestBackend` ([`draw`]).
 #![allow(clippy::unwrap_used, reason = "tests: a failure should panic")]
 
@@ -101,9 +101,9 @@ fn idle(t: u64) -> FlowSample {
     s
 }
 
-/// A book after five one-second polls: flows 1 to 3 open, flow 4 (another
+/// Live flows after five one-second polls: flows 1 to 3 open, flow 4 (another
 /// window-bound iperf3) closed at 103 s and lingering.
-fn book() -> LiveFlows {
+fn live_flows() -> LiveFlows {
     let cfg = LiveConfig {
         history: 60,
         ..LiveConfig::default()
@@ -129,7 +129,7 @@ fn book() -> LiveFlows {
 const COUNTERS: [u64; 8] = [100, 4, 1, 2, 1, 0, 0, 4];
 
 fn snapshot() -> Snapshot {
-    Snapshot::from_book(&book(), &COUNTERS)
+    Snapshot::from_live(&live_flows(), &COUNTERS)
 }
 
 fn app() -> App {

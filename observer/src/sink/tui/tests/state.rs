@@ -205,7 +205,7 @@ fn detail_and_help_open_and_close() {
     assert!(a.detail().is_some());
     key(&mut a, KeyCode::Esc);
     assert!(a.detail().is_none());
-    // A flow that leaves the book leaves the pane saying so.
+    // A flow that is no longer tracked leaves the pane saying so.
     key(&mut a, KeyCode::Enter);
     a.update(Snapshot::default());
     assert_eq!(a.detail().unwrap().unwrap_err(), 4);

@@ -11,7 +11,7 @@ use observer_common::FlowSample;
 use crate::kernel::{load::degraded::Degraded, load::pin, read::walk::Walk};
 
 /// What [`crate::kernel::probes::Probes`] is made of, loaded or adopted.
-pub(in crate::kernel) struct Parts {
+pub(in crate::kernel) struct ProbeSet {
     pub flows: HashMap<MapData, u64, FlowSample>,
     pub closed: crate::kernel::read::closed_ring::ClosedDrain,
     pub counters: PerCpuArray<MapData, u64>,
