@@ -99,7 +99,7 @@ pub(super) fn assemble(j: Judgement, ev: &Evidence, flow: &Flow, cfg: &Config) -
     // the measured rate.
     let what_if = (window_verdict && rate > 0.0)
         .then(|| {
-            let (window, rtt, rate, bounds) = binding_window(ev, flow, verdict);
+            let (window, rtt, rate, bounds) = binding_window(ev, flow, verdict, cfg);
             what_if(window, rtt, rate, bounds, cfg)
         })
         .filter(|w| w.ceiling_bps * cfg.max_fill >= rate);
@@ -122,9 +122,15 @@ pub(super) fn assemble(j: Judgement, ev: &Evidence, flow: &Flow, cfg: &Config) -
 /// rate (bits/s) it is measured against and what bounds the answer:
 /// cwnd x MSS, sk_sndbuf or the peer's window (its scale) at srtt; this
 /// host's advertised window (its scale, and the rate within the flow's
-/// bursts, what the path has shown) at the receiver RTT for a download.
+/// bursts, what the path has shown: `Receive::shown_bps`) at the receiver
+/// RTT for a download.
 /// Windows are the interval's time-weighted means, as the ceilings are.
-fn binding_window(ev: &Evidence, flow: &Flow, verdict: Verdict) -> (u64, u32, f64, Bounds) {
+fn binding_window(
+    ev: &Evidence,
+    flow: &Flow,
+    verdict: Verdict,
+    cfg: &Config,
+) -> (u64, u32, f64, Bounds) {
     let shift = |s: u8| Some(if flow.wscale_ok { s } else { 0 });
     match verdict {
         Verdict::CongestionWindow => (
@@ -147,7 +153,7 @@ fn binding_window(ev: &Evidence, flow: &Flow, verdict: Verdict) -> (u64, u32, f6
                 shift: shift(flow.rcv_wscale),
                 scaling_off: !flow.wscale_ok,
                 own: true,
-                path_bps: ev.receive.burst_rate_bps,
+                path_bps: ev.receive.shown_bps(cfg.shown_burst_share),
                 peer: None,
             },
         ),

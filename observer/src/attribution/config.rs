@@ -70,6 +70,14 @@ pub struct Config {
     /// paused with the window open; the same share of the bytes in bursts
     /// means it bursts.
     pub sender_gap_share: f64,
+    /// Receiver side: the rate within a flow's bursts counts as what the
+    /// path has shown (the window what-ifs, the host view) only where at
+    /// least this share of its bytes came in bursts: a window's bursts at
+    /// the bottleneck's rate are most of a flow's bytes, while a host
+    /// that hands a few segments over in batches (a busy CPU, a relay or
+    /// NIC that delivers late and catches up) compresses a few arrivals
+    /// to hundreds of Mbit/s behind a 20 Mbit/s link.
+    pub shown_burst_share: f64,
     /// Receiver side: arrival gaps count as the sender's pauses only when
     /// they last on average at least this many round trips of the path:
     /// the kernel counts gaps over 10 ms, a fifth of a 50 ms round trip but
@@ -243,6 +251,7 @@ impl Default for Config {
             path_confidence: 0.6,
             path_queued_confidence: 0.8,
             sender_gap_share: 0.2,
+            shown_burst_share: 0.2,
             loss_memory_s: 10.0,
             loss_memory_rtts_per_segment: 1.2,
             loss_memory_paused_s: 1.0,

@@ -87,6 +87,20 @@ pub struct Receive {
     pub path_use: f64,
 }
 
+impl Receive {
+    /// What the path has shown this download can carry (bits/s; 0: not
+    /// known): the rate within its bursts, where at least `min_share` of
+    /// its bytes came in them (`Config::shown_burst_share`); else 0, as a
+    /// few compressed arrivals are the host's batching, not the link.
+    pub fn shown_bps(&self, min_share: f64) -> f64 {
+        if self.burst_share >= min_share {
+            self.burst_rate_bps
+        } else {
+            0.0
+        }
+    }
+}
+
 /// Everything measured over one interval of one flow.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Evidence {

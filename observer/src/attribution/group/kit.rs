@@ -28,6 +28,9 @@ pub(super) struct F {
     pub(super) srtt_us: u32,
     /// What the path has shown it (delivery-rate max, or burst rate).
     pub(super) shown_bps: f64,
+    /// A download's share of bytes in bursts at `shown_bps` (a window's
+    /// bursts at the link's rate: most of them).
+    pub(super) burst_share: f64,
     /// The binding window (bytes) and its bounds, for window verdicts.
     pub(super) window: Option<(u64, Bounds)>,
     pub(super) retransmits: u32,
@@ -53,6 +56,7 @@ impl Default for F {
             min_rtt_us: 104_000,
             srtt_us: 105_000,
             shown_bps: 0.0,
+            burst_share: 0.6,
             window: None,
             retransmits: 0,
             ooo: 0,
@@ -108,6 +112,7 @@ impl F {
                 ev.receive.rtt_mean_us = f64::from(self.srtt_us);
                 ev.receive.queue_delay_us = self.srtt_us.saturating_sub(self.min_rtt_us);
                 ev.receive.burst_rate_bps = self.shown_bps;
+                ev.receive.burst_share = self.burst_share;
                 ev.receive.ooo_packets = self.ooo;
             }
         }

@@ -99,7 +99,8 @@ pub struct Member<'a> {
     pub class: Class,
     /// What the path has shown this flow can carry (bits/s; 0: nothing):
     /// its fastest recent delivery-rate sample at the sender, the rate
-    /// within its bursts at the receiver.
+    /// within its bursts at the receiver where they carried enough of its
+    /// bytes to show the link (`Receive::shown_bps`).
     pub shown_bps: f64,
     /// Its standing queue (µs): mean srtt (the receiver RTT at the
     /// receiving end) above the path's base RTT.
@@ -112,8 +113,9 @@ pub struct Member<'a> {
 }
 
 impl<'a> Member<'a> {
-    /// The group's view of `flow` judged `att`.
-    pub fn new(flow: &'a Flow, att: &'a Attribution) -> Member<'a> {
+    /// The group's view of `flow` judged `att` (`cfg` says when a
+    /// download's bursts show the path).
+    pub fn new(flow: &'a Flow, att: &'a Attribution, cfg: &Config) -> Member<'a> {
         let ev = &att.evidence;
         let (bytes, rate_bps, shown_bps, queue_us, base_rtt_us, lost) = match att.side {
             Side::Sender => (
@@ -127,7 +129,7 @@ impl<'a> Member<'a> {
             Side::Receiver => (
                 ev.bytes_received,
                 ev.recv_rate_bps,
-                ev.receive.burst_rate_bps,
+                ev.receive.shown_bps(cfg.shown_burst_share),
                 ev.receive.queue_delay_us,
                 ev.receive.base_rtt_us,
                 ev.receive.ooo_packets,

@@ -238,7 +238,7 @@ pub fn group(flows: &[(&Flow, &Attribution)], by: GroupBy, cfg: &Config) -> Vec<
     for (flow, att) in flows {
         sets.entry((flow.netns, by.key(flow)))
             .or_default()
-            .push(Member::new(flow, att));
+            .push(Member::new(flow, att, cfg));
     }
     let mut groups: Vec<Group> = sets
         .into_iter()

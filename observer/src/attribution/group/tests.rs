@@ -522,3 +522,47 @@ fn uploads_held_by_the_peer_s_readers_ask_for_no_window() {
     );
     assert!(!g.what_if[0].helps);
 }
+
+#[test]
+fn a_few_compressed_arrivals_do_not_show_the_path() {
+    // Four windowed downloads at 5.3 Mbit/s each through 35 Mbit/s, on a
+    // host that handed 5% of their segments over in batches: 1.16 Gbit/s
+    // "in bursts" (a new user's run) is not the link, and no 234x or
+    // 55x speed-up is promised; the path has shown only their sum.
+    let d = |burst_share| F {
+        side: Side::Receiver,
+        rcvbuf: 131_072,
+        rcvbuf_locked: true,
+        shown_bps: 1.16e9,
+        burst_share,
+        window: Some((
+            80_480,
+            Bounds {
+                shift: Some(7),
+                own: true,
+                ..Bounds::default()
+            },
+        )),
+        ..w64k(5.3e6)
+    };
+    let four = |share| [d(share), d(share), d(share), d(share)];
+    let g = one(&four(0.05));
+    assert!((g.path_bps - 21.2e6).abs() < 1.0, "{}", g.path_bps);
+    assert_eq!(g.what_if[0].speedup, None);
+    // Just inside: a fifth of the bytes in bursts shows the path.
+    let g = one(&four(0.2));
+    assert_eq!(g.path_bps, 1.16e9);
+}
+
+#[test]
+fn a_download_shows_its_burst_rate_from_a_fifth_of_its_bytes() {
+    let rx = |burst_share| crate::attribution::evidence::Receive {
+        burst_rate_bps: 35e6,
+        burst_share,
+        ..Default::default()
+    };
+    assert_eq!(rx(0.2).shown_bps(0.2), 35e6);
+    assert_eq!(rx(0.19).shown_bps(0.2), 0.0);
+    let cfg = crate::attribution::Config::default();
+    assert_eq!(rx(1.0).shown_bps(cfg.shown_burst_share), 35e6);
+}
