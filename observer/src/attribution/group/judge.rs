@@ -298,12 +298,16 @@ fn own_limits(fig: &Figures, own: &[&Member<'_>], cfg: &Config) -> Judged {
         );
     }
     // Bigger windows help only where every flow's own what-if says so (not
-    // a peer window its reader holds, not a path with no headroom).
+    // a peer window its reader holds, not a path with no headroom), and
+    // the path has shown more than each flow's share of it ran (as the
+    // window advice, `knobs::window`, reckons).
+    let share = fig.path_bps / fig.concurrent.max(1) as f64;
     let windows = own.iter().all(|m| {
         matches!(
             m.class,
             Class::Own(Knob::HostWindow | Knob::PeerWindow | Knob::SendBuffer)
         ) && m.att.what_if.as_ref().is_none_or(|w| w.window_helps)
+            && m.rate_bps < cfg.at_ceiling * share
     });
     let helps = if windows {
         "more streams or bigger windows would add rate"

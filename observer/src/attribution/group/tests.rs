@@ -112,7 +112,7 @@ fn four_window_bound_streams_are_per_flow() {
     assert!((g.rate_bps - 21.18e6).abs() < 1.0, "{}", g.rate_bps);
     assert_eq!(
         g.explanation,
-        "per-flow limit: 4 flows each held by its own limit (the peer's receive window) together ran 21.2 Mbit/s, 3.6 times the fastest alone (5.9 Mbit/s); the path has shown at least 21.2 Mbit/s (the flows together): more streams or bigger windows would add rate"
+        "per-flow limit: 4 flows each held by its own limit (the peer's receive window) together ran 21.2 Mbit/s, 3.6 times the fastest alone (5.9 Mbit/s); the path has shown at least 21.2 Mbit/s (the flows together): more streams would add rate"
     );
     let w = &g.what_if[0];
     // The path has shown only what the four carried together, 5.3 Mbit/s
@@ -181,6 +181,13 @@ fn four_windowed_downloads_name_their_so_rcvbuf() {
     );
     let g = one(&four(5.3e6, 26.6e6));
     assert!((g.what_if[0].speedup.unwrap() - 26.6 / 4.0 / 5.3).abs() < 1e-9);
+    // The judgement says so too: bigger windows would add rate here.
+    assert!(
+        g.explanation
+            .ends_with(": more streams or bigger windows would add rate"),
+        "{}",
+        g.explanation
+    );
 }
 
 #[test]
