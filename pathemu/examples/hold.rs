@@ -18,6 +18,15 @@ use std::time::Duration;
 
 use pathemu::{Direction, Link, Path, PathConfig, Side};
 
+const USAGE: &str =
+    "hold: builds an emulated path between two namespaces and holds it until stdin closes
+usage: hold [--rate BPS] [--reverse-rate BPS] [--delay D] [--queue BYTES] [--loss P]
+            [--police BPS:BURST | --police-per-flow BPS:BURST] [--mtu BYTES] [--seed N] [--secs N]
+  BPS takes k/M/G (forward direction); D is one way, both directions (ms, us or s);
+  --secs holds for N seconds instead of until stdin closes (end it that way, or with
+  Ctrl-D: a signal leaves the namespaces for the next pathemu run to sweep)
+example: hold --rate 35M --delay 52ms --queue 460000";
+
 fn parse_rate(s: &str) -> u64 {
     let (num, mult) = match s.chars().last() {
         Some('k' | 'K') => (&s[..s.len() - 1], 1e3),
@@ -50,6 +59,10 @@ fn main() -> pathemu::Result<()> {
     let mut mtu = pathemu::TUN_MTU;
     let mut secs = None;
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{USAGE}");
+        return Ok(());
+    }
     for pair in args.chunks(2) {
         let [key, value] = pair else {
             panic!("options come in pairs: --name value")
