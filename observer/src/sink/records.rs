@@ -41,6 +41,11 @@ fn row(r: &Report) -> [String; COLUMNS] {
     let f = &r.flow;
     let ev = &r.attribution.evidence;
     let rate = ev.rate_bps.max(ev.recv_rate_bps);
+    // A download's CWND, INFLIGHT and RWND_LIM% are the sending end's,
+    // which this end cannot read (its own are of its ACKs): `-`, as in
+    // `top`.
+    let download = r.attribution.side == crate::attribution::Side::Receiver;
+    let sender_only = |cell: String| if download { "-".to_string() } else { cell };
     let rwnd_pct = if f.busy_us > 0 {
         format!("{:.0}", f.rwnd_limited_us as f64 * 100.0 / f.busy_us as f64)
     } else {
@@ -76,11 +81,11 @@ fn row(r: &Report) -> [String; COLUMNS] {
         },
         units::compact(&units::time_us(f64::from(f.srtt_us))),
         units::compact(&units::time_us(f64::from(f.min_rtt_us))),
-        f.snd_cwnd.to_string(),
+        sender_only(f.snd_cwnd.to_string()),
         units::compact(&units::bytes(f64::from(f.snd_wnd))),
-        f.inflight.to_string(),
+        sender_only(f.inflight.to_string()),
         f.retransmits.to_string(),
-        rwnd_pct,
+        sender_only(rwnd_pct),
         if f.cc.is_empty() {
             "-".into()
         } else {
@@ -220,6 +225,20 @@ mod tests {
         assert_eq!(cells.len(), 17, "{cells:?}");
         assert_eq!(cells[14], "75");
         assert_eq!(cells[16], "unknown");
+    }
+
+    #[test]
+    fn a_download_leaves_the_senders_columns_empty() {
+        let mut down = flow();
+        down.attribution.side = crate::attribution::Side::Receiver;
+        let (up, down) = (row(&flow()), row(&down));
+        // CWND, INFLIGHT and RWND_LIM%: the sending end's.
+        for i in [10, 12, 14] {
+            assert_ne!(up[i], "-", "{} {up:?}", HEADERS[i]);
+            assert_eq!(down[i], "-", "{} {down:?}", HEADERS[i]);
+        }
+        assert!(down[7].starts_with('↓'), "{down:?}");
+        assert_eq!(down[11], up[11]);
     }
 
     #[test]
