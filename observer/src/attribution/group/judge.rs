@@ -301,7 +301,7 @@ fn own_limits(fig: &Figures, own: &[&Member<'_>], cfg: &Config) -> Judged {
     // a peer window its reader holds, not a path with no headroom), and
     // the path has shown more than each flow's share of it ran (as the
     // window advice, `knobs::window`, reckons).
-    let share = fig.path_bps / fig.concurrent.max(1) as f64;
+    let share = fig.share_bps();
     let windows = own.iter().all(|m| {
         matches!(
             m.class,

@@ -286,11 +286,9 @@ fn window(
         w.summary = format!("{head} were held by {desc}: raising the window would not help: {fix}");
         return w;
     }
-    // Flows open at once share the path: with windows that carry its rate
-    // each can reach its share of it, not all of it.
     let path = fig.path_bps;
     let at_once = fig.concurrent.max(1);
-    let share = path / at_once as f64;
+    let share = fig.share_bps();
     if w.rate_bps >= cfg.at_ceiling * share {
         let shared = if at_once > 1 {
             format!(", {} each with {at_once} at once", units::rate(share))

@@ -163,6 +163,13 @@ pub struct Figures {
 }
 
 impl Figures {
+    /// Each flow's share of what the path has shown (bits/s): flows open at
+    /// once share it, so a window that carries the path's rate buys each
+    /// `path_bps` over `concurrent`.
+    pub fn share_bps(&self) -> f64 {
+        self.path_bps / self.concurrent.max(1) as f64
+    }
+
     /// `path_bps` in words: "the path has shown X", or, where nothing
     /// showed more than the flows together, "at least X (the flows
     /// together)".
