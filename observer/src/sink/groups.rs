@@ -51,6 +51,7 @@ pub fn write_table(out: &mut impl Write, groups: &[Group]) -> std::io::Result<()
     let header: Vec<String> = [
         "NETNS",
         key_header(groups),
+        "DIR",
         "FLOWS",
         "OPEN",
         "CONC",
@@ -70,6 +71,7 @@ pub fn write_table(out: &mut impl Write, groups: &[Group]) -> std::io::Result<()
             vec![
                 g.netns.to_string(),
                 g.key.clone(),
+                g.direction.name().to_string(),
                 g.flows.to_string(),
                 g.open.to_string(),
                 g.concurrent.to_string(),
@@ -120,8 +122,12 @@ pub fn write_summary(out: &mut impl Write, groups: &[Group]) -> std::io::Result<
     for g in groups {
         writeln!(
             out,
-            "{} {} (netns {}): {}",
-            g.by, g.key, g.netns, g.explanation
+            "{} {} {} (netns {}): {}",
+            g.by,
+            g.key,
+            g.direction.name(),
+            g.netns,
+            g.explanation
         )?;
         for w in &g.what_if {
             writeln!(out, "  - {}", w.summary)?;
@@ -175,6 +181,7 @@ mod tests {
         let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(v["peer"], "10.0.0.2");
         assert_eq!(v["by"], "peer");
+        assert_eq!(v["direction"], "upload");
         assert_eq!(v["flows"], 2);
         assert_eq!(v["bytes"], 4_000_000);
         // 4 MB over the 2 s both were open.
@@ -214,6 +221,7 @@ mod tests {
             [
                 "0",
                 "10.0.0.2",
+                "upload",
                 "2",
                 "2",
                 "2",
@@ -236,7 +244,7 @@ mod tests {
             "host: 2 flows in 1 group by peer: 0 per_flow, 1 shared, 0 mixed, 0 unknown"
         );
         assert!(
-            lines[1].starts_with("peer 10.0.0.2 (netns 0): shared limit: "),
+            lines[1].starts_with("peer 10.0.0.2 upload (netns 0): shared limit: "),
             "{text}"
         );
         assert!(

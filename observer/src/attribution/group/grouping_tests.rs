@@ -95,6 +95,32 @@ fn groups_by_peer_prefix_process_and_namespace() {
 }
 
 #[test]
+fn uploads_and_downloads_to_one_peer_are_two_groups() {
+    use crate::attribution::{Side, group::Direction};
+    let down = at_bottleneck(10e6, 30_000);
+    let up = F {
+        side: Side::Sender,
+        ..at_bottleneck(4e6, 30_000)
+    };
+    // One end of a local transfer each way: the two directions' bytes are
+    // not added up.
+    let g = judge_all(&[down, down, up], GroupBy::Peer);
+    let found: Vec<_> = g
+        .iter()
+        .map(|g| (g.key.as_str(), g.direction, g.flows))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("10.0.0.2", Direction::Download, 2),
+            ("10.0.0.2", Direction::Upload, 1)
+        ]
+    );
+    // The same two downloads alone: one group.
+    assert_eq!(judge_all(&[down, down], GroupBy::Peer).len(), 1);
+}
+
+#[test]
 fn parses_groupings_and_refuses_bad_ones() {
     assert_eq!("peer".parse(), Ok(GroupBy::Peer));
     assert_eq!("process".parse(), Ok(GroupBy::Process));

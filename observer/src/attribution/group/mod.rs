@@ -18,7 +18,7 @@ use std::{collections::BTreeMap, net::IpAddr, str::FromStr};
 
 use serde::Serialize;
 
-use super::{Attribution, Config};
+use super::{Attribution, Config, Side};
 use crate::model::flow::Flow;
 use judge::Limit;
 use knobs::KnobWhatIf;
@@ -119,6 +119,38 @@ impl GroupBy {
     }
 }
 
+/// Which way a group's data moves, as seen from this host. Uploads and
+/// downloads to one peer are separate groups: their rates do not add, and
+/// each end of a local transfer (loopback, or two namespaces judged from
+/// one agent) would otherwise count the same bytes twice.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// This host receives the data (the flows' verdicts are from their
+    /// receiving end, [`Side::Receiver`]).
+    Download,
+    /// This host sends the data ([`Side::Sender`]).
+    Upload,
+}
+
+impl Direction {
+    /// The direction of a flow judged from `side`.
+    pub const fn of(side: Side) -> Direction {
+        match side {
+            Side::Receiver => Direction::Download,
+            Side::Sender => Direction::Upload,
+        }
+    }
+
+    /// Its name in JSON, the table and the metrics' `direction` label.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Direction::Download => "download",
+            Direction::Upload => "upload",
+        }
+    }
+}
+
 /// `ip` masked to its prefix, as `net/len`.
 fn prefix(ip: IpAddr, v4: u8, v6: u8) -> String {
     match ip {
@@ -190,6 +222,9 @@ impl Figures {
 pub struct Group {
     /// Network namespace inode.
     pub netns: u32,
+    /// Whether this host receives (`download`) or sends (`upload`) the
+    /// group's data.
+    pub direction: Direction,
     /// What the flows are grouped by (`peer`, `prefix`, `process`,
     /// `workload`).
     pub by: &'static str,
@@ -238,20 +273,20 @@ pub struct Group {
 }
 
 /// Groups `flows` (each with its verdict) by `by` within their network
-/// namespace and judges each group; sorted by namespace, then bytes,
-/// most first.
+/// namespace and direction ([`Direction`]) and judges each group; sorted
+/// by namespace, then bytes, most first.
 pub fn group(flows: &[(&Flow, &Attribution)], by: GroupBy, cfg: &Config) -> Vec<Group> {
-    let mut sets: BTreeMap<(u32, String), Vec<Member<'_>>> = BTreeMap::new();
+    let mut sets: BTreeMap<(u32, String, Direction), Vec<Member<'_>>> = BTreeMap::new();
     for (flow, att) in flows {
-        sets.entry((flow.netns, by.key(flow)))
+        sets.entry((flow.netns, by.key(flow), Direction::of(att.side)))
             .or_default()
             .push(Member::new(flow, att, cfg));
     }
     let mut groups: Vec<Group> = sets
         .into_iter()
-        .map(|((netns, key), mut members)| {
+        .map(|((netns, key, direction), mut members)| {
             member::join_bottleneck(&mut members, cfg);
-            one(netns, key, by, &members, cfg)
+            one(netns, direction, key, by, &members, cfg)
         })
         .collect();
     groups.sort_by(|a, b| a.netns.cmp(&b.netns).then(b.bytes.cmp(&a.bytes)));
@@ -259,7 +294,14 @@ pub fn group(flows: &[(&Flow, &Attribution)], by: GroupBy, cfg: &Config) -> Vec<
 }
 
 /// The group of `members`, judged.
-fn one(netns: u32, key: String, by: GroupBy, members: &[Member<'_>], cfg: &Config) -> Group {
+fn one(
+    netns: u32,
+    direction: Direction,
+    key: String,
+    by: GroupBy,
+    members: &[Member<'_>],
+    cfg: &Config,
+) -> Group {
     let bytes: u64 = members.iter().map(|m| m.bytes).sum();
     // The rate is the judged flows' (all, where none is): a control
     // connection open around the transfers (iperf3's) would stretch the
@@ -298,6 +340,7 @@ fn one(netns: u32, key: String, by: GroupBy, members: &[Member<'_>], cfg: &Confi
     }
     Group {
         netns,
+        direction,
         by: by.name(),
         peer: by.is_peer().then(|| key.clone()),
         process: (by == GroupBy::Process).then(|| key.clone()),

@@ -90,6 +90,8 @@ fn top_peers_are_the_groups_that_moved_the_most_bytes() {
     let flows = peer_series(&text, "observer_peer_flows", "10.0.9.1");
     assert_eq!(flows.len(), 1, "{text}");
     assert!(flows[0].ends_with(" 3"), "{}", flows[0]);
+    // These flows send: the series says which way the data moves.
+    assert!(flows[0].contains("direction=\"upload\""), "{}", flows[0]);
     assert_eq!(
         peer_series(&text, "observer_peer_flows", "10.0.9.2").len(),
         1

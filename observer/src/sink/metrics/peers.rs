@@ -16,7 +16,7 @@ use super::registrar::Registrar;
 use crate::{
     attribution::{
         Attribution, Config,
-        group::{GroupBy, group},
+        group::{Direction, GroupBy, group},
     },
     model::flow::Flow,
     track::live::TrackedFlow,
@@ -35,22 +35,23 @@ impl TopPeers {
     /// Defines and registers the gauges for the `n` busiest peers, judged
     /// under `cfg` (none are set when `n` is 0).
     pub fn new(r: &Registrar, n: usize, cfg: Config) -> Result<TopPeers, prometheus::Error> {
-        let labels = ["netns", "peer", "limit"];
+        let labels = ["netns", "peer", "direction", "limit"];
         Ok(TopPeers {
             n,
             cfg,
             rate: r.gauge_vec(
                 "observer_peer_throughput_bytes_per_second",
                 "Throughput of the --top-peers peers whose open flows moved the most bytes over \
-                 the window: their flows' rates over the last poll added up, by what limits them \
-                 as a group: \
+                 the window: their flows' rates over the last poll added up, by direction \
+                 (download: this host receives; upload: it sends) and what limits them as a \
+                 group: \
                  per_flow (each flow held by its own limit: more streams or larger windows \
                  would add rate), shared (one bottleneck), mixed, unknown.",
                 &labels,
             )?,
             flows: r.int_gauge_vec(
                 "observer_peer_flows",
-                "Open flows to each of the --top-peers peers, by the group's limit.",
+                "Open flows to each of the --top-peers peers, by direction and the group's limit.",
                 &labels,
             )?,
         })
@@ -76,15 +77,27 @@ impl TopPeers {
         // as `top_flow_rate_bytes_per_second` gives each: the group's own
         // rate spans its flows' windows, which end at each flow's last
         // sample, not at one instant.
-        let mut now: HashMap<(u32, String), f64> = HashMap::new();
+        let mut now: HashMap<(u32, String, Direction), f64> = HashMap::new();
         for t in open {
-            *now.entry((t.flow.netns, GroupBy::Peer.key(&t.flow)))
-                .or_default() += t.history.back().map_or(0.0, |h| h.rate_bps);
+            let key = (
+                t.flow.netns,
+                GroupBy::Peer.key(&t.flow),
+                Direction::of(t.current.side),
+            );
+            *now.entry(key).or_default() += t.history.back().map_or(0.0, |h| h.rate_bps);
         }
         for g in groups.iter().take(self.n) {
             let netns = g.netns.to_string();
-            let labels = [netns.as_str(), g.key.as_str(), g.limit.name()];
-            let bps = now.get(&(g.netns, g.key.clone())).copied().unwrap_or(0.0);
+            let labels = [
+                netns.as_str(),
+                g.key.as_str(),
+                g.direction.name(),
+                g.limit.name(),
+            ];
+            let bps = now
+                .get(&(g.netns, g.key.clone(), g.direction))
+                .copied()
+                .unwrap_or(0.0);
             self.rate.with_label_values(&labels).set(bps / 8.0);
             self.flows
                 .with_label_values(&labels)

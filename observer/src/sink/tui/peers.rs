@@ -13,7 +13,11 @@ use ratatui::{
 };
 
 use super::{fit::keep_tail, state::App, theme};
-use crate::{attribution::group::Group, sink::groups::verdict_mix, units};
+use crate::{
+    attribution::group::{Direction, Group},
+    sink::groups::verdict_mix,
+    units,
+};
 
 /// Terminals at least this wide show the fastest flow's and the path's
 /// rates too.
@@ -22,6 +26,14 @@ const WIDE: u16 = 110;
 /// A rate, compact (`10.0Mbit/s`).
 fn rate(bps: f64) -> String {
     units::compact(&units::rate(bps))
+}
+
+/// The group's rate, `↓`-marked for a download (this host receives).
+fn direction_rate(g: &Group) -> String {
+    match g.direction {
+        Direction::Download => format!("↓{}", rate(g.rate_bps)),
+        Direction::Upload => rate(g.rate_bps),
+    }
 }
 
 /// Draws the peers table; keeps `app.page` in step with its height.
@@ -67,7 +79,8 @@ pub fn draw_table(frame: &mut Frame, app: &mut App, area: Rect) {
                 Cell::from(keep_tail(&g.key, 24)),
                 Cell::from(Line::raw(g.flows.to_string()).right_aligned()),
                 Cell::from(Line::raw(g.open.to_string()).right_aligned()),
-                Cell::from(Line::raw(rate(g.rate_bps)).right_aligned()),
+                // ↓ marks a download, as in the flow table.
+                Cell::from(Line::raw(direction_rate(g)).right_aligned()),
             ];
             if wide {
                 cells.push(Cell::from(Line::raw(rate(g.fastest_bps)).right_aligned()));
@@ -127,7 +140,12 @@ pub fn draw_detail(frame: &mut Frame, g: &Group, area: Rect) {
             lines.push(Line::raw(format!("- {}", w.summary)));
         }
     }
-    let block = Block::bordered().title(format!(" peer {} (netns {}) ", g.key, g.netns));
+    let block = Block::bordered().title(format!(
+        " peer {} {} (netns {}) ",
+        g.key,
+        g.direction.name(),
+        g.netns
+    ));
     let p = Paragraph::new(Text::from(lines))
         .block(block)
         .wrap(Wrap { trim: false });
