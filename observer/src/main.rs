@@ -40,7 +40,21 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // Help and version go out as clap writes them, and so does the
+        // help a bare `observer` prints.
+        Err(e)
+            if !e.use_stderr()
+                || e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand =>
+        {
+            e.exit()
+        }
+        Err(e) => {
+            eprintln!("{}", cmd::usage::one_line(&e.render().to_string()));
+            return ExitCode::from(2);
+        }
+    };
     // The agent logs a summary per interval at info; one-shot views only warnings.
     let level = if matches!(cli.command, Command::Run(_)) {
         "info"

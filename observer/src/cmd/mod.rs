@@ -6,6 +6,7 @@ pub mod poll_read;
 pub mod run;
 pub mod session;
 pub mod top;
+pub mod usage;
 
 /// A bad value in a file an option names (`run --web-config`): reported
 /// like clap's own errors, with exit status 2, before anything is loaded.
