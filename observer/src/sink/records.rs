@@ -187,6 +187,26 @@ mod tests {
     use crate::{attribution, model::clock::Clock, track::snapshot::FlowTable};
     use observer_common::FlowSample;
 
+    /// docs/json.md's table of columns lists every column the table prints,
+    /// in order.
+    #[test]
+    fn the_documented_columns_are_the_tables() {
+        let doc = include_str!("../../../docs/json.md");
+        let section = doc
+            .split("## The table's columns")
+            .nth(1)
+            .and_then(|s| s.split("\n\n").nth(2))
+            .expect("docs/json.md's table of columns");
+        let documented: Vec<&str> = section
+            .lines()
+            .skip(2)
+            .flat_map(|l| l.split('|').nth(1))
+            .flat_map(|cell| cell.split(','))
+            .map(|c| c.trim().trim_matches('`'))
+            .collect();
+        assert_eq!(documented, HEADERS);
+    }
+
     fn flow() -> Report {
         let mut s = FlowSample::ZERO;
         s.cookie = 7;
