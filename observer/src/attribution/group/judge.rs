@@ -66,7 +66,7 @@ pub const GROUP_RULES: [&str; 9] = [
     "too_little",
     "one_flow",
     "not_concurrent",
-    "mixed",
+    "own_and_path",
     "different_queues",
     "one_bottleneck",
     "fills_path",
@@ -181,7 +181,7 @@ pub fn judge(fig: &Figures, members: &[Member<'_>], cfg: &Config) -> Judged {
     if own_share < cfg.group_dominant_share && shared_share < cfg.group_dominant_share {
         return judged(
             Limit::Mixed,
-            "mixed",
+            "own_and_path",
             format!(
                 "mixed: {} of the judged bytes held by limits of their own ({}: {} of {}), {} at the path's bottleneck ({} of {})",
                 units::share(own_share),

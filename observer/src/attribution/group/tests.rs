@@ -391,7 +391,7 @@ fn two_processes_one_reading_slowly_are_mixed() {
         ..F::default()
     };
     let g = one(&[slow, fast]);
-    assert_eq!((g.limit, g.rule), (Limit::Mixed, "mixed"));
+    assert_eq!((g.limit, g.rule), (Limit::Mixed, "own_and_path"));
     assert_eq!(
         g.explanation,
         "mixed: 40% of the judged bytes held by limits of their own (this host's reader: 1 flow of slowread (pid 100)), 60% at the path's bottleneck (1 flow of fastread (pid 200))"
@@ -477,10 +477,10 @@ fn loss_at_the_groups_own_bottleneck_is_shared() {
     assert_eq!(g.verdicts.get("congestion_window"), Some(&12_250_000));
     // The path's flow lost nothing: the loss is the flow's own.
     let g = one(&[path(0), held(3_611)]);
-    assert_eq!((g.limit, g.rule), (Limit::Mixed, "mixed"));
+    assert_eq!((g.limit, g.rule), (Limit::Mixed, "own_and_path"));
     // Nor does a flow that lost nothing join.
     let g = one(&[path(8_506), held(0)]);
-    assert_eq!((g.limit, g.rule), (Limit::Mixed, "mixed"));
+    assert_eq!((g.limit, g.rule), (Limit::Mixed, "own_and_path"));
     // Nor a path flow's loss without a standing queue.
     let g = one(&[
         F {
@@ -489,7 +489,7 @@ fn loss_at_the_groups_own_bottleneck_is_shared() {
         },
         held(3_611),
     ]);
-    assert_eq!((g.limit, g.rule), (Limit::Mixed, "mixed"));
+    assert_eq!((g.limit, g.rule), (Limit::Mixed, "own_and_path"));
 }
 
 #[test]
