@@ -225,6 +225,21 @@ fn one_flow(m: &Member<'_>) -> Judged {
     }
 }
 
+/// Why no queue compares among the path's flows `shared`: downloads,
+/// whose receiving end cannot see the sender's queue, or senders with
+/// none standing (BBR paces to keep little).
+fn no_queue_words(shared: &[&Member<'_>]) -> String {
+    if !shared.iter().any(|m| m.queue_comparable()) {
+        return "no sender's queue to compare (a receiver's RTT estimate does not compare)"
+            .to_string();
+    }
+    if shared.iter().any(|m| m.flow.cc == "bbr") {
+        "no queue standing on their senders (BBR paces to keep little)".to_string()
+    } else {
+        "no queue standing on their senders".to_string()
+    }
+}
+
 /// Flows at the path: one bottleneck when their standing queues agree.
 fn at_the_path(fig: &Figures, shared: &[&Member<'_>], cfg: &Config) -> Judged {
     // Only senders' queues compare ([`Member::queue_comparable`]).
@@ -236,7 +251,7 @@ fn at_the_path(fig: &Figures, shared: &[&Member<'_>], cfg: &Config) -> Judged {
     let shortest = standing.iter().copied().min().unwrap_or(0);
     let longest = standing.iter().copied().max().unwrap_or(0);
     let queues = if standing.is_empty() {
-        "no sender's queue to compare (a pacing sender keeps little; a receiver's RTT estimate does not compare)".to_string()
+        no_queue_words(shared)
     } else {
         format!(
             "queue delay {} to {} on {} of them",

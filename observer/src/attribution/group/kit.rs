@@ -16,6 +16,8 @@ pub(super) struct F {
     pub(super) netns: u32,
     pub(super) pid: u32,
     pub(super) comm: &'static str,
+    /// Congestion control.
+    pub(super) cc: &'static str,
     pub(super) side: Side,
     pub(super) verdict: Verdict,
     pub(super) rule: &'static str,
@@ -47,6 +49,7 @@ impl Default for F {
             netns: 4_026_531_840,
             pid: 100,
             comm: "iperf3",
+            cc: "cubic",
             side: Side::Sender,
             verdict: Verdict::Path,
             rule: "full_bottleneck",
@@ -81,6 +84,7 @@ impl F {
             .pid(self.pid)
             .flow();
         flow.netns = self.netns;
+        flow.cc = self.cc.to_string();
         flow.first_seen = at(self.start_s);
         flow.last_seen = at(self.start_s + self.secs);
         flow.closed = true;

@@ -248,7 +248,7 @@ fn four_cubic_downloads_through_one_bottleneck_are_shared() {
     assert_eq!((g.limit, g.rule), (Limit::Shared, "one_bottleneck"));
     assert_eq!(
         g.explanation,
-        "shared limit: 4 flows at the path's bottleneck together ran 19.8 Mbit/s (the fastest alone 5.3 Mbit/s), no sender's queue to compare (a pacing sender keeps little; a receiver's RTT estimate does not compare): one bottleneck; more streams would share it"
+        "shared limit: 4 flows at the path's bottleneck together ran 19.8 Mbit/s (the fastest alone 5.3 Mbit/s), no sender's queue to compare (a receiver's RTT estimate does not compare): one bottleneck; more streams would share it"
     );
     assert_eq!(g.what_if.len(), 1);
     assert!(!g.what_if[0].helps);
@@ -263,6 +263,25 @@ fn four_cubic_downloads_through_one_bottleneck_are_shared() {
     assert!(
         g.explanation
             .contains("queue delay 58.0 ms to 64.0 ms on 4 of them: one bottleneck"),
+        "{}",
+        g.explanation
+    );
+    // Senders with no queue standing say so, and name BBR only for BBR.
+    let g = one(&[uploading(4.6e6, 500), uploading(5.3e6, 400)]);
+    assert!(
+        g.explanation
+            .contains("no queue standing on their senders: one bottleneck"),
+        "{}",
+        g.explanation
+    );
+    let bbr = |rate| F {
+        cc: "bbr",
+        ..uploading(rate, 500)
+    };
+    let g = one(&[bbr(4.6e6), bbr(5.3e6)]);
+    assert!(
+        g.explanation
+            .contains("no queue standing on their senders (BBR paces to keep little)"),
         "{}",
         g.explanation
     );
