@@ -57,6 +57,10 @@ pub const PROG_POLL: &str = "observer_poll";
 /// Name of the poll-time read's iterator program over the TCP sockets of
 /// one network namespace, where the kernel refuses the storage iterator.
 pub const PROG_POLL_TCP: &str = "observer_poll_tcp";
+/// Name of the owner walk's iterator program (`iter/task_file`), which
+/// gives flows still without an owner the process that holds their socket
+/// (observer-ebpf/src/owner.rs).
+pub const PROG_OWNERS: &str = "observer_owners";
 /// Name of the two-slot array that tells the hooks which flows a
 /// poll-time walk reaches: slot [`SCOPE_REACH`] a [`poll_scope`] value,
 /// slot [`SCOPE_NETNS`] the network namespace of

@@ -235,6 +235,24 @@ offsets! {
     delivered_ce,
     /// `tcp_sock.dsack_dups` (u32, segments): duplicate segments reported by D-SACK.
     dsack_dups,
+    /// `socket.sk`, relative to `struct socket`: the `struct sock *` a
+    /// process's socket file holds (the owner walk, observer-ebpf/src/owner.rs).
+    socket_sk,
+    /// `task_struct.tgid`, relative to `struct task_struct` (the pid).
+    task_tgid,
+    /// `task_struct.comm`, relative to `struct task_struct` (`char[16]`).
+    task_comm,
+    /// `task_struct.cgroups`: pointer to the task's `struct css_set`.
+    task_cgroups,
+    /// `css_set.dfl_cgrp`, relative to `struct css_set`: pointer to the
+    /// task's cgroup v2 `struct cgroup`.
+    css_dfl_cgrp,
+    /// `cgroup.kn`, relative to `struct cgroup`: pointer to its
+    /// `struct kernfs_node`.
+    cgroup_kn,
+    /// `kernfs_node.id`, relative to `struct kernfs_node` (u64): the cgroup
+    /// id `bpf_get_current_cgroup_id()` returns (kernel/bpf/helpers.c).
+    kernfs_id,
 }
 
 #[cfg(feature = "user")]
@@ -283,6 +301,6 @@ mod tests {
             assert_eq!(v, i as u32);
         }
         assert_eq!(Offsets::NAMES[0], "family");
-        assert_eq!(Offsets::NAMES.len(), 88);
+        assert_eq!(Offsets::NAMES.len(), 95);
     }
 }

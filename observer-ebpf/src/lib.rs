@@ -23,6 +23,9 @@
 //!   hook: a sender is sampled as its ACKs arrive.
 //! - `tcp_rcv_space_adjust`: only where `sock_recv_length` is missing; it
 //!   refreshes a flow's figures after reads (no owner: see [`flow::on_read`]).
+//! - `iter/task_file` (`observer_owners`): not a hook but the owner
+//!   walk, which user space runs at a poll when flows without an owner
+//!   appeared ([`owner`]).
 //! - `iter/bpf_sk_storage_map` (`observer_poll`) or `iter/tcp`
 //!   (`observer_poll_tcp`): not hooks but the poll-time read, which user
 //!   space runs at each poll to re-sample the flows that moved since the
@@ -46,6 +49,8 @@ mod gate;
 mod journal;
 #[cfg(target_arch = "bpf")]
 pub mod maps;
+#[cfg(target_arch = "bpf")]
+pub mod owner;
 #[cfg(target_arch = "bpf")]
 mod packet_slot;
 #[cfg(target_arch = "bpf")]
@@ -132,6 +137,16 @@ macro_rules! agent_programs {
         pub fn observer_poll(ctx: *mut core::ffi::c_void) -> i32 {
             // SAFETY: the iterator's context.
             unsafe { $crate::poll::visit_storage(ctx.cast()) };
+            0
+        }
+
+        /// `iter/task_file`: the owner walk, run by user space at a poll
+        /// when flows without an owner appeared (see `owner`).
+        #[unsafe(no_mangle)]
+        #[unsafe(link_section = "iter/task_file")]
+        pub fn observer_owners(ctx: *mut core::ffi::c_void) -> i32 {
+            // SAFETY: the iterator's context.
+            unsafe { $crate::owner::visit(ctx.cast()) };
             0
         }
 

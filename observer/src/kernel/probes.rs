@@ -33,6 +33,8 @@ pub struct Probes {
     parked: crate::kernel::read::parked::Parked,
     /// The poll-time read, where the kernel runs it.
     poll: Option<Walk>,
+    /// The owner walk, where the kernel runs it and no pin is in use.
+    owners: Option<crate::kernel::read::owners::OwnerWalk>,
     /// The flows sampled since the last read ([`super::read::journal`]).
     changes: super::read::journal::Changes,
     programs: Programs,
@@ -224,6 +226,30 @@ impl Probes {
             None
         };
 
+        // The owner walk is this agent's alone: a pinned set's flows keep
+        // the owner a read gives them.
+        let owners = if pin.is_none() {
+            match super::load::attach::attach_owners(&mut ebpf, &kernel_btf) {
+                Ok(iter) => {
+                    attached.push(super::load::attach::OWNER_HOOK);
+                    Some(crate::kernel::read::owners::OwnerWalk::new(iter))
+                }
+                Err(e) => {
+                    let why = match &e {
+                        ProbeError::PollIter(io) => io.to_string(),
+                        e => super::load::attach::brief(e),
+                    };
+                    degraded.push(Degraded::Figure(format!(
+                        "no owner walk ({why}): flows accepted by a listener show no pid or \
+                         comm until they read (Linux 5.11 or later has it)"
+                    )));
+                    None
+                }
+            }
+        } else {
+            None
+        };
+
         let pinned_links = match pin {
             None => Vec::new(),
             Some(dir) => {
@@ -273,6 +299,7 @@ impl Probes {
                 &mut ebpf, MAP_LIVE,
             )?),
             poll,
+            owners,
             journal: super::read::journal::open(take(&mut ebpf, observer_common::MAP_JOURNAL)),
             programs: Programs::Loaded(ebpf),
             pinned_links,
@@ -292,6 +319,7 @@ impl Probes {
             counters: set.counters,
             parked: set.parked,
             poll: set.poll,
+            owners: set.owners,
             changes: super::read::journal::Changes::new(set.journal),
             programs: set.programs,
             _pinned_links: set.pinned_links,
@@ -307,9 +335,10 @@ impl Probes {
     /// attach order ([`hooks::ATTACH_ORDER`]): `tcp_destroy_sock` where
     /// the kernel has it, `inet_sock_set_state` and `tcp_probe` always,
     /// then `sock_recv_length` where it has it (else its fallback
-    /// `tcp_rcv_space_adjust`); last the poll-time read's
+    /// `tcp_rcv_space_adjust`); then the poll-time read's
     /// iterator (one of [`super::load::attach::POLL_HOOKS`]), where the kernel
-    /// runs it.
+    /// runs it; last the owner walk's ([`super::load::attach::OWNER_HOOK`]),
+    /// where the kernel runs it and no pin is in use.
     pub fn attached(&self) -> &[&'static str] {
         &self.attached
     }
@@ -349,6 +378,12 @@ impl Probes {
         self.drain_closed(closed);
         if let Some(poll) = &mut self.poll {
             poll.poll();
+        }
+        if self.owners.is_some() {
+            let created = self.counter(Counter::FlowsCreated);
+            if let Some(owners) = &mut self.owners {
+                owners.at_poll(created);
+            }
         }
         let whole = !self.changes.read(&self.flows, parked_before, whole, active);
         if whole {

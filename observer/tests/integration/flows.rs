@@ -115,6 +115,44 @@ fn known_transfer_matches_tcp_info() {
     assert!(!flow.cc.is_empty());
 }
 
+/// A flow accepted by a listener whose owner only sends (it never reads,
+/// so no read hook sees its process) gets its owner from the owner walk:
+/// this test process holds the socket.
+#[test]
+fn an_accepted_flow_that_only_sends_has_its_owner() {
+    if !root_or_skip("an_accepted_flow_that_only_sends_has_its_owner") {
+        return;
+    }
+    let mut obs = Observer::start();
+    if !obs.probes.attached().contains(&"iter:task_file") {
+        eprintln!("skipped: this kernel refuses the owner walk");
+        return;
+    }
+    let ns = Namespace::standalone().unwrap();
+    let flow = ns
+        .run(|| {
+            let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+            let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+            let (mut server, _) = listener.accept().unwrap();
+            server.write_all(&[7u8; 256 * 1024]).unwrap();
+            let mut got = vec![0u8; 256 * 1024];
+            client.read_exact(&mut got).unwrap();
+            let flow =
+                obs.wait_for_flow(cookie(&server), Duration::from_secs(5), "an owner", |f| {
+                    f.pid != 0
+                });
+            let local = server.local_addr().unwrap();
+            drop((client, server));
+            (flow, local)
+        })
+        .unwrap();
+    let (flow, local) = flow;
+    assert_eq!(flow.local, local);
+    assert_eq!(flow.pid, std::process::id());
+    assert!(!flow.comm.is_empty());
+    assert!(flow.cgroup_id != 0);
+}
+
 /// Both ends of a bulk transfer that then goes quiet (no answer, no
 /// close, the sender never reads). The sample gate holds back most of
 /// their segments; the ACK that acknowledges everything (sender) and the

@@ -265,7 +265,8 @@ fn missing_optional_tracepoints_only_degrade() {
     assert!(
         err.contains(
             "kernel has no tracepoint sock_recv_length: flows accepted by a listener show no \
-             pid or comm, and idle flows' figures lag their last received segment"
+             pid or comm until the owner walk finds them at a poll, and idle flows' figures lag \
+             their last received segment"
         ),
         "{err}"
     );

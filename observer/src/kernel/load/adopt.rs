@@ -244,6 +244,7 @@ pub(in crate::kernel) fn adopt(
         counters: pinned_map::<PerCpuArray<MapData, u64>>(&set, MAP_COUNTERS)?,
         parked: Parked::new(pinned_map::<Array<MapData, u64>>(&set, MAP_LIVE)?),
         poll,
+        owners: None,
         journal: crate::kernel::read::journal::open(pinned_map(&set, observer_common::MAP_JOURNAL)),
         programs: Programs::Adopted(programs),
         pinned_links,

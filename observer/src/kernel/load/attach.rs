@@ -152,6 +152,21 @@ pub fn attach_poll(ebpf: &mut Ebpf, btf: &aya::Btf) -> Result<PollAttached, Prob
     Ok(poll)
 }
 
+/// The name [`crate::kernel::probes::Probes::attached`] lists the owner
+/// walk's iterator under.
+pub const OWNER_HOOK: &str = "iter:task_file";
+
+/// Loads and attaches the owner walk ([`crate::kernel::read::owners`]).
+///
+/// # Errors
+/// [`ProbeError::NoProgram`] for a build without it,
+/// [`ProbeError::Attach`] when the kernel refuses the program (before
+/// Linux 5.11, `bpf_sock_from_file`) and [`ProbeError::PollIter`] when it
+/// refuses the link.
+pub fn attach_owners(ebpf: &mut Ebpf, btf: &aya::Btf) -> Result<PollIter, ProbeError> {
+    poll_iter(ebpf, btf, OWNER_HOOK, observer_common::PROG_OWNERS)
+}
+
 /// A load variant the kernel refused, and why.
 pub(in crate::kernel) struct Refusal {
     /// The variant tried.

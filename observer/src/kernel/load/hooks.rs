@@ -15,7 +15,7 @@ pub enum Need {
     /// another) leaves its flow open.
     Closes,
     /// The read hook (`sock_recv_length`, Linux 6.3): flows accepted by a
-    /// listener show no pid or comm.
+    /// listener show no pid or comm until the owner walk finds them.
     Owner,
 }
 
@@ -104,8 +104,8 @@ impl Hook {
                 "{why}: a close the kernel skips reporting (nested in another) leaves its flow open"
             ),
             Need::Owner => format!(
-                "{why}: flows accepted by a listener show no pid or comm{} (tracepoint {} \
-                 arrived in Linux 6.3)",
+                "{why}: flows accepted by a listener show no pid or comm until the owner walk \
+                 finds them at a poll{} (tracepoint {} arrived in Linux 6.3)",
                 if self.fallback.is_some() && !covered {
                     ", and idle flows' figures lag their last received segment"
                 } else {
@@ -147,8 +147,9 @@ mod tests {
             recv.as_deref(),
             Some(
                 "kernel has no tracepoint sock_recv_length: flows accepted by a listener show \
-                 no pid or comm, and idle flows' figures lag their last received segment \
-                 (tracepoint sock_recv_length arrived in Linux 6.3)"
+                 no pid or comm until the owner walk finds them at a poll, and idle flows' \
+                 figures lag their last received segment (tracepoint sock_recv_length arrived \
+                 in Linux 6.3)"
             )
         );
         let covered = RECV_LENGTH.missing("no", true).map(|d| d.to_string());

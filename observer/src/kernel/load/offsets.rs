@@ -205,6 +205,14 @@ fn specs() -> Vec<Spec> {
         spec!("reordering", "tcp_sock", "reordering", Byte, false),
         spec!("delivered_ce", "tcp_sock", "delivered_ce", Byte, false),
         spec!("dsack_dups", "tcp_sock", "dsack_dups", Byte, false),
+        // The owner walk (observer-ebpf/src/owner.rs).
+        spec!("socket_sk", "socket", "sk", Byte, false),
+        spec!("task_tgid", "task_struct", "tgid", Byte, false),
+        spec!("task_comm", "task_struct", "comm", Byte, false),
+        spec!("task_cgroups", "task_struct", "cgroups", Byte, false),
+        spec!("css_dfl_cgrp", "css_set", "dfl_cgrp", Byte, false),
+        spec!("cgroup_kn", "cgroup", "kn", Byte, false),
+        spec!("kernfs_id", "kernfs_node", "id", Byte, false),
     ]
 }
 

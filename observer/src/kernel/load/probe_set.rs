@@ -17,6 +17,7 @@ pub(in crate::kernel) struct ProbeSet {
     pub counters: PerCpuArray<MapData, u64>,
     pub parked: crate::kernel::read::parked::Parked,
     pub poll: Option<Walk>,
+    pub owners: Option<crate::kernel::read::owners::OwnerWalk>,
     pub journal: Option<crate::kernel::read::journal::Journal>,
     pub programs: Programs,
     pub pinned_links: Vec<aya::programs::links::PinnedLink>,

@@ -7,6 +7,8 @@
 //! - [`journal`]: the change journal, the cookies of the flows that moved;
 //! - [`parked`]: closes the kernel kept in the flow map while the ring was
 //!   full, and those the LRU took before a poll read them;
+//! - [`owners`]: the owner walk, which gives flows accepted by a
+//!   listener the process holding their socket;
 //! - [`poll_iter`]: the poll-time read, which re-samples the flows that
 //!   moved since the last poll; [`walk`]: its budget, which pauses it
 //!   where it costs more than its share of the interval.
@@ -14,6 +16,7 @@
 pub mod closed_ring;
 pub mod flow_map;
 pub mod journal;
+pub mod owners;
 pub mod parked;
 pub mod poll_iter;
 pub mod walk;

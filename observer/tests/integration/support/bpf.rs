@@ -26,6 +26,8 @@ pub fn attached_programs() -> usize {
         2 + usize::from(recv)
             + usize::from(has("tcp_destroy_sock"))
             + usize::from(names.contains(&b"bpf_iter__tcp"[..]) && release_at_least(5, 11))
+            // The owner walk (`bpf_sock_from_file` arrived in 5.11).
+            + usize::from(names.contains(&b"bpf_iter__task_file"[..]) && release_at_least(5, 11))
     })
 }
 
