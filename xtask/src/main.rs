@@ -49,11 +49,13 @@ enum Cmd {
     /// Build the container image of deploy/Containerfile (a static
     /// release binary, FROM scratch, offline) and print its reference.
     Image,
-    /// Run every test: formatting, lints, unit and root integration tests,
-    /// and the scenario suite.
+    /// Run every test: formatting, lints and the import-cycle check, unit
+    /// and root integration tests, the container image, the scenario
+    /// suite, the 6.1 VM, fuzz and a soak; prints its time by step.
     Test,
-    /// Only the first phase of `test`: formatting, and clippy on the host
-    /// crates and on the eBPF crate (for bpfel-unknown-none).
+    /// Only the first phase of `test`: formatting, that no two modules
+    /// import each other, and clippy on the host crates and on the eBPF
+    /// crate (for bpfel-unknown-none).
     Lint,
     /// Run the scenario suite on emulated WAN paths (args go to the runner:
     /// --only NAME, --json, --quick, --list; a `--` before them is optional).
@@ -89,9 +91,10 @@ enum Cmd {
     },
     /// Overhead and scale benchmarks; writes docs/benchmarks.md and
     /// target/bench/results.json. Other arguments go to the runner (a
-    /// `--` before them is optional): --only throughput,agent,churn;
-    /// --markdown FILE; --json FILE; --render JSON (rewrite the page from an
-    /// earlier run, measuring nothing).
+    /// `--` before them is optional): --only peer,rr,throughput,agent,churn
+    /// (its page goes to target/bench/benchmarks.md); --markdown FILE;
+    /// --json FILE; --render JSON (rewrite the page from an earlier run,
+    /// measuring nothing).
     Bench {
         /// Arguments for the benchmark runner.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]

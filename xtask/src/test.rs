@@ -186,9 +186,9 @@ pub fn bench(args: &[String], quick: bool) -> anyhow::Result<()> {
         c.arg("--quick");
     }
     c.args(args);
-    if let Some(root) = util::target_dir().parent() {
-        c.current_dir(root);
-    }
+    // The report goes to docs/ of the checkout, wherever the build went
+    // (CARGO_TARGET_DIR may be outside it).
+    c.current_dir(util::workspace_root());
     eprintln!("+ {}", util::describe(&c));
     let status = c
         .status()

@@ -17,14 +17,16 @@ struct Cli {
     /// Fewer rounds, shorter runs, no 100k-flow step.
     #[arg(long)]
     quick: bool,
-    /// Where to write the markdown table.
-    #[arg(long, default_value = "docs/benchmarks.md")]
-    markdown: std::path::PathBuf,
+    /// Where to write the markdown table (default: docs/benchmarks.md for
+    /// a whole run, target/bench/benchmarks.md with --only, so that a
+    /// partial run leaves the committed page alone).
+    #[arg(long)]
+    markdown: Option<std::path::PathBuf>,
     /// Where to write the JSON results.
     #[arg(long, default_value = "target/bench/results.json")]
     json: std::path::PathBuf,
     /// Run only these parts (for trying one out; the table then shows the
-    /// others as not run, so write it elsewhere with --markdown).
+    /// others as not run).
     #[arg(long, value_enum, value_delimiter = ',')]
     only: Vec<Part>,
     /// Measure nothing: write the markdown page again from a JSON results
@@ -73,8 +75,9 @@ fn render(cli: &Cli, json: &std::path::Path) -> anyhow::Result<()> {
         serde_json::from_str(&text).with_context(|| format!("parsing {}", json.display()))?;
     // Results written before these figures were kept.
     r.derive();
-    std::fs::write(&cli.markdown, r.markdown())
-        .with_context(|| format!("writing {}", cli.markdown.display()))
+    let markdown = cli.markdown_path();
+    std::fs::write(&markdown, r.markdown())
+        .with_context(|| format!("writing {}", markdown.display()))
 }
 
 fn bench(cli: &Cli) -> anyhow::Result<()> {
@@ -227,6 +230,18 @@ fn churn_figures(r: &mut Results) {
     r.probe_ns_per_hit_churn = r.churn.last().map_or(0.0, |c| c.probe_ns_per_hit);
 }
 
+impl Cli {
+    /// Where the page goes: `--markdown`, else docs/benchmarks.md for a
+    /// whole run and target/bench/benchmarks.md for a partial one.
+    fn markdown_path(&self) -> std::path::PathBuf {
+        match &self.markdown {
+            Some(p) => p.clone(),
+            None if self.only.is_empty() => "docs/benchmarks.md".into(),
+            None => "target/bench/benchmarks.md".into(),
+        }
+    }
+}
+
 /// Writes the JSON results and the page, and prints the page.
 fn write(cli: &Cli, r: &Results) -> anyhow::Result<()> {
     if let Some(dir) = cli.json.parent() {
@@ -234,12 +249,16 @@ fn write(cli: &Cli, r: &Results) -> anyhow::Result<()> {
     }
     std::fs::write(&cli.json, serde_json::to_string_pretty(r)?)
         .with_context(|| format!("writing {}", cli.json.display()))?;
-    std::fs::write(&cli.markdown, r.markdown())
-        .with_context(|| format!("writing {}", cli.markdown.display()))?;
+    let markdown = cli.markdown_path();
+    if let Some(dir) = markdown.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    std::fs::write(&markdown, r.markdown())
+        .with_context(|| format!("writing {}", markdown.display()))?;
     print!("{}", r.markdown());
     eprintln!(
         "bench: wrote {} and {}",
-        cli.markdown.display(),
+        markdown.display(),
         cli.json.display()
     );
     Ok(())

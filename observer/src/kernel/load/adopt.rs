@@ -109,13 +109,13 @@ fn poll_link_file(hook: &str) -> String {
 }
 
 /// Whether the set at `set` has what an agent needs: the maps it reads
-/// and the links of the two hooks every kernel has. A set that lacks them
+/// and the links of the hooks the load fails without (the hook table's
+/// required ones). A set that lacks them
 /// (removed by hand in part) is replaced, not adopted.
 pub fn complete(set: &Path) -> bool {
     PINNED_MAPS.iter().all(|m| set.join(m).exists())
-        && ["tcp_probe", "inet_sock_set_state"]
-            .iter()
-            .all(|h| set.join(format!("{LINK_PREFIX}{h}")).exists())
+        && crate::kernel::load::hooks::required()
+            .all(|h| set.join(format!("{LINK_PREFIX}{}", h.tracepoint)).exists())
 }
 
 /// Map `name` of the set at `set`, as `T`.

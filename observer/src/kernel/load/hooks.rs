@@ -85,6 +85,29 @@ pub const RECV_LENGTH: Hook = Hook {
 /// their hook's place.
 pub const ATTACH_ORDER: [&Hook; 4] = [&DESTROY, &SET_STATE, &TCP_PROBE, &RECV_LENGTH];
 
+/// How many hooks the load fails without ([`Need::Required`]): fewer
+/// attached is unhealthy (`/healthz`), and a pinned set without their
+/// links is replaced, not adopted.
+pub const REQUIRED_HOOKS: usize = {
+    let mut n = 0;
+    let mut i = 0;
+    while i < ATTACH_ORDER.len() {
+        if matches!(ATTACH_ORDER[i].need, Need::Required) {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+};
+
+/// The hooks the load fails without, in attach order.
+pub fn required() -> impl Iterator<Item = &'static Hook> {
+    ATTACH_ORDER
+        .iter()
+        .copied()
+        .filter(|h| h.need == Need::Required)
+}
+
 /// Every tracepoint a program may be attached to, fallbacks in their
 /// hook's place: the links a pinned set may hold, in attach order.
 pub fn tracepoints() -> impl Iterator<Item = &'static str> {
@@ -135,6 +158,13 @@ mod tests {
                 "tcp_rcv_space_adjust",
             ]
         );
+    }
+
+    #[test]
+    fn the_required_hooks_are_the_probe_and_the_state_changes() {
+        let names: Vec<&str> = required().map(|h| h.tracepoint).collect();
+        assert_eq!(names, ["inet_sock_set_state", "tcp_probe"]);
+        assert_eq!(REQUIRED_HOOKS, 2);
     }
 
     #[test]

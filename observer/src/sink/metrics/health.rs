@@ -14,9 +14,9 @@ use std::time::Duration;
 
 use crate::model::clock::monotonic_ns;
 
-/// The hooks every figure needs (`tcp_probe`, `inet_sock_set_state`):
-/// fewer attached is unhealthy.
-pub const REQUIRED_PROGRAMS: u64 = 2;
+/// The hooks every figure needs (the hook table's required ones,
+/// `tcp_probe` and `inet_sock_set_state`): fewer attached is unhealthy.
+pub const REQUIRED_PROGRAMS: u64 = crate::kernel::load::hooks::REQUIRED_HOOKS as u64;
 
 /// Health shared between the poll loop (writer) and the endpoint (reader).
 #[derive(Clone, Debug)]
