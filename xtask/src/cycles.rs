@@ -1,49 +1,95 @@
 //! The import-cycle check of `cargo xtask lint`: no two modules of a crate
-//! may import each other, directly or around a loop (data flows one way,
-//! kernel -> flows -> attribution -> sinks).
+//! may import each other, directly or around a loop, and no two branches
+//! of the module tree either (data flows one way, kernel -> flows ->
+//! attribution -> sinks).
 //!
-//! Read from the sources, not the compiler: every `crate::a::b` and
-//! `super::a` path outside comments is an edge from the file's module to
-//! the deepest module the path names (`use super::{a, b::c}` groups
-//! included). A module and its own ancestors are left out: a parent
-//! declares its children and a child may use its parent's items, which
-//! Rust's module tree makes routine. What remains is strongly connected
-//! components of sibling and cousin modules (Tarjan's algorithm), each a
-//! cycle. Written here because no maintained crate checks this for a
-//! library's modules without building it (cargo-modules is a binary that
-//! needs the whole crate compiled and prints graphs, not verdicts).
+//! Read from the sources with `syn`, not the compiler. The module tree is
+//! followed from each crate root (`lib.rs`, `main.rs`, `bin/*`) through
+//! its `mod` declarations (`#[path]` included); test modules
+//! (`#[cfg(test)]`, declared or inline) and `#[cfg(test)]` items are left
+//! out, since a test may use what its module's callers build. Every path a
+//! module names is resolved to the deepest module it reaches: `use` trees
+//! (groups, renames, globs), paths in code and types, and paths inside
+//! macro calls; a name brought in by a `use` or a glob is followed to where
+//! it points, and a name its parent re-exports (`pub use`) to where that
+//! points. A module's use of its ancestors' or descendants' own items is
+//! routine in Rust's module tree and not an edge. Each other edge `a -> b`
+//! also counts between the two branches it joins (the children of their
+//! closest common ancestor), so `model::flow -> kernel::load::env` beside
+//! `kernel::probes -> model::clock` is the cycle `kernel <-> model`. The
+//! cycles are the strongly connected components (Tarjan's algorithm).
+//!
+//! Written here because no maintained crate checks this for a library's
+//! modules without building it (cargo-modules is a binary that needs the
+//! whole crate compiled and prints graphs, not verdicts); `syn` does the
+//! parsing.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
-    path::Path,
+    path::{Path, PathBuf},
 };
 
 use anyhow::Context as _;
+use syn::visit::Visit;
 
 /// Cycles known and not yet broken, each as its sorted modules: the check
 /// fails on any other, and on one of these once it is gone (so the list
 /// only shrinks). None is left.
 pub const KNOWN: &[&[&str]] = &[];
 
-/// The module path of a source file under `src` (`a/b.rs` and `a/b/mod.rs`
-/// are `a::b`; `lib.rs` and `main.rs` the root, "").
-fn module_of(rel: &Path) -> String {
-    let mut parts: Vec<String> = rel
-        .iter()
-        .map(|p| p.to_string_lossy().trim_end_matches(".rs").to_string())
-        .collect();
-    if matches!(
-        parts.last().map(String::as_str),
-        Some("mod" | "lib" | "main")
-    ) {
-        parts.pop();
-    }
-    parts.join("::")
+/// A module's path from its crate root ("" is the root).
+type ModPath = String;
+
+/// What a module's code names: the paths it uses, and what its `use`
+/// declarations bind.
+#[derive(Default, Debug)]
+struct Names {
+    /// Every path named, as written (`super::a::B`, `hooks::X`).
+    refs: Vec<Vec<String>>,
+    /// Names bound by `use` (the binding, the path it stands for).
+    uses: BTreeMap<String, Vec<String>>,
+    /// Bases of glob imports (`use super::*` gives `super`).
+    globs: Vec<Vec<String>>,
 }
 
-/// The parent of module `m` ("" for a top-level one).
-fn parent(m: &str) -> &str {
-    m.rfind("::").map_or("", |i| &m[..i])
+/// A crate's modules and what each names.
+#[derive(Default, Debug)]
+pub struct Crate {
+    modules: BTreeMap<ModPath, Names>,
+}
+
+/// Whether `attrs` hold `#[cfg(test)]` (or a `cfg` naming `test` but not
+/// `not(test)`).
+fn is_test(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        if !a.path().is_ident("cfg") {
+            return false;
+        }
+        let text = quote_text(&a.meta);
+        let words: Vec<&str> = text
+            .split(|c: char| !c.is_alphanumeric() && c != '_')
+            .collect();
+        words.contains(&"test") && !words.contains(&"not")
+    })
+}
+
+/// Tokens of `t` as text.
+fn quote_text(t: &impl quote::ToTokens) -> String {
+    t.to_token_stream().to_string()
+}
+
+/// `#[path = "..."]` of a `mod` declaration.
+fn path_attr(attrs: &[syn::Attribute]) -> Option<String> {
+    attrs.iter().find_map(|a| match &a.meta {
+        syn::Meta::NameValue(nv) if nv.path.is_ident("path") => match &nv.value {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) => Some(s.value()),
+            _ => None,
+        },
+        _ => None,
+    })
 }
 
 /// `a::b` joined onto `base` ("" is the root).
@@ -55,129 +101,400 @@ fn join(base: &str, rest: &str) -> String {
     }
 }
 
-/// The paths `code` (comments removed) names from `crate::` or `super::`,
-/// as `(base, rest)` with `base` "crate" or "super": `use super::{a,
-/// b::{c, d}}` gives `a` and `b` (the deepest module is found later).
-fn paths(code: &str) -> Vec<(&'static str, String)> {
-    let ident = |c: char| c.is_alphanumeric() || c == '_' || c == ':';
-    let mut out = Vec::new();
-    for base in ["crate", "super"] {
-        let pat = format!("{base}::");
-        let mut from = 0;
-        while let Some(i) = code[from..].find(&pat) {
-            let start = from + i;
-            from = start + pat.len();
-            // A whole word: not `my_crate::`.
-            if code[..start]
-                .chars()
-                .next_back()
-                .is_some_and(|c| c.is_alphanumeric() || c == '_')
-            {
-                continue;
-            }
-            let rest = &code[from..];
-            let Some(group) = rest.strip_prefix('{') else {
-                out.push((
-                    base_name(base),
-                    rest.chars().take_while(|c| ident(*c)).collect(),
-                ));
-                continue;
-            };
-            // Top-level items of the group, to its matching brace.
-            let (mut depth, mut item) = (0usize, String::new());
-            for c in group.chars() {
-                match c {
-                    '{' => depth += 1,
-                    '}' if depth == 0 => break,
-                    '}' => depth -= 1,
-                    ',' if depth == 0 => {
-                        out.push((base_name(base), head(&item)));
-                        item.clear();
-                        continue;
+/// The parent of module `m` ("" for a top-level one).
+fn parent(m: &str) -> &str {
+    m.rfind("::").map_or("", |i| &m[..i])
+}
+
+/// Whether `a` is `b` or one of its ancestors.
+fn ancestor_or_self(a: &str, b: &str) -> bool {
+    a.is_empty() || a == b || b.starts_with(&format!("{a}::"))
+}
+
+/// Reads source files: the disk, or a map in the tests.
+pub trait Sources {
+    /// The text of `path`, if there is such a file.
+    fn read(&self, path: &Path) -> Option<String>;
+}
+
+/// The files on disk.
+struct Disk;
+
+impl Sources for Disk {
+    fn read(&self, path: &Path) -> Option<String> {
+        std::fs::read_to_string(path).ok()
+    }
+}
+
+impl Crate {
+    /// The crate whose root file is `root`, its module tree followed
+    /// through `mod` declarations.
+    ///
+    /// # Errors
+    /// A file that does not parse, or a declared module with no file.
+    pub fn load(root: &Path, files: &dyn Sources) -> anyhow::Result<Crate> {
+        let mut c = Crate::default();
+        let text = files
+            .read(root)
+            .with_context(|| format!("reading {}", root.display()))?;
+        let dir = root.parent().unwrap_or(Path::new("")).to_path_buf();
+        c.file(String::new(), root, &text, dir, files)?;
+        Ok(c)
+    }
+
+    /// Adds module `m`, the file `path` holding `text`, whose declared
+    /// children live in `dir`.
+    fn file(
+        &mut self,
+        m: ModPath,
+        path: &Path,
+        text: &str,
+        dir: PathBuf,
+        files: &dyn Sources,
+    ) -> anyhow::Result<()> {
+        let parsed =
+            syn::parse_file(text).with_context(|| format!("parsing {}", path.display()))?;
+        let here = path.parent().unwrap_or(Path::new("")).to_path_buf();
+        self.items(m, &parsed.items, &dir, &here, files)
+    }
+
+    /// Adds module `m` made of `items`; declared children are found in
+    /// `dir`, `#[path]` ones relative to `here` (the declaring file's
+    /// directory).
+    fn items(
+        &mut self,
+        m: ModPath,
+        items: &[syn::Item],
+        dir: &Path,
+        here: &Path,
+        files: &dyn Sources,
+    ) -> anyhow::Result<()> {
+        let mut names = Names::default();
+        for item in items {
+            match item {
+                syn::Item::Mod(md) if is_test(&md.attrs) => {}
+                syn::Item::Mod(md) => {
+                    let child = join(&m, &md.ident.to_string());
+                    if let Some((_, inner)) = &md.content {
+                        let sub = dir.join(md.ident.to_string());
+                        self.items(child, inner, &sub, here, files)?;
+                    } else {
+                        let (file, text) = declared(md, dir, here, files)?;
+                        let sub = child_dir(&file);
+                        self.file(child, &file, &text, sub, files)?;
                     }
-                    _ => {}
                 }
-                if depth == 0 || c == '{' && depth == 1 {
-                    item.push(c);
+                other => {
+                    if !item_is_test(other) {
+                        let mut v = Collect { names: &mut names };
+                        v.visit_item(other);
+                    }
                 }
             }
-            out.push((base_name(base), head(&item)));
+        }
+        self.modules.insert(m, names);
+        Ok(())
+    }
+
+    /// `segs`, named in module `m`, as a path from the crate root; None for
+    /// a path outside the crate (`std::`, another crate, a local item).
+    fn absolute(&self, m: &str, segs: &[String], depth: usize) -> Option<Vec<String>> {
+        let first = segs.first()?;
+        let split = |p: &str| -> Vec<String> {
+            p.split("::")
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect()
+        };
+        match first.as_str() {
+            "crate" => Some(segs[1..].to_vec()),
+            "self" => Some([split(m), segs[1..].to_vec()].concat()),
+            "super" => {
+                let ups = segs.iter().take_while(|s| *s == "super").count();
+                let mut base = m.to_string();
+                for _ in 0..ups {
+                    base = parent(&base).to_string();
+                }
+                Some([split(&base), segs[ups..].to_vec()].concat())
+            }
+            name if depth < 6 => {
+                let names = self.modules.get(m)?;
+                if self.modules.contains_key(&join(m, name)) {
+                    return Some([split(m), segs.to_vec()].concat());
+                }
+                if let Some(u) = names.uses.get(name) {
+                    let base = self.absolute(m, u, depth + 1)?;
+                    return Some([base, segs[1..].to_vec()].concat());
+                }
+                for g in &names.globs {
+                    let Some(base) = self.absolute(m, g, depth + 1) else {
+                        continue;
+                    };
+                    let at = base.join("::");
+                    if self.modules.contains_key(&join(&at, name))
+                        || self
+                            .modules
+                            .get(&at)
+                            .is_some_and(|n| n.uses.contains_key(name))
+                    {
+                        return Some([base, segs.to_vec()].concat());
+                    }
+                }
+                None
+            }
+            _ => None,
         }
     }
-    out.retain(|(_, p)| !p.is_empty());
-    out
-}
 
-/// `"crate"` or `"super"` as a static name.
-fn base_name(base: &str) -> &'static str {
-    if base == "crate" { "crate" } else { "super" }
-}
-
-/// The path at the start of a group item (`b::{c}` is `b::`, trimmed to `b`).
-fn head(item: &str) -> String {
-    let p: String = item
-        .trim()
-        .chars()
-        .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
-        .collect();
-    p.trim_end_matches(':').to_string()
-}
-
-/// `text` up to its inline test module (`#[cfg(test)]` then `mod NAME {`);
-/// a `#[cfg(test)] mod NAME;` declaration leaves the text whole.
-fn without_tests(text: &str) -> &str {
-    let mut at = 0;
-    let mut lines = text.split_inclusive('\n').peekable();
-    while let Some(line) = lines.next() {
-        if line.trim() == "#[cfg(test)]"
-            && lines
-                .peek()
-                .is_some_and(|next| next.trim_start().starts_with("mod ") && next.contains('{'))
-        {
-            return &text[..at];
+    /// The module a path from the root reaches: the deepest module on it,
+    /// followed through its re-exports (`pub use`) where it names an item
+    /// of an ancestor of `m` (where the edge would otherwise be lost).
+    fn target(&self, m: &str, abs: &[String], depth: usize) -> Option<ModPath> {
+        let mut t = String::new();
+        let mut used = 0;
+        for (i, s) in abs.iter().enumerate() {
+            let next = join(&t, s);
+            if !self.modules.contains_key(&next) {
+                break;
+            }
+            t = next;
+            used = i + 1;
         }
-        at += line.len();
-    }
-    text
-}
-
-/// The module graph of the sources `files` (module path, text): for each
-/// module, the modules its code names, ancestors and itself left out.
-pub fn graph(files: &[(String, String)]) -> BTreeMap<String, BTreeSet<String>> {
-    let modules: BTreeSet<&str> = files.iter().map(|(m, _)| m.as_str()).collect();
-    let mut g = BTreeMap::new();
-    for (m, text) in files {
-        let mut edges = BTreeSet::new();
-        // Comments removed, the lines joined (a `use` group spans lines),
-        // and an inline test module left out: a test may load what its
-        // module's callers build without that being a design's cycle.
-        let code: String = without_tests(text)
-            .lines()
-            .map(|l| l.split("//").next().unwrap_or(""))
-            .collect::<Vec<_>>()
-            .join(" ");
+        let rest = &abs[used..];
+        if depth < 6
+            && ancestor_or_self(&t, m)
+            && let Some(name) = rest.first()
+            && let Some(u) = self.modules.get(&t).and_then(|n| n.uses.get(name))
         {
-            for (base, rest) in paths(&code) {
-                let full = if base == "crate" {
-                    rest
-                } else {
-                    join(parent(m), &rest)
+            let via = self.absolute(&t, u, 0)?;
+            return self.target(m, &[via, rest[1..].to_vec()].concat(), depth + 1);
+        }
+        Some(t)
+    }
+
+    /// The module graph: for each module, the modules its code depends on,
+    /// and for each edge the one between the two branches it joins.
+    pub fn graph(&self) -> BTreeMap<ModPath, BTreeSet<ModPath>> {
+        let mut g: BTreeMap<ModPath, BTreeSet<ModPath>> = self
+            .modules
+            .keys()
+            .map(|m| (m.clone(), BTreeSet::new()))
+            .collect();
+        for (m, names) in &self.modules {
+            for r in &names.refs {
+                let Some(t) = self
+                    .absolute(m, r, 0)
+                    .and_then(|abs| self.target(m, &abs, 0))
+                else {
+                    continue;
                 };
-                // The deepest module the path names.
-                let mut target = full.as_str();
-                while !target.is_empty() && !modules.contains(target) {
-                    target = parent(target);
+                if ancestor_or_self(&t, m) || ancestor_or_self(m, &t) {
+                    continue;
                 }
-                let nested =
-                    |a: &str, b: &str| a.is_empty() || b == a || b.starts_with(&format!("{a}::"));
-                if !target.is_empty() && !nested(target, m) && !nested(m, target) {
-                    edges.insert(target.to_string());
+                let (a, b) = branches(m, &t);
+                g.entry(m.clone()).or_default().insert(t.clone());
+                if (a.as_str(), b.as_str()) != (m.as_str(), t.as_str()) {
+                    g.entry(a).or_default().insert(b);
                 }
             }
         }
-        g.insert(m.clone(), edges);
+        g
     }
-    g
+}
+
+/// The children of the closest common ancestor of `a` and `b` on the way
+/// to each (`kernel::probes`, `model::clock` give `kernel`, `model`).
+fn branches(a: &str, b: &str) -> (String, String) {
+    let (sa, sb): (Vec<&str>, Vec<&str>) = (a.split("::").collect(), b.split("::").collect());
+    let common = sa.iter().zip(&sb).take_while(|(x, y)| x == y).count();
+    (sa[..=common].join("::"), sb[..=common].join("::"))
+}
+
+/// Whether a non-module item is for tests only (`#[cfg(test)]`).
+fn item_is_test(item: &syn::Item) -> bool {
+    let attrs = match item {
+        syn::Item::Const(i) => &i.attrs,
+        syn::Item::Enum(i) => &i.attrs,
+        syn::Item::Fn(i) => &i.attrs,
+        syn::Item::Impl(i) => &i.attrs,
+        syn::Item::Macro(i) => &i.attrs,
+        syn::Item::Static(i) => &i.attrs,
+        syn::Item::Struct(i) => &i.attrs,
+        syn::Item::Trait(i) => &i.attrs,
+        syn::Item::Type(i) => &i.attrs,
+        syn::Item::Use(i) => &i.attrs,
+        _ => return false,
+    };
+    is_test(attrs)
+}
+
+/// The file of the declared module `md` (`mod x;`) and its text: its
+/// `#[path]` relative to `here`, else `dir/x.rs` or `dir/x/mod.rs`.
+fn declared(
+    md: &syn::ItemMod,
+    dir: &Path,
+    here: &Path,
+    files: &dyn Sources,
+) -> anyhow::Result<(PathBuf, String)> {
+    let name = md.ident.to_string();
+    let candidates = match path_attr(&md.attrs) {
+        Some(p) => vec![here.join(p)],
+        None => vec![
+            dir.join(format!("{name}.rs")),
+            dir.join(&name).join("mod.rs"),
+        ],
+    };
+    for c in &candidates {
+        if let Some(text) = files.read(c) {
+            return Ok((c.clone(), text));
+        }
+    }
+    anyhow::bail!(
+        "module {name} has no file (looked for {})",
+        candidates
+            .iter()
+            .map(|c| c.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )
+}
+
+/// Where the children a file declares live: beside `mod.rs`, `lib.rs` and
+/// `main.rs`, in `x/` for `x.rs`.
+fn child_dir(file: &Path) -> PathBuf {
+    let dir = file.parent().unwrap_or(Path::new("")).to_path_buf();
+    match file.file_stem().and_then(|s| s.to_str()) {
+        Some("mod" | "lib" | "main") | None => dir,
+        Some(stem) => dir.join(stem),
+    }
+}
+
+/// Collects what a module's items name (test items and modules skipped).
+struct Collect<'a> {
+    names: &'a mut Names,
+}
+
+impl<'ast> Visit<'ast> for Collect<'_> {
+    fn visit_item_mod(&mut self, _: &'ast syn::ItemMod) {
+        // Modules are visited as modules of their own.
+    }
+
+    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        if !is_test(&f.attrs) {
+            syn::visit::visit_item_fn(self, f);
+        }
+    }
+
+    fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
+        if !is_test(&f.attrs) {
+            syn::visit::visit_impl_item_fn(self, f);
+        }
+    }
+
+    fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
+        if is_test(&u.attrs) {
+            return;
+        }
+        let mut leaves = Vec::new();
+        flatten(&u.tree, Vec::new(), &mut leaves);
+        for (path, binding) in leaves {
+            match binding {
+                Some(name) => {
+                    self.names.uses.insert(name, path.clone());
+                }
+                None => self.names.globs.push(path.clone()),
+            }
+            self.names.refs.push(path);
+        }
+    }
+
+    fn visit_path(&mut self, p: &'ast syn::Path) {
+        let segs: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
+        if segs.len() > 1 {
+            self.names.refs.push(segs);
+        }
+        syn::visit::visit_path(self, p);
+    }
+
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        macro_paths(m.tokens.clone(), &mut self.names.refs);
+        syn::visit::visit_macro(self, m);
+    }
+}
+
+/// The leaves of a `use` tree: each path and the name it binds (None for
+/// a glob, whose path is its base).
+fn flatten(tree: &syn::UseTree, prefix: Vec<String>, out: &mut Vec<(Vec<String>, Option<String>)>) {
+    let with = |s: &syn::Ident| -> (Vec<String>, String) {
+        let name = s.to_string();
+        if name == "self" {
+            let last = prefix.last().cloned().unwrap_or_default();
+            (prefix.clone(), last)
+        } else {
+            ([prefix.clone(), vec![name.clone()]].concat(), name)
+        }
+    };
+    match tree {
+        syn::UseTree::Path(p) => {
+            flatten(
+                &p.tree,
+                [prefix.clone(), vec![p.ident.to_string()]].concat(),
+                out,
+            );
+        }
+        syn::UseTree::Name(n) => {
+            let (path, name) = with(&n.ident);
+            out.push((path, Some(name)));
+        }
+        syn::UseTree::Rename(r) => {
+            let (path, _) = with(&r.ident);
+            out.push((path, Some(r.rename.to_string())));
+        }
+        syn::UseTree::Glob(_) => out.push((prefix, None)),
+        syn::UseTree::Group(g) => {
+            for t in &g.items {
+                flatten(t, prefix.clone(), out);
+            }
+        }
+    }
+}
+
+/// The paths (`a::b::c`, two segments or more) in a macro call's tokens,
+/// groups included: `format!("{}", crate::x::Y)` names `crate::x::Y`.
+fn macro_paths(tokens: proc_macro2::TokenStream, out: &mut Vec<Vec<String>>) {
+    use proc_macro2::TokenTree;
+    let mut current: Vec<String> = Vec::new();
+    let mut colons = 0;
+    let flush = |current: &mut Vec<String>, out: &mut Vec<Vec<String>>| {
+        if current.len() > 1 {
+            out.push(std::mem::take(current));
+        }
+        current.clear();
+    };
+    for t in tokens {
+        match t {
+            TokenTree::Ident(i) => {
+                if current.is_empty() || colons == 2 {
+                    current.push(i.to_string());
+                } else {
+                    flush(&mut current, out);
+                    current.push(i.to_string());
+                }
+                colons = 0;
+            }
+            TokenTree::Punct(p) if p.as_char() == ':' && !current.is_empty() => colons += 1,
+            TokenTree::Group(g) => {
+                flush(&mut current, out);
+                colons = 0;
+                macro_paths(g.stream(), out);
+            }
+            _ => {
+                flush(&mut current, out);
+                colons = 0;
+            }
+        }
+    }
+    flush(&mut current, out);
 }
 
 /// The cycles of `g`: its strongly connected components of more than one
@@ -243,36 +560,40 @@ pub fn cycles(g: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
     w.out
 }
 
-/// Every `.rs` file under `src`, as (module path, text).
-fn sources(src: &Path) -> anyhow::Result<Vec<(String, String)>> {
-    let mut out = Vec::new();
-    let mut dirs = vec![src.to_path_buf()];
-    while let Some(d) = dirs.pop() {
-        for e in std::fs::read_dir(&d).with_context(|| format!("reading {}", d.display()))? {
-            let p = e?.path();
-            if p.is_dir() {
-                dirs.push(p);
+/// The crate roots under `src`: `lib.rs`, `main.rs` and each `bin/`
+/// target.
+fn roots(src: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = ["lib.rs", "main.rs"]
+        .iter()
+        .map(|f| src.join(f))
+        .filter(|p| p.exists())
+        .collect();
+    if let Ok(bins) = std::fs::read_dir(src.join("bin")) {
+        for e in bins.flatten() {
+            let p = e.path();
+            if p.is_dir() && p.join("main.rs").exists() {
+                out.push(p.join("main.rs"));
             } else if p.extension().is_some_and(|x| x == "rs") {
-                let rel = p.strip_prefix(src).unwrap_or(&p);
-                let text = std::fs::read_to_string(&p)
-                    .with_context(|| format!("reading {}", p.display()))?;
-                out.push((module_of(rel), text));
+                out.push(p);
             }
         }
     }
-    Ok(out)
+    out.sort();
+    out
 }
 
 /// Checks the crates' sources (`observer/src`, `observer-ebpf/src`) for
 /// import cycles beyond [`KNOWN`].
 ///
 /// # Errors
-/// A new cycle, a known one that is gone (take it off the list), or an
-/// unreadable source.
+/// A new cycle, a known one that is gone (take it off the list), or a
+/// source that cannot be read or parsed.
 pub fn check(root: &Path) -> anyhow::Result<()> {
     let mut found = Vec::new();
     for krate in ["observer/src", "observer-ebpf/src"] {
-        found.extend(cycles(&graph(&sources(&root.join(krate))?)));
+        for r in roots(&root.join(krate)) {
+            found.extend(cycles(&Crate::load(&r, &Disk)?.graph()));
+        }
     }
     let known: Vec<Vec<String>> = KNOWN
         .iter()
@@ -308,76 +629,5 @@ pub fn check(root: &Path) -> anyhow::Result<()> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn files(v: &[(&str, &str)]) -> Vec<(String, String)> {
-        v.iter()
-            .map(|(m, t)| ((*m).to_string(), (*t).to_string()))
-            .collect()
-    }
-
-    #[test]
-    fn siblings_that_import_each_other_are_a_cycle() {
-        let g = graph(&files(&[
-            ("", "mod a; mod b; mod c;"),
-            ("a", "use super::{\n    b::{Thing, Other},\n    c,\n};"),
-            ("b", "use crate::a::other;"),
-            ("c", "// use crate::a; in a comment is no import\nfn f() {}"),
-        ]));
-        assert_eq!(cycles(&g), vec![vec!["a".to_string(), "b".to_string()]]);
-    }
-
-    #[test]
-    fn a_parent_and_its_child_are_no_cycle_and_a_leaf_breaks_one() {
-        let g = graph(&files(&[
-            ("f", "mod host; mod services; use self::host::x;"),
-            ("f::host", "use super::{ParseError, number::number};"),
-            ("f::services", "use super::number::number;"),
-            ("f::number", "pub fn number() {}"),
-            (
-                "f::parse",
-                "let n = super::number::number(t); my_crate::x();",
-            ),
-        ]));
-        assert!(cycles(&g).is_empty(), "{g:?}");
-        assert_eq!(g["f::host"], BTreeSet::from(["f::number".to_string()]));
-        assert!(g["f::parse"].contains("f::number"));
-    }
-
-    #[test]
-    fn an_inline_test_module_is_left_out_but_a_declared_one_is_not() {
-        let g = graph(&files(&[
-            (
-                "a",
-                "use crate::b::x;\n#[cfg(test)]\nmod a_tests;\nfn f() {}\n",
-            ),
-            (
-                "b",
-                "fn g() {}\n#[cfg(test)]\nmod tests {\n    use crate::a::f;\n}\n",
-            ),
-        ]));
-        assert!(cycles(&g).is_empty(), "{g:?}");
-        assert!(g["a"].contains("b"));
-    }
-
-    #[test]
-    fn a_loop_of_three_is_one_cycle() {
-        let g = graph(&files(&[
-            ("x", "use crate::y::a;"),
-            ("y", "use crate::z::b;"),
-            ("z", "use crate::x::c;"),
-        ]));
-        assert_eq!(
-            cycles(&g),
-            vec![vec!["x".to_string(), "y".into(), "z".into()]]
-        );
-    }
-
-    #[test]
-    fn module_paths_follow_the_files() {
-        assert_eq!(module_of(Path::new("lib.rs")), "");
-        assert_eq!(module_of(Path::new("kernel/mod.rs")), "kernel");
-        assert_eq!(module_of(Path::new("kernel/probes.rs")), "kernel::probes");
-    }
-}
+#[path = "cycles_tests.rs"]
+mod tests;

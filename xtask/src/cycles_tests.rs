@@ -1,0 +1,155 @@
+//! The cycle check on small crates held in memory: each way of writing an
+//! import that the check must see, and the module relations it must not
+//! count.
+
+use std::{
+    collections::BTreeMap,
+    path::{Path, PathBuf},
+};
+
+use super::*;
+
+/// Files by path, for [`Crate::load`].
+struct Mem(BTreeMap<PathBuf, String>);
+
+impl Sources for Mem {
+    fn read(&self, path: &Path) -> Option<String> {
+        self.0.get(path).cloned()
+    }
+}
+
+/// The cycles of the crate rooted at `src/lib.rs` among `files`.
+fn cycles_of(files: &[(&str, &str)]) -> Vec<Vec<String>> {
+    let mem = Mem(files
+        .iter()
+        .map(|(p, t)| (PathBuf::from(p), (*t).to_string()))
+        .collect());
+    let c = Crate::load(Path::new("src/lib.rs"), &mem).unwrap();
+    cycles(&c.graph())
+}
+
+fn cycle(v: &[&str]) -> Vec<Vec<String>> {
+    vec![v.iter().map(|s| (*s).to_string()).collect()]
+}
+
+/// A `load` module of two children, `hooks` and `degraded`, where
+/// `hooks` uses `degraded`; `back` is `degraded`'s code.
+fn load_with(back: &str) -> Vec<Vec<String>> {
+    let degraded = format!("pub struct D;\n{back}\n");
+    cycles_of(&[
+        ("src/lib.rs", "pub mod load;"),
+        (
+            "src/load/mod.rs",
+            "pub mod hooks;\npub mod degraded;\npub mod env;\npub use self::hooks::TCP;",
+        ),
+        (
+            "src/load/hooks.rs",
+            "use super::degraded::D;\npub const TCP: u8 = 1;\npub fn f() {}",
+        ),
+        ("src/load/env.rs", "pub fn g() {}"),
+        ("src/load/degraded.rs", &degraded),
+    ])
+}
+
+#[test]
+fn every_way_of_writing_the_import_back_is_a_cycle() {
+    let both = cycle(&["load::degraded", "load::hooks"]);
+    for back in [
+        "use crate::load::hooks::TCP;",
+        "use super::hooks;",
+        "use crate::load::hooks::{self, TCP};",
+        // rustfmt's grouped form, with a prefix.
+        "use crate::load::{env, hooks::TCP};",
+        "use crate::{load::hooks::TCP, load::env::g};",
+        "use crate::load::hooks::*;",
+        "use crate::load::hooks as h;",
+        // Through the parent's re-export.
+        "use super::TCP;",
+        // A glob of the parent, then a child of it by name.
+        "use super::*;\nfn k() { hooks::f(); }",
+        // A path in code, with no `use`.
+        "fn k() -> u8 { crate::load::hooks::TCP }",
+        // Inside a macro call, beside a string with `//` in it.
+        "fn k() -> String { format!(\"s://{}\", crate::load::hooks::TCP) }",
+        // After a test module.
+        "#[cfg(test)]\nmod tests {}\nfn k() { super::hooks::f(); }",
+    ] {
+        assert_eq!(load_with(back), both, "{back}");
+    }
+    assert_eq!(load_with("fn k() {}"), Vec::<Vec<String>>::new());
+}
+
+#[test]
+fn a_child_file_or_a_path_module_counts_for_its_branch() {
+    let found = cycles_of(&[
+        ("src/lib.rs", "mod a; mod b;"),
+        ("src/a.rs", "mod inner;\npub fn f() {}"),
+        ("src/a/inner.rs", "use crate::b::g;"),
+        (
+            "src/b.rs",
+            "#[path = \"b_extra.rs\"]\nmod extra;\npub fn g() {}",
+        ),
+        ("src/b_extra.rs", "fn k() { crate::a::f(); }"),
+    ]);
+    assert_eq!(found, cycle(&["a", "b"]));
+}
+
+#[test]
+fn branches_that_use_each_other_are_a_cycle() {
+    // model::flow -> kernel::env beside kernel::probes -> model::clock.
+    let found = cycles_of(&[
+        ("src/lib.rs", "mod kernel; mod model;"),
+        ("src/kernel/mod.rs", "mod env; mod probes;"),
+        ("src/kernel/env.rs", "pub fn p() {}"),
+        ("src/kernel/probes.rs", "use crate::model::clock::now;"),
+        ("src/model/mod.rs", "mod clock; mod flow;"),
+        ("src/model/clock.rs", "pub fn now() {}"),
+        ("src/model/flow.rs", "fn f() { crate::kernel::env::p(); }"),
+    ]);
+    assert_eq!(found, cycle(&["kernel", "model"]));
+}
+
+#[test]
+fn parents_children_tests_and_other_crates_are_no_cycle() {
+    let found = cycles_of(&[
+        ("src/lib.rs", "pub mod f; pub mod leaf;"),
+        (
+            "src/f/mod.rs",
+            "pub mod host;\npub mod services;\nuse self::host::x;\npub struct ParseError;",
+        ),
+        (
+            "src/f/host.rs",
+            "use super::ParseError;\nuse crate::leaf::number;\npub fn x() {}",
+        ),
+        (
+            "src/f/services.rs",
+            "use crate::leaf::number;\nuse std::collections::BTreeMap;",
+        ),
+        (
+            "src/leaf.rs",
+            "pub fn number() {}\n// use crate::f::host; in a comment\n#[cfg(test)]\nmod tests {\n    use crate::f::host::x;\n}\n#[cfg(test)]\nfn t() { crate::f::host::x(); }",
+        ),
+    ]);
+    assert!(found.is_empty(), "{found:?}");
+}
+
+#[test]
+fn a_loop_of_three_is_one_cycle() {
+    let found = cycles_of(&[
+        ("src/lib.rs", "mod x; mod y; mod z;"),
+        ("src/x.rs", "use crate::y::a;"),
+        ("src/y.rs", "use crate::z::b;"),
+        ("src/z.rs", "use crate::x::c;"),
+    ]);
+    assert_eq!(found, cycle(&["x", "y", "z"]));
+}
+
+#[test]
+fn a_declared_module_with_no_file_is_an_error() {
+    let mem = Mem(BTreeMap::from([(
+        PathBuf::from("src/lib.rs"),
+        "mod gone;".to_string(),
+    )]));
+    let e = Crate::load(Path::new("src/lib.rs"), &mem).unwrap_err();
+    assert!(e.to_string().contains("module gone has no file"), "{e}");
+}
