@@ -14,7 +14,8 @@ use observer::{
     sink::tui::{
         draw::draw,
         keys::handle,
-        state::{App, Options, Snapshot, SortKey},
+        sort::SortKey,
+        state::{App, Options, Snapshot},
     },
     track::live::{LiveFlows, LiveConfig},
 };

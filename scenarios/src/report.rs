@@ -3,7 +3,7 @@
 
 use observer::{
     attribution::{Verdict, ends_agree_by_rule},
-    track::live::TrackedFlow,
+    track::tracked::TrackedFlow,
     units,
 };
 use serde::Serialize;

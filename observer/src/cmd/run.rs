@@ -411,7 +411,7 @@ fn summary(m: &Poller, filter: Option<&observer::filter::Filter>) -> String {
     use observer_common::Counter;
     let mut by: Vec<(Verdict, usize)> = Verdict::ALL.iter().map(|v| (*v, 0)).collect();
     let mut open = 0;
-    let selected = |t: &&observer::track::live::TrackedFlow| {
+    let selected = |t: &&observer::track::tracked::TrackedFlow| {
         filter.is_none_or(|f| f.matches(&t.flow, Some(&t.current)))
     };
     for t in m.live().flows().filter(|t| !t.is_closed()).filter(selected) {

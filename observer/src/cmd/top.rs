@@ -6,11 +6,7 @@ use anyhow::Context as _;
 use clap::builder::{PossibleValuesParser, TypedValueParser as _};
 use observer::{
     kernel::load::probe_config::ProbeConfig,
-    sink::tui::{
-        self,
-        select::Selection,
-        state::{Options, SortKey},
-    },
+    sink::tui::{self, select::Selection, sort::SortKey, state::Options},
     track::live::LiveConfig,
     track::poller::Poller,
 };

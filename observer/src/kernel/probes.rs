@@ -197,8 +197,8 @@ impl Probes {
         let mut links = Vec::new();
         for hook in hooks::ATTACH_ORDER {
             let e = match attach_tp(&mut ebpf, hook.program, hook.tracepoint, &kernel_btf) {
-                Ok(id) => {
-                    links.push((hook.program, hook.tracepoint, id));
+                Ok(link) => {
+                    links.push(hooks::AttachedHook { hook, link });
                     continue;
                 }
                 Err(e) if hook.need == hooks::Need::Required => return Err(e),
@@ -211,15 +211,15 @@ impl Probes {
             let covered = hook.fallback.and_then(|f| {
                 attach_tp(&mut ebpf, f.program, f.tracepoint, &kernel_btf)
                     .ok()
-                    .map(|id| links.push((f.program, f.tracepoint, id)))
+                    .map(|link| links.push(hooks::AttachedHook { hook: f, link }))
             });
             degraded.extend(hook.missing(&why, covered.is_some()));
         }
 
-        let mut attached: Vec<&'static str> = links.iter().map(|(_, tp, _)| *tp).collect();
+        let mut attached: Vec<&'static str> = links.iter().map(|l| l.hook.tracepoint).collect();
         let poll_iter = if poll {
             let p = attach_poll(&mut ebpf, &kernel_btf)?;
-            attached.push(p.hook);
+            attached.push(p.hook.name);
             degraded.extend(p.partial.clone().map(Degraded::Cost));
             Some(p)
         } else {
@@ -231,7 +231,7 @@ impl Probes {
         let owners = if pin.is_none() {
             match super::load::attach::attach_owners(&mut ebpf, &kernel_btf) {
                 Ok(iter) => {
-                    attached.push(super::load::attach::OWNER_HOOK);
+                    attached.push(hooks::OWNERS.name);
                     Some(crate::kernel::read::owners::OwnerWalk::new(iter))
                 }
                 Err(e) => {
@@ -336,8 +336,8 @@ impl Probes {
     /// the kernel has it, `inet_sock_set_state` and `tcp_probe` always,
     /// then `sock_recv_length` where it has it (else its fallback
     /// `tcp_rcv_space_adjust`); then the poll-time read's
-    /// iterator (one of [`super::load::attach::POLL_HOOKS`]), where the kernel
-    /// runs it; last the owner walk's ([`super::load::attach::OWNER_HOOK`]),
+    /// iterator (one of [`hooks::POLL_ITERS`]), where the kernel
+    /// runs it; last the owner walk's ([`hooks::OWNERS`]),
     /// where the kernel runs it and no pin is in use.
     pub fn attached(&self) -> &[&'static str] {
         &self.attached

@@ -11,10 +11,8 @@ use std::time::Duration;
 
 use observer_common::FlowSample;
 
-pub use super::event::Event;
-pub use super::history::HistoryPoint;
-pub use super::tracked::TrackedFlow;
-use super::tracked::{TimedSample, TrackSettings, birth_step, close_event, settles};
+use super::event::Event;
+use super::tracked::{TimedSample, TrackSettings, TrackedFlow, birth_step, close_event, settles};
 use super::{
     pending::Unresolved,
     phase::{Phase, Rosters},

@@ -4,8 +4,8 @@
 //! (open flows from the map, closed ones from the ring). It hands each
 //! flow's two points of an interval to [`crate::attribution`] and keeps the
 //! verdicts it returns. Out, to [`crate::sink`]: the judged flows
-//! ([`snapshot::Report`], [`live::TrackedFlow`]) and what changed at a poll
-//! ([`live::Event`]).
+//! ([`snapshot::Report`], [`tracked::TrackedFlow`]) and what changed at a poll
+//! ([`event::Event`]).
 //!
 //! - [`snapshot`]: `observer flows`: per flow the first sample of the run
 //!   and the latest; judged once at the end.

@@ -6,7 +6,8 @@ use crate::{
     kernel::{load::probe_error::ProbeError, probes::Probes},
     model::clock::{Clock, monotonic_ns},
     track::cgroups::Cgroups,
-    track::live::{Event, LiveConfig, LiveFlows},
+    track::event::Event,
+    track::live::{LiveConfig, LiveFlows},
 };
 
 /// What one poll did, for logs and self-metrics.

@@ -1,5 +1,5 @@
 //! Quiet flows: the open flows that did not move at the last polls and
-//! whose verdict has settled (an idle flow's, [`super::live::TrackedFlow`]'s
+//! whose verdict has settled (an idle flow's, [`super::tracked::TrackedFlow`]'s
 //! `settled_idle`). While a flow stays so, a poll has nothing to do for it
 //! but add the time since the previous poll to the chrono state it is in.
 //!

@@ -24,8 +24,8 @@ use observer::{
     kernel::{load::probe_config::ProbeConfig, probes::Probes},
     model::clock::Clock,
     sink::metrics::{Catalogue, CatalogueConfig, encode, labels::Aggregation},
-    track::live::{Event, LiveConfig},
     track::poller::{PollStats, Poller},
+    track::{event::Event, live::LiveConfig},
 };
 use observer_common::Counter;
 use pathemu::{ChildGuard, Namespace};

@@ -48,7 +48,7 @@ pub fn steps(rates: &[u64], secs: u64) -> anyhow::Result<Vec<ChurnStep>> {
     use observer::{
         kernel::{load::probe_config::ProbeConfig, probes::Probes},
         model::clock::Clock,
-        track::live::Event,
+        track::event::Event,
         track::live::LiveConfig,
         track::poller::Poller,
     };

@@ -7,16 +7,16 @@ use std::path::Path;
 use aya::{
     Ebpf,
     maps::{Array, HashMap, Map, MapData, PerCpuArray, RingBuf},
-    programs::{BtfTracePoint, links::FdLink, links::PinnedLink, tp_btf::BtfTracePointLinkId},
+    programs::{BtfTracePoint, links::FdLink, links::PinnedLink},
 };
 use observer_common::{FlowSample, MAP_CLOSED, MAP_COUNTERS, MAP_FLOWS, MAP_LIVE, MAP_POLL_SCOPE};
 
 use std::os::fd::AsFd as _;
 
 use crate::kernel::{
-    load::attach::{POLL_HOOKS, PollAttached},
+    load::attach::PollAttached,
     load::degraded::Degraded,
-    load::hooks,
+    load::hooks::{self, AttachedHook},
     load::pin::{self, LINK_PREFIX, PROGRAM_PREFIX, PinDir, PinError},
     load::probe_error::ProbeError,
     load::probe_set::{ProbeSet, Programs},
@@ -37,8 +37,8 @@ fn pin_failed(path: &Path, what: &'static str, e: impl std::fmt::Display) -> Pro
     })
 }
 
-/// Pins the maps an agent reads, each attached program and its link (by
-/// program name and tracepoint, `links` as attached), and the poll-time
+/// Pins the maps an agent reads, each attached program and its link
+/// (`links` as attached), and the poll-time
 /// read's program and link when there is one, into `set`. Returns the
 /// pinned links, whose fds the agent keeps.
 ///
@@ -47,7 +47,7 @@ fn pin_failed(path: &Path, what: &'static str, e: impl std::fmt::Display) -> Pro
 pub fn pin_all(
     ebpf: &mut Ebpf,
     set: &Path,
-    links: Vec<(&'static str, &'static str, BtfTracePointLinkId)>,
+    links: Vec<AttachedHook>,
     poll: Option<&PollAttached>,
 ) -> Result<Vec<PinnedLink>, ProbeError> {
     for name in PINNED_MAPS {
@@ -58,7 +58,8 @@ pub fn pin_all(
             .map_err(|e| pin_failed(&path, "cannot pin the map", e))?;
     }
     let mut pinned = Vec::new();
-    for (prog, tp, id) in links {
+    for AttachedHook { hook, link: id } in links {
+        let (prog, tp) = (hook.program, hook.tracepoint);
         let p: &mut BtfTracePoint = ebpf
             .program_mut(prog)
             .ok_or(ProbeError::NoProgram(prog))?
@@ -84,12 +85,13 @@ pub fn pin_all(
         .pin(&path)
         .map_err(|e| pin_failed(&path, "cannot pin the map", e))?;
     if let Some(poll) = poll {
-        let path = set.join(format!("{PROGRAM_PREFIX}{}", poll.prog));
-        ebpf.program_mut(poll.prog)
-            .ok_or(ProbeError::NoProgram(poll.prog))?
+        let prog = poll.hook.program;
+        let path = set.join(format!("{PROGRAM_PREFIX}{prog}"));
+        ebpf.program_mut(prog)
+            .ok_or(ProbeError::NoProgram(prog))?
             .pin(&path)
             .map_err(|e| pin_failed(&path, "cannot pin the program", e))?;
-        let path = set.join(poll_link_file(poll.hook));
+        let path = set.join(poll_link_file(poll.hook.name));
         pin::obj_pin(poll.iter.as_fd(), &path)
             .map_err(|e| pin_failed(&path, "cannot pin the link", e))?;
         // Which flows the walk reaches: the next agent pauses and resumes
@@ -182,7 +184,8 @@ pub(in crate::kernel) fn adopt(
             attached.push(hook);
         }
     }
-    for hook in POLL_HOOKS {
+    for iter in hooks::POLL_ITERS {
+        let hook = iter.name;
         if entries.contains(&poll_link_file(hook)) {
             let path = set.join(poll_link_file(hook));
             let fd = pin::obj_get(&path)
@@ -197,7 +200,7 @@ pub(in crate::kernel) fn adopt(
                     None
                 }
             };
-            let reach = if hook == POLL_HOOKS[0] {
+            let reach = if iter == &hooks::POLL_STORAGE {
                 observer_common::poll_scope::ALL
             } else {
                 observer_common::poll_scope::ONE_NETNS

@@ -12,6 +12,7 @@ use crate::kernel::{
     load::btf,
     load::degraded::Degraded,
     load::env::{self, VMLINUX_BTF},
+    load::hooks::{self, IterHook},
     load::offsets,
     load::probe_config::{ProbeConfig, Variant},
     load::probe_error::ProbeError,
@@ -70,21 +71,13 @@ pub(in crate::kernel) fn settings(
     )
 }
 
-/// The names [`crate::kernel::probes::Probes::attached`] lists the poll-time
-/// read's iterator under (its link is counted with the tracepoints'
-/// links): over socket storage (every namespace), or over the TCP sockets
-/// of the agent's namespace.
-pub const POLL_HOOKS: [&str; 2] = ["iter:bpf_sk_storage_map", "iter:tcp"];
-
 /// The poll-time read as attached: its iterator, which of [`POLL_HOOKS`] it
 /// is, and what it leaves out (a line for the degraded list).
 pub struct PollAttached {
     /// The iterator.
     pub iter: PollIter,
-    /// Its name in [`POLL_HOOKS`].
-    pub hook: &'static str,
-    /// Its program's name.
-    pub prog: &'static str,
+    /// Which of the poll-time read's iterators it is.
+    pub hook: &'static IterHook,
     /// Why it reaches only the agent's namespace, if it does.
     pub partial: Option<String>,
     /// What `POLL_SCOPE` slot 0 holds while it walks
@@ -106,13 +99,11 @@ pub struct PollAttached {
 /// 5.9) or the scope cannot be written.
 pub fn attach_poll(ebpf: &mut Ebpf, btf: &aya::Btf) -> Result<PollAttached, ProbeError> {
     use observer_common::poll_scope;
-    let (storage, tcp) = (POLL_HOOKS[0], POLL_HOOKS[1]);
-    let (poll, scope) = match poll_iter(ebpf, btf, storage, observer_common::PROG_POLL) {
+    let (poll, scope) = match poll_iter(ebpf, btf, &hooks::POLL_STORAGE) {
         Ok(iter) => (
             PollAttached {
                 iter,
-                hook: storage,
-                prog: observer_common::PROG_POLL,
+                hook: &hooks::POLL_STORAGE,
                 partial: None,
                 reach: poll_scope::ALL,
             },
@@ -121,12 +112,11 @@ pub fn attach_poll(ebpf: &mut Ebpf, btf: &aya::Btf) -> Result<PollAttached, Prob
         Err(refused) => {
             let netns =
                 crate::kernel::read::poll_iter::own_netns().map_err(ProbeError::PollIter)?;
-            let iter = poll_iter(ebpf, btf, tcp, observer_common::PROG_POLL_TCP)?;
+            let iter = poll_iter(ebpf, btf, &hooks::POLL_TCP)?;
             (
                 PollAttached {
                     iter,
-                    hook: tcp,
-                    prog: observer_common::PROG_POLL_TCP,
+                    hook: &hooks::POLL_TCP,
                     partial: Some(format!(
                         "the poll-time read reaches only this agent's network namespace \
                          ({}): flows of other namespaces are sampled at every segment that \
@@ -152,10 +142,6 @@ pub fn attach_poll(ebpf: &mut Ebpf, btf: &aya::Btf) -> Result<PollAttached, Prob
     Ok(poll)
 }
 
-/// The name [`crate::kernel::probes::Probes::attached`] lists the owner
-/// walk's iterator under.
-pub const OWNER_HOOK: &str = "iter:task_file";
-
 /// Loads and attaches the owner walk ([`crate::kernel::read::owners`]).
 ///
 /// # Errors
@@ -164,7 +150,7 @@ pub const OWNER_HOOK: &str = "iter:task_file";
 /// Linux 5.11, `bpf_sock_from_file`) and [`ProbeError::PollIter`] when it
 /// refuses the link.
 pub fn attach_owners(ebpf: &mut Ebpf, btf: &aya::Btf) -> Result<PollIter, ProbeError> {
-    poll_iter(ebpf, btf, OWNER_HOOK, observer_common::PROG_OWNERS)
+    poll_iter(ebpf, btf, &hooks::OWNERS)
 }
 
 /// A load variant the kernel refused, and why.
@@ -213,22 +199,22 @@ pub fn brief(e: &ProbeError) -> String {
     text[..cut].trim_end().to_string()
 }
 
-/// Loads iterator program `prog` for `hook` (`iter:TARGET`) and attaches
-/// it; the storage iterator is given the `ACTIVE` map.
+/// Loads the iterator program of `iter` and attaches it; the storage
+/// iterator is given the `ACTIVE` map.
 fn poll_iter(
     ebpf: &mut Ebpf,
     btf: &aya::Btf,
-    hook: &'static str,
-    prog: &'static str,
+    iter: &'static IterHook,
 ) -> Result<PollIter, ProbeError> {
     use std::os::fd::AsFd as _;
+    let (hook, prog) = (iter.name, iter.program);
     // Test-only: act as if the kernel refused it (see [`env`]).
     if env::hook_hidden(hook) {
         return Err(ProbeError::PollIter(std::io::Error::other(format!(
             "{hook} hidden by OBSERVER_MISSING_HOOK"
         ))));
     }
-    let target = hook.trim_start_matches("iter:");
+    let target = iter.target();
     let map_fd = if target == "bpf_sk_storage_map" {
         let name = observer_common::MAP_ACTIVE;
         let map = ebpf.map(name).ok_or_else(|| missing_map(name))?;

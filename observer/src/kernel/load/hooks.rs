@@ -1,8 +1,10 @@
-//! The tracepoints observer's programs attach to, in one table: which
-//! program goes on which tracepoint, whether the load fails without it or
-//! goes on with a figure lost, what stands in for it, and the order they
-//! attach in. Loading ([`crate::kernel::probes`]), adopting a pinned set
-//! ([`crate::kernel::load::adopt`]) and the degraded list all read it.
+//! Where observer's programs go, in one table: which program goes on which
+//! tracepoint, whether the load fails without it or goes on with a figure
+//! lost, what stands in for it, and the order they attach in; and the
+//! iterators the agent runs at a poll (the poll-time read's two, the
+//! owner walk). Loading ([`crate::kernel::probes`]), adopting a pinned set
+//! ([`crate::kernel::load::adopt`]), `/healthz` and the degraded list all
+//! read it.
 
 use crate::kernel::load::degraded::Degraded;
 
@@ -84,6 +86,58 @@ pub const RECV_LENGTH: Hook = Hook {
 /// in between stayed in the map, open for good). Fallbacks attach in
 /// their hook's place.
 pub const ATTACH_ORDER: [&Hook; 4] = [&DESTROY, &SET_STATE, &TCP_PROBE, &RECV_LENGTH];
+
+/// An iterator program: not attached to a tracepoint, but linked once and
+/// run by the agent at a poll (`BPF_ITER_CREATE`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IterHook {
+    /// Its name in the attached list and in a pinned set's link file
+    /// (`iter:<target>`).
+    pub name: &'static str,
+    /// The program's name in the eBPF object.
+    pub program: &'static str,
+}
+
+impl IterHook {
+    /// The iterator target the kernel knows it by (`tcp`, `task_file`).
+    pub fn target(&self) -> &'static str {
+        self.name.trim_start_matches("iter:")
+    }
+}
+
+/// The poll-time read over socket-local storage: every marked flow, in
+/// every network namespace (Linux 5.11).
+pub const POLL_STORAGE: IterHook = IterHook {
+    name: "iter:bpf_sk_storage_map",
+    program: observer_common::PROG_POLL,
+};
+
+/// The poll-time read over the TCP sockets of the agent's own network
+/// namespace, where the kernel refuses the storage iterator.
+pub const POLL_TCP: IterHook = IterHook {
+    name: "iter:tcp",
+    program: observer_common::PROG_POLL_TCP,
+};
+
+/// The poll-time read's iterators, the one tried first first.
+pub const POLL_ITERS: [&IterHook; 2] = [&POLL_STORAGE, &POLL_TCP];
+
+/// The owner walk over every process's open files (Linux 5.11,
+/// `bpf_sock_from_file`).
+pub const OWNERS: IterHook = IterHook {
+    name: "iter:task_file",
+    program: observer_common::PROG_OWNERS,
+};
+
+/// A hook as attached: which one, and aya's id of its link in the loaded
+/// program.
+#[derive(Debug)]
+pub struct AttachedHook {
+    /// The hook (a fallback where it stands in).
+    pub hook: &'static Hook,
+    /// Its link, as aya keeps it until it is pinned or dropped.
+    pub link: aya::programs::tp_btf::BtfTracePointLinkId,
+}
 
 /// How many hooks the load fails without ([`Need::Required`]): fewer
 /// attached is unhealthy (`/healthz`), and a pinned set without their

@@ -22,10 +22,7 @@ use super::{
 use crate::attribution::{Attribution, LimitedTime};
 use crate::filter::Filter;
 use crate::model::flow::Flow;
-use crate::track::{
-    live::{Event, LiveFlows, TrackedFlow},
-    poller::PollStats,
-};
+use crate::track::{event::Event, live::LiveFlows, poller::PollStats, tracked::TrackedFlow};
 
 /// Errors building the catalogue (a duplicate or malformed definition).
 #[derive(Debug, thiserror::Error)]

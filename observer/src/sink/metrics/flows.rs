@@ -11,7 +11,7 @@ use super::{
 use crate::{
     attribution::{Attribution, LimitedTime, Verdict},
     model::flow::Flow,
-    track::live::TrackedFlow,
+    track::tracked::TrackedFlow,
 };
 
 /// The per-flow metrics; each aggregated by the opt-in labels after its own.

@@ -2,7 +2,7 @@
 //! concept: `flows`, `top`, `peers`, `agent`), aggregation labels with a cap,
 //! and the HTTP endpoint, with optional TLS and basic auth (`web`).
 //!
-//! In: each poll's [`crate::track::live::Event`]s, the live flows, the
+//! In: each poll's [`crate::track::event::Event`]s, the live flows, the
 //! kernel's self-counters and the poll's figures. Out: the registry that
 //! `/metrics` encodes in the Prometheus text format.
 

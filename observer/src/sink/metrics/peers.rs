@@ -19,7 +19,7 @@ use crate::{
         group::{Direction, GroupBy, group},
     },
     model::flow::Flow,
-    track::live::TrackedFlow,
+    track::tracked::TrackedFlow,
 };
 
 /// Rate and flow count of the N busiest peers, by their group's limit.

@@ -8,7 +8,7 @@
 use prometheus::{GaugeVec, IntGaugeVec};
 
 use super::registrar::Registrar;
-use crate::track::live::TrackedFlow;
+use crate::track::tracked::TrackedFlow;
 
 /// Rate, srtt and verdict of the N fastest open flows.
 pub(super) struct TopFlows {

@@ -15,7 +15,8 @@ use super::{
     fit::keep_tail,
     peers,
     row::Row,
-    state::{App, Mode, SortKey},
+    sort::SortKey,
+    state::{App, Mode},
     theme,
 };
 use crate::{

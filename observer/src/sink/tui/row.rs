@@ -5,7 +5,7 @@
 use crate::{
     attribution::{Attribution, Side, Verdict},
     model::flow::Flow,
-    track::live::{HistoryPoint, TrackedFlow},
+    track::{history::HistoryPoint, tracked::TrackedFlow},
 };
 
 /// One flow as the view shows it, copied out of the live flows at a poll.

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use observer_common::Counter;
 
-pub use super::sort::SortKey;
+use super::sort::SortKey;
 use super::{row::Row, select::Selection};
 use crate::{
     attribution::{

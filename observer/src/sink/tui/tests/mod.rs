@@ -15,7 +15,8 @@ use ratatui::{Terminal, backend::TestBackend, buffer::Buffer, style::Modifier};
 use super::{
     draw::draw,
     keys::handle,
-    state::{App, Mode, Options, Snapshot, SortKey},
+    sort::SortKey,
+    state::{App, Mode, Options, Snapshot},
     theme::verdict_color,
 };
 use crate::{
