@@ -82,13 +82,21 @@ pub fn demo() -> anyhow::Result<bool> {
         let mut client = ChildGuard::spawn(&mut client)?;
         match wait(&mut client, &stop, Some(&mut view))? {
             Waited::Exited(status) => anyhow::ensure!(status.success(), "iperf3 {args:?} failed"),
-            Waited::Stopped => return Ok(false),
+            Waited::ViewQuit(ok) => return Ok(ok),
+            Waited::Signal => {
+                end_view(&mut view);
+                return Ok(false);
+            }
         }
     }
     // The transfers are done; the view stays until the user quits it.
     Ok(match wait(&mut view, &stop, None)? {
         Waited::Exited(status) => status.success(),
-        Waited::Stopped => false,
+        Waited::ViewQuit(ok) => ok,
+        Waited::Signal => {
+            end_view(&mut view);
+            false
+        }
     })
 }
 
@@ -96,8 +104,26 @@ pub fn demo() -> anyhow::Result<bool> {
 enum Waited {
     /// The child exited with this status.
     Exited(ExitStatus),
-    /// A signal asked the demo to stop, or the view exited first.
-    Stopped,
+    /// The user quit the view first (`q`, or Ctrl-C, which a terminal in
+    /// raw mode hands the view as a key): whether it exited cleanly.
+    ViewQuit(bool),
+    /// A signal asked the demo to stop.
+    Signal,
+}
+
+/// Asks the view to end (SIGTERM) and gives it a moment, so that `observer
+/// top` restores the terminal (leaves the alternate screen and raw mode)
+/// before its guard would kill it outright.
+fn end_view(view: &mut ChildGuard) {
+    if view.signal(libc::SIGTERM).is_err() {
+        return;
+    }
+    for _ in 0..20 {
+        if !view.running() {
+            return;
+        }
+        std::thread::sleep(POLL);
+    }
 }
 
 /// Waits for `child` to exit, or for a signal (`stop`), or for `view` to
@@ -110,16 +136,20 @@ fn wait(
     loop {
         if stop.load(Ordering::Relaxed) {
             eprintln!("demo: stopped; removing its namespaces");
-            return Ok(Waited::Stopped);
+            return Ok(Waited::Signal);
         }
         let c = child.child_mut().context("the child is gone")?;
         if let Some(status) = c.try_wait().context("waiting for a child")? {
             return Ok(Waited::Exited(status));
         }
         if let Some(v) = view.as_deref_mut()
-            && !v.running()
+            && let Some(status) = v
+                .child_mut()
+                .context("the view is gone")?
+                .try_wait()
+                .context("waiting for the view")?
         {
-            return Ok(Waited::Stopped);
+            return Ok(Waited::ViewQuit(status.success()));
         }
         std::thread::sleep(POLL);
     }
