@@ -242,23 +242,41 @@ fn drained(sk: Sk) -> bool {
     sk.get::<u32>(off!(rcv_nxt)) == sk.get::<u32>(off!(copied_seq))
 }
 
-/// Records the current process as the flow's owner, if it changed.
+/// Records the current thread as the flow's owner, if it changed: its
+/// process (tgid), its own name (`comm`, the thread's, as `connect()`
+/// records it; the owner walk, which sees only processes, records the
+/// process's) and cgroup.
 ///
 /// # Safety
 /// `s` must be valid for reads and writes.
 #[inline(always)]
 unsafe fn set_owner(s: *mut FlowSample) {
     let tgid = (bpf_get_current_pid_tgid() >> 32) as u32;
+    let comm = bpf_get_current_comm().unwrap_or([0; 16]);
     // SAFETY: caller guarantees `s`.
     unsafe {
-        if (*s).pid == tgid {
+        if (*s).pid == tgid && same_name(&(*s).comm, &comm) {
             return;
         }
         (*s).pid = tgid;
-        (*s).comm = bpf_get_current_comm().unwrap_or([0; 16]);
+        (*s).comm = comm;
         (*s).cgroup_id = bpf_get_current_cgroup_id();
     }
     count(Counter::OwnerUpdates);
+}
+
+/// Whether two `comm`s are equal, compared as two u64 words (a `==` on
+/// the arrays may become a `memcmp` call, which BPF has none of).
+#[inline(always)]
+fn same_name(a: &[u8; 16], b: &[u8; 16]) -> bool {
+    let words = |c: &[u8; 16]| {
+        let mut lo = [0u8; 8];
+        let mut hi = [0u8; 8];
+        lo.copy_from_slice(&c[..8]);
+        hi.copy_from_slice(&c[8..]);
+        (u64::from_ne_bytes(lo), u64::from_ne_bytes(hi))
+    };
+    words(a) == words(b)
 }
 
 /// TCP header flag bits (RFC 9293), as `tcp_skb_cb.tcp_flags` holds them.

@@ -233,7 +233,7 @@ fn bad_grouping_is_a_clap_error() {
         let first = err.lines().next().unwrap_or_default();
         assert!(
             first.starts_with(&format!(
-                "error: invalid value '{by}' for '--by <GROUPING>': {says}"
+                "observer: error: invalid value '{by}' for '--by <GROUPING>': {says}"
             )),
             "{err}"
         );

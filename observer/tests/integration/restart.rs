@@ -23,7 +23,9 @@ use std::{
 };
 
 use crate::support::{
-    bpf::{attached_programs, leftover, observer_programs, wait_attached},
+    bpf::{
+        attached_programs, attached_programs_pinned, leftover, observer_programs, wait_attached,
+    },
     http::{free_port, http_get, wait_serving},
     netns_id,
     process::BIN,
@@ -220,7 +222,14 @@ fn across_a_restart(pin: bool, first: &[&str], second: &[&str]) -> (u64, usize, 
     let args_a: Vec<&str> = args_a.iter().map(String::as_str).collect();
     let a = follow(&out_a, &args_a);
     // Churn from when the programs are attached (they are loaded first).
-    wait_attached(&before, attached_programs());
+    wait_attached(
+        &before,
+        if pin {
+            attached_programs_pinned()
+        } else {
+            attached_programs()
+        },
+    );
     std::thread::sleep(Duration::from_millis(300));
     let churn = Churn::start(&ns, RATE);
     between_polls(&out_a, 0);

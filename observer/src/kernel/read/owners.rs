@@ -46,8 +46,6 @@ impl Schedule {
 pub struct OwnerWalk {
     iter: PollIter,
     schedule: Schedule,
-    /// When a failed walk was last said.
-    warned: Option<std::time::Instant>,
 }
 
 impl OwnerWalk {
@@ -56,7 +54,6 @@ impl OwnerWalk {
         OwnerWalk {
             iter,
             schedule: Schedule::default(),
-            warned: None,
         }
     }
 
@@ -67,26 +64,11 @@ impl OwnerWalk {
     /// failed walk is said at most once a minute; the flows keep the
     /// owner a read gives them.
     pub fn at_poll(&mut self, created: Option<u64>) -> bool {
-        if !self.schedule.walks(created) {
-            return false;
-        }
-        match self.iter.run() {
-            Ok(()) => true,
-            Err(e) => {
-                let now = std::time::Instant::now();
-                if self
-                    .warned
-                    .is_none_or(|t| now.duration_since(t) >= std::time::Duration::from_secs(60))
-                {
-                    self.warned = Some(now);
-                    log::warn!(
-                        "the owner walk failed ({e}): flows accepted by a listener show no pid \
-                         or comm until they read"
-                    );
-                }
-                false
-            }
-        }
+        self.schedule.walks(created)
+            && self.iter.walk(
+                "owner walk",
+                "flows accepted by a listener show no pid or comm until they read",
+            )
     }
 }
 

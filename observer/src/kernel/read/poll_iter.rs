@@ -121,24 +121,19 @@ impl PollIter {
     }
 
     /// [`PollIter::run`], once a poll; whether it walked. A walk that fails
-    /// leaves the figures as the hooks last sampled them: said at most once
-    /// a minute.
-    pub fn walk(&mut self) -> bool {
+    /// is said at most once a minute, as "the `what` failed (error):
+    /// `lost`" (what its failure leaves undone).
+    pub fn walk(&mut self, what: &str, lost: &str) -> bool {
         let Err(e) = self.run() else {
             return true;
         };
+        let now = std::time::Instant::now();
+        if self
+            .warned
+            .is_none_or(|t| now.duration_since(t) >= std::time::Duration::from_secs(60))
         {
-            let now = std::time::Instant::now();
-            if self
-                .warned
-                .is_none_or(|t| now.duration_since(t) >= std::time::Duration::from_secs(60))
-            {
-                self.warned = Some(now);
-                log::warn!(
-                    "the poll-time read failed ({e}): idle flows may show the figures of a \
-                     segment or read before their last"
-                );
-            }
+            self.warned = Some(now);
+            log::warn!("the {what} failed ({e}): {lost}");
         }
         false
     }

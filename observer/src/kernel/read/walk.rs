@@ -32,6 +32,9 @@ use observer_common::poll_scope;
 
 use crate::kernel::read::poll_iter::PollIter;
 
+/// What a failed walk leaves undone, as its warning says.
+const LOST: &str = "idle flows may show the figures of a segment or read before their last";
+
 /// Polls between trial walks while paused: one walk a minute at the
 /// default 1 s interval.
 pub const RETRY_POLLS: u32 = 60;
@@ -149,7 +152,7 @@ impl Walk {
         };
         if !walks_now(self.state) {
             if std::mem::take(&mut self.catch_up) {
-                self.iter.walk();
+                self.iter.walk("poll-time read", LOST);
             }
             self.state = next(self.state, None, budget);
             return;
@@ -163,7 +166,7 @@ impl Walk {
             (State::Walking, State::Paused(_)) if self.tell(poll_scope::NONE) => {
                 // Catch up what the hooks held before they were told, now
                 // and at the next poll.
-                self.iter.walk();
+                self.iter.walk("poll-time read", LOST);
                 self.catch_up = true;
                 self.state = then;
                 let why = match took {
@@ -199,7 +202,7 @@ impl Walk {
     /// One walk, timed; `None` if it failed.
     fn timed(&mut self) -> Option<Duration> {
         let t = Instant::now();
-        self.iter.walk().then(|| t.elapsed())
+        self.iter.walk("poll-time read", LOST).then(|| t.elapsed())
     }
 
     /// Tells the programs which flows a walk reaches (`POLL_SCOPE` slot

@@ -27,8 +27,21 @@ pub fn attached_programs() -> usize {
             + usize::from(has("tcp_destroy_sock"))
             + usize::from(names.contains(&b"bpf_iter__tcp"[..]) && release_at_least(5, 11))
             // The owner walk (`bpf_sock_from_file` arrived in 5.11).
-            + usize::from(names.contains(&b"bpf_iter__task_file"[..]) && release_at_least(5, 11))
+            + usize::from(owner_walk())
     })
+}
+
+/// [`attached_programs`] for an agent run with `--pin`: the owner walk
+/// is an unpinned agent's alone.
+pub fn attached_programs_pinned() -> usize {
+    attached_programs() - usize::from(owner_walk())
+}
+
+/// Whether this kernel runs the owner walk (`iter/task_file` with
+/// `bpf_sock_from_file`, Linux 5.11).
+pub fn owner_walk() -> bool {
+    let btf = std::fs::read("/sys/kernel/btf/vmlinux").unwrap_or_default();
+    btf.split(|&b| b == 0).any(|n| n == b"bpf_iter__task_file") && release_at_least(5, 11)
 }
 
 /// Whether the running kernel's release is at least `major.minor`.
