@@ -187,7 +187,7 @@ fn detail_text(r: &Row) -> Text<'static> {
         None => "- (no window binds)".to_string(),
     };
     lines.push(Line::from(vec![head("what-if"), Span::raw(what_if)]));
-    let (counts, ages) = ss_fields(f);
+    let SsLines { counts, ages } = ss_fields(f);
     lines.push(Line::from(vec![head("ss"), Span::raw(counts)]));
     lines.push(Line::from(vec![head("last"), Span::raw(ages)]));
     Text::from(lines)
@@ -197,7 +197,7 @@ fn detail_text(r: &Row) -> Text<'static> {
 /// order: RTO, pacing rate, reordering, segments unacknowledged, SACKed,
 /// lost and retransmitted (in flight / total), CE-marked and D-SACKed; then
 /// the ages of the last data sent, data received and ACK received.
-fn ss_fields(f: &crate::model::flow::Flow) -> (String, String) {
+fn ss_fields(f: &crate::model::flow::Flow) -> SsLines {
     let c = |s: String| units::compact(&s);
     let counts = format!(
         "rto {} pacing {} reord {} unacked {} sacked {} lost {} retrans {}/{} ce {} dsack {}",
@@ -219,7 +219,15 @@ fn ss_fields(f: &crate::model::flow::Flow) -> (String, String) {
         units::age_ms(f.last_data_recv_ms),
         units::age_ms(f.last_ack_recv_ms),
     );
-    (counts, ages)
+    SsLines { counts, ages }
+}
+
+/// `ss -ti`'s other figures as the detail pane's two lines.
+struct SsLines {
+    /// RTO, pacing rate, reordering and the segment counts.
+    counts: String,
+    /// The ages of the last data sent, data received and ACK received.
+    ages: String,
 }
 
 /// Draws the detail pane of `row` (or says that its flow has gone).

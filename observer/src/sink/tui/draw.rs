@@ -16,7 +16,7 @@ use super::{
     peers,
     row::Row,
     sort::SortKey,
-    state::{App, Mode},
+    state::{App, Mode, Sorting},
     theme,
 };
 use crate::{
@@ -99,9 +99,18 @@ const COLUMNS: [Column; 14] = [
 /// Widest an address column grows to (a full IPv6 address and port).
 const MAX_ADDR: u16 = 47;
 
-/// The columns that fit in `width` (indices into [`COLUMNS`], display
-/// order) and their widths; spare width goes to the address columns.
-fn fit_columns(width: u16) -> Vec<(usize, u16)> {
+/// A column as drawn: which of [`COLUMNS`], and its width (cells).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Fitted {
+    /// Index into [`COLUMNS`].
+    column: usize,
+    /// Width in terminal cells.
+    width: u16,
+}
+
+/// The columns that fit in `width`, in display order, and their widths;
+/// spare width goes to the address columns.
+fn fit_columns(width: u16) -> Vec<Fitted> {
     let mut order: Vec<usize> = (0..COLUMNS.len()).collect();
     order.sort_by_key(|i| COLUMNS[*i].priority);
     let mut shown = vec![false; COLUMNS.len()];
@@ -113,19 +122,27 @@ fn fit_columns(width: u16) -> Vec<(usize, u16)> {
             used += need;
         }
     }
-    let mut cols: Vec<(usize, u16)> = (0..COLUMNS.len())
+    let mut cols: Vec<Fitted> = (0..COLUMNS.len())
         .filter(|i| shown[*i])
-        .map(|i| (i, COLUMNS[i].width))
+        .map(|column| Fitted {
+            column,
+            width: COLUMNS[column].width,
+        })
         .collect();
     let mut spare = width.saturating_sub(used);
     let addrs: Vec<usize> = (0..cols.len())
-        .filter(|j| matches!(COLUMNS[cols[*j].0].key, SortKey::Local | SortKey::Remote))
+        .filter(|j| {
+            matches!(
+                COLUMNS[cols[*j].column].key,
+                SortKey::Local | SortKey::Remote
+            )
+        })
         .collect();
     while spare > 0 && !addrs.is_empty() {
         let mut grew = false;
         for j in &addrs {
-            if spare > 0 && cols[*j].1 < MAX_ADDR {
-                cols[*j].1 += 1;
+            if spare > 0 && cols[*j].width < MAX_ADDR {
+                cols[*j].width += 1;
                 spare -= 1;
                 grew = true;
             }
@@ -173,7 +190,13 @@ fn cell_text(key: SortKey, r: &Row, w: usize) -> String {
         SortKey::MinRtt => units::compact(&units::time_us(f64::from(r.base_rtt_us()))),
         SortKey::Cwnd => r.cwnd().map_or_else(
             || "-".to_string(),
-            |(segs, bytes)| format!("{segs}/{}", units::compact(&units::bytes(bytes as f64))),
+            |c| {
+                format!(
+                    "{}/{}",
+                    c.segments,
+                    units::compact(&units::bytes(c.bytes as f64))
+                )
+            },
         ),
         SortKey::SndWnd => units::compact(&units::bytes(f64::from(r.window_bytes()))),
         SortKey::Inflight => r
@@ -266,8 +289,8 @@ fn draw_header(frame: &mut Frame, app: &App, area: Rect) {
             l3.push(Span::styled(format!(" {n}"), theme::count(n)));
         }
     }
-    let (key, reverse) = app.sort();
-    let arrow = if key.descending() != reverse {
+    let Sorting { key, reversed } = app.sort();
+    let arrow = if key.descending() != reversed {
         "▼"
     } else {
         "▲"
@@ -307,9 +330,9 @@ fn draw_table(frame: &mut Frame, app: &mut App, area: Rect) {
     }
     app.offset = app.offset.min(app.len().saturating_sub(height));
     let cols = fit_columns(area.width);
-    let (sort, _) = app.sort();
-    let header = TableRow::new(cols.iter().map(|(i, _)| {
-        let c = &COLUMNS[*i];
+    let sort = app.sort().key;
+    let header = TableRow::new(cols.iter().map(|f| {
+        let c = &COLUMNS[f.column];
         let mut style = theme::bold();
         if c.key == sort {
             style = style.add_modifier(theme::SORTED);
@@ -323,9 +346,9 @@ fn draw_table(frame: &mut Frame, app: &mut App, area: Rect) {
         .skip(app.offset)
         .take(height)
         .map(|(n, r)| {
-            let cells = cols.iter().map(|(i, w)| {
-                let c = &COLUMNS[*i];
-                let text = cell_text(c.key, r, usize::from(*w));
+            let cells = cols.iter().map(|f| {
+                let c = &COLUMNS[f.column];
+                let text = cell_text(c.key, r, usize::from(f.width));
                 let line = if c.key == SortKey::Verdict {
                     Line::styled(text, theme::verdict(r.verdict()))
                 } else {
@@ -342,7 +365,7 @@ fn draw_table(frame: &mut Frame, app: &mut App, area: Rect) {
             }
             TableRow::new(cells).style(style)
         });
-    let widths = cols.iter().map(|(_, w)| Constraint::Length(*w));
+    let widths = cols.iter().map(|f| Constraint::Length(f.width));
     let table = Table::new(rows, widths).header(header).column_spacing(1);
     frame.render_widget(table, area);
 }

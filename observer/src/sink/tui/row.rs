@@ -21,6 +21,15 @@ pub struct Row {
     pub closed: bool,
 }
 
+/// A sender's congestion window, as the table shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cwnd {
+    /// `snd_cwnd` (segments).
+    pub segments: u32,
+    /// `snd_cwnd` x MSS (bytes).
+    pub bytes: u64,
+}
+
 impl Row {
     /// The row of a tracked flow.
     pub fn from_tracked(t: &TrackedFlow) -> Row {
@@ -95,11 +104,14 @@ impl Row {
         }
     }
 
-    /// The congestion window in segments and bytes; None for a download
-    /// (the sender's, which this end cannot read).
-    pub fn cwnd(&self) -> Option<(u32, u64)> {
+    /// The congestion window; None for a download (the sender's, which
+    /// this end cannot read).
+    pub fn cwnd(&self) -> Option<Cwnd> {
         let f = &self.flow;
-        (!self.download()).then(|| (f.snd_cwnd, u64::from(f.snd_cwnd) * u64::from(f.mss)))
+        (!self.download()).then(|| Cwnd {
+            segments: f.snd_cwnd,
+            bytes: u64::from(f.snd_cwnd) * u64::from(f.mss),
+        })
     }
 
     /// Packets in flight (segments); None for a download.

@@ -121,7 +121,7 @@ impl SortKey {
             SortKey::Rate => a.rate_bps().total_cmp(&b.rate_bps()),
             SortKey::Srtt => a.rtt_us().cmp(&b.rtt_us()),
             SortKey::MinRtt => a.base_rtt_us().cmp(&b.base_rtt_us()),
-            SortKey::Cwnd => a.cwnd().map(|c| c.1).cmp(&b.cwnd().map(|c| c.1)),
+            SortKey::Cwnd => a.cwnd().map(|c| c.bytes).cmp(&b.cwnd().map(|c| c.bytes)),
             SortKey::SndWnd => a.window_bytes().cmp(&b.window_bytes()),
             SortKey::Inflight => a.inflight().cmp(&b.inflight()),
             SortKey::Retrans => a.losses().cmp(&b.losses()),

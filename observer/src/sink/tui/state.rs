@@ -132,6 +132,15 @@ impl Default for Options {
     }
 }
 
+/// How the table is sorted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sorting {
+    /// The column.
+    pub key: SortKey,
+    /// Whether its natural order is reversed (`r`).
+    pub reversed: bool,
+}
+
 /// The whole state of the view.
 #[derive(Clone, Debug)]
 pub struct App {
@@ -266,8 +275,11 @@ impl App {
     }
 
     /// Sort column, and whether its natural order is reversed.
-    pub fn sort(&self) -> (SortKey, bool) {
-        (self.sort, self.reverse)
+    pub fn sort(&self) -> Sorting {
+        Sorting {
+            key: self.sort,
+            reversed: self.reverse,
+        }
     }
 
     /// The applied filter text.

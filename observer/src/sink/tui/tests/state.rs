@@ -44,18 +44,18 @@ fn sorts_by_rate_then_cycles_and_reverses() {
     // Rate, largest first; the closed flow's rate is its last window's.
     assert_eq!(cookies(&a), [2, 1, 4, 3]);
     key(&mut a, KeyCode::Char('s'));
-    assert_eq!(a.sort(), (SortKey::Srtt, false));
+    assert_eq!((a.sort().key, a.sort().reversed), (SortKey::Srtt, false));
     assert_eq!(cookies(&a), [1, 4, 2, 3]);
     key(&mut a, KeyCode::Char('r'));
-    assert_eq!(a.sort(), (SortKey::Srtt, true));
+    assert_eq!((a.sort().key, a.sort().reversed), (SortKey::Srtt, true));
     assert_eq!(cookies(&a), [3, 2, 1, 4]);
     // A new column starts in its natural order again.
     key(&mut a, KeyCode::Char('s'));
-    assert_eq!(a.sort(), (SortKey::MinRtt, false));
+    assert_eq!((a.sort().key, a.sort().reversed), (SortKey::MinRtt, false));
     for _ in 0..SortKey::ALL.len() - 1 {
         key(&mut a, KeyCode::Char('s'));
     }
-    assert_eq!(a.sort().0, SortKey::Srtt);
+    assert_eq!(a.sort().key, SortKey::Srtt);
     let mut a = App::new(Options {
         sort: SortKey::Process,
         ..Options::default()
