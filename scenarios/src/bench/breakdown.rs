@@ -1,8 +1,8 @@
-//! Where the per-packet program's time goes: the one-stream transfer with
-//! an empty program on the hook (measured by the throughput part), then with `observer_tcp_probe` cut
-//! short after each of its stages (`observer_common::packet_stages`), the
-//! probes loaded in this process. Each stage's cost is the difference to
-//! the one before.
+//! Where the per-packet program's time goes: a load (the one-stream
+//! transfer, or one request/response connection) with an empty program on
+//! the hook, then with `observer_tcp_probe` cut short after each of its
+//! stages (`observer_common::packet_stages`), the probes loaded in this
+//! process. Each stage's cost is the difference to the one before.
 
 use anyhow::Context as _;
 use observer::kernel::{load::probe_config::ProbeConfig, probes::Probes};
@@ -21,15 +21,50 @@ pub struct StageCost {
     pub adds_ns: f64,
 }
 
-/// Measures each stage over a `secs` one-stream transfer
-/// (kernel.bpf_stats_enabled must be on), on top of `floor`, the empty
-/// program's ns per hit that [`super::throughput::overhead`] measured for
-/// one stream.
+/// The load a breakdown runs under.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Load {
+    /// One bulk stream (iperf3), whose segments mostly pass the gate's
+    /// hold.
+    Bulk,
+    /// One request/response connection, 64 bytes each way: every segment
+    /// ends a burst.
+    RequestResponse,
+}
+
+/// `program`'s kernel ns per hit over `secs` of `load` in `ns`.
+fn cost(ns: &Netns, load: Load, secs: u64, program: &str) -> anyhow::Result<f64> {
+    match load {
+        Load::Bulk => cost_during(ns, secs, 1, program),
+        Load::RequestResponse => {
+            let before = super::throughput::prog_cost(program);
+            super::rr::run(ns, 1, secs)?;
+            let after = super::throughput::prog_cost(program);
+            let hits = after.hits.saturating_sub(before.hits);
+            anyhow::ensure!(hits > 0, "no runs of {program} during the transactions");
+            Ok(after.ns.saturating_sub(before.ns) as f64 / hits as f64)
+        }
+    }
+}
+
+/// Measures each stage over `secs` of `load` (kernel.bpf_stats_enabled
+/// must be on), on top of `floor`, the empty program's ns per hit (for
+/// the bulk load, what [`super::throughput::overhead`] measured for one
+/// stream; None: measured here first, on the same load).
 ///
 /// # Errors
 /// A load, attach or transfer failed.
-pub fn stages(secs: u64, floor: f64) -> anyhow::Result<Vec<StageCost>> {
+pub fn stages(load: Load, secs: u64, floor: Option<f64>) -> anyhow::Result<Vec<StageCost>> {
     let ns = Netns::new("stages")?;
+    let floor = match floor {
+        Some(f) => f,
+        None => {
+            let attached = super::floor::Floor::attach().context("attaching the floor")?;
+            let f = cost(&ns, load, secs, super::floor::FLOOR_PROGRAM)?;
+            drop(attached);
+            f
+        }
+    };
     let mut rows = Vec::new();
     rows.push((
         "an empty program on tcp_probe (trampoline, run-time accounting)",
@@ -62,7 +97,7 @@ pub fn stages(secs: u64, floor: f64) -> anyhow::Result<Vec<StageCost>> {
             ..ProbeConfig::default()
         })
         .context("loading the probes")?;
-        rows.push((what, cost_during(&ns, secs, 1, "observer_tcp_pr")?));
+        rows.push((what, cost(&ns, load, secs, "observer_tcp_pr")?));
         drop(probes);
     }
     let mut out = Vec::new();

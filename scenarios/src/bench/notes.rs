@@ -136,19 +136,7 @@ impl Results {
     /// The missed own work per packet: the floor, and the stage table's
     /// largest steps.
     fn own_note(&self) -> String {
-        let mut steps: Vec<_> = self.stages.iter().skip(1).collect();
-        steps.sort_by(|a, b| b.adds_ns.total_cmp(&a.adds_ns));
-        let largest: Vec<String> = steps
-            .iter()
-            .take(3)
-            .map(|s| {
-                format!(
-                    "{} ({:+.0} ns)",
-                    s.stage.trim_start_matches("+ "),
-                    s.adds_ns
-                )
-            })
-            .collect();
+        let largest = largest_steps(&self.stages);
         format!(
             "- **Own work per packet: missed by {:.0} ns** ({:.0} ns above the floor against \
              {TARGET_OWN_NS:.0}). The per-packet program costs {:.0} ns per hit in all; an \
@@ -161,10 +149,7 @@ impl Results {
             if largest.is_empty() {
                 "No stage table in this run.".to_string()
             } else {
-                format!(
-                    "The largest steps in the stage table: {}.",
-                    largest.join("; ")
-                )
+                format!("The largest steps in the stage table: {largest}.")
             },
         )
     }
@@ -305,11 +290,18 @@ impl Results {
                         .map(|t| &t.programs),
                 )
             };
+            let stages = match (kind, largest_steps(&self.stages_rr)) {
+                ("rr", steps) if !steps.is_empty() => format!(
+                    " On one request/response connection, where every segment ends a burst, \
+                     the per-packet program's largest steps: {steps}."
+                ),
+                _ => String::new(),
+            };
             n.push(format!(
                 "- **Programs per segment over the bpftrace peer, {what}: missed by {:.2}** \
                  (median {:.2}, rounds {:.2}-{:.2}, against {TARGET_PEER_RATIO}): {:.0} ns of \
                  observer's programs per segment against the peer's {:.0} ns per run. That \
-                 load's section shows where the time goes; the largest shares: {}.",
+                 load's section shows where the time goes; the largest shares: {}.{stages}",
                 c.ratio.median - TARGET_PEER_RATIO,
                 c.ratio.median,
                 c.ratio.min,
@@ -327,6 +319,26 @@ impl Results {
         }
         n
     }
+}
+
+/// The three largest steps of a stage table (the empty program's floor
+/// left out), most first: `flow-map lookup (+84 ns); ...`; empty without
+/// a table.
+fn largest_steps(stages: &[super::breakdown::StageCost]) -> String {
+    let mut steps: Vec<_> = stages.iter().skip(1).collect();
+    steps.sort_by(|a, b| b.adds_ns.total_cmp(&a.adds_ns));
+    steps
+        .iter()
+        .take(3)
+        .map(|s| {
+            format!(
+                "{} ({:+.0} ns)",
+                s.stage.trim_start_matches("+ "),
+                s.adds_ns
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 fn largest_shares(programs: &[super::throughput::ProgramShare]) -> String {

@@ -102,6 +102,10 @@ pub struct Results {
     pub churn: Vec<ChurnStep>,
     /// The per-packet program's cost, stage by stage (one stream).
     pub stages: Vec<StageCost>,
+    /// The same on one request/response connection, where every segment
+    /// ends a burst.
+    #[serde(default)]
+    pub stages_rr: Vec<StageCost>,
     /// Candidate flow-state lookups, each alone on the per-packet hook
     /// (one stream); `adds_ns` is above the empty program's floor.
     #[serde(default)]
@@ -189,12 +193,23 @@ impl Results {
         self.peer_table(&mut s);
         self.rr_tables(&mut s);
         self.throughput_tables(&mut s);
-        if !self.stages.is_empty() {
-            s.push_str("\n## Where the per-packet time goes (one stream; the program cut short after each stage)\n\n");
+        for (stages, load) in [
+            (&self.stages, "one stream"),
+            (
+                &self.stages_rr,
+                "request/response, 1 connection: every segment ends a burst",
+            ),
+        ] {
+            if stages.is_empty() {
+                continue;
+            }
+            s.push_str(&format!(
+                "\n## Where the per-packet time goes ({load}; the program cut short after each stage)\n\n"
+            ));
             table(
                 &mut s,
                 "what runs | ns per hit | adds",
-                self.stages.iter().map(|st| {
+                stages.iter().map(|st| {
                     vec![
                         st.stage.to_string(),
                         format!("{:.0}", st.ns_per_hit),

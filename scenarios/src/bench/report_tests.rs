@@ -257,3 +257,48 @@ fn peer_programs_are_listed_costliest_first_without_the_prefix() {
     );
     assert_eq!(super::report::by_program(&Default::default()), "-");
 }
+
+#[test]
+fn the_request_response_stage_table_and_its_largest_steps_are_shown() {
+    use super::{breakdown::StageCost, peer::PeerComparison};
+    let stage = |stage: &str, ns_per_hit: f64, adds_ns: f64| StageCost {
+        stage: stage.into(),
+        ns_per_hit,
+        adds_ns,
+    };
+    let r = Results {
+        parts: vec!["peer".into(), "rr".into()],
+        peer_ratio_rr: 1.6,
+        peer: vec![PeerComparison {
+            load: "rr".into(),
+            flows: 1,
+            ratio: Stat {
+                median: 1.6,
+                min: 1.5,
+                max: 1.7,
+                n: 3,
+            },
+            ..PeerComparison::default()
+        }],
+        stages_rr: vec![
+            stage("an empty program on tcp_probe", 90.0, 90.0),
+            stage("+ self-counter, bpf_skc_to_tcp_sock", 140.0, 50.0),
+            stage("+ socket cookie, segment flags, per-CPU sample gate", 260.0, 120.0),
+            stage("+ flow-map (LRU hash) lookup", 380.0, 120.0),
+            stage("+ refresh", 520.0, 140.0),
+        ],
+        ..Results::default()
+    };
+    let page = r.markdown();
+    assert!(page.contains(
+        "## Where the per-packet time goes (request/response, 1 connection: every segment ends a burst; the program cut short after each stage)"
+    ));
+    assert!(page.contains("| + refresh | 520 | +140 |"), "{page}");
+    assert!(
+        page.contains(
+            "the per-packet program's largest steps: refresh (+140 ns); socket cookie, segment \
+             flags, per-CPU sample gate (+120 ns); flow-map (LRU hash) lookup (+120 ns)."
+        ),
+        "{page}"
+    );
+}

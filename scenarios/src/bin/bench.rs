@@ -149,6 +149,8 @@ fn measure_rr(r: &mut Results, rounds: usize, secs: u64) -> anyhow::Result<()> {
         }
         r.rr.push(o);
     }
+    eprintln!("bench: where the per-packet time goes on request/response, {secs} s per stage");
+    r.stages_rr = breakdown::stages(breakdown::Load::RequestResponse, secs, None)?;
     eprintln!(
         "bench: CPU per transaction at a fixed load, {} connections, {rounds} rounds of {secs} s",
         fixed_load::CONNECTIONS
@@ -175,7 +177,7 @@ fn measure_throughput(r: &mut Results, rounds: usize, secs: u64) -> anyhow::Resu
         r.throughput.push(o);
     }
     eprintln!("bench: where the per-packet time goes, {secs} s per stage");
-    r.stages = breakdown::stages(secs, r.floor_ns_per_hit)?;
+    r.stages = breakdown::stages(breakdown::Load::Bulk, secs, Some(r.floor_ns_per_hit))?;
     eprintln!("bench: candidate flow-state lookups, {secs} s each");
     r.candidates = breakdown::candidates(secs, r.floor_ns_per_hit)?;
     Ok(())
