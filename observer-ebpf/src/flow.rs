@@ -134,7 +134,16 @@ pub fn on_state(sk: *const u8, old: u8, new: u8) {
         // Any other change (FIN-WAIT-1, CLOSE-WAIT, ...): the state a
         // quiet flow shows until its next sample.
         // SAFETY: as in on_packet.
-        unsafe { (*s).state = new };
+        unsafe {
+            (*s).state = new;
+            // FIN-WAIT-1 and LAST-ACK come only from close() or shutdown()
+            // (`tcp_close_state()`, net/ipv4/tcp.c): process context, the
+            // caller the socket's owner. An accepted flow that closes
+            // before the owner walk reached it gets its owner here.
+            if (new == tcp_state::FIN_WAIT1 || new == tcp_state::LAST_ACK) && (*s).pid == 0 {
+                set_owner(s);
+            }
+        }
     }
 }
 

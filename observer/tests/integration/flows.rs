@@ -153,6 +153,36 @@ fn an_accepted_flow_that_only_sends_has_its_owner() {
     assert!(flow.cgroup_id != 0);
 }
 
+/// An accepted flow closed by its owner before any poll (so before the
+/// owner walk could reach it, and without a read) has its owner in its
+/// final record: close() is the owner's own call.
+#[test]
+fn an_accepted_flow_closed_before_a_poll_has_its_owner() {
+    if !root_or_skip("an_accepted_flow_closed_before_a_poll_has_its_owner") {
+        return;
+    }
+    let mut obs = Observer::start();
+    let ns = Namespace::standalone().unwrap();
+    let (flow, local) = ns
+        .run(|| {
+            let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+            let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+            let (mut server, _) = listener.accept().unwrap();
+            let key = cookie(&server);
+            let local = server.local_addr().unwrap();
+            server.write_all(b"bye").unwrap();
+            drop(server);
+            let mut got = Vec::new();
+            client.read_to_end(&mut got).unwrap();
+            let flow = obs.wait_for_flow(key, Duration::from_secs(5), "closed", |f| f.closed);
+            (flow, local)
+        })
+        .unwrap();
+    assert_eq!(flow.local, local);
+    assert_eq!(flow.pid, std::process::id());
+    assert!(!flow.comm.is_empty());
+}
+
 /// Both ends of a bulk transfer that then goes quiet (no answer, no
 /// close, the sender never reads). The sample gate holds back most of
 /// their segments; the ACK that acknowledges everything (sender) and the

@@ -283,7 +283,11 @@ fn the_request_response_stage_table_and_its_largest_steps_are_shown() {
         stages_rr: vec![
             stage("an empty program on tcp_probe", 90.0, 90.0),
             stage("+ self-counter, bpf_skc_to_tcp_sock", 140.0, 50.0),
-            stage("+ socket cookie, segment flags, per-CPU sample gate", 260.0, 120.0),
+            stage(
+                "+ socket cookie, segment flags, per-CPU sample gate",
+                260.0,
+                120.0,
+            ),
             stage("+ flow-map (LRU hash) lookup", 380.0, 120.0),
             stage("+ refresh", 520.0, 140.0),
         ],
