@@ -37,14 +37,38 @@ fn cost(ns: &Netns, load: Load, secs: u64, program: &str) -> anyhow::Result<f64>
     match load {
         Load::Bulk => cost_during(ns, secs, 1, program),
         Load::RequestResponse => {
-            let before = super::throughput::prog_cost(program);
+            // By program id, and only those loaded throughout: an agent of
+            // the part before may still be unloading its own.
+            let before = by_id(program);
             super::rr::run(ns, 1, secs)?;
-            let after = super::throughput::prog_cost(program);
-            let hits = after.hits.saturating_sub(before.hits);
+            let (mut total_ns, mut hits) = (0u64, 0u64);
+            for (id, a) in by_id(program) {
+                if let Some(b) = before.get(&id) {
+                    total_ns += a.ns.saturating_sub(b.ns);
+                    hits += a.hits.saturating_sub(b.hits);
+                }
+            }
             anyhow::ensure!(hits > 0, "no runs of {program} during the transactions");
-            Ok(after.ns.saturating_sub(before.ns) as f64 / hits as f64)
+            Ok(total_ns as f64 / hits as f64)
         }
     }
+}
+
+/// Run time and count of each loaded program named `prefix`..., by id.
+fn by_id(prefix: &str) -> std::collections::BTreeMap<u32, super::throughput::ProgCost> {
+    aya::programs::loaded_programs()
+        .filter_map(Result::ok)
+        .filter(|p| p.name_as_str().is_some_and(|n| n.starts_with(prefix)))
+        .map(|p| {
+            (
+                p.id(),
+                super::throughput::ProgCost {
+                    ns: p.run_time().as_nanos() as u64,
+                    hits: p.run_count(),
+                },
+            )
+        })
+        .collect()
 }
 
 /// Measures each stage over `secs` of `load` (kernel.bpf_stats_enabled
