@@ -93,6 +93,12 @@ pub struct FlowReport {
     pub snd_cwnd: u32,
     /// Retransmitted segments.
     pub retransmits: u32,
+    /// The receiving end's RTT estimate (µs, `rcv_rtt`).
+    pub rcv_rtt_us: u32,
+    /// The window this end advertises (bytes, `rcv_wnd`).
+    pub rcv_wnd: u32,
+    /// Data segments that arrived out of order (`rcv_ooopack`).
+    pub rcv_ooopack: u32,
     /// Every span passed.
     pub pass: bool,
     /// The other end of the same flow (judged from the other namespace):
@@ -114,6 +120,31 @@ pub struct FlowReport {
 }
 
 impl FlowReport {
+    /// The headline figures of the judged end: a sender's srtt, cwnd,
+    /// snd_wnd and retransmits; a receiver's own (its srtt, cwnd and
+    /// snd_wnd are of the ACKs it sends): rcv_rtt, rcv_wnd and
+    /// out-of-order arrivals.
+    fn figures(&self) -> String {
+        let ms = |us: u32| f64::from(us) / 1000.0;
+        match self.side {
+            View::Sender => format!(
+                "srtt {:.1} ms min_rtt {:.1} ms cwnd {} snd_wnd {} retrans {}",
+                ms(self.srtt_us),
+                ms(self.min_rtt_us),
+                self.snd_cwnd,
+                self.snd_wnd,
+                self.retransmits
+            ),
+            View::Receiver => format!(
+                "rcv_rtt {:.1} ms min_rtt {:.1} ms rcv_wnd {} out-of-order {}",
+                ms(self.rcv_rtt_us),
+                ms(self.min_rtt_us),
+                self.rcv_wnd,
+                self.rcv_ooopack
+            ),
+        }
+    }
+
     /// Builds the report of tracked flow `t`.
     pub fn new(
         sc: &Scenario,
@@ -143,6 +174,9 @@ impl FlowReport {
             snd_wnd: t.flow.snd_wnd,
             snd_cwnd: t.flow.snd_cwnd,
             retransmits: t.flow.retransmits,
+            rcv_rtt_us: t.flow.rcv_rtt_us,
+            rcv_wnd: t.flow.rcv_wnd,
+            rcv_ooopack: t.flow.rcv_ooopack,
             other_end: None,
             ends_agree: None,
             timeline: Vec::new(),
@@ -310,16 +344,14 @@ impl ScenarioReport {
                 })
                 .collect();
             s.push_str(&format!(
-                "     {} -> {} [{:?}] {} srtt {:.1} ms min_rtt {:.1} ms cwnd {} snd_wnd {} retrans {}: {}{}\n       {}\n",
+                "     {} -> {} [{:?}] {} {}: {}{}\n       {}\n",
                 f.flow.local,
                 f.flow.remote,
                 f.side,
-                f.throughput_bps.map(units::rate).unwrap_or_else(|| "-".into()),
-                f64::from(f.srtt_us) / 1000.0,
-                f64::from(f.min_rtt_us) / 1000.0,
-                f.snd_cwnd,
-                f.snd_wnd,
-                f.retransmits,
+                f.throughput_bps
+                    .map(units::rate)
+                    .unwrap_or_else(|| "-".into()),
+                f.figures(),
                 spans.join("; "),
                 match (f.other_end, f.ends_agree) {
                     (Some(o), Some(true)) => format!("; other end {o} (agrees)"),
