@@ -113,17 +113,18 @@ enum Waited {
 
 /// Asks the view to end (SIGTERM) and gives it a moment, so that `observer
 /// top` restores the terminal (leaves the alternate screen and raw mode)
-/// before its guard would kill it outright.
+/// before its guard would kill it outright; then says why the demo ends,
+/// on the restored terminal.
 fn end_view(view: &mut ChildGuard) {
-    if view.signal(libc::SIGTERM).is_err() {
-        return;
-    }
-    for _ in 0..20 {
-        if !view.running() {
-            return;
+    if view.signal(libc::SIGTERM).is_ok() {
+        for _ in 0..20 {
+            if !view.running() {
+                break;
+            }
+            std::thread::sleep(POLL);
         }
-        std::thread::sleep(POLL);
     }
+    eprintln!("demo: stopped by a signal; removing its namespaces");
 }
 
 /// Waits for `child` to exit, or for a signal (`stop`), or for `view` to
@@ -135,7 +136,6 @@ fn wait(
 ) -> anyhow::Result<Waited> {
     loop {
         if stop.load(Ordering::Relaxed) {
-            eprintln!("demo: stopped; removing its namespaces");
             return Ok(Waited::Signal);
         }
         let c = child.child_mut().context("the child is gone")?;

@@ -280,6 +280,17 @@ impl Crate {
             .keys()
             .map(|m| (m.clone(), BTreeSet::new()))
             .collect();
+        for (edge, _) in self.edges() {
+            g.entry(edge.0).or_default().insert(edge.1);
+        }
+        g
+    }
+
+    /// Every edge of [`Crate::graph`], each with the module-to-module use
+    /// it stands for (itself, or for an edge between branches the first
+    /// use found that joins them).
+    pub fn edges(&self) -> BTreeMap<(ModPath, ModPath), (ModPath, ModPath)> {
+        let mut out = BTreeMap::new();
         for (m, names) in &self.modules {
             for r in &names.refs {
                 let Some(t) = self
@@ -291,14 +302,12 @@ impl Crate {
                 if ancestor_or_self(&t, m) || ancestor_or_self(m, &t) {
                     continue;
                 }
-                let (a, b) = branches(m, &t);
-                g.entry(m.clone()).or_default().insert(t.clone());
-                if (a.as_str(), b.as_str()) != (m.as_str(), t.as_str()) {
-                    g.entry(a).or_default().insert(b);
-                }
+                let fine = (m.clone(), t.clone());
+                out.entry(fine.clone()).or_insert_with(|| fine.clone());
+                out.entry(branches(m, &t)).or_insert(fine);
             }
         }
-        g
+        out
     }
 }
 
@@ -375,8 +384,21 @@ struct Collect<'a> {
 }
 
 impl<'ast> Visit<'ast> for Collect<'_> {
-    fn visit_item_mod(&mut self, _: &'ast syn::ItemMod) {
-        // Modules are visited as modules of their own.
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        // A file's modules are modules of their own (`Crate::items`); one
+        // inside a function body counts as part of the module around it.
+        if !is_test(&m.attrs) {
+            syn::visit::visit_item_mod(self, m);
+        }
+    }
+
+    fn visit_attribute(&mut self, a: &'ast syn::Attribute) {
+        // `#[arg(value_parser = super::x::parse)]`, `#[serde(with =
+        // "crate::x")]`: paths in an attribute's tokens and strings.
+        macro_paths(
+            quote::ToTokens::to_token_stream(&a.meta),
+            &mut self.names.refs,
+        );
     }
 
     fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
@@ -488,6 +510,26 @@ fn macro_paths(tokens: proc_macro2::TokenStream, out: &mut Vec<Vec<String>>) {
                 colons = 0;
                 macro_paths(g.stream(), out);
             }
+            TokenTree::Literal(l) => {
+                flush(&mut current, out);
+                colons = 0;
+                // A path in a string (`serialize_with = "crate::x::f"`).
+                let text = l.to_string();
+                if let Some(inner) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"'))
+                    && inner.contains("::")
+                    && inner
+                        .chars()
+                        .all(|c| c.is_alphanumeric() || c == '_' || c == ':')
+                {
+                    out.push(
+                        inner
+                            .split("::")
+                            .filter(|s| !s.is_empty())
+                            .map(str::to_string)
+                            .collect(),
+                    );
+                }
+            }
             _ => {
                 flush(&mut current, out);
                 colons = 0;
@@ -560,6 +602,34 @@ pub fn cycles(g: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
     w.out
 }
 
+/// The uses behind the edges among `cycle`'s outermost modules (a cycle
+/// between branches names the branches, and the module-to-module use that
+/// joins each pair), as `a -> b by m -> t`.
+fn within(
+    cycle: &[String],
+    edges: &BTreeMap<(ModPath, ModPath), (ModPath, ModPath)>,
+) -> Vec<String> {
+    let depth = |m: &String| m.matches("::").count();
+    let top = cycle.iter().map(depth).min().unwrap_or(0);
+    let outer: Vec<&String> = cycle.iter().filter(|m| depth(m) == top).collect();
+    let shown: Vec<&String> = if outer.len() > 1 {
+        outer
+    } else {
+        cycle.iter().collect()
+    };
+    edges
+        .iter()
+        .filter(|((a, b), _)| shown.contains(&a) && shown.contains(&b))
+        .map(|((a, b), (m, t))| {
+            if (a, b) == (m, t) {
+                format!("{a} -> {b}")
+            } else {
+                format!("{a} -> {b} by {m} -> {t}")
+            }
+        })
+        .collect()
+}
+
 /// The crate roots under `src`: `lib.rs`, `main.rs` and each `bin/`
 /// target.
 fn roots(src: &Path) -> Vec<PathBuf> {
@@ -590,9 +660,15 @@ fn roots(src: &Path) -> Vec<PathBuf> {
 /// source that cannot be read or parsed.
 pub fn check(root: &Path) -> anyhow::Result<()> {
     let mut found = Vec::new();
+    let mut why = BTreeMap::new();
     for krate in ["observer/src", "observer-ebpf/src"] {
         for r in roots(&root.join(krate)) {
-            found.extend(cycles(&Crate::load(&r, &Disk)?.graph()));
+            let c = Crate::load(&r, &Disk)?;
+            let edges = c.edges();
+            for cycle in cycles(&c.graph()) {
+                why.insert(cycle.clone(), within(&cycle, &edges));
+                found.push(cycle);
+            }
         }
     }
     let known: Vec<Vec<String>> = KNOWN
@@ -605,7 +681,11 @@ pub fn check(root: &Path) -> anyhow::Result<()> {
         new.is_empty(),
         "modules import each other: {}; break the cycle (a shared item goes in a leaf module)",
         new.iter()
-            .map(|c| c.join(" <-> "))
+            .map(|c| format!(
+                "{} (through {})",
+                c.join(" <-> "),
+                why.get(*c).map_or(String::new(), |w| w.join(", "))
+            ))
             .collect::<Vec<_>>()
             .join("; ")
     );

@@ -153,3 +153,20 @@ fn a_declared_module_with_no_file_is_an_error() {
     let e = Crate::load(Path::new("src/lib.rs"), &mem).unwrap_err();
     assert!(e.to_string().contains("module gone has no file"), "{e}");
 }
+
+#[test]
+fn attributes_and_modules_in_functions_are_read_too() {
+    for back in [
+        // A clap value parser, a serde function named in a string.
+        "#[derive(Default)]\npub struct A {\n    #[arg(value_parser = crate::load::hooks::f)]\n    x: u8,\n}",
+        "pub struct A {\n    #[serde(serialize_with = \"crate::load::hooks::f\")]\n    x: u8,\n}",
+        // A module declared inside a function body.
+        "fn k() {\n    mod inner {\n        pub fn g() { crate::load::hooks::f(); }\n    }\n    inner::g();\n}",
+    ] {
+        assert_eq!(
+            load_with(back),
+            cycle(&["load::degraded", "load::hooks"]),
+            "{back}"
+        );
+    }
+}
