@@ -201,25 +201,21 @@ fn run_kernel(
         k.release,
         log.display()
     );
-    let mut transcript = boot(
-        qemu,
-        &k.vmlinuz,
-        &cpio,
-        &log,
-        Duration::from_secs(timeout_s),
-        s.name,
-    )?;
-    // A boot that never began is qemu's, not a test's: boot once more.
-    if transcript.silent {
-        eprintln!("vm-test: booting {} again", k.release);
-        transcript = boot(
+    let run = || {
+        boot(
             qemu,
             &k.vmlinuz,
             &cpio,
             &log,
             Duration::from_secs(timeout_s),
             s.name,
-        )?;
+        )
+    };
+    let mut transcript = run()?;
+    // A boot that never began is qemu's, not a test's: boot once more.
+    if transcript.silent {
+        eprintln!("vm-test: booting {} again", k.release);
+        transcript = run()?;
     }
     let _ = fs::remove_file(&cpio);
     let mut outcome = guest_script::parse(&transcript.text, steps);

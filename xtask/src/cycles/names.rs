@@ -1,0 +1,219 @@
+//! What a module's code names, read with `syn`: the paths it uses
+//! (`use` trees, paths in code and types, tokens of macro calls and
+//! attributes, paths in their strings) and what its `use` declarations
+//! bind. Test modules and `#[cfg(test)]` items are left out.
+
+use std::collections::BTreeMap;
+
+use syn::visit::Visit;
+
+/// What a module's code names: the paths it uses, and what its `use`
+/// declarations bind.
+#[derive(Default, Debug)]
+pub(super) struct Names {
+    /// Every path named, as written (`super::a::B`, `hooks::X`).
+    pub(super) refs: Vec<Vec<String>>,
+    /// Names bound by `use` (the binding, the path it stands for).
+    pub(super) uses: BTreeMap<String, Vec<String>>,
+    /// Bases of glob imports (`use super::*` gives `super`).
+    pub(super) globs: Vec<Vec<String>>,
+}
+
+/// Whether `attrs` hold `#[cfg(test)]` (or a `cfg` naming `test` but not
+/// `not(test)`).
+pub(super) fn is_test(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        if !a.path().is_ident("cfg") {
+            return false;
+        }
+        let text = quote_text(&a.meta);
+        let words: Vec<&str> = text
+            .split(|c: char| !c.is_alphanumeric() && c != '_')
+            .collect();
+        words.contains(&"test") && !words.contains(&"not")
+    })
+}
+
+/// Tokens of `t` as text.
+fn quote_text(t: &impl quote::ToTokens) -> String {
+    t.to_token_stream().to_string()
+}
+
+/// Whether a non-module item is for tests only (`#[cfg(test)]`).
+pub(super) fn item_is_test(item: &syn::Item) -> bool {
+    let attrs = match item {
+        syn::Item::Const(i) => &i.attrs,
+        syn::Item::Enum(i) => &i.attrs,
+        syn::Item::Fn(i) => &i.attrs,
+        syn::Item::Impl(i) => &i.attrs,
+        syn::Item::Macro(i) => &i.attrs,
+        syn::Item::Static(i) => &i.attrs,
+        syn::Item::Struct(i) => &i.attrs,
+        syn::Item::Trait(i) => &i.attrs,
+        syn::Item::Type(i) => &i.attrs,
+        syn::Item::Use(i) => &i.attrs,
+        _ => return false,
+    };
+    is_test(attrs)
+}
+
+/// Collects what a module's items name (test items and modules skipped).
+pub(super) struct Collect<'a> {
+    pub(super) names: &'a mut Names,
+}
+
+impl<'ast> Visit<'ast> for Collect<'_> {
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        // A file's modules are modules of their own (`Crate::items`); one
+        // inside a function body counts as part of the module around it.
+        if !is_test(&m.attrs) {
+            syn::visit::visit_item_mod(self, m);
+        }
+    }
+
+    fn visit_attribute(&mut self, a: &'ast syn::Attribute) {
+        // `#[arg(value_parser = super::x::parse)]`, `#[serde(with =
+        // "crate::x")]`: paths in an attribute's tokens and strings.
+        macro_paths(
+            quote::ToTokens::to_token_stream(&a.meta),
+            &mut self.names.refs,
+        );
+    }
+
+    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        if !is_test(&f.attrs) {
+            syn::visit::visit_item_fn(self, f);
+        }
+    }
+
+    fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
+        if !is_test(&f.attrs) {
+            syn::visit::visit_impl_item_fn(self, f);
+        }
+    }
+
+    fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
+        if is_test(&u.attrs) {
+            return;
+        }
+        let mut leaves = Vec::new();
+        flatten(&u.tree, Vec::new(), &mut leaves);
+        for (path, binding) in leaves {
+            match binding {
+                Some(name) => {
+                    self.names.uses.insert(name, path.clone());
+                }
+                None => self.names.globs.push(path.clone()),
+            }
+            self.names.refs.push(path);
+        }
+    }
+
+    fn visit_path(&mut self, p: &'ast syn::Path) {
+        let segs: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
+        if segs.len() > 1 {
+            self.names.refs.push(segs);
+        }
+        syn::visit::visit_path(self, p);
+    }
+
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        macro_paths(m.tokens.clone(), &mut self.names.refs);
+        syn::visit::visit_macro(self, m);
+    }
+}
+
+/// The leaves of a `use` tree: each path and the name it binds (None for
+/// a glob, whose path is its base).
+fn flatten(tree: &syn::UseTree, prefix: Vec<String>, out: &mut Vec<(Vec<String>, Option<String>)>) {
+    let with = |s: &syn::Ident| -> (Vec<String>, String) {
+        let name = s.to_string();
+        if name == "self" {
+            let last = prefix.last().cloned().unwrap_or_default();
+            (prefix.clone(), last)
+        } else {
+            ([prefix.clone(), vec![name.clone()]].concat(), name)
+        }
+    };
+    match tree {
+        syn::UseTree::Path(p) => {
+            flatten(
+                &p.tree,
+                [prefix.clone(), vec![p.ident.to_string()]].concat(),
+                out,
+            );
+        }
+        syn::UseTree::Name(n) => {
+            let (path, name) = with(&n.ident);
+            out.push((path, Some(name)));
+        }
+        syn::UseTree::Rename(r) => {
+            let (path, _) = with(&r.ident);
+            out.push((path, Some(r.rename.to_string())));
+        }
+        syn::UseTree::Glob(_) => out.push((prefix, None)),
+        syn::UseTree::Group(g) => {
+            for t in &g.items {
+                flatten(t, prefix.clone(), out);
+            }
+        }
+    }
+}
+
+/// The paths (`a::b::c`, two segments or more) in a macro call's tokens,
+/// groups included: `format!("{}", crate::x::Y)` names `crate::x::Y`.
+fn macro_paths(tokens: proc_macro2::TokenStream, out: &mut Vec<Vec<String>>) {
+    use proc_macro2::TokenTree;
+    let mut current: Vec<String> = Vec::new();
+    let mut colons = 0;
+    let flush = |current: &mut Vec<String>, out: &mut Vec<Vec<String>>| {
+        if current.len() > 1 {
+            out.push(std::mem::take(current));
+        }
+        current.clear();
+    };
+    for t in tokens {
+        match t {
+            TokenTree::Ident(i) => {
+                if current.is_empty() || colons == 2 {
+                    current.push(i.to_string());
+                } else {
+                    flush(&mut current, out);
+                    current.push(i.to_string());
+                }
+                colons = 0;
+            }
+            TokenTree::Punct(p) if p.as_char() == ':' && !current.is_empty() => colons += 1,
+            TokenTree::Group(g) => {
+                flush(&mut current, out);
+                colons = 0;
+                macro_paths(g.stream(), out);
+            }
+            TokenTree::Literal(l) => {
+                flush(&mut current, out);
+                colons = 0;
+                // A path in a string (`serialize_with = "crate::x::f"`).
+                let text = l.to_string();
+                if let Some(inner) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"'))
+                    && inner.contains("::")
+                    && inner
+                        .chars()
+                        .all(|c| c.is_alphanumeric() || c == '_' || c == ':')
+                {
+                    out.push(
+                        inner
+                            .split("::")
+                            .filter(|s| !s.is_empty())
+                            .map(str::to_string)
+                            .collect(),
+                    );
+                }
+            }
+            _ => {
+                flush(&mut current, out);
+                colons = 0;
+            }
+        }
+    }
+    flush(&mut current, out);
+}
