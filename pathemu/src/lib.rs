@@ -67,7 +67,9 @@ pub use child::ChildGuard;
 pub use clock::now_ns;
 pub use config::{Link, PathConfig};
 pub use error::{Error, Result};
-pub use netns::{NAME_PREFIX, Namespace, run_in_netns, sweep_stale, wait_routable};
+pub use netns::{
+    NAME_PREFIX, Namespace, connect_routable, run_in_netns, sweep_stale, wait_routable,
+};
 pub use path::{Direction, Path, Side};
 pub use stats::{LATENESS_BUCKETS_NS, LinkStats};
 pub use tun::{MAX_MTU, MIN_MTU, TUN_MTU, TUN_NAME};

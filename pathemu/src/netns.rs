@@ -4,7 +4,8 @@
 
 use std::collections::BTreeSet;
 use std::fs::{self, File};
-use std::net::{IpAddr, SocketAddr, UdpSocket};
+use std::io::ErrorKind;
+use std::net::{IpAddr, SocketAddr, TcpStream, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
@@ -51,6 +52,35 @@ pub fn wait_routable(local: IpAddr, peer: IpAddr) -> std::io::Result<()> {
             Ok(()) => return Ok(()),
             Err(e) if Instant::now() >= deadline => return Err(e),
             Err(_) => thread::sleep(Duration::from_millis(2)),
+        }
+    }
+}
+
+/// Connects a TCP stream to `to`, trying again (up to 2 s) while the route
+/// is missing (ENETUNREACH, EHOSTUNREACH). Must run on a thread inside the
+/// namespace. [`wait_routable`] alone once let a TCP connect to a fresh
+/// IPv6 loopback address fail with ENETUNREACH right after its UDP probe
+/// had succeeded (a CI run, 2026-12-05): addrconf's work can still be
+/// replacing the address's routes then. A connection refused or any other
+/// error returns at once.
+///
+/// # Errors
+/// The connect error: at once for any but the two above, else the last
+/// one once 2 s have passed.
+pub fn connect_routable(to: SocketAddr) -> std::io::Result<TcpStream> {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        match TcpStream::connect(to) {
+            Ok(s) => return Ok(s),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::NetworkUnreachable | ErrorKind::HostUnreachable
+                ) && Instant::now() < deadline =>
+            {
+                thread::sleep(Duration::from_millis(2))
+            }
+            Err(e) => return Err(e),
         }
     }
 }

@@ -82,7 +82,7 @@ impl Mixed {
                 let pair = |at: &str, comm: &str| {
                     let l = TcpListener::bind(at).unwrap();
                     set_comm(comm);
-                    let c = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+                    let c = pathemu::connect_routable(l.local_addr().unwrap()).unwrap();
                     let (s, _) = l.accept().unwrap();
                     (c, s)
                 };
