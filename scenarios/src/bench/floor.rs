@@ -1,10 +1,12 @@
-//! The benchmark's reference program: `bench_floor` in the benchmark's
-//! eBPF object (observer-ebpf src/bin/bench), an
-//! empty program on the per-packet hook (`tcp_probe`). Attached next to
-//! the agent, its run time per hit is what any program on that hook costs
-//! on this machine (the trampoline, and the run-time accounting of
-//! `kernel.bpf_stats_enabled`), the floor under `observer_tcp_probe`'s.
-//! The candidate lookups ([`CANDIDATES`]) are attached the same way.
+//! The benchmark's reference programs in its eBPF object (observer-ebpf
+//! src/bin/bench): `bench_floor`, an empty program on the per-packet hook
+//! (`tcp_probe`), and `bench_floor_read`, one on the per-read hook
+//! (`sock_recv_length`). Attached next to the agent or alone, their run
+//! time per hit is what any program on that hook costs on this machine
+//! (the tracepoint's dispatch, and the run-time accounting of
+//! `kernel.bpf_stats_enabled`): the floors under `observer_tcp_probe`'s
+//! and `observer_recv_length`'s. The candidate lookups ([`CANDIDATES`])
+//! are attached the same way.
 
 use aya::{Ebpf, EbpfLoader};
 
@@ -19,6 +21,14 @@ pub struct Floor {
 
 /// Name of the empty program, as the kernel lists it.
 pub const FLOOR_PROGRAM: &str = "bench_floor";
+
+/// The empty programs on each hook observer's hot path takes: program and
+/// tracepoint. The kernel lists them by the first 15 characters of the
+/// name (`bench_floor`, `bench_floor_rea`).
+pub const FLOORS: &[(&str, &str)] = &[
+    ("bench_floor", "tcp_probe"),
+    ("bench_floor_read", "sock_recv_length"),
+];
 
 /// The candidate flow-state lookups (observer-ebpf's `candidates`), each a
 /// program on `tcp_probe`: name, and what it does.
@@ -48,6 +58,15 @@ impl Floor {
     /// # Errors
     /// No kernel BTF, or the load or attach failed.
     pub fn attach_program(program: &'static str) -> Result<Floor, ProbeError> {
+        Floor::attach_programs(&[(program, "tcp_probe")])
+    }
+
+    /// Loads the object and attaches each `(program, tracepoint)` of
+    /// `programs` (e.g. [`FLOORS`]).
+    ///
+    /// # Errors
+    /// No kernel BTF, or a load or attach failed.
+    pub fn attach_programs(programs: &[(&'static str, &'static str)]) -> Result<Floor, ProbeError> {
         let btf = aya::Btf::from_sys_fs().map_err(|e| ProbeError::BadBtf {
             path: observer::kernel::load::env::VMLINUX_BTF.to_string(),
             error: e.to_string(),
@@ -56,7 +75,9 @@ impl Floor {
             .btf(Some(&btf))
             .load(BENCH_OBJECT)
             .map_err(ProbeError::Load)?;
-        attach_tp(&mut ebpf, program, "tcp_probe", &btf)?;
+        for (program, tp) in programs {
+            attach_tp(&mut ebpf, program, tp, &btf)?;
+        }
         Ok(Floor { _ebpf: ebpf })
     }
 }

@@ -297,11 +297,25 @@ impl Results {
                 ),
                 _ => String::new(),
             };
+            let floors = if c.floor_ns_per_run.is_empty() || c.peer_ns_per_run.median <= 0.0 {
+                String::new()
+            } else {
+                let f = c.floors_ns_per_segment.median;
+                format!(
+                    " Empty programs on observer's two hooks cost {f:.0} ns per segment over the \
+                     same load ({} ns per run): with nothing in them observer's programs would \
+                     stand at {:.2} of the peer, and its own work above them is {:.0} ns per \
+                     segment.",
+                    super::report::floors(&c.floor_ns_per_run),
+                    f / c.peer_ns_per_run.median,
+                    c.observer_ns_per_segment.median - f,
+                )
+            };
             n.push(format!(
                 "- **Programs per segment over the bpftrace peer, {what}: missed by {:.2}** \
                  (median {:.2}, rounds {:.2}-{:.2}, against {TARGET_PEER_RATIO}): {:.0} ns of \
-                 observer's programs per segment against the peer's {:.0} ns per run. That \
-                 load's section shows where the time goes; the largest shares: {}.{stages}",
+                 observer's programs per segment against the peer's {:.0} ns per run.{floors} \
+                 That load's section shows where the time goes; the largest shares: {}.{stages}",
                 c.ratio.median - TARGET_PEER_RATIO,
                 c.ratio.median,
                 c.ratio.min,

@@ -132,6 +132,18 @@ pub struct PeerComparison {
     /// name the kernel keeps. Empty in results written before it was kept.
     #[serde(default)]
     pub programs: BTreeMap<String, f64>,
+    /// The floors under observer's side: empty programs on its per-packet
+    /// and per-read hooks ([`super::floor::FLOORS`]), attached alone over
+    /// the same load, their run time summed over the runs of the
+    /// per-packet one (ns per segment), per round. What observer's
+    /// programs would cost with nothing in them; 0 in results written
+    /// before it was measured.
+    #[serde(default)]
+    pub floors_ns_per_segment: Stat,
+    /// Each empty program's run time per run of its own (ns), median over
+    /// the rounds, by the name the kernel keeps.
+    #[serde(default)]
+    pub floor_ns_per_run: BTreeMap<String, f64>,
 }
 
 /// One round of observer's side: every program's run time per segment
@@ -162,6 +174,30 @@ fn observer_side(
         .collect())
 }
 
+/// One load with only the empty programs of [`super::floor::FLOORS`]
+/// attached: their run time summed per segment (ns, over the per-packet
+/// floor's runs), and each one's ns per run of its own.
+fn floors_side(
+    load: &mut dyn FnMut() -> anyhow::Result<()>,
+) -> anyhow::Result<(f64, BTreeMap<String, f64>)> {
+    let floors = super::floor::Floor::attach_programs(super::floor::FLOORS)
+        .context("attaching the empty programs")?;
+    let before = prog_costs("bench_floor");
+    load()?;
+    let mut ran = BTreeMap::new();
+    add_costs(&mut ran, &before, &prog_costs("bench_floor"));
+    drop(floors);
+    let segments = ran.get(super::floor::FLOOR_PROGRAM).map_or(0, |c| c.hits);
+    anyhow::ensure!(segments > 0, "the empty program on tcp_probe did not run");
+    let total = ran.values().map(|c| c.ns).sum::<u64>() as f64 / segments as f64;
+    let per_run = ran
+        .into_iter()
+        .filter(|(_, c)| c.hits > 0)
+        .map(|(name, c)| (name, c.ns as f64 / c.hits as f64))
+        .collect();
+    Ok((total, per_run))
+}
+
 /// One load with the peer attached: its ns per run.
 fn peer_side(load: &mut dyn FnMut() -> anyhow::Result<()>) -> anyhow::Result<f64> {
     let peer = Peer::attach()?;
@@ -173,8 +209,9 @@ fn peer_side(load: &mut dyn FnMut() -> anyhow::Result<()>) -> anyhow::Result<f64
     Ok(after.ns.saturating_sub(before.ns) as f64 / runs as f64)
 }
 
-/// `rounds` rounds of one load with observer and one with the peer, their
-/// order swapped each round so drift favours neither.
+/// `rounds` rounds of one load with observer, one with the peer and one
+/// with the empty programs alone, their order rotated each round so drift
+/// favours none.
 ///
 /// # Errors
 /// The agent, the peer or a load failed.
@@ -187,14 +224,23 @@ pub fn compare(
 ) -> anyhow::Result<PeerComparison> {
     let (mut ours, mut peers, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
     let mut by_program: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    let (mut floors, mut by_floor) = (Vec::new(), BTreeMap::<String, Vec<f64>>::new());
     for round in 0..rounds {
-        let (o, p) = if round % 2 == 0 {
-            let o = observer_side(ns, &mut load)?;
-            (o, peer_side(&mut load)?)
-        } else {
-            let p = peer_side(&mut load)?;
-            (observer_side(ns, &mut load)?, p)
+        let (mut o, mut p, mut f) = (None, None, None);
+        for side in 0..3 {
+            match (side + round) % 3 {
+                0 => o = Some(observer_side(ns, &mut load)?),
+                1 => p = Some(peer_side(&mut load)?),
+                _ => f = Some(floors_side(&mut load)?),
+            }
+        }
+        let (Some(o), Some(p), Some((f, per_run))) = (o, p, f) else {
+            anyhow::bail!("a side of round {round} did not run");
         };
+        floors.push(f);
+        for (name, v) in per_run {
+            by_floor.entry(name).or_default().push(v);
+        }
         let total: f64 = o.values().sum();
         for (name, v) in o {
             by_program.entry(name).or_default().push(v);
@@ -210,6 +256,11 @@ pub fn compare(
         observer_ns_per_segment: Stat::of(&ours),
         peer_ns_per_run: Stat::of(&peers),
         programs: by_program
+            .into_iter()
+            .map(|(name, v)| (name, Stat::of(&v).median))
+            .collect(),
+        floors_ns_per_segment: Stat::of(&floors),
+        floor_ns_per_run: by_floor
             .into_iter()
             .map(|(name, v)| (name, Stat::of(&v).median))
             .collect(),

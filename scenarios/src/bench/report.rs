@@ -291,14 +291,20 @@ impl Results {
         s.push_str(&format!(
             "\n## observer against a one-map bpftrace counter (the same loads, rounds alternated)\n\n\
              The peer: `bpftrace -e '{}'`. observer's side: every observer program's run time \
-             over the load divided by the segments `observer_tcp_probe` saw.\n\n",
+             over the load divided by the segments `observer_tcp_probe` saw. The floors: empty \
+             programs on the same two hooks (`tcp_probe`, per segment; `sock_recv_length`, per \
+             receive call), attached alone over the same load in a third side of each round, \
+             their run time over the segments: what observer's programs would cost with \
+             nothing in them. The peer pays one floor (its hook's) for every segment; observer \
+             pays two where each segment is read by its own receive call.\n\n",
             super::peer::PEER_SCRIPT
         ));
         table(
             s,
             "load | streams or connections | observer / peer (median, min-max) | \
              observer's programs, ns per segment | peer, ns per run | by program, ns per \
-             segment (median)",
+             segment (median) | floors, ns per segment (median, min-max) | floors, ns per run \
+             (median)",
             self.peer.iter().map(|c| {
                 vec![
                     if c.load == "rr" {
@@ -312,6 +318,12 @@ impl Results {
                     spread(&c.observer_ns_per_segment, 0),
                     spread(&c.peer_ns_per_run, 0),
                     by_program(&c.programs),
+                    if c.floor_ns_per_run.is_empty() {
+                        "-".to_string()
+                    } else {
+                        spread(&c.floors_ns_per_segment, 0)
+                    },
+                    floors(&c.floor_ns_per_run),
                 ]
             }),
         );
@@ -451,6 +463,23 @@ impl Results {
             }
         }
     }
+}
+
+/// The empty programs' ns per run of their own, by hook: `tcp_probe 88,
+/// sock_recv_length 80`; `-` when not measured (an older results file).
+pub(super) fn floors(per_run: &std::collections::BTreeMap<String, f64>) -> String {
+    if per_run.is_empty() {
+        return "-".to_string();
+    }
+    super::floor::FLOORS
+        .iter()
+        .filter_map(|(program, hook)| {
+            // The kernel keeps 15 characters of a program's name.
+            let kept: String = program.chars().take(15).collect();
+            per_run.get(&kept).map(|ns| format!("{hook} {ns:.0}"))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// A peer comparison's programs, costliest first, each as its name less

@@ -1,8 +1,8 @@
 //! The benchmark's object (`cargo xtask bench`), never loaded by the
 //! agent: the agent's programs ([`observer_ebpf::agent_programs!`]) with a
 //! per-packet program that stops after the stage `PACKET_STAGES` names,
-//! an empty program on the same hook (the floor any program there pays)
-//! and candidate flow-state lookups ([`candidates`]).
+//! an empty program on each of the per-packet and per-read hooks (the
+//! floor any program there pays) and candidate flow-state lookups ([`candidates`]).
 #![cfg_attr(target_arch = "bpf", no_std)]
 #![cfg_attr(target_arch = "bpf", no_main)]
 
@@ -31,6 +31,13 @@ mod programs {
     /// hook costs on the machine.
     #[btf_tracepoint(function = "tcp_probe")]
     pub fn bench_floor(_ctx: BtfTracePointContext) -> i32 {
+        0
+    }
+
+    /// The same hook as `observer_recv_length` (every receive call on any
+    /// socket), doing nothing: the floor under the per-read program.
+    #[btf_tracepoint(function = "sock_recv_length")]
+    pub fn bench_floor_read(_ctx: BtfTracePointContext) -> i32 {
         0
     }
 
