@@ -379,11 +379,8 @@ impl Probes {
         if let Some(poll) = &mut self.poll {
             poll.poll();
         }
-        if self.owners.is_some() {
-            let created = self.counter(Counter::FlowsCreated);
-            if let Some(owners) = &mut self.owners {
-                owners.at_poll(created);
-            }
+        if let Some(owners) = &mut self.owners {
+            owners.at_poll(started_ns);
         }
         let whole = !self.changes.read(&self.flows, parked_before, whole, active);
         if whole {
@@ -392,6 +389,9 @@ impl Probes {
         self.parked
             .collect(&mut self.flows, active, closed, parked_before, started_ns);
         self.drain_closed(closed);
+        if let Some(owners) = &mut self.owners {
+            owners.note_read(active, closed);
+        }
         if !self.stale.is_empty() {
             self.read_stale(closed);
         }
