@@ -216,7 +216,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     if args.by.is_some() || args.summary {
         let pairs: Vec<_> = flows.iter().map(|r| (&r.flow, &r.attribution)).collect();
         let found = attribution::group::group(&pairs, args.by.unwrap_or_default(), &cfg);
-        return if args.summary {
+        if args.summary {
             groups::write_summary(&mut out, &found)
         } else if args.json {
             groups::write_json(&mut out, &found)
@@ -224,7 +224,11 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             groups::write_table(&mut out, &found)
         }
         .and_then(|()| out.flush())
-        .context("cannot write to stdout");
+        .context("cannot write to stdout")?;
+        if found.is_empty() && !args.json && !args.summary {
+            say_empty(args, run_start);
+        }
+        return Ok(());
     }
     if args.json {
         records::write_json(&mut out, &flows)
@@ -232,7 +236,26 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         records::write_table(&mut out, &flows)
     }
     .and_then(|()| out.flush())
-    .context("cannot write to stdout")
+    .context("cannot write to stdout")?;
+    if flows.is_empty() && !args.json {
+        say_empty(args, run_start);
+    }
+    Ok(())
+}
+
+/// Says on stderr why a table has no rows: a table of headers alone reads
+/// like a failure, and stdout stays the table (`--summary` says it on
+/// stdout, in its own words).
+fn say_empty(args: &Args, run_start: u64) {
+    let secs = Duration::from_nanos(monotonic_ns().saturating_sub(run_start)).as_secs_f64();
+    eprintln!(
+        "observer: no TCP flows {} in {secs:.1} s",
+        if args.filter.is_some() {
+            "matched the filter"
+        } else {
+            "seen"
+        }
+    );
 }
 
 /// The reports `filter` selects (all without one), each with its

@@ -104,7 +104,7 @@ pub fn write_table(out: &mut impl Write, groups: &[Group]) -> std::io::Result<()
 /// Write failures.
 pub fn write_summary(out: &mut impl Write, groups: &[Group]) -> std::io::Result<()> {
     if groups.is_empty() {
-        return writeln!(out, "no flows seen");
+        return writeln!(out, "no TCP flows seen");
     }
     let count = |limit: Limit| groups.iter().filter(|g| g.limit == limit).count();
     writeln!(
