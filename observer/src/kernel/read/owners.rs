@@ -66,12 +66,14 @@ impl Schedule {
         for s in active {
             if s.pid == 0 && tcp_state::is_connected(s.state) {
                 self.pending.entry(s.cookie).or_insert(s.first_seen_ns);
-            } else {
+            } else if !self.pending.is_empty() {
                 self.pending.remove(&s.cookie);
             }
         }
-        for s in closed {
-            self.pending.remove(&s.cookie);
+        if !self.pending.is_empty() {
+            for s in closed {
+                self.pending.remove(&s.cookie);
+            }
         }
     }
 }
