@@ -146,6 +146,19 @@ pub struct PeerComparison {
     pub floor_ns_per_run: BTreeMap<String, f64>,
 }
 
+/// What each loaded program named `prefix*` ran during one `load`, by
+/// the name the kernel keeps.
+fn costs_over(
+    prefix: &str,
+    load: &mut dyn FnMut() -> anyhow::Result<()>,
+) -> anyhow::Result<BTreeMap<String, ProgCost>> {
+    let before = prog_costs(prefix);
+    load()?;
+    let mut ran = BTreeMap::new();
+    add_costs(&mut ran, &before, &prog_costs(prefix));
+    Ok(ran)
+}
+
 /// One round of observer's side: every program's run time per segment
 /// (ns), by program.
 type Round = BTreeMap<String, f64>;
@@ -157,10 +170,7 @@ fn observer_side(
     load: &mut dyn FnMut() -> anyhow::Result<()>,
 ) -> anyhow::Result<Round> {
     let agent = Agent::start_in(Some(ns), &["--poll-read", "on"])?;
-    let before = prog_costs("observer_");
-    load()?;
-    let mut ran = BTreeMap::new();
-    add_costs(&mut ran, &before, &prog_costs("observer_"));
+    let ran = costs_over("observer_", load)?;
     drop(agent);
     // The kernel keeps 15 characters of a program's name.
     let segments = ran.get("observer_tcp_pr").map_or(0, |c| c.hits);
@@ -182,10 +192,7 @@ fn floors_side(
 ) -> anyhow::Result<(f64, BTreeMap<String, f64>)> {
     let floors = super::floor::Floor::attach_programs(super::floor::FLOORS)
         .context("attaching the empty programs")?;
-    let before = prog_costs("bench_floor");
-    load()?;
-    let mut ran = BTreeMap::new();
-    add_costs(&mut ran, &before, &prog_costs("bench_floor"));
+    let ran = costs_over("bench_floor", load)?;
     drop(floors);
     let segments = ran.get(super::floor::FLOOR_PROGRAM).map_or(0, |c| c.hits);
     anyhow::ensure!(segments > 0, "the empty program on tcp_probe did not run");
