@@ -514,23 +514,21 @@ fn boot(
                 text.push_str(&line);
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            Err(mpsc::RecvTimeoutError::Timeout)
-                if text.is_empty() && Instant::now() < deadline =>
-            {
-                silent = true;
-                eprintln!(
-                    "vm-test: {tag}: the guest printed nothing in {} s; killing qemu",
-                    BOOT_SILENCE.as_secs()
-                );
-                let _ = child.kill();
-                break;
-            }
             Err(mpsc::RecvTimeoutError::Timeout) => {
-                timed_out = true;
-                eprintln!(
-                    "vm-test: {tag}: no end after {} s; killing qemu",
-                    timeout.as_secs()
-                );
+                // Silent before the deadline: the boot hung; else the run.
+                silent = text.is_empty() && Instant::now() < deadline;
+                timed_out = !silent;
+                if silent {
+                    eprintln!(
+                        "vm-test: {tag}: the guest printed nothing in {} s; killing qemu",
+                        BOOT_SILENCE.as_secs()
+                    );
+                } else {
+                    eprintln!(
+                        "vm-test: {tag}: no end after {} s; killing qemu",
+                        timeout.as_secs()
+                    );
+                }
                 let _ = child.kill();
                 break;
             }
