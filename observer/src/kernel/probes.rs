@@ -14,7 +14,7 @@ use observer_common::{
 
 use crate::kernel::{
     load::attach::{Refusal, attach_poll, attach_tp, program_info_of, resolve, settings, take},
-    load::degraded::Degraded,
+    load::degraded::{Absence, Degraded},
     load::hooks,
     load::pin,
     load::probe_config::{ProbeConfig, VARIANTS, Variant},
@@ -165,7 +165,9 @@ impl Probes {
         let mut degraded: Vec<Degraded> = resolved
             .missing
             .iter()
-            .map(|m| Degraded::Figure(format!("kernel has no {m}: the figure it feeds reads as 0")))
+            .map(|member| Degraded::Member {
+                member: member.clone(),
+            })
             .collect();
 
         let (direct_flag, poll_flag) = (u8::from(direct), u8::from(poll));
@@ -204,23 +206,23 @@ impl Probes {
                 Err(e) if hook.need == hooks::Need::Required => return Err(e),
                 Err(e) => e,
             };
-            let why = match e {
-                ProbeError::MissingHook { hook } => format!("kernel has no tracepoint {hook}"),
-                e => e.to_string(),
+            let absence = match e {
+                ProbeError::MissingHook { .. } => Absence::NoTracepoint,
+                e => Absence::Refused(e.to_string()),
             };
             let covered = hook.fallback.and_then(|f| {
                 attach_tp(&mut ebpf, f.program, f.tracepoint, &kernel_btf)
                     .ok()
                     .map(|link| links.push(hooks::AttachedHook { hook: f, link }))
             });
-            degraded.extend(hook.missing(&why, covered.is_some()));
+            degraded.extend(Degraded::hook_missing(hook, absence, covered.is_some()));
         }
 
         let mut attached: Vec<&'static str> = links.iter().map(|l| l.hook.tracepoint).collect();
         let poll_iter = if poll {
             let p = attach_poll(&mut ebpf, &kernel_btf)?;
             attached.push(p.hook.name);
-            degraded.extend(p.partial.clone().map(Degraded::Cost));
+            degraded.extend(p.partial.clone());
             Some(p)
         } else {
             None
@@ -235,14 +237,11 @@ impl Probes {
                     Some(crate::kernel::read::owners::OwnerWalk::new(iter))
                 }
                 Err(e) => {
-                    let why = match &e {
+                    let error = match &e {
                         ProbeError::PollIter(io) => io.to_string(),
                         e => super::load::attach::brief(e),
                     };
-                    degraded.push(Degraded::Figure(format!(
-                        "no owner walk ({why}): flows accepted by a listener show no pid or \
-                         comm until they read (Linux 5.11 or later has it)"
-                    )));
+                    degraded.push(Degraded::NoOwnerWalk { error });
                     None
                 }
             }

@@ -15,7 +15,7 @@ use std::os::fd::AsFd as _;
 
 use crate::kernel::{
     load::attach::PollAttached,
-    load::degraded::Degraded,
+    load::degraded::{Absence, Degraded},
     load::hooks::{self, AttachedHook},
     load::pin::{self, LINK_PREFIX, PROGRAM_PREFIX, PinDir, PinError},
     load::probe_error::ProbeError,
@@ -218,22 +218,19 @@ pub(in crate::kernel) fn adopt(
     }
     let mut degraded: Vec<Degraded> = missing
         .iter()
-        .map(|m| Degraded::Figure(format!("kernel has no {m}: the figure it feeds reads as 0")))
+        .map(|member| Degraded::Member {
+            member: member.clone(),
+        })
         .collect();
     let has = |hook: &str| attached.contains(&hook);
     for hook in hooks::ATTACH_ORDER {
         if !has(hook.tracepoint) {
-            let why = format!("{}: no program on it in the pinned set", hook.tracepoint);
             let covered = hook.fallback.is_some_and(|f| has(f.tracepoint));
-            degraded.extend(hook.missing(&why, covered));
+            degraded.extend(Degraded::hook_missing(hook, Absence::NotPinned, covered));
         }
     }
     if !direct {
-        degraded.push(Degraded::Cost(
-            "the pinned programs read socket fields with bpf_probe_read_kernel, which costs \
-             more per packet"
-                .into(),
-        ));
+        degraded.push(Degraded::PinnedHelperReads);
     }
     log::info!(
         "adopted the programs pinned in {} ({} attached)",

@@ -78,8 +78,9 @@ pub struct PollAttached {
     pub iter: PollIter,
     /// Which of the poll-time read's iterators it is.
     pub hook: &'static IterHook,
-    /// Why it reaches only the agent's namespace, if it does.
-    pub partial: Option<String>,
+    /// What it leaves out: [`Degraded::PollOneNetns`] where it reaches
+    /// only the agent's namespace.
+    pub partial: Option<Degraded>,
     /// What `POLL_SCOPE` slot 0 holds while it walks
     /// (`observer_common::poll_scope`).
     pub reach: u64,
@@ -117,13 +118,9 @@ pub fn attach_poll(ebpf: &mut Ebpf, btf: &aya::Btf) -> Result<PollAttached, Prob
                 PollAttached {
                     iter,
                     hook: &hooks::POLL_TCP,
-                    partial: Some(format!(
-                        "the poll-time read reaches only this agent's network namespace \
-                         ({}): flows of other namespaces are sampled at every segment that \
-                         ends a burst and every read that drains the socket, which costs more \
-                         per packet",
-                        brief(&refused)
-                    )),
+                    partial: Some(Degraded::PollOneNetns {
+                        refused: brief(&refused),
+                    }),
                     reach: poll_scope::ONE_NETNS,
                 },
                 [poll_scope::ONE_NETNS, netns],
@@ -168,22 +165,17 @@ pub(in crate::kernel) struct Refusal {
 pub(in crate::kernel) fn refusal_notes(refused: &[Refusal], poll: bool) -> Vec<Degraded> {
     let mut notes = Vec::new();
     if let Some(r) = refused.iter().find(|r| r.variant.poll).filter(|_| !poll) {
-        notes.push(Degraded::Cost(format!(
-            "no poll-time read ({}): idle flows are exact only because every segment that ends \
-             a burst and every read that drains the socket is sampled, which costs more per \
-             packet (Linux 5.11 or later has it)",
-            brief(&r.error)
-        )));
+        notes.push(Degraded::NoPollRead {
+            refused: brief(&r.error),
+        });
     }
     if let Some(r) = refused
         .iter()
         .find(|r| r.variant.poll == poll && r.variant.direct)
     {
-        notes.push(Degraded::Cost(format!(
-            "direct socket reads rejected ({}); reading with bpf_probe_read_kernel, which costs \
-             more per packet",
-            brief(&r.error)
-        )));
+        notes.push(Degraded::HelperReads {
+            refused: brief(&r.error),
+        });
     }
     notes
 }

@@ -6,8 +6,6 @@
 //! ([`crate::kernel::load::adopt`]), `/healthz` and the degraded list all
 //! read it.
 
-use crate::kernel::load::degraded::Degraded;
-
 /// What a hook's absence costs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Need {
@@ -170,31 +168,6 @@ pub fn tracepoints() -> impl Iterator<Item = &'static str> {
         .flat_map(|h| std::iter::once(h.tracepoint).chain(h.fallback.map(|f| f.tracepoint)))
 }
 
-impl Hook {
-    /// What is lost without this hook, as the degraded list says it: `why`
-    /// it is missing (one clause), and `covered` when its fallback is
-    /// attached. None for a required hook, whose absence fails the load.
-    pub fn missing(&self, why: &str, covered: bool) -> Option<Degraded> {
-        let line = match self.need {
-            Need::Required => return None,
-            Need::Closes => format!(
-                "{why}: a close the kernel skips reporting (nested in another) leaves its flow open"
-            ),
-            Need::Owner => format!(
-                "{why}: flows accepted by a listener show no pid or comm until the owner walk \
-                 finds them at a poll{} (tracepoint {} arrived in Linux 6.3)",
-                if self.fallback.is_some() && !covered {
-                    ", and idle flows' figures lag their last received segment"
-                } else {
-                    ""
-                },
-                self.tracepoint
-            ),
-        };
-        Some(Degraded::Figure(line))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -219,26 +192,5 @@ mod tests {
         let names: Vec<&str> = required().map(|h| h.tracepoint).collect();
         assert_eq!(names, ["inet_sock_set_state", "tcp_probe"]);
         assert_eq!(REQUIRED_HOOKS, 2);
-    }
-
-    #[test]
-    fn a_missing_hook_says_what_is_lost_and_a_required_one_fails_the_load() {
-        assert_eq!(TCP_PROBE.missing("x", false), None);
-        let recv = RECV_LENGTH
-            .missing("kernel has no tracepoint sock_recv_length", false)
-            .map(|d| d.to_string());
-        assert_eq!(
-            recv.as_deref(),
-            Some(
-                "kernel has no tracepoint sock_recv_length: flows accepted by a listener show \
-                 no pid or comm until the owner walk finds them at a poll, and idle flows' \
-                 figures lag their last received segment (tracepoint sock_recv_length arrived \
-                 in Linux 6.3)"
-            )
-        );
-        let covered = RECV_LENGTH.missing("no", true).map(|d| d.to_string());
-        assert!(covered.is_some_and(|l| !l.contains("lag")));
-        let destroy = DESTROY.missing("tcp_destroy_sock: gone", false);
-        assert!(destroy.is_some_and(|d| d.level() == log::Level::Warn));
     }
 }
