@@ -5,9 +5,11 @@
 //!
 //! Read from the sources with `syn`, not the compiler. The module tree is
 //! followed from each crate root (`lib.rs`, `main.rs`, `bin/*`) through
-//! its `mod` declarations (`#[path]` included); test modules
-//! (`#[cfg(test)]`, declared or inline) and `#[cfg(test)]` items are left
-//! out, since a test may use what its module's callers build. Every path a
+//! its `mod` declarations (`#[path]` included). Test modules and test
+//! items are left out, since a test may use what its module's callers
+//! build: those under a `cfg` that holds only under test (`cfg(test)`,
+//! `cfg(all(test, unix))`). Code under `cfg(any(test, feature = "x"))` is
+//! production code and is read. Every path a
 //! module names is resolved to the deepest module it reaches: `use` trees
 //! (groups, renames, globs), paths in code and types, and paths inside
 //! macro calls; a name brought in by a `use` or a glob is followed to where

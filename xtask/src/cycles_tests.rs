@@ -170,3 +170,62 @@ fn attributes_and_modules_in_functions_are_read_too() {
         );
     }
 }
+
+/// `filter`, whose `host` uses `services`: `lib` is more of the root's
+/// code, `parent` the text of `filter/mod.rs`, `back` `services`' code.
+fn filter_with(lib: &str, parent: &str, back: &str) -> Vec<Vec<String>> {
+    cycles_of(&[
+        ("src/lib.rs", &format!("{lib}\npub mod filter;")),
+        ("src/filter/mod.rs", parent),
+        (
+            "src/filter/host.rs",
+            "use super::services::S;\npub const EXPECTED: u8 = 1;\n\
+             #[macro_export]\nmacro_rules! expected { () => { 1 } }\n\
+             macro_rules! near { () => { 2 } }",
+        ),
+        ("src/filter/services.rs", &format!("pub struct S;\n{back}")),
+    ])
+}
+
+const MODS: &str = "pub mod host;\npub mod services;\n";
+
+#[test]
+fn a_cfg_that_holds_without_test_is_production_code() {
+    let both = cycle(&["filter::host", "filter::services"]);
+    let with = |cfg: &str| {
+        filter_with(
+            "",
+            MODS,
+            &format!("#[cfg({cfg})]\nfn k() -> u8 {{ super::host::EXPECTED }}"),
+        )
+    };
+    for cfg in [
+        "any(test, feature = \"testkit\")",
+        "not(test)",
+        "unix",
+        "all(unix, not(test))",
+    ] {
+        assert_eq!(with(cfg), both, "{cfg}");
+    }
+    for cfg in [
+        "test",
+        "all(test, unix)",
+        "all(test, any(unix, windows))",
+        "not(not(test))",
+    ] {
+        assert_eq!(with(cfg), Vec::<Vec<String>>::new(), "{cfg}");
+    }
+}
+
+#[test]
+fn a_module_under_a_feature_cfg_is_read() {
+    let found = cycles_of(&[
+        (
+            "src/lib.rs",
+            "pub mod a;\n#[cfg(any(test, feature = \"testkit\"))]\npub mod kit;",
+        ),
+        ("src/a.rs", "pub fn f() { crate::kit::g(); }"),
+        ("src/kit.rs", "pub fn g() { crate::a::f(); }"),
+    ]);
+    assert_eq!(found, cycle(&["a", "kit"]));
+}

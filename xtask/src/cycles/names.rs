@@ -1,11 +1,12 @@
 //! What a module's code names, read with `syn`: the paths it uses
 //! (`use` trees, paths in code and types, tokens of macro calls and
 //! attributes, paths in their strings) and what its `use` declarations
-//! bind. Test modules and `#[cfg(test)]` items are left out.
+//! bind. Test modules and test-only items (a `cfg` that holds only under
+//! `test`) are left out.
 
 use std::collections::BTreeMap;
 
-use syn::visit::Visit;
+use syn::{punctuated::Punctuated, visit::Visit};
 
 /// What a module's code names: the paths it uses, and what its `use`
 /// declarations bind.
@@ -19,24 +20,49 @@ pub(super) struct Names {
     pub(super) globs: Vec<Vec<String>>,
 }
 
-/// Whether `attrs` hold `#[cfg(test)]` (or a `cfg` naming `test` but not
-/// `not(test)`).
+/// Whether `attrs` hold a `cfg` that holds only under test: `cfg(test)`,
+/// `cfg(all(test, unix))`. `cfg(any(test, feature = "testkit"))` is
+/// production code (it holds in a build with the feature), and so is
+/// `cfg(not(test))`.
 pub(super) fn is_test(attrs: &[syn::Attribute]) -> bool {
     attrs.iter().any(|a| {
-        if !a.path().is_ident("cfg") {
-            return false;
-        }
-        let text = quote_text(&a.meta);
-        let words: Vec<&str> = text
-            .split(|c: char| !c.is_alphanumeric() && c != '_')
-            .collect();
-        words.contains(&"test") && !words.contains(&"not")
+        a.path().is_ident("cfg")
+            && a.parse_args::<syn::Meta>()
+                .is_ok_and(|p| without_test(&p) == Some(false))
     })
 }
 
-/// Tokens of `t` as text.
-fn quote_text(t: &impl quote::ToTokens) -> String {
-    t.to_token_stream().to_string()
+/// The value of the `cfg` predicate `p` in a build without `test`: Some
+/// where that alone decides it, None where it turns on other options
+/// (features, targets), in Kleene's three-valued logic.
+fn without_test(p: &syn::Meta) -> Option<bool> {
+    match p {
+        syn::Meta::Path(path) if path.is_ident("test") => Some(false),
+        syn::Meta::List(l) => {
+            let args = l
+                .parse_args_with(Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated)
+                .ok()?;
+            let vals: Vec<Option<bool>> = args.iter().map(without_test).collect();
+            if l.path.is_ident("all") {
+                if vals.contains(&Some(false)) {
+                    Some(false)
+                } else {
+                    vals.iter().all(|v| *v == Some(true)).then_some(true)
+                }
+            } else if l.path.is_ident("any") {
+                if vals.contains(&Some(true)) {
+                    Some(true)
+                } else {
+                    vals.iter().all(|v| *v == Some(false)).then_some(false)
+                }
+            } else if l.path.is_ident("not") && vals.len() == 1 {
+                vals[0].map(|v| !v)
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
 }
 
 /// Whether a non-module item is for tests only (`#[cfg(test)]`).
