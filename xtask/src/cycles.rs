@@ -9,17 +9,31 @@
 //! items are left out, since a test may use what its module's callers
 //! build: those under a `cfg` that holds only under test (`cfg(test)`,
 //! `cfg(all(test, unix))`). Code under `cfg(any(test, feature = "x"))` is
-//! production code and is read. Every path a
-//! module names is resolved to the deepest module it reaches: `use` trees
-//! (groups, renames, globs), paths in code and types, and paths inside
-//! macro calls; a name brought in by a `use` or a glob is followed to where
-//! it points, and a name its parent re-exports (`pub use`) to where that
-//! points. A module's use of its ancestors' or descendants' own items is
-//! routine in Rust's module tree and not an edge. Each other edge `a -> b`
-//! also counts between the two branches it joins (the children of their
+//! production code and is read.
+//!
+//! Every path a module names is resolved to the deepest module it
+//! reaches: `use` trees (groups, renames, globs), paths in code and
+//! types, paths inside macro calls and macro bodies (a `macro_rules!`
+//! body's paths are its defining module's), and an `extern crate self as
+//! x` alias. A name brought in by a `use` or a glob is followed to where
+//! it points, and a name an ancestor re-exports (`pub use`, a glob
+//! included) to where that points; a bare name (`EXPECTED`) is looked up
+//! through the module's globs. A macro call reaches the module that
+//! defines the macro: `crate::name!` for a `#[macro_export]` one, and a
+//! bare `name!` through a `use`, a glob, or the textual scope of the one
+//! module that defines it.
+//!
+//! A module's use of its ancestors' or descendants' own items is routine
+//! in Rust's module tree and not an edge. Each other edge `a -> b` also
+//! counts between the two branches it joins (the children of their
 //! closest common ancestor), so `model::flow -> kernel::load::env` beside
 //! `kernel::probes -> model::clock` is the cycle `kernel <-> model`. The
 //! cycles are the strongly connected components (Tarjan's algorithm).
+//!
+//! Not seen: a bare macro name that several modules define (which one a
+//! call reaches depends on declaration order), a path a macro builds
+//! from pieces (`concat_idents!`, a proc macro's output), and a
+//! one-segment name inside a macro call's tokens.
 //!
 //! Written here because no maintained crate checks this for a library's
 //! modules without building it (cargo-modules is a binary that needs the
@@ -75,6 +89,18 @@ fn join(base: &str, rest: &str) -> String {
     } else {
         format!("{base}::{rest}")
     }
+}
+
+/// How deep a name is followed through `use`s and globs (they can loop:
+/// `use super::*` beside the parent's `use self::child::*`).
+const DEPTH: usize = 8;
+
+/// A module path (`a::b`) as its segments.
+fn split(p: &str) -> Vec<String> {
+    p.split("::")
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 /// The parent of module `m` ("" for a top-level one).
@@ -162,6 +188,7 @@ impl Crate {
                 }
                 other => {
                     if !item_is_test(other) {
+                        names.define(other);
                         let mut v = Collect { names: &mut names };
                         v.visit_item(other);
                     }
@@ -176,12 +203,6 @@ impl Crate {
     /// a path outside the crate (`std::`, another crate, a local item).
     fn absolute(&self, m: &str, segs: &[String], depth: usize) -> Option<Vec<String>> {
         let first = segs.first()?;
-        let split = |p: &str| -> Vec<String> {
-            p.split("::")
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
-                .collect()
-        };
         match first.as_str() {
             "crate" => Some(segs[1..].to_vec()),
             "self" => Some([split(m), segs[1..].to_vec()].concat()),
@@ -193,38 +214,57 @@ impl Crate {
                 }
                 Some([split(&base), segs[ups..].to_vec()].concat())
             }
-            name if depth < 6 => {
-                let names = self.modules.get(m)?;
-                if self.modules.contains_key(&join(m, name)) {
-                    return Some([split(m), segs.to_vec()].concat());
-                }
-                if let Some(u) = names.uses.get(name) {
-                    let base = self.absolute(m, u, depth + 1)?;
-                    return Some([base, segs[1..].to_vec()].concat());
-                }
-                for g in &names.globs {
-                    let Some(base) = self.absolute(m, g, depth + 1) else {
-                        continue;
-                    };
-                    let at = base.join("::");
-                    if self.modules.contains_key(&join(&at, name))
-                        || self
-                            .modules
-                            .get(&at)
-                            .is_some_and(|n| n.uses.contains_key(name))
-                    {
-                        return Some([base, segs.to_vec()].concat());
-                    }
-                }
-                None
+            name if depth < DEPTH => {
+                let base = self.lookup(m, name, depth).or_else(|| {
+                    // `extern crate self as x;` at the root puts `x` in
+                    // every module's scope.
+                    let root = self.modules.get("")?;
+                    root.crate_aliases.contains(name).then(Vec::new)
+                })?;
+                Some([base, segs[1..].to_vec()].concat())
             }
             _ => None,
         }
     }
 
+    /// What `name` stands for in module `at`, as a path from the root: a
+    /// child module or an item of `at`, else what a `use` or a glob of
+    /// `at` brings in ([`Crate::imported`]).
+    fn lookup(&self, at: &str, name: &str, depth: usize) -> Option<Vec<String>> {
+        let names = self.modules.get(at)?;
+        if self.modules.contains_key(&join(at, name)) || names.defs.contains(name) {
+            return Some([split(at), vec![name.to_string()]].concat());
+        }
+        self.imported(at, name, depth)
+    }
+
+    /// Where a `use` of module `at` that binds `name` points, or else the
+    /// glob of `at` whose module holds `name` (as that module's path and
+    /// `name`, the way `use crate::a::X` gives `a::X`).
+    fn imported(&self, at: &str, name: &str, depth: usize) -> Option<Vec<String>> {
+        if depth >= DEPTH {
+            return None;
+        }
+        let names = self.modules.get(at)?;
+        if let Some(u) = names.uses.get(name) {
+            return self.absolute(at, u, depth + 1);
+        }
+        names.globs.iter().find_map(|g| {
+            let base = self.absolute(at, g, depth + 1)?;
+            let module = base.join("::");
+            if !self.modules.contains_key(&module) {
+                return None;
+            }
+            self.lookup(&module, name, depth + 1)?;
+            Some([base, vec![name.to_string()]].concat())
+        })
+    }
+
     /// The module a path from the root reaches: the deepest module on it,
-    /// followed through its re-exports (`pub use`) where it names an item
-    /// of an ancestor of `m` (where the edge would otherwise be lost).
+    /// followed through its re-exports (`pub use`, globs included) where
+    /// it names an item of an ancestor of `m` (where the edge would
+    /// otherwise be lost); a `#[macro_export]` macro (`crate::name!`) is
+    /// its defining module's.
     fn target(&self, m: &str, abs: &[String], depth: usize) -> Option<ModPath> {
         let mut t = String::new();
         let mut used = 0;
@@ -237,15 +277,63 @@ impl Crate {
             used = i + 1;
         }
         let rest = &abs[used..];
-        if depth < 6
+        if depth < DEPTH
             && ancestor_or_self(&t, m)
             && let Some(name) = rest.first()
-            && let Some(u) = self.modules.get(&t).and_then(|n| n.uses.get(name))
+            && !self.modules.get(&t).is_some_and(|n| n.defs.contains(name))
         {
-            let via = self.absolute(&t, u, 0)?;
-            return self.target(m, &[via, rest[1..].to_vec()].concat(), depth + 1);
+            if let Some(via) = self.imported(&t, name, 0) {
+                return self.target(m, &[via, rest[1..].to_vec()].concat(), depth + 1);
+            }
+            if t.is_empty()
+                && let Some((at, _)) = self.modules.iter().find(|(_, n)| n.exported.contains(name))
+            {
+                return Some(at.clone());
+            }
         }
         Some(t)
+    }
+
+    /// The module that defines the `macro_rules!` macro `name`, called by
+    /// its bare name in `m` and not found through a `use` or a glob: it
+    /// reached `m` by textual scope (an ancestor's, or a module declared
+    /// `#[macro_use]` before `m`). None where `m` or an ancestor defines
+    /// one (no edge), or no module or several do.
+    fn textual(&self, m: &str, name: &str) -> Option<ModPath> {
+        let mut at = self
+            .modules
+            .iter()
+            .filter(|(_, n)| n.macros.contains(name))
+            .map(|(a, _)| a);
+        let first = at.next()?;
+        if ancestor_or_self(first, m) || at.next().is_some() {
+            return None;
+        }
+        Some(first.clone())
+    }
+
+    /// The modules that module `m`'s paths, bare names and macro calls
+    /// reach.
+    fn reached(&self, m: &str, names: &Names) -> Vec<ModPath> {
+        let bare = names.bare.iter().map(|b| vec![b.clone()]);
+        let mut out: Vec<ModPath> = names
+            .refs
+            .iter()
+            .cloned()
+            .chain(bare)
+            .filter_map(|r| {
+                self.absolute(m, &r, 0)
+                    .and_then(|abs| self.target(m, &abs, 0))
+            })
+            .collect();
+        for name in &names.bare_macros {
+            let path = [name.clone()];
+            match self.absolute(m, &path, 0) {
+                Some(abs) => out.extend(self.target(m, &abs, 0)),
+                None => out.extend(self.textual(m, name)),
+            }
+        }
+        out
     }
 
     /// The module graph: for each module, the modules its code depends on,
@@ -268,13 +356,7 @@ impl Crate {
     pub fn edges(&self) -> BTreeMap<(ModPath, ModPath), (ModPath, ModPath)> {
         let mut out = BTreeMap::new();
         for (m, names) in &self.modules {
-            for r in &names.refs {
-                let Some(t) = self
-                    .absolute(m, r, 0)
-                    .and_then(|abs| self.target(m, &abs, 0))
-                else {
-                    continue;
-                };
+            for t in self.reached(m, names) {
                 if ancestor_or_self(&t, m) || ancestor_or_self(m, &t) {
                     continue;
                 }

@@ -190,6 +190,52 @@ fn filter_with(lib: &str, parent: &str, back: &str) -> Vec<Vec<String>> {
 const MODS: &str = "pub mod host;\npub mod services;\n";
 
 #[test]
+fn a_name_through_globs_is_followed_to_its_module() {
+    let both = cycle(&["filter::host", "filter::services"]);
+    for (parent, back) in [
+        // The parent's glob re-export, named by path.
+        (
+            "pub(crate) use self::host::*;",
+            "fn k() -> u8 { super::EXPECTED }",
+        ),
+        // The child's glob of the parent's named import, a bare name.
+        (
+            "use self::host::EXPECTED;",
+            "use super::*;\nfn k() -> u8 { EXPECTED }",
+        ),
+        // A glob in both places.
+        (
+            "pub(crate) use self::host::*;",
+            "use super::*;\nfn k() -> u8 { EXPECTED }",
+        ),
+    ] {
+        assert_eq!(
+            filter_with("", &format!("{MODS}{parent}"), back),
+            both,
+            "{parent} / {back}"
+        );
+    }
+    // The parent's own item hides the one its glob brings in; a glob that
+    // brings nothing a name needs is no edge.
+    for (parent, back) in [
+        (
+            "pub(crate) use self::host::*;\npub const EXPECTED: u8 = 2;",
+            "fn k() -> u8 { super::EXPECTED }",
+        ),
+        (
+            "pub(crate) use self::host::*;\npub const OTHER: u8 = 2;",
+            "use super::*;\nfn k() -> u8 { let x = OTHER; x }",
+        ),
+    ] {
+        assert_eq!(
+            filter_with("", &format!("{MODS}{parent}"), back),
+            Vec::<Vec<String>>::new(),
+            "{parent} / {back}"
+        );
+    }
+}
+
+#[test]
 fn a_cfg_that_holds_without_test_is_production_code() {
     let both = cycle(&["filter::host", "filter::services"]);
     let with = |cfg: &str| {
@@ -228,4 +274,46 @@ fn a_module_under_a_feature_cfg_is_read() {
         ("src/kit.rs", "pub fn g() { crate::a::f(); }"),
     ]);
     assert_eq!(found, cycle(&["a", "kit"]));
+}
+
+#[test]
+fn a_macro_call_reaches_the_module_that_defines_it() {
+    let both = cycle(&["filter::host", "filter::services"]);
+    for (parent, back) in [
+        // A `#[macro_export]` macro, held by the crate root.
+        (MODS, "fn k() -> u8 { crate::expected!() }"),
+        (MODS, "use crate::expected;\nfn k() -> u8 { expected!() }"),
+        // Textual scope: a `#[macro_use]` module declared before.
+        (
+            "#[macro_use]\npub mod host;\npub mod services;",
+            "fn k() -> u8 { near!() }",
+        ),
+        // A path in a macro's body is its defining module's.
+        (
+            MODS,
+            "macro_rules! m { () => { $crate::filter::host::EXPECTED } }",
+        ),
+    ] {
+        assert_eq!(filter_with("", parent, back), both, "{back}");
+    }
+    for back in [
+        "fn k() { println!(\"{}\", 1); }",
+        "macro_rules! near { () => { 3 } }\nfn k() -> u8 { near!() }",
+    ] {
+        assert_eq!(
+            filter_with("", MODS, back),
+            Vec::<Vec<String>>::new(),
+            "{back}"
+        );
+    }
+}
+
+#[test]
+fn a_crate_alias_of_self_is_the_crate() {
+    let found = filter_with(
+        "extern crate self as obs;",
+        MODS,
+        "fn k() -> u8 { obs::filter::host::EXPECTED }",
+    );
+    assert_eq!(found, cycle(&["filter::host", "filter::services"]));
 }

@@ -1,10 +1,10 @@
 //! What a module's code names, read with `syn`: the paths it uses
 //! (`use` trees, paths in code and types, tokens of macro calls and
-//! attributes, paths in their strings) and what its `use` declarations
-//! bind. Test modules and test-only items (a `cfg` that holds only under
-//! `test`) are left out.
+//! attributes, paths in their strings), the bare names a glob may bring
+//! in, and what its `use` declarations bind. Test modules and test-only
+//! items (a `cfg` that holds only under `test`) are left out.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use syn::{punctuated::Punctuated, visit::Visit};
 
@@ -18,6 +18,57 @@ pub(super) struct Names {
     pub(super) uses: BTreeMap<String, Vec<String>>,
     /// Bases of glob imports (`use super::*` gives `super`).
     pub(super) globs: Vec<Vec<String>>,
+    /// Paths of one segment (`EXPECTED`, `Flow`): they reach another
+    /// module only through a glob import.
+    pub(super) bare: BTreeSet<String>,
+    /// Macros called by a bare name (`explain!`), found through a `use`,
+    /// a glob or the textual scope of a `macro_rules!`.
+    pub(super) bare_macros: BTreeSet<String>,
+    /// Items the module defines (functions, types, constants, macros):
+    /// a name it defines is not looked for through its globs.
+    pub(super) defs: BTreeSet<String>,
+    /// Its `macro_rules!` macros, and of those the `#[macro_export]` ones
+    /// (which the crate root holds: `crate::name!`).
+    pub(super) macros: BTreeSet<String>,
+    pub(super) exported: BTreeSet<String>,
+    /// Names of `extern crate self as x;`: `x::a::B` is `crate::a::B`.
+    pub(super) crate_aliases: BTreeSet<String>,
+}
+
+impl Names {
+    /// Records what the module-level `item` defines.
+    pub(super) fn define(&mut self, item: &syn::Item) {
+        let ident = match item {
+            syn::Item::Const(i) => &i.ident,
+            syn::Item::Enum(i) => &i.ident,
+            syn::Item::Fn(i) => &i.sig.ident,
+            syn::Item::Static(i) => &i.ident,
+            syn::Item::Struct(i) => &i.ident,
+            syn::Item::Trait(i) => &i.ident,
+            syn::Item::TraitAlias(i) => &i.ident,
+            syn::Item::Type(i) => &i.ident,
+            syn::Item::Union(i) => &i.ident,
+            syn::Item::Macro(i) if i.mac.path.is_ident("macro_rules") => {
+                let Some(ident) = &i.ident else { return };
+                let name = ident.to_string();
+                if i.attrs.iter().any(|a| a.path().is_ident("macro_export")) {
+                    self.exported.insert(name.clone());
+                }
+                self.macros.insert(name);
+                ident
+            }
+            syn::Item::ExternCrate(e) if e.ident == "self" => {
+                if let Some((_, alias)) = &e.rename {
+                    let alias = alias.to_string();
+                    self.uses.insert(alias.clone(), vec!["crate".to_string()]);
+                    self.crate_aliases.insert(alias);
+                }
+                return;
+            }
+            _ => return,
+        };
+        self.defs.insert(ident.to_string());
+    }
 }
 
 /// Whether `attrs` hold a `cfg` that holds only under test: `cfg(test)`,
@@ -70,6 +121,7 @@ pub(super) fn item_is_test(item: &syn::Item) -> bool {
     let attrs = match item {
         syn::Item::Const(i) => &i.attrs,
         syn::Item::Enum(i) => &i.attrs,
+        syn::Item::ExternCrate(i) => &i.attrs,
         syn::Item::Fn(i) => &i.attrs,
         syn::Item::Impl(i) => &i.attrs,
         syn::Item::Macro(i) => &i.attrs,
@@ -77,6 +129,7 @@ pub(super) fn item_is_test(item: &syn::Item) -> bool {
         syn::Item::Struct(i) => &i.attrs,
         syn::Item::Trait(i) => &i.attrs,
         syn::Item::Type(i) => &i.attrs,
+        syn::Item::Union(i) => &i.attrs,
         syn::Item::Use(i) => &i.attrs,
         _ => return false,
     };
@@ -136,16 +189,23 @@ impl<'ast> Visit<'ast> for Collect<'_> {
     }
 
     fn visit_path(&mut self, p: &'ast syn::Path) {
-        let segs: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
+        let mut segs: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
         if segs.len() > 1 {
             self.names.refs.push(segs);
+        } else if let Some(one) = segs.pop() {
+            self.names.bare.insert(one);
         }
         syn::visit::visit_path(self, p);
     }
 
     fn visit_macro(&mut self, m: &'ast syn::Macro) {
         macro_paths(m.tokens.clone(), &mut self.names.refs);
-        syn::visit::visit_macro(self, m);
+        match m.path.get_ident() {
+            Some(name) => {
+                self.names.bare_macros.insert(name.to_string());
+            }
+            None => self.visit_path(&m.path),
+        }
     }
 }
 
