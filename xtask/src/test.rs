@@ -166,11 +166,13 @@ pub fn scenarios_command(args: &[String]) -> anyhow::Result<()> {
 }
 
 /// `cargo xtask demo`: the reference-A path with `observer top` on it.
+/// The demo replaces xtask ([`util::exec`]), so a SIGTERM sent to
+/// xtask's pid stops it and it removes its namespaces.
 ///
 /// # Errors
-/// A failed build or demo.
+/// A failed build, or a demo that could not start.
 pub fn demo() -> anyhow::Result<()> {
-    util::run(runner()?.arg("demo"))
+    Err(util::exec(runner()?.arg("demo")))
 }
 
 /// `cargo xtask bench`: the overhead and scale benchmarks, as root, from the

@@ -23,6 +23,23 @@ pub fn run(cmd: &mut Command) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Replaces this process with `cmd`, echoing it first; returns only if
+/// it could not start.
+///
+/// For a command that runs until it is stopped (`cargo xtask demo`): a
+/// signal sent to xtask's pid (SIGTERM from `kill`, a supervisor) then
+/// reaches the command itself, or `sudo`, which relays it. Waiting on
+/// the command and forwarding signals to it would not do: sudo drops a
+/// signal sent by a process in its own process group (the waiting
+/// xtask's), so the demo under it would never see one. Ctrl-C reaches
+/// the whole foreground process group either way.
+pub fn exec(cmd: &mut Command) -> anyhow::Error {
+    use std::os::unix::process::CommandExt as _;
+    eprintln!("+ {}", describe(cmd));
+    let e = cmd.exec();
+    anyhow::Error::new(e).context(format!("cannot start {}", describe(cmd)))
+}
+
 /// The command line of `cmd`, for messages.
 pub fn describe(cmd: &Command) -> String {
     let mut s = cmd.get_program().to_string_lossy().into_owned();
