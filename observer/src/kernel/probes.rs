@@ -278,7 +278,7 @@ impl Probes {
             Some(p) => Some(Walk::new(
                 p.iter,
                 Some(take(&mut ebpf, observer_common::MAP_POLL_SCOPE)?),
-                p.reach,
+                p.hook.reach,
                 config.walk_budget,
             )),
             None => None,

@@ -200,16 +200,11 @@ pub(in crate::kernel) fn adopt(
                     None
                 }
             };
-            let reach = if iter == &hooks::POLL_STORAGE {
-                observer_common::poll_scope::ALL
-            } else {
-                observer_common::poll_scope::ONE_NETNS
-            };
             let netns = crate::kernel::read::poll_iter::own_netns().unwrap_or(0);
             poll = Some(Walk::adopted(
                 PollIter::from_link(fd),
                 scope,
-                reach,
+                iter.reach,
                 netns,
                 budget,
             ));

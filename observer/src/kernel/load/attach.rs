@@ -71,7 +71,7 @@ pub(in crate::kernel) fn settings(
     )
 }
 
-/// The poll-time read as attached: its iterator, which of [`POLL_HOOKS`] it
+/// The poll-time read as attached: its iterator, which of [`hooks::POLL_ITERS`] it
 /// is, and what it leaves out (a line for the degraded list).
 pub struct PollAttached {
     /// The iterator.
@@ -81,16 +81,14 @@ pub struct PollAttached {
     /// What it leaves out: [`Degraded::PollOneNetns`] where it reaches
     /// only the agent's namespace.
     pub partial: Option<Degraded>,
-    /// What `POLL_SCOPE` slot 0 holds while it walks
-    /// (`observer_common::poll_scope`).
-    pub reach: u64,
 }
 
 /// Loads and attaches the poll-time read ([`crate::kernel::read::poll_iter`]): the
 /// iterator over the socket storage the hooks mark flows in, which reaches
 /// every network namespace; where the kernel refuses it, the iterator over
-/// the TCP sockets of the agent's own namespace. Tells the programs which
-/// flows it reaches (`POLL_SCOPE`).
+/// the TCP sockets of the agent's own namespace (the first of
+/// [`hooks::POLL_ITERS`] the kernel takes). Tells the programs which flows
+/// it reaches (`POLL_SCOPE`, [`IterHook::reach`]).
 ///
 /// # Errors
 /// [`ProbeError::NoProgram`] or [`ProbeError::Map`] for a build without
@@ -100,43 +98,44 @@ pub struct PollAttached {
 /// 5.9) or the scope cannot be written.
 pub fn attach_poll(ebpf: &mut Ebpf, btf: &aya::Btf) -> Result<PollAttached, ProbeError> {
     use observer_common::poll_scope;
-    let (poll, scope) = match poll_iter(ebpf, btf, &hooks::POLL_STORAGE) {
-        Ok(iter) => (
-            PollAttached {
-                iter,
-                hook: &hooks::POLL_STORAGE,
-                partial: None,
-                reach: poll_scope::ALL,
-            },
-            [poll_scope::ALL, 0],
-        ),
-        Err(refused) => {
-            let netns =
-                crate::kernel::read::poll_iter::own_netns().map_err(ProbeError::PollIter)?;
-            let iter = poll_iter(ebpf, btf, &hooks::POLL_TCP)?;
-            (
-                PollAttached {
-                    iter,
-                    hook: &hooks::POLL_TCP,
-                    partial: Some(Degraded::PollOneNetns {
-                        refused: brief(&refused),
-                    }),
-                    reach: poll_scope::ONE_NETNS,
-                },
-                [poll_scope::ONE_NETNS, netns],
-            )
+    // In the table's order; the first refusal says why a later one
+    // reaches less.
+    let mut refused: Vec<ProbeError> = Vec::new();
+    for hook in hooks::POLL_ITERS {
+        let netns = if hook.reach == poll_scope::ONE_NETNS {
+            crate::kernel::read::poll_iter::own_netns().map_err(ProbeError::PollIter)?
+        } else {
+            0
+        };
+        let iter = match poll_iter(ebpf, btf, hook) {
+            Ok(iter) => iter,
+            Err(e) => {
+                refused.push(e);
+                continue;
+            }
+        };
+        let name = observer_common::MAP_POLL_SCOPE;
+        let map = ebpf.map_mut(name).ok_or_else(|| missing_map(name))?;
+        let mut slots: aya::maps::Array<&mut aya::maps::MapData, u64> =
+            aya::maps::Array::try_from(map).map_err(|error| ProbeError::Map { name, error })?;
+        for (i, v) in [hook.reach, netns].into_iter().enumerate() {
+            slots
+                .set(i as u32, v, 0)
+                .map_err(|error| ProbeError::Map { name, error })?;
         }
-    };
-    let name = observer_common::MAP_POLL_SCOPE;
-    let map = ebpf.map_mut(name).ok_or_else(|| missing_map(name))?;
-    let mut slots: aya::maps::Array<&mut aya::maps::MapData, u64> =
-        aya::maps::Array::try_from(map).map_err(|error| ProbeError::Map { name, error })?;
-    for (i, v) in scope.into_iter().enumerate() {
-        slots
-            .set(i as u32, v, 0)
-            .map_err(|error| ProbeError::Map { name, error })?;
+        let partial = refused
+            .first()
+            .filter(|_| hook.reach == poll_scope::ONE_NETNS)
+            .map(|e| Degraded::PollOneNetns { refused: brief(e) });
+        return Ok(PollAttached {
+            iter,
+            hook,
+            partial,
+        });
     }
-    Ok(poll)
+    Err(refused
+        .pop()
+        .unwrap_or(ProbeError::NoProgram(hooks::POLL_STORAGE.program)))
 }
 
 /// Loads and attaches the owner walk ([`crate::kernel::read::owners`]).
@@ -191,8 +190,8 @@ pub fn brief(e: &ProbeError) -> String {
     text[..cut].trim_end().to_string()
 }
 
-/// Loads the iterator program of `iter` and attaches it; the storage
-/// iterator is given the `ACTIVE` map.
+/// Loads the iterator program of `iter` and attaches it, with its map
+/// ([`IterHook::map`]) where it walks one.
 fn poll_iter(
     ebpf: &mut Ebpf,
     btf: &aya::Btf,
@@ -207,8 +206,7 @@ fn poll_iter(
         ))));
     }
     let target = iter.target();
-    let map_fd = if target == "bpf_sk_storage_map" {
-        let name = observer_common::MAP_ACTIVE;
+    let map_fd = if let Some(name) = iter.map {
         let map = ebpf.map(name).ok_or_else(|| missing_map(name))?;
         let aya::maps::Map::SkStorage(data) = map else {
             return Err(ProbeError::PollIter(std::io::Error::other(format!(

@@ -94,6 +94,14 @@ pub struct IterHook {
     pub name: &'static str,
     /// The program's name in the eBPF object.
     pub program: &'static str,
+    /// The map it walks, handed to the link (`bpf_iter_link_info.map`):
+    /// the socket storage the hooks mark flows in for
+    /// `bpf_sk_storage_map`; none for the iterators over kernel objects.
+    pub map: Option<&'static str>,
+    /// What `POLL_SCOPE` slot 0 holds while it walks
+    /// ([`observer_common::poll_scope`]): which flows the hooks leave to
+    /// it. `NONE` for the owner walk, which the hooks do not hear of.
+    pub reach: u64,
 }
 
 impl IterHook {
@@ -108,6 +116,8 @@ impl IterHook {
 pub const POLL_STORAGE: IterHook = IterHook {
     name: "iter:bpf_sk_storage_map",
     program: observer_common::PROG_POLL,
+    map: Some(observer_common::MAP_ACTIVE),
+    reach: observer_common::poll_scope::ALL,
 };
 
 /// The poll-time read over the TCP sockets of the agent's own network
@@ -115,6 +125,8 @@ pub const POLL_STORAGE: IterHook = IterHook {
 pub const POLL_TCP: IterHook = IterHook {
     name: "iter:tcp",
     program: observer_common::PROG_POLL_TCP,
+    map: None,
+    reach: observer_common::poll_scope::ONE_NETNS,
 };
 
 /// The poll-time read's iterators, the one tried first first.
@@ -125,6 +137,8 @@ pub const POLL_ITERS: [&IterHook; 2] = [&POLL_STORAGE, &POLL_TCP];
 pub const OWNERS: IterHook = IterHook {
     name: "iter:task_file",
     program: observer_common::PROG_OWNERS,
+    map: None,
+    reach: observer_common::poll_scope::NONE,
 };
 
 /// A hook as attached: which one, and aya's id of its link in the loaded
