@@ -192,7 +192,7 @@ async fn agent(args: &Args, web: std::sync::Arc<Web>) -> anyhow::Result<()> {
     if let Some(root) = &args.cgroup_root {
         poller.cgroup_root(root.clone());
     }
-    let health = Health::new(poller.probes().attached().len(), args.interval);
+    let health = Health::new(poller.probes().attached(), args.interval);
     let server = tokio::spawn(http::serve(
         listener,
         catalogue.registry.clone(),

@@ -28,6 +28,10 @@ pub struct Health {
 struct Inner {
     /// Programs attached (count), as the loader attached them.
     attached: u64,
+    /// The tracepoints of the required hooks
+    /// ([`crate::kernel::load::hooks::required`]) with no program among
+    /// them, in attach order.
+    missing: Vec<&'static str>,
     /// Programs attached as of the last poll's count.
     attached_now: AtomicU64,
     /// When the maps were last read (ns, CLOCK_MONOTONIC); at start, when
@@ -38,15 +42,23 @@ struct Inner {
 }
 
 impl Health {
-    /// Health for an agent polling every `interval` with `attached`
-    /// programs attached; a poll is overdue after three intervals (at
-    /// least 5 s, so a busy node's slow poll is not a restart).
-    pub fn new(attached: usize, interval: Duration) -> Health {
+    /// Health for an agent polling every `interval` with the programs
+    /// `attached` (their tracepoints and iterators, as
+    /// [`crate::kernel::probes::Probes::attached`] lists them); a poll is
+    /// overdue after three intervals (at least 5 s, so a busy node's slow
+    /// poll is not a restart).
+    pub fn new(attached: &[&str], interval: Duration) -> Health {
         let stall = (interval * 3).max(Duration::from_secs(5));
+        let missing = crate::kernel::load::hooks::required()
+            .map(|h| h.tracepoint)
+            .filter(|tp| !attached.contains(tp))
+            .collect();
+        let attached = attached.len() as u64;
         Health {
             inner: Arc::new(Inner {
-                attached: attached as u64,
-                attached_now: AtomicU64::new(attached as u64),
+                attached,
+                missing,
+                attached_now: AtomicU64::new(attached),
                 last_poll_ns: AtomicU64::new(monotonic_ns()),
                 stall_ns: u64::try_from(stall.as_nanos()).unwrap_or(u64::MAX),
             }),
@@ -72,8 +84,14 @@ impl Health {
         let since = now_ns.saturating_sub(self.inner.last_poll_ns.load(Ordering::Relaxed));
         let secs = since as f64 / 1e9;
         if attached < REQUIRED_PROGRAMS {
+            let missing = &self.inner.missing;
+            let none_on = if missing.is_empty() {
+                String::new()
+            } else {
+                format!(" (none on {})", missing.join(", "))
+            };
             return Err(format!(
-                "unhealthy: {attached} programs attached, {REQUIRED_PROGRAMS} needed\n"
+                "unhealthy: {attached} programs attached, {REQUIRED_PROGRAMS} needed{none_on}\n"
             ));
         }
         let now = self.inner.attached_now.load(Ordering::Relaxed);
@@ -104,9 +122,18 @@ impl Health {
 mod tests {
     use super::*;
 
+    /// Five programs, as a load on a recent kernel attaches them.
+    const FIVE: [&str; 5] = [
+        "tcp_destroy_sock",
+        "inet_sock_set_state",
+        "tcp_probe",
+        "sock_recv_length",
+        "iter:bpf_sk_storage_map",
+    ];
+
     #[test]
     fn healthy_stalled_and_unattached() {
-        let h = Health::new(5, Duration::from_secs(1));
+        let h = Health::new(&FIVE, Duration::from_secs(1));
         let t0 = h.inner.last_poll_ns.load(Ordering::Relaxed);
         let ok = h.check(t0 + 400_000_000).unwrap();
         assert_eq!(ok, "ok: 5 programs attached, maps read 0.4 s ago\n");
@@ -116,7 +143,7 @@ mod tests {
         assert!(stalled.contains("last read 6.0 s ago"), "{stalled}");
         assert!(stalled.contains("past 5.0 s"), "{stalled}");
         // 10 s interval: 30 s of grace.
-        let slow = Health::new(5, Duration::from_secs(10));
+        let slow = Health::new(&FIVE, Duration::from_secs(10));
         let t1 = slow.inner.last_poll_ns.load(Ordering::Relaxed);
         assert!(slow.check(t1 + 29_000_000_000).is_ok());
         assert!(slow.check(t1 + 31_000_000_000).is_err());
@@ -126,12 +153,16 @@ mod tests {
         assert!(gone.starts_with("unhealthy: 4 of the 5 programs"), "{gone}");
         h.attached_now(5);
         assert!(h.check(t0 + 400_000_000).is_ok());
-        let one = Health::new(1, Duration::from_secs(1));
+        let one = Health::new(&["tcp_probe"], Duration::from_secs(1));
         let t2 = one.inner.last_poll_ns.load(Ordering::Relaxed);
         assert!(
             one.check(t2)
                 .unwrap_err()
                 .contains("1 programs attached, 2 needed")
+        );
+        assert_eq!(
+            one.check(t2).unwrap_err(),
+            "unhealthy: 1 programs attached, 2 needed (none on inet_sock_set_state)\n"
         );
     }
 }
