@@ -221,13 +221,57 @@ fn load_pair(
     Ok(Arc::new(pair))
 }
 
-/// What identifies a version of a file: modification time, size, inode.
-type Stamp = Option<(SystemTime, u64, u64)>;
+/// What identifies a version of a file (its `stat`): a file rewritten
+/// in place or renamed over differs in at least one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stamp {
+    /// Last modification (`st_mtime`).
+    modified: SystemTime,
+    /// Size in bytes (`st_size`).
+    len: u64,
+    /// Inode number (`st_ino`).
+    inode: u64,
+}
 
-fn stamp(path: &Path) -> Stamp {
-    use std::os::unix::fs::MetadataExt as _;
-    let m = std::fs::metadata(path).ok()?;
-    Some((m.modified().ok()?, m.len(), m.ino()))
+impl Stamp {
+    /// The file at `path` as it is now; None where it cannot be read.
+    fn of(path: &Path) -> Option<Stamp> {
+        use std::os::unix::fs::MetadataExt as _;
+        let m = std::fs::metadata(path).ok()?;
+        Some(Stamp {
+            modified: m.modified().ok()?,
+            len: m.len(),
+            inode: m.ino(),
+        })
+    }
+}
+
+/// The versions of a certificate's two files.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct PairStamps {
+    /// `cert_file`'s (None: unreadable).
+    cert: Option<Stamp>,
+    /// `key_file`'s (None: unreadable).
+    key: Option<Stamp>,
+}
+
+impl PairStamps {
+    /// The files of `settings` as they are now.
+    fn of(settings: &TlsSettings) -> PairStamps {
+        PairStamps {
+            cert: Stamp::of(&settings.cert_file),
+            key: Stamp::of(&settings.key_file),
+        }
+    }
+}
+
+/// The pair served, and the versions of the files it was read from.
+#[derive(Debug)]
+struct Served {
+    /// The files' versions when it was read.
+    stamps: PairStamps,
+    /// The certificate chain and its key.
+    pair: Arc<CertifiedKey>,
 }
 
 /// The server certificate, re-read when its files change.
@@ -235,17 +279,17 @@ fn stamp(path: &Path) -> Stamp {
 struct ReloadingCert {
     settings: TlsSettings,
     provider: Arc<CryptoProvider>,
-    current: Mutex<(Stamp, Stamp, Arc<CertifiedKey>)>,
+    current: Mutex<Served>,
 }
 
 impl ReloadingCert {
     fn new(settings: &TlsSettings, provider: Arc<CryptoProvider>) -> Result<Self, TlsError> {
-        let stamps = (stamp(&settings.cert_file), stamp(&settings.key_file));
+        let stamps = PairStamps::of(settings);
         let pair = load_pair(settings, &provider)?;
         Ok(ReloadingCert {
             settings: settings.clone(),
             provider,
-            current: Mutex::new((stamps.0, stamps.1, pair)),
+            current: Mutex::new(Served { stamps, pair }),
         })
     }
 }
@@ -258,11 +302,8 @@ impl ReloadingCert {
             .current
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let stamps = (
-            stamp(&self.settings.cert_file),
-            stamp(&self.settings.key_file),
-        );
-        if (stamps.0, stamps.1) != (current.0, current.1) {
+        let stamps = PairStamps::of(&self.settings);
+        if stamps != current.stamps {
             // A half-written pair (the certificate renewed, the key not yet)
             // keeps the old pair served, and is tried again next handshake.
             match load_pair(&self.settings, &self.provider) {
@@ -271,12 +312,12 @@ impl ReloadingCert {
                         "metrics: loaded the new certificate {}",
                         self.settings.cert_file.display()
                     );
-                    *current = (stamps.0, stamps.1, pair);
+                    *current = Served { stamps, pair };
                 }
                 Err(e) => log::warn!("metrics: keeping the previous certificate: {e}"),
             }
         }
-        current.2.clone()
+        current.pair.clone()
     }
 }
 
