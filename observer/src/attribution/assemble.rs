@@ -99,8 +99,8 @@ pub(super) fn assemble(j: Judgement, ev: &Evidence, flow: &Flow, cfg: &Config) -
     // the measured rate.
     let what_if = (window_verdict && rate > 0.0)
         .then(|| {
-            let (window, rtt, rate, bounds) = binding_window(ev, flow, verdict, cfg);
-            what_if(window, rtt, rate, bounds, cfg)
+            let w = binding_window(ev, flow, verdict, cfg);
+            what_if(w.bytes, w.rtt_us, w.rate_bps, w.bounds, cfg)
         })
         .filter(|w| w.ceiling_bps * cfg.max_fill >= rate);
     let explanation = match &what_if {
@@ -118,50 +118,57 @@ pub(super) fn assemble(j: Judgement, ev: &Evidence, flow: &Flow, cfg: &Config) -
     }
 }
 
-/// The window a window `verdict` names, in bytes, with the RTT (µs) and
-/// rate (bits/s) it is measured against and what bounds the answer:
-/// cwnd x MSS, sk_sndbuf or the peer's window (its scale) at srtt; this
-/// host's advertised window (its scale, and the rate within the flow's
-/// bursts, what the path has shown: `Receive::shown_bps`) at the receiver
-/// RTT for a download.
+/// The window a window verdict names, and what it is measured against
+/// (the arguments of [`what_if`]).
+struct BindingWindow {
+    /// The window (bytes).
+    bytes: u64,
+    /// The RTT it is measured against (µs).
+    rtt_us: u32,
+    /// The rate measured (bits/s).
+    rate_bps: f64,
+    /// What bounds the answer.
+    bounds: Bounds,
+}
+
+/// The window a window `verdict` names, with the RTT and rate it is
+/// measured against and what bounds the answer: cwnd x MSS, sk_sndbuf or
+/// the peer's window (its scale) at srtt; this host's advertised window
+/// (its scale, and the rate within the flow's bursts, what the path has
+/// shown: `Receive::shown_bps`) at the receiver RTT for a download.
 /// Windows are the interval's time-weighted means, as the ceilings are.
-fn binding_window(
-    ev: &Evidence,
-    flow: &Flow,
-    verdict: Verdict,
-    cfg: &Config,
-) -> (u64, u32, f64, Bounds) {
+fn binding_window(ev: &Evidence, flow: &Flow, verdict: Verdict, cfg: &Config) -> BindingWindow {
     let shift = |s: u8| Some(if flow.wscale_ok { s } else { 0 });
     match verdict {
-        Verdict::CongestionWindow => (
-            u64::from(ev.snd_cwnd) * u64::from(ev.mss),
-            ev.srtt_us,
-            ev.rate_bps,
-            Bounds::default(),
-        ),
-        Verdict::SendBuffer => (
-            u64::from(flow.sndbuf),
-            ev.srtt_us,
-            ev.rate_bps,
-            Bounds::default(),
-        ),
-        _ if ev.bytes_received > ev.bytes_acked => (
-            ev.receive.rcv_wnd_mean.round() as u64,
-            ev.receiver_rtt_us,
-            ev.recv_rate_bps,
-            Bounds {
+        Verdict::CongestionWindow => BindingWindow {
+            bytes: u64::from(ev.snd_cwnd) * u64::from(ev.mss),
+            rtt_us: ev.srtt_us,
+            rate_bps: ev.rate_bps,
+            bounds: Bounds::default(),
+        },
+        Verdict::SendBuffer => BindingWindow {
+            bytes: u64::from(flow.sndbuf),
+            rtt_us: ev.srtt_us,
+            rate_bps: ev.rate_bps,
+            bounds: Bounds::default(),
+        },
+        _ if ev.bytes_received > ev.bytes_acked => BindingWindow {
+            bytes: ev.receive.rcv_wnd_mean.round() as u64,
+            rtt_us: ev.receiver_rtt_us,
+            rate_bps: ev.recv_rate_bps,
+            bounds: Bounds {
                 shift: shift(flow.rcv_wscale),
                 scaling_off: !flow.wscale_ok,
                 own: true,
                 path_bps: ev.receive.shown_bps(cfg.shown_burst_share),
                 peer: None,
             },
-        ),
-        _ => (
-            u64::from(ev.snd_wnd),
-            ev.srtt_us,
-            ev.rate_bps,
-            Bounds {
+        },
+        _ => BindingWindow {
+            bytes: u64::from(ev.snd_wnd),
+            rtt_us: ev.srtt_us,
+            rate_bps: ev.rate_bps,
+            bounds: Bounds {
                 shift: shift(flow.snd_wscale),
                 scaling_off: !flow.wscale_ok,
                 own: false,
@@ -173,6 +180,6 @@ fn binding_window(
                     max_bytes: u64::from(flow.snd_wnd_max),
                 }),
             },
-        ),
+        },
     }
 }
