@@ -14,7 +14,7 @@ use observer_common::FlowSample;
 use super::event::Event;
 use super::tracked::{TimedSample, TrackSettings, TrackedFlow, birth_step, close_event, settles};
 use super::{
-    pending::Unresolved,
+    pending::{ResolvedCgroup, Unresolved},
     phase::{Phase, Rosters},
 };
 use crate::{
@@ -141,7 +141,12 @@ impl LiveFlows {
         let done = self
             .unresolved
             .resolve(&mut resolve, |c, g| waits(flows, c, g));
-        for (cgroup_id, workload, cookies) in done {
+        for ResolvedCgroup {
+            cgroup_id,
+            workload,
+            cookies,
+        } in done
+        {
             for cookie in cookies {
                 if let Some(t) = self.flows.get_mut(&cookie)
                     && waits_for(t, cgroup_id)

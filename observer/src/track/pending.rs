@@ -34,6 +34,19 @@ impl Pending {
     }
 }
 
+/// A cgroup whose workload resolved, and the flows that were listed for
+/// it ([`Unresolved::resolve`]).
+#[derive(Debug)]
+pub struct ResolvedCgroup {
+    /// The cgroup's id (its cgroup2 directory's inode number).
+    pub cgroup_id: u64,
+    /// Its workload, as [`crate::track::cgroups`] found it.
+    pub workload: Arc<Workload>,
+    /// The socket cookies of the flows listed for it: some may no longer
+    /// wait (gone, or moved to another cgroup), which the caller checks.
+    pub cookies: Vec<u64>,
+}
+
 /// The waiting flows, by cgroup id.
 #[derive(Debug, Default)]
 pub struct Unresolved {
@@ -67,7 +80,7 @@ impl Unresolved {
         &mut self,
         mut resolve: impl FnMut(u64) -> Option<Arc<Workload>>,
         waits: impl Fn(u64, u64) -> bool,
-    ) -> Vec<(u64, Arc<Workload>, Vec<u64>)> {
+    ) -> Vec<ResolvedCgroup> {
         self.resolves += 1;
         let prune = self.resolves.is_multiple_of(PRUNE_EVERY);
         let mut done = Vec::new();
@@ -78,7 +91,11 @@ impl Unresolved {
                 }
                 return !pending.cookies.is_empty();
             };
-            done.push((cgroup_id, workload, std::mem::take(&mut pending.cookies)));
+            done.push(ResolvedCgroup {
+                cgroup_id,
+                workload,
+                cookies: std::mem::take(&mut pending.cookies),
+            });
             false
         });
         done
