@@ -17,25 +17,42 @@ enum Kind {
     Bits,
 }
 
-/// One member the probes read: (offsets field, struct, path, kind, required).
+/// What the load does where the kernel lacks a member.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Need {
+    /// It fails: the probes cannot run without the member.
+    Required,
+    /// It goes on: the figures the member feeds read as 0
+    /// ([`Resolved::missing`]).
+    Optional,
+}
+
+/// One member the probes read.
 struct Spec {
+    /// The [`Offsets`] field it fills (`<field>_bit` and `<field>_width`
+    /// for [`Kind::Bits`]).
     field: &'static str,
+    /// The kernel struct the path starts at (`tcp_sock`, `net`, ...).
     ty: &'static str,
+    /// The member's path in that struct, as the kernel source names it
+    /// (`inet_conn.icsk_inet.sk.__sk_common.skc_family`).
     path: String,
+    /// How it is handed to the programs.
     kind: Kind,
-    required: bool,
+    /// Whether the load fails without it.
+    need: Need,
 }
 
 const SK: &str = "inet_conn.icsk_inet.sk";
 
 macro_rules! spec {
-    ($field:literal, $ty:literal, $path:expr, $kind:ident, $req:literal) => {
+    ($field:literal, $ty:literal, $path:expr, $kind:ident, $need:ident) => {
         Spec {
             field: $field,
             ty: $ty,
             path: $path.to_string(),
             kind: Kind::$kind,
-            required: $req,
+            need: Need::$need,
         }
     };
 }
@@ -48,171 +65,213 @@ fn specs() -> Vec<Spec> {
             "tcp_sock",
             sk("__sk_common.skc_family"),
             Byte,
-            true
+            Required
         ),
-        spec!("state", "tcp_sock", sk("__sk_common.skc_state"), Byte, true),
+        spec!(
+            "state",
+            "tcp_sock",
+            sk("__sk_common.skc_state"),
+            Byte,
+            Required
+        ),
         spec!(
             "sk_cookie",
             "tcp_sock",
             sk("__sk_common.skc_cookie.counter"),
             Byte,
-            false
+            Optional
         ),
-        spec!("protocol", "tcp_sock", sk("sk_protocol"), Bits, true),
+        spec!("protocol", "tcp_sock", sk("sk_protocol"), Bits, Required),
         spec!(
             "sport",
             "tcp_sock",
             "inet_conn.icsk_inet.inet_sport",
             Byte,
-            true
+            Required
         ),
-        spec!("dport", "tcp_sock", sk("__sk_common.skc_dport"), Byte, true),
+        spec!(
+            "dport",
+            "tcp_sock",
+            sk("__sk_common.skc_dport"),
+            Byte,
+            Required
+        ),
         spec!(
             "saddr4",
             "tcp_sock",
             sk("__sk_common.skc_rcv_saddr"),
             Byte,
-            true
+            Required
         ),
         spec!(
             "daddr4",
             "tcp_sock",
             sk("__sk_common.skc_daddr"),
             Byte,
-            true
+            Required
         ),
         spec!(
             "saddr6",
             "tcp_sock",
             sk("__sk_common.skc_v6_rcv_saddr"),
             Byte,
-            false
+            Optional
         ),
         spec!(
             "daddr6",
             "tcp_sock",
             sk("__sk_common.skc_v6_daddr"),
             Byte,
-            false
+            Optional
         ),
-        spec!("net", "tcp_sock", sk("__sk_common.skc_net"), Byte, false),
-        spec!("net_inum", "net", "ns.inum", Byte, false),
-        spec!("sk_sndbuf", "tcp_sock", sk("sk_sndbuf"), Byte, false),
-        spec!("sk_rcvbuf", "tcp_sock", sk("sk_rcvbuf"), Byte, false),
+        spec!("net", "tcp_sock", sk("__sk_common.skc_net"), Byte, Optional),
+        spec!("net_inum", "net", "ns.inum", Byte, Optional),
+        spec!("sk_sndbuf", "tcp_sock", sk("sk_sndbuf"), Byte, Optional),
+        spec!("sk_rcvbuf", "tcp_sock", sk("sk_rcvbuf"), Byte, Optional),
         spec!(
             "sk_wmem_queued",
             "tcp_sock",
             sk("sk_wmem_queued"),
             Byte,
-            false
+            Optional
         ),
-        spec!("sk_socket", "tcp_sock", sk("sk_socket"), Byte, false),
-        spec!("socket_flags", "socket", "flags", Byte, false),
-        spec!("ca_ops", "tcp_sock", "inet_conn.icsk_ca_ops", Byte, false),
-        spec!("ca_name", "tcp_congestion_ops", "name", Byte, false),
+        spec!("sk_socket", "tcp_sock", sk("sk_socket"), Byte, Optional),
+        spec!("socket_flags", "socket", "flags", Byte, Optional),
+        spec!(
+            "ca_ops",
+            "tcp_sock",
+            "inet_conn.icsk_ca_ops",
+            Byte,
+            Optional
+        ),
+        spec!("ca_name", "tcp_congestion_ops", "name", Byte, Optional),
         spec!(
             "ca_state",
             "tcp_sock",
             "inet_conn.icsk_ca_state",
             Bits,
-            false
+            Optional
         ),
-        spec!("snd_wnd", "tcp_sock", "snd_wnd", Byte, true),
-        spec!("max_window", "tcp_sock", "max_window", Byte, false),
-        spec!("snd_cwnd", "tcp_sock", "snd_cwnd", Byte, true),
-        spec!("snd_ssthresh", "tcp_sock", "snd_ssthresh", Byte, false),
-        spec!("srtt_us", "tcp_sock", "srtt_us", Byte, true),
-        spec!("min_rtt", "tcp_sock", "rtt_min.s.v", Byte, false),
-        spec!("mss_cache", "tcp_sock", "mss_cache", Byte, true),
-        spec!("packets_out", "tcp_sock", "packets_out", Byte, true),
-        spec!("sacked_out", "tcp_sock", "sacked_out", Byte, false),
-        spec!("lost_out", "tcp_sock", "lost_out", Byte, false),
-        spec!("retrans_out", "tcp_sock", "retrans_out", Byte, false),
-        spec!("total_retrans", "tcp_sock", "total_retrans", Byte, false),
-        spec!("bytes_acked", "tcp_sock", "bytes_acked", Byte, true),
-        spec!("bytes_received", "tcp_sock", "bytes_received", Byte, true),
-        spec!("bytes_sent", "tcp_sock", "bytes_sent", Byte, false),
-        spec!("delivered", "tcp_sock", "delivered", Byte, false),
-        spec!("rate_delivered", "tcp_sock", "rate_delivered", Byte, false),
+        spec!("snd_wnd", "tcp_sock", "snd_wnd", Byte, Required),
+        spec!("max_window", "tcp_sock", "max_window", Byte, Optional),
+        spec!("snd_cwnd", "tcp_sock", "snd_cwnd", Byte, Required),
+        spec!("snd_ssthresh", "tcp_sock", "snd_ssthresh", Byte, Optional),
+        spec!("srtt_us", "tcp_sock", "srtt_us", Byte, Required),
+        spec!("min_rtt", "tcp_sock", "rtt_min.s.v", Byte, Optional),
+        spec!("mss_cache", "tcp_sock", "mss_cache", Byte, Required),
+        spec!("packets_out", "tcp_sock", "packets_out", Byte, Required),
+        spec!("sacked_out", "tcp_sock", "sacked_out", Byte, Optional),
+        spec!("lost_out", "tcp_sock", "lost_out", Byte, Optional),
+        spec!("retrans_out", "tcp_sock", "retrans_out", Byte, Optional),
+        spec!("total_retrans", "tcp_sock", "total_retrans", Byte, Optional),
+        spec!("bytes_acked", "tcp_sock", "bytes_acked", Byte, Required),
+        spec!(
+            "bytes_received",
+            "tcp_sock",
+            "bytes_received",
+            Byte,
+            Required
+        ),
+        spec!("bytes_sent", "tcp_sock", "bytes_sent", Byte, Optional),
+        spec!("delivered", "tcp_sock", "delivered", Byte, Optional),
+        spec!(
+            "rate_delivered",
+            "tcp_sock",
+            "rate_delivered",
+            Byte,
+            Optional
+        ),
         spec!(
             "rate_interval_us",
             "tcp_sock",
             "rate_interval_us",
             Byte,
-            false
+            Optional
         ),
         spec!(
             "rate_app_limited",
             "tcp_sock",
             "rate_app_limited",
             Bits,
-            false
+            Optional
         ),
-        spec!("chrono_start", "tcp_sock", "chrono_start", Byte, false),
-        spec!("chrono_stat", "tcp_sock", "chrono_stat", Byte, false),
-        spec!("chrono_type", "tcp_sock", "chrono_type", Bits, false),
-        spec!("rcv_wnd", "tcp_sock", "rcv_wnd", Byte, false),
-        spec!("snd_una", "tcp_sock", "snd_una", Byte, false),
-        spec!("snd_nxt", "tcp_sock", "snd_nxt", Byte, false),
-        spec!("write_seq", "tcp_sock", "write_seq", Byte, false),
-        spec!("rcv_nxt", "tcp_sock", "rcv_nxt", Byte, false),
-        spec!("copied_seq", "tcp_sock", "copied_seq", Byte, false),
-        spec!("skb_cb", "sk_buff", "cb", Byte, false),
-        spec!("skb_len", "sk_buff", "len", Byte, false),
-        spec!("tcb_seq", "tcp_skb_cb", "seq", Byte, false),
-        spec!("tcb_end_seq", "tcp_skb_cb", "end_seq", Byte, false),
-        spec!("tcb_ack_seq", "tcp_skb_cb", "ack_seq", Byte, false),
-        spec!("tcb_flags", "tcp_skb_cb", "tcp_flags", Byte, false),
-        spec!("rcv_rtt", "tcp_sock", "rcv_rtt_est.rtt_us", Byte, false),
-        spec!("rcv_wup", "tcp_sock", "rcv_wup", Byte, false),
-        spec!("window_clamp", "tcp_sock", "window_clamp", Byte, false),
-        spec!("rcv_ssthresh", "tcp_sock", "rcv_ssthresh", Byte, false),
-        spec!("rcvq_space", "tcp_sock", "rcvq_space.space", Byte, false),
-        spec!("rcv_ooopack", "tcp_sock", "rcv_ooopack", Byte, false),
-        spec!("segs_in", "tcp_sock", "segs_in", Byte, false),
-        spec!("data_segs_in", "tcp_sock", "data_segs_in", Byte, false),
+        spec!("chrono_start", "tcp_sock", "chrono_start", Byte, Optional),
+        spec!("chrono_stat", "tcp_sock", "chrono_stat", Byte, Optional),
+        spec!("chrono_type", "tcp_sock", "chrono_type", Bits, Optional),
+        spec!("rcv_wnd", "tcp_sock", "rcv_wnd", Byte, Optional),
+        spec!("snd_una", "tcp_sock", "snd_una", Byte, Optional),
+        spec!("snd_nxt", "tcp_sock", "snd_nxt", Byte, Optional),
+        spec!("write_seq", "tcp_sock", "write_seq", Byte, Optional),
+        spec!("rcv_nxt", "tcp_sock", "rcv_nxt", Byte, Optional),
+        spec!("copied_seq", "tcp_sock", "copied_seq", Byte, Optional),
+        spec!("skb_cb", "sk_buff", "cb", Byte, Optional),
+        spec!("skb_len", "sk_buff", "len", Byte, Optional),
+        spec!("tcb_seq", "tcp_skb_cb", "seq", Byte, Optional),
+        spec!("tcb_end_seq", "tcp_skb_cb", "end_seq", Byte, Optional),
+        spec!("tcb_ack_seq", "tcp_skb_cb", "ack_seq", Byte, Optional),
+        spec!("tcb_flags", "tcp_skb_cb", "tcp_flags", Byte, Optional),
+        spec!("rcv_rtt", "tcp_sock", "rcv_rtt_est.rtt_us", Byte, Optional),
+        spec!("rcv_wup", "tcp_sock", "rcv_wup", Byte, Optional),
+        spec!("window_clamp", "tcp_sock", "window_clamp", Byte, Optional),
+        spec!("rcv_ssthresh", "tcp_sock", "rcv_ssthresh", Byte, Optional),
+        spec!("rcvq_space", "tcp_sock", "rcvq_space.space", Byte, Optional),
+        spec!("rcv_ooopack", "tcp_sock", "rcv_ooopack", Byte, Optional),
+        spec!("segs_in", "tcp_sock", "segs_in", Byte, Optional),
+        spec!("data_segs_in", "tcp_sock", "data_segs_in", Byte, Optional),
         spec!(
             "rcv_mss",
             "tcp_sock",
             "inet_conn.icsk_ack.rcv_mss",
             Byte,
-            false
+            Optional
         ),
-        spec!("userlocks", "tcp_sock", sk("sk_userlocks"), Bits, false),
-        spec!("wscale_ok", "tcp_sock", "rx_opt.wscale_ok", Bits, false),
-        spec!("rcv_wscale", "tcp_sock", "rx_opt.rcv_wscale", Bits, false),
-        spec!("snd_wscale", "tcp_sock", "rx_opt.snd_wscale", Bits, false),
-        spec!("tstamp_ok", "tcp_sock", "rx_opt.tstamp_ok", Bits, false),
-        spec!("sack_ok", "tcp_sock", "rx_opt.sack_ok", Bits, false),
-        spec!("tcp_rmem", "net", "ipv4.sysctl_tcp_rmem", Byte, false),
-        spec!("icsk_rto", "tcp_sock", "inet_conn.icsk_rto", Byte, false),
+        spec!("userlocks", "tcp_sock", sk("sk_userlocks"), Bits, Optional),
+        spec!("wscale_ok", "tcp_sock", "rx_opt.wscale_ok", Bits, Optional),
+        spec!(
+            "rcv_wscale",
+            "tcp_sock",
+            "rx_opt.rcv_wscale",
+            Bits,
+            Optional
+        ),
+        spec!(
+            "snd_wscale",
+            "tcp_sock",
+            "rx_opt.snd_wscale",
+            Bits,
+            Optional
+        ),
+        spec!("tstamp_ok", "tcp_sock", "rx_opt.tstamp_ok", Bits, Optional),
+        spec!("sack_ok", "tcp_sock", "rx_opt.sack_ok", Bits, Optional),
+        spec!("tcp_rmem", "net", "ipv4.sysctl_tcp_rmem", Byte, Optional),
+        spec!("icsk_rto", "tcp_sock", "inet_conn.icsk_rto", Byte, Optional),
         spec!(
             "sk_pacing_rate",
             "tcp_sock",
             sk("sk_pacing_rate"),
             Byte,
-            false
+            Optional
         ),
-        spec!("lsndtime", "tcp_sock", "lsndtime", Byte, false),
+        spec!("lsndtime", "tcp_sock", "lsndtime", Byte, Optional),
         spec!(
             "lrcvtime",
             "tcp_sock",
             "inet_conn.icsk_ack.lrcvtime",
             Byte,
-            false
+            Optional
         ),
-        spec!("rcv_tstamp", "tcp_sock", "rcv_tstamp", Byte, false),
-        spec!("reordering", "tcp_sock", "reordering", Byte, false),
-        spec!("delivered_ce", "tcp_sock", "delivered_ce", Byte, false),
-        spec!("dsack_dups", "tcp_sock", "dsack_dups", Byte, false),
+        spec!("rcv_tstamp", "tcp_sock", "rcv_tstamp", Byte, Optional),
+        spec!("reordering", "tcp_sock", "reordering", Byte, Optional),
+        spec!("delivered_ce", "tcp_sock", "delivered_ce", Byte, Optional),
+        spec!("dsack_dups", "tcp_sock", "dsack_dups", Byte, Optional),
         // The owner walk (observer-ebpf/src/owner.rs).
-        spec!("socket_sk", "socket", "sk", Byte, false),
-        spec!("task_tgid", "task_struct", "tgid", Byte, false),
-        spec!("task_comm", "task_struct", "comm", Byte, false),
-        spec!("task_cgroups", "task_struct", "cgroups", Byte, false),
-        spec!("css_dfl_cgrp", "css_set", "dfl_cgrp", Byte, false),
-        spec!("cgroup_kn", "cgroup", "kn", Byte, false),
-        spec!("kernfs_id", "kernfs_node", "id", Byte, false),
+        spec!("socket_sk", "socket", "sk", Byte, Optional),
+        spec!("task_tgid", "task_struct", "tgid", Byte, Optional),
+        spec!("task_comm", "task_struct", "comm", Byte, Optional),
+        spec!("task_cgroups", "task_struct", "cgroups", Byte, Optional),
+        spec!("css_dfl_cgrp", "css_set", "dfl_cgrp", Byte, Optional),
+        spec!("cgroup_kn", "cgroup", "kn", Byte, Optional),
+        spec!("kernfs_id", "kernfs_node", "id", Byte, Optional),
     ]
 }
 
@@ -238,7 +297,7 @@ pub fn resolve(btf: &Btf) -> Result<Resolved, BtfError> {
         let f = match btf.member(s.ty, &s.path) {
             Ok(f) => f,
             Err(e @ (BtfError::NoSuchMember { .. } | BtfError::NoSuchStruct(_))) => {
-                if s.required {
+                if s.need == Need::Required {
                     return Err(e);
                 }
                 missing.push(format!("{}.{}", s.ty, s.path));
