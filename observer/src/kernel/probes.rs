@@ -23,6 +23,16 @@ use crate::kernel::{
     read::walk::Walk,
 };
 
+/// How much of the flow map a read hands over ([`Probes::read_changes`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MapRead {
+    /// Every flow in the map.
+    Whole,
+    /// Only the flows sampled since the last read (the change journal's,
+    /// [`super::read::journal`]): a flow left out is unchanged.
+    Changes,
+}
+
 /// The loaded, attached kernel programs and their maps.
 pub struct Probes {
     // Field order matters for drop: maps first, then the programs.
@@ -357,19 +367,20 @@ impl Probes {
     /// Closes parked in the map (the ring was full) move from `active` to
     /// `closed`, and their entries are deleted ([`crate::kernel::read::parked`]).
     pub fn read(&mut self, active: &mut Vec<FlowSample>, closed: &mut Vec<FlowSample>) {
-        self.read_changes(active, closed, true);
+        self.read_changes(active, closed, MapRead::Whole);
     }
 
-    /// [`Probes::read`], but unless `whole`, `active` gets only the flows
-    /// sampled since the last read, where the change journal can say which
-    /// ([`super::read::journal`]). Returns whether `active` holds the whole map
-    /// (else a flow not in it is unchanged since the last read).
+    /// [`Probes::read`], but with `wanted` [`MapRead::Changes`], `active`
+    /// gets only the flows sampled since the last read, where the change
+    /// journal can say which ([`super::read::journal`]). Returns what
+    /// `active` holds: with [`MapRead::Changes`], a flow not in it is
+    /// unchanged since the last read.
     pub fn read_changes(
         &mut self,
         active: &mut Vec<FlowSample>,
         closed: &mut Vec<FlowSample>,
-        whole: bool,
-    ) -> bool {
+        wanted: MapRead,
+    ) -> MapRead {
         active.clear();
         closed.clear();
         let parked_before = self.counter(Counter::ClosesParked);
@@ -381,10 +392,15 @@ impl Probes {
         if let Some(owners) = &mut self.owners {
             owners.at_poll(started_ns);
         }
-        let whole = !self.changes.read(&self.flows, parked_before, whole, active);
-        if whole {
+        let got = if self
+            .changes
+            .read(&self.flows, parked_before, wanted == MapRead::Whole, active)
+        {
+            MapRead::Changes
+        } else {
             self.active(active);
-        }
+            MapRead::Whole
+        };
         self.parked
             .collect(&mut self.flows, active, closed, parked_before, started_ns);
         self.drain_closed(closed);
@@ -394,7 +410,7 @@ impl Probes {
         if !self.stale.is_empty() {
             self.read_stale(closed);
         }
-        whole
+        got
     }
 
     /// The first read after replacing a pinned set: its records first. A

@@ -3,7 +3,10 @@
 use observer_common::{Counter, FlowSample};
 
 use crate::{
-    kernel::{load::probe_error::ProbeError, probes::Probes},
+    kernel::{
+        load::probe_error::ProbeError,
+        probes::{MapRead, Probes},
+    },
     model::clock::{Clock, monotonic_ns},
     track::cgroups::Cgroups,
     track::event::Event,
@@ -117,9 +120,15 @@ impl Poller {
         let sweeping = self.sweeps > 0
             || !self.suspects.is_empty()
             || self.polls.is_multiple_of(WHOLE_READ_EVERY);
+        let wanted = if sweeping {
+            MapRead::Whole
+        } else {
+            MapRead::Changes
+        };
         let whole = self
             .probes
-            .read_changes(&mut self.active, &mut self.closed, sweeping);
+            .read_changes(&mut self.active, &mut self.closed, wanted)
+            == MapRead::Whole;
         let now = monotonic_ns();
         let mut events = self
             .live
