@@ -8,7 +8,10 @@ use anyhow::Context as _;
 use observer::kernel::{load::probe_config::ProbeConfig, probes::Probes};
 use observer_common::packet_stages;
 
-use super::{env::Netns, throughput::cost_during};
+use super::{
+    env::Netns,
+    throughput::{cost_during, prog_costs, ran_between},
+};
 
 /// One row of the breakdown.
 #[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
@@ -37,38 +40,13 @@ fn cost(ns: &Netns, load: Load, secs: u64, program: &str) -> anyhow::Result<f64>
     match load {
         Load::Bulk => cost_during(ns, secs, 1, program),
         Load::RequestResponse => {
-            // By program id, and only those loaded throughout: an agent of
-            // the part before may still be unloading its own.
-            let before = by_id(program);
+            let before = prog_costs(program);
             super::rr::run(ns, 1, secs)?;
-            let (mut total_ns, mut hits) = (0u64, 0u64);
-            for (id, a) in by_id(program) {
-                if let Some(b) = before.get(&id) {
-                    total_ns += a.ns.saturating_sub(b.ns);
-                    hits += a.hits.saturating_sub(b.hits);
-                }
-            }
-            anyhow::ensure!(hits > 0, "no runs of {program} during the transactions");
-            Ok(total_ns as f64 / hits as f64)
+            let ran = ran_between(&before, &prog_costs(program));
+            anyhow::ensure!(ran.hits > 0, "no runs of {program} during the transactions");
+            Ok(ran.ns as f64 / ran.hits as f64)
         }
     }
-}
-
-/// Run time and count of each loaded program named `prefix`..., by id.
-fn by_id(prefix: &str) -> std::collections::BTreeMap<u32, super::throughput::ProgCost> {
-    aya::programs::loaded_programs()
-        .filter_map(Result::ok)
-        .filter(|p| p.name_as_str().is_some_and(|n| n.starts_with(prefix)))
-        .map(|p| {
-            (
-                p.id(),
-                super::throughput::ProgCost {
-                    ns: p.run_time().as_nanos() as u64,
-                    hits: p.run_count(),
-                },
-            )
-        })
-        .collect()
 }
 
 /// Measures each stage over `secs` of `load` (kernel.bpf_stats_enabled

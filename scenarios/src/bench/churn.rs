@@ -11,7 +11,7 @@ use anyhow::Context as _;
 use super::{
     churn_load,
     env::Netns,
-    throughput::{ProgramShare, add_costs, prog_cost, prog_costs, shares},
+    throughput::{ProgramShare, add_costs, prog_costs, ran_between, shares},
 };
 
 /// One churn step.
@@ -69,7 +69,6 @@ pub fn steps(rates: &[u64], secs: u64) -> anyhow::Result<Vec<ChurnStep>> {
     let mut out = Vec::new();
     for &rate in rates {
         let drops0 = poller.counters[observer_common::Counter::RingbufDrops as usize];
-        let cost0 = prog_cost("observer_");
         let each0 = prog_costs("observer_");
         let started = Instant::now();
         let mut closed: HashMap<u64, u32> = HashMap::new();
@@ -103,10 +102,10 @@ pub fn steps(rates: &[u64], secs: u64) -> anyhow::Result<Vec<ChurnStep>> {
                 .join()
                 .map_err(|_| anyhow::anyhow!("churn thread panicked"))?
         })?;
-        let cost1 = prog_cost("observer_");
+        let each1 = prog_costs("observer_");
+        let ran = ran_between(&each0, &each1);
         let mut each = std::collections::BTreeMap::new();
-        add_costs(&mut each, &each0, &prog_costs("observer_"));
-        let hits = cost1.hits.saturating_sub(cost0.hits);
+        add_costs(&mut each, &each0, &each1);
         let reported = closed.len() as u64;
         let twice = closed.values().filter(|n| **n > 1).count();
         anyhow::ensure!(twice == 0, "{twice} flows reported closed more than once");
@@ -124,8 +123,8 @@ pub fn steps(rates: &[u64], secs: u64) -> anyhow::Result<Vec<ChurnStep>> {
             },
             ringbuf_drops: poller.counters[observer_common::Counter::RingbufDrops as usize]
                 .saturating_sub(drops0),
-            probe_ns_per_hit: if hits > 0 {
-                cost1.ns.saturating_sub(cost0.ns) as f64 / hits as f64
+            probe_ns_per_hit: if ran.hits > 0 {
+                ran.ns as f64 / ran.hits as f64
             } else {
                 0.0
             },

@@ -21,9 +21,53 @@ pub struct ProgCost {
     pub hits: u64,
 }
 
-/// run_time/run_cnt of the loaded programs whose name starts with `prefix`.
-pub fn prog_cost(prefix: &str) -> ProgCost {
-    prog_costs(prefix)
+/// One reading of the loaded programs whose name starts with a prefix:
+/// each one's name and run-time totals, by program id.
+pub type Readings = BTreeMap<u32, (String, ProgCost)>;
+
+/// run_time/run_cnt of each loaded program whose name starts with
+/// `prefix`, by id (`kernel.bpf_stats_enabled` must be on).
+pub fn prog_costs(prefix: &str) -> Readings {
+    aya::programs::loaded_programs()
+        .filter_map(Result::ok)
+        .filter_map(|p| {
+            let name = p.name_as_str().filter(|n| n.starts_with(prefix))?;
+            Some((
+                p.id(),
+                (
+                    name.to_string(),
+                    ProgCost {
+                        ns: p.run_time().as_nanos() as u64,
+                        hits: p.run_count(),
+                    },
+                ),
+            ))
+        })
+        .collect()
+}
+
+/// Adds to `totals`, by program name, what each program ran between the
+/// readings `before` and `after` ([`prog_costs`]). Only programs loaded
+/// at both count: another agent's programs that load or unload in
+/// between (an earlier round's, still unloading; another observer on the
+/// host) would add a whole life's runs, or take them away.
+pub fn add_costs(totals: &mut BTreeMap<String, ProgCost>, before: &Readings, after: &Readings) {
+    for (id, (name, c)) in after {
+        let Some((_, b)) = before.get(id) else {
+            continue;
+        };
+        let t = totals.entry(name.clone()).or_default();
+        t.ns += c.ns.saturating_sub(b.ns);
+        t.hits += c.hits.saturating_sub(b.hits);
+    }
+}
+
+/// What the programs of `before` and `after` ran in between, all of them
+/// together ([`add_costs`]).
+pub fn ran_between(before: &Readings, after: &Readings) -> ProgCost {
+    let mut by_name = BTreeMap::new();
+    add_costs(&mut by_name, before, after);
+    by_name
         .into_values()
         .fold(ProgCost::default(), |a, c| ProgCost {
             ns: a.ns + c.ns,
@@ -37,40 +81,11 @@ pub fn prog_cost(prefix: &str) -> ProgCost {
 /// # Errors
 /// The transfer failed, or the programs did not run.
 pub fn cost_during(ns: &Netns, secs: u64, streams: u32, prefix: &str) -> anyhow::Result<f64> {
-    let before = prog_cost(prefix);
+    let before = prog_costs(prefix);
     transfer(ns, secs, streams)?;
-    let after = prog_cost(prefix);
-    let hits = after.hits.saturating_sub(before.hits);
-    anyhow::ensure!(hits > 0, "no runs of {prefix} during the transfer");
-    Ok(after.ns.saturating_sub(before.ns) as f64 / hits as f64)
-}
-
-/// [`prog_cost`] per program name.
-pub fn prog_costs(prefix: &str) -> BTreeMap<String, ProgCost> {
-    let mut m = BTreeMap::<String, ProgCost>::new();
-    for p in aya::programs::loaded_programs().filter_map(Result::ok) {
-        if let Some(n) = p.name_as_str().filter(|n| n.starts_with(prefix)) {
-            let c = m.entry(n.to_string()).or_default();
-            c.ns += p.run_time().as_nanos() as u64;
-            c.hits += p.run_count();
-        }
-    }
-    m
-}
-
-/// Adds to `totals` what each program ran between the readings `before`
-/// and `after` ([`prog_costs`]).
-pub fn add_costs(
-    totals: &mut BTreeMap<String, ProgCost>,
-    before: &BTreeMap<String, ProgCost>,
-    after: &BTreeMap<String, ProgCost>,
-) {
-    for (name, c) in after {
-        let b = before.get(name).copied().unwrap_or_default();
-        let t = totals.entry(name.clone()).or_default();
-        t.ns += c.ns.saturating_sub(b.ns);
-        t.hits += c.hits.saturating_sub(b.hits);
-    }
+    let ran = ran_between(&before, &prog_costs(prefix));
+    anyhow::ensure!(ran.hits > 0, "no runs of {prefix} during the transfer");
+    Ok(ran.ns as f64 / ran.hits as f64)
 }
 
 /// Each program's share of `secs` seconds, from its run-time totals
@@ -187,13 +202,20 @@ pub fn overhead(streams: u32, rounds: usize, secs: u64) -> anyhow::Result<Overhe
         || {
             // In the load's namespace: see `Agent::start_in`.
             let agent = Agent::start_in(Some(&ns), &["--poll-read", "on"])?;
-            let before = prog_cost("observer_tcp_pr");
-            let all_before = prog_costs("observer_");
+            let before = prog_costs("observer_");
             let w = transfer(&ns, secs, streams)?;
-            let after = prog_cost("observer_tcp_pr");
-            add_costs(&mut totals, &all_before, &prog_costs("observer_"));
-            ns_sum += after.ns.saturating_sub(before.ns);
-            hits_sum += after.hits.saturating_sub(before.hits);
+            let after = prog_costs("observer_");
+            let mut ran = BTreeMap::new();
+            add_costs(&mut ran, &before, &after);
+            // The kernel keeps 15 characters of a program's name.
+            let probe = ran.get("observer_tcp_pr").copied().unwrap_or_default();
+            for (name, c) in ran {
+                let t = totals.entry(name).or_default();
+                t.ns += c.ns;
+                t.hits += c.hits;
+            }
+            ns_sum += probe.ns;
+            hits_sum += probe.hits;
             secs_sum += secs as f64;
             drop(agent);
             Ok(w)

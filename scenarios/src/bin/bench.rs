@@ -81,6 +81,18 @@ fn render(cli: &Cli, json: &std::path::Path) -> anyhow::Result<()> {
 }
 
 fn bench(cli: &Cli) -> anyhow::Result<()> {
+    // Another observer's programs run on the same segments as the agent
+    // the bench starts, and their runs would count as its own.
+    let others = throughput::prog_costs("observer_");
+    anyhow::ensure!(
+        others.is_empty(),
+        "another observer's programs are loaded (ids {}): stop it (and `rm -r` the `--pin` directory of a pinned one), or its runs count as the bench's",
+        others
+            .keys()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     let _stats = throughput::BpfStats::enable()?;
     let (rounds, secs) = if cli.quick { (3, 3) } else { (9, 4) };
     let (kernel, model, cpus) = env::machine();
