@@ -468,6 +468,26 @@ fn path_wording_matches_how_the_data_arrives() {
         "{}",
         a.explanation
     );
+    // The same bursts, the flow faster than them on average (a new user's
+    // loopback run read "18.10 Gbit/s, 100% of the rate of its bursts
+    // (13.14 Gbit/s)"): the bursts name no rate the data came at.
+    let b = judge(
+        18.1e9,
+        R {
+            rtt_us: 60,
+            min_rtt_us: 40,
+            burst_bytes: 3_450_000_000,
+            burst_ns: 2_100_000_000,
+            ..R::default()
+        },
+    );
+    assert_eq!(b.verdict, Verdict::Path, "{}", b.explanation);
+    assert!(
+        b.explanation
+            .contains("data arrives evenly at 18.10 Gbit/s"),
+        "{}",
+        b.explanation
+    );
 }
 
 #[test]

@@ -182,10 +182,12 @@ fn held(c: &ReceiverCtx<'_>) -> String {
 }
 
 /// How the data arrives when the path is the limit: evenly, or in bursts
-/// at a rate the flow uses nearly all of.
+/// at a rate the flow uses nearly all of. Bursts measured slower than the
+/// mean rate (loopback, whose segments arrive as 64 KB super-segments)
+/// are the host's batching, not a rate the data came at: evenly, then.
 fn how(c: &ReceiverCtx<'_>) -> String {
     let rx = c.rx;
-    if rx.burst_share >= c.cfg.sender_gap_share {
+    if rx.burst_share >= c.cfg.sender_gap_share && rx.burst_rate_bps >= c.rate {
         format!(
             "data arrives at {}, {} of the rate of its bursts ({})",
             units::rate(c.rate),
