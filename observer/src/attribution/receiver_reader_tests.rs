@@ -44,7 +44,7 @@ fn a_reader_that_keeps_more_waiting_than_in_flight_is_the_limit() {
 fn a_reader_that_never_catches_up_is_the_limit_however_little_waits() {
     // The same reader where the sender's bursts leave less waiting: 103 KB
     // (45% of the window, under the 160 KB in flight; a CI run of the
-    // root test `reader`), but the reader caught up with it only twice in
+    // root test `reader`), but the reader read all that was waiting only twice in
     // the 40 round trips of the 2 s interval.
     let a = judge(
         25.6e6,
@@ -56,7 +56,7 @@ fn a_reader_that_never_catches_up_is_the_limit_however_little_waits() {
     assert_eq!(a.verdict, Verdict::ReceiverApplication, "{}", a.explanation);
     assert!(
         a.explanation.contains(
-            "leaves 103.0 KB unread on average and caught up with it twice in 40 round trips of the path"
+            "leaves 103.0 KB unread on average and read all that was waiting twice in 40 round trips of the path"
         ),
         "{}",
         a.explanation

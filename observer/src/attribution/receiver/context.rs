@@ -165,7 +165,7 @@ impl<'a> ReceiverCtx<'a> {
 /// Whether the reader lagged the network all through an interval of
 /// `rounds` round trips of the path (each at least a sampling grain): a
 /// good share of the window waited unread (`reader_unread_share`) and the
-/// reader seldom or never caught up with it (`reader_drain_rtts`). A
+/// reader seldom or never read all that was waiting (`reader_drain_rtts`). A
 /// reader that keeps up catches up each time the sender pauses, at least
 /// once a round trip; one that is the slowest stage reads a full buffer
 /// each time and leaves as much behind.

@@ -23,7 +23,7 @@ pub fn explain(reason: Reason, c: &ReceiverCtx<'_>) -> String {
                 format!(", receiving {}", units::rate(c.rate))
             };
             format!(
-                "receiver application: this host's reader leaves {} unread on average and caught up with it {} in {:.0} round trips of the path; the window was closed {} of the time{window}",
+                "receiver application: this host's reader leaves {} unread on average and read all that was waiting {} in {:.0} round trips of the path; the window was closed {} of the time{window}",
                 units::bytes(rx.unread_mean),
                 times(rx.reader_drains),
                 c.rounds,
@@ -134,10 +134,11 @@ pub fn window_cause(flow: &Flow) -> String {
     )
 }
 
-/// "rcv_wnd W / rcv_rtt R = C ceiling, receiving X".
+/// "mean rcv_wnd W / rcv_rtt R = C ceiling, receiving X": the ceiling is
+/// the interval's mean window over its mean RTT, not the window now.
 fn window_line(c: &ReceiverCtx<'_>) -> String {
     format!(
-        "rcv_wnd {} / rcv_rtt {} = {}",
+        "mean rcv_wnd {} / rcv_rtt {} = {}",
         units::bytes(c.rx.rcv_wnd_mean),
         units::time_us(c.rtt),
         ceiling_and_rate(c.ev.ceilings.rcv_wnd_bps, "receiving", c.rate)
@@ -153,10 +154,10 @@ fn queue_line(c: &ReceiverCtx<'_>) -> String {
     )
 }
 
-/// "the window is open (in flight X of rcv_wnd Y)".
+/// "the window was open (in flight X of a mean rcv_wnd Y)".
 fn open_line(c: &ReceiverCtx<'_>) -> String {
     format!(
-        "the window is open (in flight {} of rcv_wnd {})",
+        "the window was open (in flight {} of a mean rcv_wnd {})",
         units::bytes(c.rx.in_flight_bytes),
         units::bytes(c.rx.rcv_wnd_mean)
     )
@@ -173,7 +174,7 @@ fn held(c: &ReceiverCtx<'_>) -> String {
         )
     } else {
         format!(
-            "{} of the data came in bursts at {} and the flow used {} of that",
+            "{} of the data came in bursts at {}, and the flow averaged {} of that rate",
             units::share(rx.burst_share),
             units::rate(rx.burst_rate_bps),
             units::share(rx.path_use)
