@@ -142,8 +142,12 @@ impl<'a> ReceiverCtx<'a> {
             acked_pauses,
             recent_loss: recent_loss(
                 rx,
-                (paused, acked_pauses),
-                (path_rtt, f64::from(flow.rcv_mss.max(DEFAULT_MSS))),
+                Pausing {
+                    paused,
+                    acked_pauses,
+                },
+                path_rtt,
+                f64::from(flow.rcv_mss.max(DEFAULT_MSS)),
                 cfg,
             ),
         }
@@ -175,6 +179,16 @@ fn lagging(rx: &Receive, rounds: f64, cfg: &Config) -> bool {
         && f64::from(rx.reader_drains) * cfg.reader_drain_rtts <= rounds
 }
 
+/// How the sender paused over the interval, as [`ReceiverCtx`] reads it.
+#[derive(Clone, Copy, Debug)]
+struct Pausing {
+    /// It paused ([`ReceiverCtx::paused`]).
+    paused: bool,
+    /// Its pauses were no longer than a wait for ACKs
+    /// ([`ReceiverCtx::acked_pauses`]).
+    acked_pauses: bool,
+}
+
 /// Whether out-of-order arrivals (loss upstream) are recent enough to
 /// still hold the sender's congestion window down. A sender that pauses
 /// most of the time has a window far below the path's; without frequent
@@ -188,11 +202,16 @@ fn lagging(rx: &Receive, rounds: f64, cfg: &Config) -> bool {
 /// is held while it regrows: `loss_memory_rtts_per_segment` round trips of
 /// the path (`path_rtt_us`) per segment in flight (`mss` bytes), at least
 /// `loss_memory_paused_rtts` rounds a sample can resolve, at most
-/// `loss_memory_s`.
+/// `loss_memory_s`. `path_rtt_us` is the path's round trip (µs), `mss`
+/// the peer's segment size (bytes).
 fn recent_loss(
     rx: &Receive,
-    (paused, acked_pauses): (bool, bool),
-    (path_rtt_us, mss): (f64, f64),
+    Pausing {
+        paused,
+        acked_pauses,
+    }: Pausing,
+    path_rtt_us: f64,
+    mss: f64,
     cfg: &Config,
 ) -> bool {
     if paused {
