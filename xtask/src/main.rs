@@ -151,14 +151,12 @@ fn main() -> ExitCode {
             } else {
                 args
             };
+            // observer replaces xtask ([`util::exec`]): a SIGTERM to this
+            // pid reaches it (through sudo where not root), and its exit
+            // status is the command's.
             let mut c = util::as_root(&bin.to_string_lossy())?;
             c.args(&args);
-            let status = c.status()?;
-            if status.success() {
-                Ok(())
-            } else {
-                Err(anyhow::anyhow!("observer exited with {status}"))
-            }
+            Err(util::exec(&mut c))
         }),
         Cmd::Image => image::build().map(|reference| println!("{reference}")),
         Cmd::Test => test::test(),
