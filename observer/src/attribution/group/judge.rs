@@ -200,17 +200,26 @@ pub fn judge(fig: &Figures, members: &[Member<'_>], cfg: &Config) -> Judged {
     own_limits(fig, &own, cfg)
 }
 
-/// The one judged flow's own verdict answers.
+/// The one judged flow's own verdict answers. A window, a congestion
+/// window or a policer is the flow's alone, so a parallel stream brings
+/// its own; a limit in an end host (its application, its reader, the
+/// sending host) may be one process's or the whole host's, which one
+/// flow cannot show.
 fn one_flow(m: &Member<'_>) -> Judged {
     match m.class {
         Class::Own(k) => judged(
             Limit::PerFlow,
             "one_flow",
             format!(
-                "per-flow limit: one flow, held by {} ({}, {}): a limit of its own; parallel streams would each bring their own",
+                "per-flow limit: one flow, held by {} ({}, {}): {}",
                 knob_words(k),
                 m.att.verdict,
-                units::rate(m.rate_bps)
+                units::rate(m.rate_bps),
+                if matches!(k, Knob::Application | Knob::Reader | Knob::SendingHost) {
+                    "a limit in an end host; parallel streams would add rate only where that host has room for them (one process's CPU or pacing, not the whole host's), which one flow cannot show"
+                } else {
+                    "a limit of its own; parallel streams would each bring their own"
+                }
             ),
         ),
         _ => judged(

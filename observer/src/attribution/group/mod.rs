@@ -403,4 +403,6 @@ mod grouping_tests;
 #[cfg(test)]
 mod kit;
 #[cfg(test)]
+mod one_flow_tests;
+#[cfg(test)]
 mod tests;

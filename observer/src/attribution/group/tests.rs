@@ -75,6 +75,12 @@ fn one_window_bound_stream_is_per_flow() {
         "{}",
         g.explanation
     );
+    assert!(
+        g.explanation
+            .ends_with("a limit of its own; parallel streams would each bring their own"),
+        "{}",
+        g.explanation
+    );
     // Its best sample (6.2 Mbit/s) is all the path has shown: no speed-up
     // is claimed.
     let w = &g.what_if[0];
