@@ -195,7 +195,7 @@ pub struct Overhead {
 /// ratio to the first shows how far two identical sides drift apart here.
 pub fn overhead(streams: u32, rounds: usize, secs: u64) -> anyhow::Result<Overhead> {
     let ns = Netns::new(&format!("tp{streams}"))?;
-    let (mut ns_sum, mut hits_sum, mut secs_sum) = (0u64, 0u64, 0.0);
+    let mut secs_sum = 0.0;
     let mut totals = BTreeMap::<String, ProgCost>::new();
     let a = super::alternate(
         rounds,
@@ -204,24 +204,15 @@ pub fn overhead(streams: u32, rounds: usize, secs: u64) -> anyhow::Result<Overhe
             let agent = Agent::start_in(Some(&ns), &["--poll-read", "on"])?;
             let before = prog_costs("observer_");
             let w = transfer(&ns, secs, streams)?;
-            let after = prog_costs("observer_");
-            let mut ran = BTreeMap::new();
-            add_costs(&mut ran, &before, &after);
-            // The kernel keeps 15 characters of a program's name.
-            let probe = ran.get("observer_tcp_pr").copied().unwrap_or_default();
-            for (name, c) in ran {
-                let t = totals.entry(name).or_default();
-                t.ns += c.ns;
-                t.hits += c.hits;
-            }
-            ns_sum += probe.ns;
-            hits_sum += probe.hits;
+            add_costs(&mut totals, &before, &prog_costs("observer_"));
             secs_sum += secs as f64;
             drop(agent);
             Ok(w)
         },
         || transfer(&ns, secs, streams),
     )?;
+    // The kernel keeps 15 characters of a program's name.
+    let probe = totals.get("observer_tcp_pr").copied().unwrap_or_default();
     let floor = {
         let _floor = super::floor::Floor::attach().context("attaching the empty program")?;
         cost_during(&ns, secs, streams, super::floor::FLOOR_PROGRAM)?
@@ -234,11 +225,11 @@ pub fn overhead(streams: u32, rounds: usize, secs: u64) -> anyhow::Result<Overhe
         aa_ratio: Stat::of(&a.aa),
         without_bps: Stat::of(&a.without),
         with_bps: Stat::of(&a.with),
-        probe_ns_per_hit: if hits_sum > 0 {
-            ns_sum as f64 / hits_sum as f64
+        probe_ns_per_hit: if probe.hits > 0 {
+            probe.ns as f64 / probe.hits as f64
         } else {
             0.0
         },
-        probe_hits_per_s: hits_sum as f64 / secs_sum.max(1e-9),
+        probe_hits_per_s: probe.hits as f64 / secs_sum.max(1e-9),
     })
 }
