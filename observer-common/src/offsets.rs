@@ -235,6 +235,11 @@ offsets! {
     delivered_ce,
     /// `tcp_sock.dsack_dups` (u32, segments): duplicate segments reported by D-SACK.
     dsack_dups,
+    /// `tcp_sock.tcp_mstamp` (u64, µs of `CLOCK_MONOTONIC`): the socket's
+    /// last event, as `tcp_mstamp_refresh()` (net/ipv4/tcp_output.c) stamps
+    /// it when a segment is processed or sent and, up to Linux 6.18, when
+    /// a read copies data (`tcp_rcv_space_adjust()`).
+    tcp_mstamp,
     /// `socket.sk`, relative to `struct socket`: the `struct sock *` a
     /// process's socket file holds (the owner walk, observer-ebpf/src/owner.rs).
     socket_sk,
@@ -301,6 +306,6 @@ mod tests {
             assert_eq!(v, i as u32);
         }
         assert_eq!(Offsets::NAMES[0], "family");
-        assert_eq!(Offsets::NAMES.len(), 95);
+        assert_eq!(Offsets::NAMES.len(), 96);
     }
 }

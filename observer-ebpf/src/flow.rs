@@ -53,12 +53,23 @@ pub fn on_packet(sk: *const u8, skb: *const u8, stages: u32) {
             }
         }
     }
-    let settles = seg.settles(sk);
+    // A data segment after the reader caught up or reopened the window
+    // passes too: it stops the reader's clocks (`packet_slot::reader_moved`).
+    let settles = seg.settles(sk)
+        || (seg.len > BARE_MAX
+            && slot.is_some_and(|p| {
+                // SAFETY: this CPU's slot of the flow.
+                unsafe { packet_slot::reader_moved(p, sk) }
+            }));
     let ends_burst = !settles && seg.ends_burst(sk);
     // Without the poll-time read, as before it existed: a segment that
     // ends a burst passes without asking the gate (nor taking its slot).
+    // With it, only where the stored sample runs a clock that a segment
+    // stops (cwnd-limited, send buffer full): unread data waits for a read.
     let held = if poll::on() {
-        !settles && gate::packet_held(slot) && !(ends_burst && poll::must_sample(sk, key))
+        !settles
+            && gate::packet_held(slot)
+            && !(ends_burst && poll::must_sample(sk, key, poll::SENDER_CLOCKS))
     } else {
         !settles && !ends_burst && gate::packet_held(slot)
     };
@@ -78,8 +89,13 @@ pub fn on_packet(sk: *const u8, skb: *const u8, stages: u32) {
             if stages == packet_stages::REFRESH {
                 return;
             }
+            // Data waited unread when this segment arrived (before it).
+            let lagging = (*s).unread != 0;
             carry_forward(s, sk, &seg);
             packet_slot::collect(s, sk);
+            if let Some(slot) = slot {
+                packet_slot::note_reader(slot, s, lagging);
+            }
             poll::note_clocks(sk, key, s);
             if settles || ends_burst {
                 // The end of a burst: a sender's congestion control name
@@ -196,7 +212,7 @@ pub fn on_recv(sk: *const u8) {
     }
     let state: u8 = sk.get(off!(state));
     let held = if poll::on() {
-        gate::held(key, tgid) && !(drained(sk) && poll::must_sample(sk, key))
+        gate::held(key, tgid) && !(drained(sk) && poll::must_sample(sk, key, poll::ALL_CLOCKS))
     } else {
         !drained(sk) && gate::held(key, tgid)
     };
@@ -228,7 +244,7 @@ pub fn on_read(sk: *const u8) {
     };
     let key = key_of(sk);
     let held = if poll::on() {
-        gate::held(key, 0) && !(drained(sk) && poll::must_sample(sk, key))
+        gate::held(key, 0) && !(drained(sk) && poll::must_sample(sk, key, poll::ALL_CLOCKS))
     } else {
         !drained(sk) && gate::held(key, 0)
     };

@@ -16,11 +16,14 @@
 //! - `inet_sock_set_state`: flow birth (SYN_SENT in `connect()`,
 //!   ESTABLISHED) and death (CLOSE, with a final record through the ring
 //!   buffer).
-//! - `sock_recv_length` (Linux 6.3+): runs in the owning process's context
-//!   after each receive call, so it attributes an accepted flow to a pid,
-//!   comm and cgroup (a connecting one has them from `connect()`), and
-//!   refreshes its figures when a read drains the socket. Sends have no
-//!   hook: a sender is sampled as its ACKs arrive.
+//! - `sock_recv_length` (Linux 6.3+), attached only where the poll-time
+//!   read and the owner walk do not both run: runs in the owning process's
+//!   context after each receive call, so it attributes an accepted flow to
+//!   a pid, comm and cgroup (a connecting one has them from `connect()`),
+//!   and refreshes its figures when a read drains the socket. Without it,
+//!   the per-packet program and the walk see what the reader did from the
+//!   socket (`packet_slot::reader_moved`, `receive::integrate_reader`).
+//!   Sends have no hook: a sender is sampled as its ACKs arrive.
 //! - `tcp_rcv_space_adjust`: only where `sock_recv_length` is missing; it
 //!   refreshes a flow's figures after reads (no owner: see [`flow::on_read`]).
 //! - `iter/task_file` (`observer_owners`): not a hook but the owner

@@ -47,9 +47,19 @@ pub struct PacketSlot {
     /// `tcp_sock.delivered` (segments) at the last segment: a change means
     /// the kernel took a new delivery-rate sample since.
     pub delivered: u32,
-    /// Explicit padding.
-    pub _pad: u32,
+    /// What the flow's last full sample on this CPU found of its reader
+    /// ([`LAGGING`], [`CLOSED`]): the next data segment is sampled past
+    /// the gate when the reader has since caught up or the window was
+    /// closed ([`reader_moved`]).
+    pub reader: u32,
 }
+
+/// [`PacketSlot::reader`]: data waited unread when the segment of the last
+/// full sample arrived.
+pub const LAGGING: u32 = 1;
+/// [`PacketSlot::reader`]: the last full sample left the receive window
+/// closed by unread data (`receive::closed`).
+pub const CLOSED: u32 = 2;
 
 const _: () = assert!(core::mem::size_of::<PacketSlot>() == 48);
 
@@ -78,7 +88,7 @@ pub fn of(cookie: u64) -> Option<*mut PacketSlot> {
                 mean_ps_per_byte: 0,
                 best: [0, 0],
                 delivered: 0,
-                _pad: 0,
+                reader: 0,
             };
         }
     }
@@ -113,6 +123,57 @@ pub unsafe fn note_rate(slot: *mut PacketSlot, sk: Sk) {
         {
             (*slot).best = [d, i];
         }
+    }
+}
+
+/// Whether the data segment about to be processed must be sampled past
+/// the gate for what the reader did since the flow's last full sample on
+/// this CPU: the window was closed and is open again (the first segment
+/// after it reopened stops the window-closed clock), or data waited unread
+/// and now nothing does (`copied_seq == rcv_nxt`: the reader caught up, a
+/// catch-up to count). There is no hook on reads where the poll-time read runs: the
+/// sample finds when the reader caught up from the socket's last event
+/// (`receive::integrate_reader`).
+///
+/// # Safety
+/// `slot` must be this CPU's slot of the flow of `sk`.
+#[inline(always)]
+pub unsafe fn reader_moved(slot: *mut PacketSlot, sk: Sk) -> bool {
+    // SAFETY: caller guarantees `slot`.
+    let reader = unsafe { (*slot).reader };
+    if reader == 0 {
+        return false;
+    }
+    let rcv_nxt: u32 = sk.get(off!(rcv_nxt));
+    if reader & LAGGING != 0 && rcv_nxt == sk.get::<u32>(off!(copied_seq)) {
+        return true;
+    }
+    // Open again: the reader's window update went out (`rcv_wup` and
+    // `rcv_wnd` move only when this end sends one).
+    let left = sk
+        .get::<u32>(off!(rcv_wup))
+        .wrapping_add(sk.get::<u32>(off!(rcv_wnd)))
+        .wrapping_sub(rcv_nxt);
+    let mss = u32::from(sk.get::<u16>(off!(rcv_mss)));
+    reader & CLOSED != 0 && left < (1 << 30) && left >= 2 * mss
+}
+
+/// Records in this CPU's slot what the full sample `s` found of the
+/// reader: `lagging` (data waited unread when its segment arrived, before
+/// the segment's own bytes) and whether it leaves the window closed. So a
+/// catch-up is counted after each sample that found the reader behind the
+/// network, not after every segment (a request/response flow's reader
+/// drains each request before the next arrives: arming on the segment's
+/// own bytes sampled every segment, 3-4 times the cost per segment).
+///
+/// # Safety
+/// `slot` must be this CPU's slot of the flow; `s` valid for reads.
+#[inline(always)]
+pub unsafe fn note_reader(slot: *mut PacketSlot, s: *const FlowSample, lagging: bool) {
+    // SAFETY: caller guarantees both.
+    unsafe {
+        let closed = crate::receive::closed(s);
+        (*slot).reader = (u32::from(lagging) * LAGGING) | (u32::from(closed) * CLOSED);
     }
 }
 

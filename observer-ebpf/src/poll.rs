@@ -289,19 +289,27 @@ pub unsafe fn note_clocks(sk: Sk, key: u64, s: *const FlowSample) {
     }
 }
 
+/// [`clocks_of`]'s clocks that a segment stops: cwnd-limited and send
+/// buffer full (an ACK that ends a burst).
+pub const SENDER_CLOCKS: u32 = 1 | 2;
+/// Every clock of [`clocks_of`]: a read that drains also stops unread
+/// data waiting.
+pub const ALL_CLOCKS: u32 = 1 | 2 | 4;
+
 /// Whether the flow of `sk` (cookie `key`) must be sampled although the
 /// gate holds it back: it has no mark, no walk reaches it at the next
-/// poll, or its stored sample runs a clock the segment or read may stop
-/// ([`clocks_of`]). Read from the flow's [`CLOCKS`] slot, or where another
-/// flow holds it, from the socket's mark (one socket-storage lookup); never
-/// the flow map's hash. Always true with the poll-time read off.
+/// poll, or its stored sample runs a clock among `clocks` (bits of
+/// [`clocks_of`]) that the segment or read may stop. Read from the flow's
+/// [`CLOCKS`] slot, or where another flow holds it, from the socket's
+/// mark (one socket-storage lookup); never the flow map's hash. Always
+/// true with the poll-time read off.
 #[inline(always)]
-pub fn must_sample(sk: Sk, key: u64) -> bool {
+pub fn must_sample(sk: Sk, key: u64, clocks: u32) -> bool {
     if !on() {
         return true;
     }
-    let (netns, clocks) = match cached(key) {
-        Some((netns, _, clocks)) => (netns, clocks),
+    let (netns, running) = match cached(key) {
+        Some((netns, _, running)) => (netns, running),
         None => {
             let m = mark_of(sk, false);
             if m.is_null() {
@@ -311,7 +319,7 @@ pub fn must_sample(sk: Sk, key: u64) -> bool {
             unsafe { ((*m).netns, (*m).clocks) }
         }
     };
-    !reached(netns) || clocks != 0
+    !reached(netns) || running & clocks != 0
 }
 
 /// The context of an `iter/tcp` program, `struct bpf_iter__tcp`

@@ -39,11 +39,68 @@ pub unsafe fn integrate(s: *mut FlowSample, dt_ns: u64) {
         (*s).cwnd_integral = (*s)
             .cwnd_integral
             .wrapping_add(u64::from((*s).snd_cwnd).wrapping_mul(dt));
-        // Closed by the reader: little room left and unread data taking
-        // the rest (a buffer that is simply small, read at once, is not).
-        if (*s).rcv_mss != 0 && (*s).rcv_wnd_left < 2 * (*s).rcv_mss && (*s).unread > 0 {
+        if closed(s) {
             (*s).rwnd_closed_ns += dt_ns;
         }
+    }
+}
+
+/// Whether the sample `s` has the receive window closed by the reader:
+/// less than two of the peer's segments of room left and unread data
+/// taking the rest (a buffer that is simply small, read at once, is not).
+///
+/// # Safety
+/// `s` must be valid for reads.
+#[inline(always)]
+pub unsafe fn closed(s: *const FlowSample) -> bool {
+    // SAFETY: caller guarantees `s`.
+    unsafe { (*s).rcv_mss != 0 && (*s).rcv_wnd_left < 2 * (*s).rcv_mss && (*s).unread > 0 }
+}
+
+/// [`integrate`] over the interval from `prev` to `now` (monotonic ns),
+/// split where the reader caught up within it. The stored sample `s` may
+/// count data waiting unread, or the window closed, that a read then
+/// ended without a sample: where the poll-time read runs no program hooks
+/// reads. When `sk` now shows the reader caught up with what the sample
+/// counted (nothing unread) or the window open again, the read that did
+/// it is taken to be the socket's last event, `tcp_mstamp` (µs; the
+/// kernel stamps it when a read copies data, up to Linux 6.18, and when a
+/// read sends a window update): the stored figures are charged up to
+/// then, and nothing unread (a catch-up, `reader_drains`) or the open
+/// window from then on. A read followed by a segment sent or processed
+/// is stamped late, by at most that gap. Direct reads only (a load-time
+/// constant: with helper reads the interval is charged whole).
+///
+/// # Safety
+/// `s` must be valid for reads and writes; `prev < now`.
+#[inline(always)]
+pub unsafe fn integrate_reader(s: *mut FlowSample, sk: Sk, prev: u64, now: u64) {
+    // SAFETY: caller guarantees `s`.
+    unsafe {
+        if sk.direct() && ((*s).unread != 0 || closed(s)) {
+            let rcv_nxt: u32 = sk.get(off!(rcv_nxt));
+            let unread = rcv_nxt.wrapping_sub(sk.get::<u32>(off!(copied_seq)));
+            let left = sk
+                .get::<u32>(off!(rcv_wup))
+                .wrapping_add(sk.get::<u32>(off!(rcv_wnd)))
+                .wrapping_sub(rcv_nxt);
+            let drained = unread == 0 && (*s).unread != 0;
+            let reopened = closed(s) && left < (1 << 30) && left >= 2 * (*s).rcv_mss;
+            let at = sk.get::<u64>(off!(tcp_mstamp)).wrapping_mul(1000);
+            if (drained || reopened) && at > prev && at < now {
+                integrate(s, at - prev);
+                if drained {
+                    (*s).unread = 0;
+                    (*s).reader_drains = (*s).reader_drains.wrapping_add(1);
+                }
+                if reopened {
+                    (*s).rcv_wnd_left = left;
+                }
+                integrate(s, now - at);
+                return;
+            }
+        }
+        integrate(s, now - prev);
     }
 }
 

@@ -105,7 +105,7 @@ pub unsafe fn fill(s: *mut FlowSample, sk: Sk) {
             }
         }
         if prev != 0 && now > prev {
-            receive::integrate(s, now - prev);
+            receive::integrate_reader(s, sk, prev, now);
         }
         receive::receiver(s, sk, now);
         (*s).cwnd_limited = limited as u8;

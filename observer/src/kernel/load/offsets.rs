@@ -264,6 +264,7 @@ fn specs() -> Vec<Spec> {
         spec!("reordering", "tcp_sock", "reordering", Byte, Optional),
         spec!("delivered_ce", "tcp_sock", "delivered_ce", Byte, Optional),
         spec!("dsack_dups", "tcp_sock", "dsack_dups", Byte, Optional),
+        spec!("tcp_mstamp", "tcp_sock", "tcp_mstamp", Byte, Optional),
         // The owner walk (observer-ebpf/src/owner.rs).
         spec!("socket_sk", "socket", "sk", Byte, Optional),
         spec!("task_tgid", "task_struct", "tgid", Byte, Optional),
