@@ -55,8 +55,12 @@ enum Cmd {
 
 fn start_monitor(hz: u32) -> anyhow::Result<Poller> {
     preflight::check()?;
+    // As `observer` loads them by default (`--poll-read auto`): the
+    // poll-time read and the owner walk, so no program on reads.
     let cfg = ProbeConfig {
         rx_gap_ns: observer_common::rx_gap_ns(hz),
+        poll_read: true,
+        walk_budget: Some(run::POLL.mul_f64(observer::kernel::read::walk::BUDGET_SHARE)),
         ..ProbeConfig::default()
     };
     let probes = Probes::load(cfg.clone()).context("cannot start the kernel probes")?;

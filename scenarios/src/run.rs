@@ -23,7 +23,7 @@ use crate::{
 };
 
 /// How often the runner polls observer.
-const POLL: Duration = Duration::from_millis(500);
+pub const POLL: Duration = Duration::from_millis(500);
 /// Flows that moved less than this are control connections, not data.
 const MIN_DATA_BYTES: u64 = 200_000;
 

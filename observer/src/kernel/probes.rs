@@ -13,8 +13,8 @@ use observer_common::{
 };
 
 use crate::kernel::{
-    load::attach::{Refusal, attach_poll, attach_tp, program_info_of, resolve, settings, take},
-    load::degraded::{Absence, Degraded},
+    load::attach::{Refusal, attach_hook, attach_poll, program_info_of, resolve, settings, take},
+    load::degraded::Degraded,
     load::hooks,
     load::pin,
     load::probe_config::{ProbeConfig, VARIANTS, Variant},
@@ -205,33 +205,21 @@ impl Probes {
 
         // In the table's order (the hooks that end flows first); a
         // required hook that fails fails the load, any other says what is
-        // lost and tries its fallback.
+        // lost and tries its fallback. The read hook waits for the walks:
+        // where both run, it is not attached at all.
+        let walks = poll && pin.is_none();
         let mut links = Vec::new();
+        let mut waiting = Vec::new();
         for hook in hooks::ATTACH_ORDER {
-            let e = match attach_tp(&mut ebpf, hook.program, hook.tracepoint, &kernel_btf) {
-                Ok(link) => {
-                    links.push(hooks::AttachedHook { hook, link });
-                    continue;
-                }
-                Err(e) if hook.need == hooks::Need::Required => return Err(e),
-                Err(e) => e,
-            };
-            let absence = match e {
-                ProbeError::MissingHook { .. } => Absence::NoTracepoint,
-                e => Absence::Refused(e.to_string()),
-            };
-            let covered = hook.fallback.and_then(|f| {
-                attach_tp(&mut ebpf, f.program, f.tracepoint, &kernel_btf)
-                    .ok()
-                    .map(|link| links.push(hooks::AttachedHook { hook: f, link }))
-            });
-            degraded.extend(Degraded::hook_missing(hook, absence, covered.is_some()));
+            if walks && hook.when == hooks::When::WithoutWalks {
+                waiting.push(hook);
+                continue;
+            }
+            attach_hook(&mut ebpf, hook, &kernel_btf, &mut links, &mut degraded)?;
         }
 
-        let mut attached: Vec<&'static str> = links.iter().map(|l| l.hook.tracepoint).collect();
         let poll_iter = if poll {
             let p = attach_poll(&mut ebpf, &kernel_btf)?;
-            attached.push(p.hook.name);
             degraded.extend(p.partial.clone());
             Some(p)
         } else {
@@ -242,10 +230,7 @@ impl Probes {
         // the owner a read gives them.
         let owners = if pin.is_none() {
             match super::load::attach::attach_owners(&mut ebpf, &kernel_btf) {
-                Ok(iter) => {
-                    attached.push(hooks::OWNERS.name);
-                    Some(crate::kernel::read::owners::OwnerWalk::new(iter))
-                }
+                Ok(iter) => Some(crate::kernel::read::owners::OwnerWalk::new(iter)),
                 Err(e) => {
                     let error = match &e {
                         ProbeError::PollIter(io) => io.to_string(),
@@ -258,6 +243,17 @@ impl Probes {
         } else {
             None
         };
+        // Without the owner walk, accepted flows get their owner from reads.
+        if owners.is_none() {
+            for hook in waiting {
+                attach_hook(&mut ebpf, hook, &kernel_btf, &mut links, &mut degraded)?;
+            }
+        }
+        let mut attached: Vec<&'static str> = links.iter().map(|l| l.hook.tracepoint).collect();
+        attached.extend(poll_iter.as_ref().map(|p| p.hook.name));
+        if owners.is_some() {
+            attached.push(hooks::OWNERS.name);
+        }
 
         let pinned_links = match pin {
             None => Vec::new(),

@@ -15,7 +15,7 @@ use std::{
 };
 
 use crate::support::{
-    bpf::{attached_programs, observer_programs, owner_hook, wait_attached},
+    bpf::{attached_programs, observer_programs, read_hook_attached, wait_attached},
     cookie,
     http::{free_port, scrape, wait_serving},
     netns_id,
@@ -198,8 +198,8 @@ fn ip(args: &[&str]) {
 /// The filters and the ends each must select, over [`Mixed`].
 fn cases(m: &Mixed) -> Vec<(&'static str, Vec<String>)> {
     let (a, b, v6, half) = (&m.v4a, &m.v4b, &m.v6, &m.half);
-    // Every hook attached: sock_recv_length too.
-    let hooks = owner_hook();
+    // A read hook attached (Linux 6.3+, and not left out for the walks).
+    let hooks = read_hook_attached();
     let mut v = vec![
         ("dport = :7002", vec![b.client.clone()]),
         (
@@ -217,8 +217,9 @@ fn cases(m: &Mixed) -> Vec<(&'static str, Vec<String>)> {
         (
             "state close-wait or state fin-wait-2",
             // Segments of a half-closed flow pass no tcp_probe (not
-            // tcp_rcv_established): only the read hook (Linux 6.3+)
-            // samples one that was half-closed before the agent started,
+            // tcp_rcv_established): only a read hook (Linux 6.3+, where
+            // the walks do not both run) samples one that was
+            // half-closed before the agent started,
             // so the client end, which reads; the server end only sends
             // (sends have no hook) and is seen when it closes.
             if hooks {
@@ -229,8 +230,9 @@ fn cases(m: &Mixed) -> Vec<(&'static str, Vec<String>)> {
         ),
     ];
     // The connections are made before each observer starts, so their
-    // process names come from the read hook (Linux 6.3+);
-    // before 6.3 only connect() names an owner, and that was missed.
+    // thread names come from a read hook (Linux 6.3+, where the walks do
+    // not both run): the owner walk names processes, and connect(), which
+    // names the thread, was missed.
     if hooks {
         v.push(("comm filt-*", vec![a.client.clone(), b.client.clone()]));
         v.push((

@@ -10,7 +10,7 @@ use aya::{
 
 use crate::kernel::{
     load::btf,
-    load::degraded::Degraded,
+    load::degraded::{Absence, Degraded},
     load::env::{self, VMLINUX_BTF},
     load::hooks::{self, IterHook},
     load::offsets,
@@ -289,4 +289,38 @@ pub fn attach_tp(
     }
     p.attach()
         .map_err(|error| ProbeError::Attach { hook: tp, error })
+}
+
+/// Attaches `hook` (a program of [`hooks::ATTACH_ORDER`]), or where it
+/// cannot be, its fallback, adding the link to `links` and what is lost
+/// to `degraded`.
+///
+/// # Errors
+/// Why a [`hooks::Need::Required`] hook could not be attached.
+pub(in crate::kernel) fn attach_hook(
+    ebpf: &mut Ebpf,
+    hook: &'static hooks::Hook,
+    btf: &aya::Btf,
+    links: &mut Vec<hooks::AttachedHook>,
+    degraded: &mut Vec<Degraded>,
+) -> Result<(), ProbeError> {
+    let e = match attach_tp(ebpf, hook.program, hook.tracepoint, btf) {
+        Ok(link) => {
+            links.push(hooks::AttachedHook { hook, link });
+            return Ok(());
+        }
+        Err(e) if hook.need == hooks::Need::Required => return Err(e),
+        Err(e) => e,
+    };
+    let absence = match e {
+        ProbeError::MissingHook { .. } => Absence::NoTracepoint,
+        e => Absence::Refused(e.to_string()),
+    };
+    let covered = hook.fallback.and_then(|f| {
+        attach_tp(ebpf, f.program, f.tracepoint, btf)
+            .ok()
+            .map(|link| links.push(hooks::AttachedHook { hook: f, link }))
+    });
+    degraded.extend(Degraded::hook_missing(hook, absence, covered.is_some()));
+    Ok(())
 }

@@ -14,9 +14,23 @@ pub enum Need {
     /// `tcp_destroy_sock`: a close the kernel skips reporting (nested in
     /// another) leaves its flow open.
     Closes,
-    /// The read hook (`sock_recv_length`, Linux 6.3): flows accepted by a
-    /// listener show no pid or comm until the owner walk finds them.
+    /// The read hook (`sock_recv_length`, Linux 6.3), where it is
+    /// attached ([`When::WithoutWalks`]): flows accepted by a listener
+    /// show no pid or comm until the owner walk finds them.
     Owner,
+}
+
+/// When a hook is attached.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum When {
+    /// At every load.
+    Always,
+    /// Only where the poll-time read and the owner walk do not both run
+    /// (`--poll-read off`, a kernel without them, `--pin`): between them
+    /// they give what a program on every read gives (an accepted flow's
+    /// owner; the figures of a flow whose reader caught up, and when it
+    /// did, from the socket's last event), at a poll instead of a read.
+    WithoutWalks,
 }
 
 /// One program on one BTF tracepoint.
@@ -28,6 +42,8 @@ pub struct Hook {
     pub tracepoint: &'static str,
     /// What its absence costs.
     pub need: Need,
+    /// When it is attached.
+    pub when: When,
     /// What is attached where this one cannot be: without
     /// `sock_recv_length`, `tcp_rcv_space_adjust` (Linux 4.16) refreshes
     /// a flow's figures after reads, so an idle flow's figures do not lag
@@ -41,6 +57,7 @@ pub const DESTROY: Hook = Hook {
     program: "observer_destroy",
     tracepoint: "tcp_destroy_sock",
     need: Need::Closes,
+    when: When::Always,
     fallback: None,
 };
 
@@ -49,6 +66,7 @@ pub const SET_STATE: Hook = Hook {
     program: "observer_set_state",
     tracepoint: "inet_sock_set_state",
     need: Need::Required,
+    when: When::Always,
     fallback: None,
 };
 
@@ -57,6 +75,7 @@ pub const TCP_PROBE: Hook = Hook {
     program: "observer_tcp_probe",
     tracepoint: "tcp_probe",
     need: Need::Required,
+    when: When::Always,
     fallback: None,
 };
 
@@ -65,6 +84,7 @@ pub const RCV_SPACE: Hook = Hook {
     program: "observer_rcv_space",
     tracepoint: "tcp_rcv_space_adjust",
     need: Need::Owner,
+    when: When::WithoutWalks,
     fallback: None,
 };
 
@@ -75,6 +95,7 @@ pub const RECV_LENGTH: Hook = Hook {
     program: "observer_recv_length",
     tracepoint: "sock_recv_length",
     need: Need::Owner,
+    when: When::WithoutWalks,
     fallback: Some(&RCV_SPACE),
 };
 
@@ -199,6 +220,17 @@ mod tests {
                 "tcp_rcv_space_adjust",
             ]
         );
+    }
+
+    #[test]
+    fn only_the_read_hooks_wait_for_the_walks() {
+        let waiting: Vec<&str> = ATTACH_ORDER
+            .iter()
+            .flat_map(|h| std::iter::once(*h).chain(h.fallback))
+            .filter(|h| h.when == When::WithoutWalks)
+            .map(|h| h.tracepoint)
+            .collect();
+        assert_eq!(waiting, ["sock_recv_length", "tcp_rcv_space_adjust"]);
     }
 
     #[test]

@@ -11,30 +11,57 @@ use std::{
 use observer_common::FlowSample;
 
 /// Programs the `observer` binary attaches on this kernel by default: the
-/// 2 required ones, plus sock_recv_length (Linux 6.3+) or in its place
-/// tcp_rcv_space_adjust, and
-/// tcp_destroy_sock, and the poll-time read's iterator (`--poll-read auto`;
-/// Linux 5.11+, where tracing programs may use socket-local storage).
-/// Read once: tests poll it.
+/// 2 required ones, tcp_destroy_sock, the poll-time read's iterator
+/// (`--poll-read auto`; Linux 5.11+, where tracing programs may use
+/// socket-local storage) and the owner walk; and, only where those two
+/// walks do not both run, sock_recv_length (Linux 6.3+) or in its place
+/// tcp_rcv_space_adjust. Read once: tests poll it.
 pub fn attached_programs() -> usize {
     static N: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
     *N.get_or_init(|| {
-        let btf = std::fs::read("/sys/kernel/btf/vmlinux").unwrap_or_default();
-        let names: std::collections::HashSet<&[u8]> = btf.split(|&b| b == 0).collect();
-        let has = |tp: &str| names.contains(format!("btf_trace_{tp}").as_bytes());
-        let recv = has("sock_recv_length") || has("tcp_rcv_space_adjust");
-        2 + usize::from(recv)
-            + usize::from(has("tcp_destroy_sock"))
-            + usize::from(names.contains(&b"bpf_iter__tcp"[..]) && release_at_least(5, 11))
-            // The owner walk (`bpf_sock_from_file` arrived in 5.11).
+        let poll = poll_walk();
+        2 + usize::from(has_tracepoint("tcp_destroy_sock"))
+            + usize::from(poll)
             + usize::from(owner_walk())
+            + usize::from(read_hook_attached())
     })
 }
 
+/// Whether the `observer` binary attaches a read hook by default here:
+/// the kernel has one, and the poll-time read and the owner walk do not
+/// both run (with both, reads have no program).
+pub fn read_hook_attached() -> bool {
+    read_hook() && !(poll_walk() && owner_walk())
+}
+
 /// [`attached_programs`] for an agent run with `--pin`: the owner walk
-/// is an unpinned agent's alone.
+/// is an unpinned agent's alone, so the read hook is attached.
 pub fn attached_programs_pinned() -> usize {
-    attached_programs() - usize::from(owner_walk())
+    2 + usize::from(has_tracepoint("tcp_destroy_sock"))
+        + usize::from(poll_walk())
+        + usize::from(read_hook())
+}
+
+/// Whether the kernel has a read hook: `sock_recv_length` or
+/// `tcp_rcv_space_adjust`.
+fn read_hook() -> bool {
+    has_tracepoint("sock_recv_length") || has_tracepoint("tcp_rcv_space_adjust")
+}
+
+/// Whether the kernel runs the poll-time read (`iter/tcp`, Linux 5.11).
+fn poll_walk() -> bool {
+    btf_has("bpf_iter__tcp") && release_at_least(5, 11)
+}
+
+/// Whether the kernel's BTF names the tracepoint `tp`.
+fn has_tracepoint(tp: &str) -> bool {
+    btf_has(&format!("btf_trace_{tp}"))
+}
+
+/// Whether the kernel's BTF has a type called `name`.
+fn btf_has(name: &str) -> bool {
+    let btf = std::fs::read("/sys/kernel/btf/vmlinux").unwrap_or_default();
+    btf.split(|&b| b == 0).any(|n| n == name.as_bytes())
 }
 
 /// Whether this kernel runs the owner walk (`iter/task_file` with
