@@ -149,8 +149,9 @@ impl std::fmt::Display for Degraded {
             Degraded::PollOneNetns { refused } => write!(
                 f,
                 "the poll-time read reaches only this agent's network namespace ({refused}): \
-                 flows of other namespaces are sampled at every segment that ends a burst and \
-                 every read that drains the socket, which costs more per packet"
+                 flows of other namespaces are sampled at every segment that ends a burst, \
+                 which costs more per packet, and an idle one shows its last segment's unread \
+                 data until its next segment"
             ),
             Degraded::NoPollRead { refused } => write!(
                 f,

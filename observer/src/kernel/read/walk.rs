@@ -11,7 +11,9 @@
 //! takes longer pauses it:
 //! - the programs are told that no walk reaches any flow (`POLL_SCOPE`
 //!   none), so from then on the hooks sample every segment that ends a
-//!   burst and every read that drains, as without the walk;
+//!   burst, as without the walk (the read hook stays off: it is attached
+//!   only where no walk was planned, so an idle flow shows its last
+//!   segment's unread data until the walk resumes);
 //! - one more walk then catches up the flows whose events the hooks held
 //!   back before they were told, and another at the next poll catches a
 //!   hook that read the old scope just before and applied its segment
@@ -181,8 +183,9 @@ impl Walk {
                 // said at info, as its resumption is.
                 log::info!(
                     "the poll-time read is paused: its walk {why}; the programs sample every \
-                     segment that ends a burst and every read that drains, as without it, and a \
-                     trial walk every {RETRY_POLLS} polls resumes it (--poll-read on walks always)"
+                     segment that ends a burst, as without it (reads are not sampled: an idle \
+                     flow shows its last segment's unread data), and a trial walk every \
+                     {RETRY_POLLS} polls resumes it (--poll-read on walks always)"
                 );
             }
             (State::Paused(_), State::Walking) if self.tell(self.reach) => {

@@ -143,8 +143,9 @@ impl AgentMetrics {
                 "observer_poll_read_walking",
                 "1 while the poll-time read walks the sockets at each poll; 0 where it is paused \
                  (its walk took over its budget, 1% of the interval under --poll-read auto: the \
-                 programs then sample every segment that ends a burst and every read that \
-                 drains) or does not run (--poll-read off, or a kernel before 5.11).",
+                 programs then sample every segment that ends a burst) or does not run \
+                 (--poll-read off, or a kernel before 5.11: every segment that ends a burst \
+                 and every read that drains is sampled).",
             )?,
             walk_seconds: r.gauge(
                 "observer_poll_read_walk_seconds",
