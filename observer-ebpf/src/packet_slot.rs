@@ -148,14 +148,9 @@ pub unsafe fn reader_moved(slot: *mut PacketSlot, sk: Sk) -> bool {
     if reader & LAGGING != 0 && rcv_nxt == sk.get::<u32>(off!(copied_seq)) {
         return true;
     }
-    // Open again: the reader's window update went out (`rcv_wup` and
-    // `rcv_wnd` move only when this end sends one).
-    let left = sk
-        .get::<u32>(off!(rcv_wup))
-        .wrapping_add(sk.get::<u32>(off!(rcv_wnd)))
-        .wrapping_sub(rcv_nxt);
+    // Open again: the reader's window update went out.
     let mss = u32::from(sk.get::<u16>(off!(rcv_mss)));
-    reader & CLOSED != 0 && left < (1 << 30) && left >= 2 * mss
+    reader & CLOSED != 0 && crate::receive::has_room(crate::receive::window_left(sk, rcv_nxt), mss)
 }
 
 /// Records in this CPU's slot what the full sample `s` found of the

@@ -46,15 +46,41 @@ pub unsafe fn integrate(s: *mut FlowSample, dt_ns: u64) {
 }
 
 /// Whether the sample `s` has the receive window closed by the reader:
-/// less than two of the peer's segments of room left and unread data
-/// taking the rest (a buffer that is simply small, read at once, is not).
+/// no room for the sender ([`has_room`]) and unread data taking the rest
+/// (a buffer that is simply small, read at once, is not).
 ///
 /// # Safety
 /// `s` must be valid for reads.
 #[inline(always)]
 pub unsafe fn closed(s: *const FlowSample) -> bool {
     // SAFETY: caller guarantees `s`.
-    unsafe { (*s).rcv_mss != 0 && (*s).rcv_wnd_left < 2 * (*s).rcv_mss && (*s).unread > 0 }
+    unsafe { (*s).rcv_mss != 0 && !has_room((*s).rcv_wnd_left, (*s).rcv_mss) && (*s).unread > 0 }
+}
+
+/// Whether `left` bytes of window hold two of the peer's segments of
+/// `mss` bytes: less, and the sender must wait.
+#[inline(always)]
+pub fn has_room(left: u32, mss: u32) -> bool {
+    left >= 2 * mss
+}
+
+/// Sequence-space bytes `from` up to `to`: 0 for a negative difference,
+/// which is a race between two loads, not data.
+#[inline(always)]
+fn ahead(to: u32, from: u32) -> u32 {
+    let d = to.wrapping_sub(from);
+    if d < (1 << 30) { d } else { 0 }
+}
+
+/// The room left in the window this end last advertised, of `sk` at
+/// `rcv_nxt` (`rcv_wup + rcv_wnd - rcv_nxt`, bytes; `rcv_wup` and
+/// `rcv_wnd` move only when this end sends a window update).
+#[inline(always)]
+pub fn window_left(sk: Sk, rcv_nxt: u32) -> u32 {
+    let edge = sk
+        .get::<u32>(off!(rcv_wup))
+        .wrapping_add(sk.get::<u32>(off!(rcv_wnd)));
+    ahead(edge, rcv_nxt)
 }
 
 /// [`integrate`] over the interval from `prev` to `now` (monotonic ns),
@@ -79,13 +105,10 @@ pub unsafe fn integrate_reader(s: *mut FlowSample, sk: Sk, prev: u64, now: u64) 
     unsafe {
         if sk.direct() && ((*s).unread != 0 || closed(s)) {
             let rcv_nxt: u32 = sk.get(off!(rcv_nxt));
-            let unread = rcv_nxt.wrapping_sub(sk.get::<u32>(off!(copied_seq)));
-            let left = sk
-                .get::<u32>(off!(rcv_wup))
-                .wrapping_add(sk.get::<u32>(off!(rcv_wnd)))
-                .wrapping_sub(rcv_nxt);
+            let unread = ahead(rcv_nxt, sk.get(off!(copied_seq)));
+            let left = window_left(sk, rcv_nxt);
             let drained = unread == 0 && (*s).unread != 0;
-            let reopened = closed(s) && left < (1 << 30) && left >= 2 * (*s).rcv_mss;
+            let reopened = closed(s) && has_room(left, (*s).rcv_mss);
             let at = sk.get::<u64>(off!(tcp_mstamp)).wrapping_mul(1000);
             if (drained || reopened) && at > prev && at < now {
                 integrate(s, at - prev);
@@ -117,8 +140,6 @@ pub unsafe fn receiver(s: *mut FlowSample, sk: Sk, now: u64) {
     let copied: u32 = sk.get(off!(copied_seq));
     let wup: u32 = sk.get(off!(rcv_wup));
     let wnd: u32 = sk.get(off!(rcv_wnd));
-    let unread = rcv_nxt.wrapping_sub(copied);
-    let left = wup.wrapping_add(wnd).wrapping_sub(rcv_nxt);
     let ooo: u32 = sk.get(off!(rcv_ooopack));
     let rcv_rtt: u32 = sk.get::<u32>(off!(rcv_rtt)) >> 3;
     let rcv_mss: u16 = sk.get(off!(rcv_mss));
@@ -129,13 +150,12 @@ pub unsafe fn receiver(s: *mut FlowSample, sk: Sk, now: u64) {
         }
         (*s).rcv_ooopack = ooo;
         (*s).rcv_wnd = wnd;
-        // Sequence arithmetic: a negative difference is a race, not data.
-        let unread = if unread < (1 << 30) { unread } else { 0 };
+        let unread = ahead(rcv_nxt, copied);
         if unread == 0 && (*s).unread != 0 {
             (*s).reader_drains = (*s).reader_drains.wrapping_add(1);
         }
         (*s).unread = unread;
-        (*s).rcv_wnd_left = if left < (1 << 30) { left } else { 0 };
+        (*s).rcv_wnd_left = ahead(wup.wrapping_add(wnd), rcv_nxt);
         (*s).rcv_rtt_us = rcv_rtt;
         if rcv_rtt != 0 && ((*s).rcv_rtt_min_us == 0 || rcv_rtt < (*s).rcv_rtt_min_us) {
             (*s).rcv_rtt_min_us = rcv_rtt;
