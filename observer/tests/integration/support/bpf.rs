@@ -58,17 +58,19 @@ fn has_tracepoint(tp: &str) -> bool {
     btf_has(&format!("btf_trace_{tp}"))
 }
 
-/// Whether the kernel's BTF has a type called `name`.
+/// Whether the kernel's BTF has a type called `name` (its strings, read
+/// once: tests ask often).
 fn btf_has(name: &str) -> bool {
-    let btf = std::fs::read("/sys/kernel/btf/vmlinux").unwrap_or_default();
-    btf.split(|&b| b == 0).any(|n| n == name.as_bytes())
+    static BTF: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    BTF.get_or_init(|| std::fs::read("/sys/kernel/btf/vmlinux").unwrap_or_default())
+        .split(|&b| b == 0)
+        .any(|n| n == name.as_bytes())
 }
 
 /// Whether this kernel runs the owner walk (`iter/task_file` with
 /// `bpf_sock_from_file`, Linux 5.11).
 pub fn owner_walk() -> bool {
-    let btf = std::fs::read("/sys/kernel/btf/vmlinux").unwrap_or_default();
-    btf.split(|&b| b == 0).any(|n| n == b"bpf_iter__task_file") && release_at_least(5, 11)
+    btf_has("bpf_iter__task_file") && release_at_least(5, 11)
 }
 
 /// Whether the running kernel's release is at least `major.minor`.
@@ -83,9 +85,7 @@ fn release_at_least(major: u32, minor: u32) -> bool {
 /// Whether this kernel has the owner hook, `sock_recv_length` (Linux
 /// 6.3+), by its BTF tracepoint type.
 pub fn owner_hook() -> bool {
-    let btf = std::fs::read("/sys/kernel/btf/vmlinux").unwrap_or_default();
-    let names: std::collections::HashSet<&[u8]> = btf.split(|&b| b == 0).collect();
-    names.contains(&b"btf_trace_sock_recv_length"[..])
+    has_tracepoint("sock_recv_length")
 }
 
 /// The kernel links (`anon_inode:bpf_link`) among process `pid`'s open
