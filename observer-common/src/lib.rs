@@ -114,9 +114,19 @@ pub mod packet_stages {
     pub const LOOKUP: u32 = 2;
     /// Also the refresh of the flow's figures from `tcp_sock`.
     pub const REFRESH: u32 = 3;
-    /// Also the socket cookie, the segment's flags and the per-CPU sample
-    /// gate (observer-ebpf's `gate` module), nothing after it.
+    /// Also the reader and end-of-burst checks, the per-CPU sample gate
+    /// (observer-ebpf's `gate` module) and the stored sample's clocks,
+    /// nothing after them.
     pub const GATE: u32 = 4;
+    /// Also the socket cookie and the segment's flags, ACK and length
+    /// (from `TCP_SKB_CB`), nothing after them.
+    pub const COOKIE: u32 = 5;
+    /// Also this CPU's per-packet slot of the flow (a per-CPU array
+    /// access).
+    pub const SLOT: u32 = 6;
+    /// Also the arrival spacing (`bpf_ktime_get_ns`) and the delivery-rate
+    /// note.
+    pub const NOTES: u32 = 7;
 }
 /// Name of the read-only global that carries the flow map's max_entries.
 pub const GLOBAL_MAX_FLOWS: &str = "MAX_FLOWS";

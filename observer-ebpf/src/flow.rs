@@ -41,7 +41,13 @@ pub fn on_packet(sk: *const u8, skb: *const u8, stages: u32) {
     }
     let key = key_of(sk);
     let seg = Segment::of(sk, skb);
+    if stages == packet_stages::COOKIE {
+        return;
+    }
     let slot = packet_slot::of(key);
+    if stages == packet_stages::SLOT {
+        return;
+    }
     if let Some(slot) = slot {
         // SAFETY: this CPU's slot of the flow.
         unsafe {
@@ -52,6 +58,9 @@ pub fn on_packet(sk: *const u8, skb: *const u8, stages: u32) {
                 packet_slot::note_rate(slot, sk);
             }
         }
+    }
+    if stages == packet_stages::NOTES {
+        return;
     }
     // A data segment after the reader caught up or reopened the window
     // passes too: it stops the reader's clocks (`packet_slot::reader_moved`).

@@ -91,7 +91,7 @@ enum Cmd {
     },
     /// Overhead and scale benchmarks; writes docs/benchmarks.md and
     /// target/bench/results.json. Other arguments go to the runner (a
-    /// `--` before them is optional): --only peer,rr,throughput,agent,churn
+    /// `--` before them is optional): --only peer,rr,throughput,stages,agent,churn
     /// (its page goes to target/bench/benchmarks.md); --markdown FILE;
     /// --json FILE; --render JSON (rewrite the page from an earlier run,
     /// measuring nothing).

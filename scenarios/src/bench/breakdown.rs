@@ -1,8 +1,9 @@
-//! Where the per-packet program's time goes: a load (the one-stream
-//! transfer, or one request/response connection) with an empty program on
-//! the hook, then with `observer_tcp_probe` cut short after each of its
-//! stages (`observer_common::packet_stages`), the probes loaded in this
-//! process. Each stage's cost is the difference to the one before.
+//! Where the per-packet program's time goes: a load (bulk streams, or one
+//! request/response connection) with an empty program on the hook, then
+//! with `observer_tcp_probe` cut short after each of its stages
+//! (`observer_common::packet_stages`), the probes loaded in this process
+//! as the agent loads them. Each stage's cost is the difference to the one
+//! before.
 
 use anyhow::Context as _;
 use observer::kernel::{load::probe_config::ProbeConfig, probes::Probes};
@@ -27,90 +28,121 @@ pub struct StageCost {
 /// The load a breakdown runs under.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Load {
-    /// One bulk stream (iperf3), whose segments mostly pass the gate's
-    /// hold.
-    Bulk,
+    /// Bulk streams (iperf3), whose segments mostly meet the gate's hold.
+    Bulk(u32),
     /// One request/response connection, 64 bytes each way: every segment
     /// ends a burst.
     RequestResponse,
 }
 
-/// `program`'s kernel ns per hit over `secs` of `load` in `ns`.
-fn cost(ns: &Netns, load: Load, secs: u64, program: &str) -> anyhow::Result<f64> {
-    match load {
-        Load::Bulk => cost_during(ns, secs, 1, program),
-        Load::RequestResponse => {
-            let before = prog_costs(program);
-            super::rr::run(ns, 1, secs)?;
-            let ran = ran_between(&before, &prog_costs(program));
-            anyhow::ensure!(ran.hits > 0, "no runs of {program} during the transactions");
-            Ok(ran.ns as f64 / ran.hits as f64)
+/// The stages, cumulatively, in the program's order: what each adds.
+const STAGES: [(u32, &str); 8] = [
+    (packet_stages::CAST, "+ self-counter, bpf_skc_to_tcp_sock"),
+    (
+        packet_stages::COOKIE,
+        "+ socket cookie, the segment's flags, ACK and length",
+    ),
+    (
+        packet_stages::SLOT,
+        "+ this CPU's per-packet slot of the flow",
+    ),
+    (
+        packet_stages::NOTES,
+        "+ arrival spacing (bpf_ktime_get_ns), delivery-rate note",
+    ),
+    (
+        packet_stages::GATE,
+        "+ reader and end-of-burst checks, sample gate, stored clocks",
+    ),
+    (
+        packet_stages::LOOKUP,
+        "+ flow-map (LRU hash) lookup, for hits the gate lets through",
+    ),
+    (
+        packet_stages::REFRESH,
+        "+ refresh: ~35 tcp_sock loads, bpf_ktime_get_ns, map-value writes",
+    ),
+    (
+        packet_stages::ALL,
+        "+ the segment's effect from TCP_SKB_CB (the agent's program)",
+    ),
+];
+
+/// `program`'s kernel ns per hit over `secs` of `load` in `ns`, with
+/// `probes` (if any) read once a second meanwhile as the agent reads them:
+/// the poll-time read's walk is what lets the gate hold the ends of bursts.
+fn cost(
+    ns: &Netns,
+    load: Load,
+    secs: u64,
+    program: &str,
+    mut probes: Option<&mut Probes>,
+) -> anyhow::Result<f64> {
+    let before = prog_costs(program);
+    std::thread::scope(|scope| {
+        let run = scope.spawn(|| match load {
+            Load::Bulk(streams) => super::throughput::transfer(ns, secs, streams).map(|_| ()),
+            Load::RequestResponse => super::rr::run(ns, 1, secs).map(|_| ()),
+        });
+        let (mut active, mut closed) = (Vec::new(), Vec::new());
+        while !run.is_finished() {
+            if let Some(p) = probes.as_deref_mut() {
+                p.read(&mut active, &mut closed);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(200));
         }
-    }
+        run.join()
+            .map_err(|_| anyhow::anyhow!("the load's thread panicked"))?
+    })?;
+    let ran = ran_between(&before, &prog_costs(program));
+    anyhow::ensure!(ran.hits > 0, "no runs of {program} during the load");
+    Ok(ran.ns as f64 / ran.hits as f64)
 }
 
 /// Measures each stage over `secs` of `load` (kernel.bpf_stats_enabled
-/// must be on), on top of `floor`, the empty program's ns per hit (for
-/// the bulk load, what [`super::throughput::overhead`] measured for one
-/// stream; None: measured here first, on the same load).
+/// must be on), as the agent loads the programs (the poll-time read on,
+/// read every 200 ms from inside the load's namespace), after an empty
+/// program on the hook. `passes`
+/// passes over the stages, in turn (so that drift over the run falls on
+/// every stage alike); each stage's figure is its median over them.
 ///
 /// # Errors
 /// A load, attach or transfer failed.
-pub fn stages(load: Load, secs: u64, floor: Option<f64>) -> anyhow::Result<Vec<StageCost>> {
+pub fn stages(load: Load, secs: u64, passes: usize) -> anyhow::Result<Vec<StageCost>> {
     let ns = Netns::new("stages")?;
-    let floor = match floor {
-        Some(f) => f,
-        None => {
-            let attached = super::floor::Floor::attach().context("attaching the floor")?;
-            let f = cost(&ns, load, secs, super::floor::FLOOR_PROGRAM)?;
-            drop(attached);
-            f
+    let _inside = ns.enter()?;
+    let mut runs: Vec<Vec<f64>> = vec![Vec::new(); STAGES.len() + 1];
+    for _ in 0..passes.max(1) {
+        let attached = super::floor::Floor::attach().context("attaching the floor")?;
+        runs[0].push(cost(&ns, load, secs, super::floor::FLOOR_PROGRAM, None)?);
+        drop(attached);
+        for (i, (stage, _)) in STAGES.iter().enumerate() {
+            let mut probes = Probes::load(ProbeConfig {
+                object: observer::kernel::load::objects::Object(
+                    observer::kernel::load::objects::BENCH_OBJECT,
+                ),
+                packet_stages: *stage,
+                poll_read: true,
+                ..ProbeConfig::default()
+            })
+            .context("loading the probes")?;
+            runs[i + 1].push(cost(&ns, load, secs, "observer_tcp_pr", Some(&mut probes))?);
+            drop(probes);
         }
-    };
-    let mut rows = Vec::new();
-    rows.push((
-        "an empty program on tcp_probe (trampoline, run-time accounting)",
-        floor,
-    ));
-    for (stage, what) in [
-        (packet_stages::CAST, "+ self-counter, bpf_skc_to_tcp_sock"),
-        (
-            packet_stages::GATE,
-            "+ socket cookie, segment flags, per-CPU sample gate",
-        ),
-        (
-            packet_stages::LOOKUP,
-            "+ flow-map (LRU hash) lookup, for hits the gate lets through",
-        ),
-        (
-            packet_stages::REFRESH,
-            "+ refresh: ~35 tcp_sock loads, bpf_ktime_get_ns, map-value writes",
-        ),
-        (
-            packet_stages::ALL,
-            "+ the segment's effect from TCP_SKB_CB (the agent's program)",
-        ),
-    ] {
-        let probes = Probes::load(ProbeConfig {
-            object: observer::kernel::load::objects::Object(
-                observer::kernel::load::objects::BENCH_OBJECT,
-            ),
-            packet_stages: stage,
-            ..ProbeConfig::default()
-        })
-        .context("loading the probes")?;
-        rows.push((what, cost(&ns, load, secs, "observer_tcp_pr")?));
-        drop(probes);
     }
+    let names = std::iter::once("an empty program on tcp_probe (trampoline, run-time accounting)")
+        .chain(STAGES.iter().map(|(_, what)| *what));
     let mut out = Vec::new();
     let mut prev = 0.0;
-    for (what, v) in rows {
+    for (what, mut v) in names.zip(runs) {
+        v.sort_by(f64::total_cmp);
+        let median = v[v.len() / 2];
         out.push(StageCost {
             stage: what.to_string(),
-            ns_per_hit: v,
-            adds_ns: v - prev,
+            ns_per_hit: median,
+            adds_ns: median - prev,
         });
-        prev = v;
+        prev = median;
     }
     Ok(out)
 }

@@ -39,6 +39,50 @@ impl Netns {
     }
 }
 
+impl Netns {
+    /// Moves the calling thread into this namespace until the guard drops
+    /// (then back to the one it was in). The poll-time read walks the
+    /// namespace of the thread that runs it, as an agent started in the
+    /// namespace would.
+    ///
+    /// # Errors
+    /// A namespace could not be opened or entered.
+    pub fn enter(&self) -> anyhow::Result<Entered> {
+        let home = std::fs::File::open("/proc/thread-self/ns/net")
+            .context("opening this thread's network namespace")?;
+        let there = std::fs::File::open(format!("/var/run/netns/{}", self.name))
+            .with_context(|| format!("opening namespace {}", self.name))?;
+        setns(&there).with_context(|| format!("entering namespace {}", self.name))?;
+        Ok(Entered { home })
+    }
+}
+
+/// The calling thread inside a [`Netns`] ([`Netns::enter`]).
+pub struct Entered {
+    home: std::fs::File,
+}
+
+impl Drop for Entered {
+    fn drop(&mut self) {
+        if let Err(e) = setns(&self.home) {
+            eprintln!("bench: could not return to the first network namespace: {e}");
+        }
+    }
+}
+
+/// `setns(2)` of the calling thread into the network namespace `ns`.
+fn setns(ns: &std::fs::File) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd as _;
+    // SAFETY: a valid open descriptor of a namespace file; setns changes
+    // only the calling thread's namespace.
+    let r = unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
 impl Drop for Netns {
     fn drop(&mut self) {
         let _ = Command::new("ip")

@@ -290,11 +290,18 @@ impl Results {
                         .map(|t| &t.programs),
                 )
             };
-            let stages = match (kind, largest_steps(&self.stages_rr)) {
-                ("rr", steps) if !steps.is_empty() => format!(
-                    " On one request/response connection, where every segment ends a burst, \
-                     the per-packet program's largest steps: {steps}."
+            let (table, on) = match (kind, c.flows) {
+                ("rr", _) => (
+                    &self.stages_rr,
+                    "one request/response connection, where every segment ends a burst",
                 ),
+                (_, 1) => (&self.stages, "one stream"),
+                _ => (&self.stages_bulk4, "four streams"),
+            };
+            let stages = match largest_steps(table) {
+                steps if !steps.is_empty() && (kind != "rr" || c.flows == 1) => {
+                    format!(" On {on}, the per-packet program's largest steps: {steps}.")
+                }
                 _ => String::new(),
             };
             let floors = if c.floor_ns_per_run.is_empty() || c.peer_ns_per_run.median <= 0.0 {

@@ -102,6 +102,9 @@ pub struct Results {
     pub churn: Vec<ChurnStep>,
     /// The per-packet program's cost, stage by stage (one stream).
     pub stages: Vec<StageCost>,
+    /// The same on four streams.
+    #[serde(default)]
+    pub stages_bulk4: Vec<StageCost>,
     /// The same on one request/response connection, where every segment
     /// ends a burst.
     #[serde(default)]
@@ -195,6 +198,7 @@ impl Results {
         self.throughput_tables(&mut s);
         for (stages, load) in [
             (&self.stages, "one stream"),
+            (&self.stages_bulk4, "four streams"),
             (
                 &self.stages_rr,
                 "request/response, 1 connection: every segment ends a burst",

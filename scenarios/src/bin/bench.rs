@@ -44,6 +44,9 @@ enum Part {
     /// Request/response transactions (1 and 16 connections).
     Rr,
     Throughput,
+    /// Where the per-packet program's time goes, stage by stage (bulk at
+    /// 1 and 4 streams, request/response at 1 connection).
+    Stages,
     Agent,
     Churn,
 }
@@ -109,6 +112,7 @@ fn bench(cli: &Cli) -> anyhow::Result<()> {
         (Part::Peer, "peer"),
         (Part::Rr, "rr"),
         (Part::Throughput, "throughput"),
+        (Part::Stages, "stages"),
         (Part::Agent, "agent"),
         (Part::Churn, "churn"),
     ] {
@@ -129,6 +133,9 @@ fn bench(cli: &Cli) -> anyhow::Result<()> {
     }
     if runs(Part::Throughput) {
         measure_throughput(&mut r, rounds, secs)?;
+    }
+    if runs(Part::Stages) {
+        measure_stages(&mut r, if cli.quick { 1 } else { 3 }, secs)?;
     }
     if runs(Part::Agent) {
         measure_agent(&mut r, cli.quick)?;
@@ -161,8 +168,6 @@ fn measure_rr(r: &mut Results, rounds: usize, secs: u64) -> anyhow::Result<()> {
         }
         r.rr.push(o);
     }
-    eprintln!("bench: where the per-packet time goes on request/response, {secs} s per stage");
-    r.stages_rr = breakdown::stages(breakdown::Load::RequestResponse, secs, None)?;
     eprintln!(
         "bench: CPU per transaction at a fixed load, {} connections, {rounds} rounds of {secs} s",
         fixed_load::CONNECTIONS
@@ -173,8 +178,8 @@ fn measure_rr(r: &mut Results, rounds: usize, secs: u64) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// With/without throughput at 1 and 4 streams, then the per-packet cost
-/// stage by stage.
+/// With/without throughput at 1 and 4 streams, then the candidate
+/// flow-state lookups.
 fn measure_throughput(r: &mut Results, rounds: usize, secs: u64) -> anyhow::Result<()> {
     eprintln!("bench: throughput, 1 and 4 streams, {rounds} rounds of {secs} s each side");
     for streams in [1, 4] {
@@ -188,10 +193,30 @@ fn measure_throughput(r: &mut Results, rounds: usize, secs: u64) -> anyhow::Resu
         }
         r.throughput.push(o);
     }
-    eprintln!("bench: where the per-packet time goes, {secs} s per stage");
-    r.stages = breakdown::stages(breakdown::Load::Bulk, secs, Some(r.floor_ns_per_hit))?;
     eprintln!("bench: candidate flow-state lookups, {secs} s each");
     r.candidates = breakdown::candidates(secs, r.floor_ns_per_hit)?;
+    Ok(())
+}
+
+/// The per-packet program cut short after each stage: bulk at 1 and 4
+/// streams, request/response at 1 connection, `passes` passes of `secs`
+/// per stage.
+fn measure_stages(r: &mut Results, passes: usize, secs: u64) -> anyhow::Result<()> {
+    for (load, what) in [
+        (breakdown::Load::Bulk(1), "one stream"),
+        (breakdown::Load::Bulk(4), "four streams"),
+        (breakdown::Load::RequestResponse, "request/response"),
+    ] {
+        eprintln!(
+            "bench: where the per-packet time goes, {what}, {passes} pass(es) of {secs} s per stage"
+        );
+        let stages = breakdown::stages(load, secs, passes)?;
+        match load {
+            breakdown::Load::Bulk(1) => r.stages = stages,
+            breakdown::Load::Bulk(_) => r.stages_bulk4 = stages,
+            breakdown::Load::RequestResponse => r.stages_rr = stages,
+        }
+    }
     Ok(())
 }
 
