@@ -17,8 +17,9 @@
 //! read ([`poll`](crate::poll)): it re-samples every flow that moved since
 //! the last poll. So the gate may hold back the last segment or read before
 //! a flow goes quiet, with three exceptions ([`flow`](crate::flow) decides
-//! them around the gate): any SYN, FIN or RST and a segment that closes the
-//! receive window are always sampled; a segment that acknowledges
+//! them around the gate): any SYN, FIN or RST is always sampled, and a
+//! segment that closes the receive window unless this CPU's last sample of
+//! the flow left it closed; a segment that acknowledges
 //! everything sent (the end of a burst) or a read that drains the socket is
 //! sampled when the stored sample runs a clock it stops; and the read hook
 //! samples again whenever another process uses the socket.

@@ -153,6 +153,19 @@ pub unsafe fn reader_moved(slot: *mut PacketSlot, sk: Sk) -> bool {
     reader & CLOSED != 0 && crate::receive::has_room(crate::receive::window_left(sk, rcv_nxt), mss)
 }
 
+/// Whether this CPU's last full sample of the flow left its receive
+/// window closed (and no segment since found it open again: that one is
+/// sampled, [`reader_moved`]): the window-closed clock already runs, so a
+/// segment that closes the window again need not be sampled.
+///
+/// # Safety
+/// `slot` must be this CPU's slot of the flow.
+#[inline(always)]
+pub unsafe fn left_closed(slot: *const PacketSlot) -> bool {
+    // SAFETY: caller guarantees `slot`.
+    unsafe { (*slot).reader & CLOSED != 0 }
+}
+
 /// Records in this CPU's slot what the full sample `s` found of the
 /// reader: `lagging` (data waited unread when its segment arrived, before
 /// the segment's own bytes) and whether it leaves the window closed. So a
