@@ -14,7 +14,8 @@ use crate::{
     maps::count,
     packet_slot, poll,
     read::{Sk, load, off, u32_in_bytes},
-    refresh::refresh,
+    receive::Moved,
+    refresh::{refresh, refresh_moved},
     sock::{cc_name, key_of},
 };
 
@@ -70,22 +71,35 @@ pub fn on_packet(sk: *const u8, skb: *const u8, stages: u32) {
     // with each one (four loopback streams on two CPUs: 40% of segments
     // were sampled for it). Where another CPU's sample has since found the
     // window open, the clock starts at the flow's next sample instead (the
-    // gate's next jiffy on this CPU, a segment on another, the poll). A
-    // data segment after the reader caught up or
-    // reopened the window passes too: it stops the reader's clocks
-    // (`packet_slot::reader_moved`).
+    // gate's next jiffy on this CPU, a segment on another, the poll).
     let flagged = seg.flags & (TH_SYN | TH_FIN | TH_RST) != 0;
-    let settles = flagged
-        || (seg.closes_window(sk)
-            && !slot.is_some_and(|p| {
-                // SAFETY: this CPU's slot of the flow.
-                unsafe { packet_slot::left_closed(p) }
-            }))
-        || (seg.len > BARE_MAX
+    let closes = seg.closes_window(sk);
+    // The first data segment after the reader caught up or reopened the
+    // window (`packet_slot::reader_moved`) ends the reader's clocks. It
+    // closes the window again and passes, or it notes the move in the
+    // slot for the flow's next sample on this CPU (`note_moved`: with the
+    // window cycling, a pass for each reopen doubled the samples), or
+    // passes where one is noted already or reads go through the helper.
+    let moved = seg.len > BARE_MAX
+        && slot.is_some_and(|p| {
+            // SAFETY: this CPU's slot of the flow.
+            unsafe { packet_slot::reader_moved(p, sk) }
+        });
+    let mut settles = flagged
+        || (closes
+            && (moved
+                || !slot.is_some_and(|p| {
+                    // SAFETY: this CPU's slot of the flow.
+                    unsafe { packet_slot::left_closed(p) }
+                })));
+    if moved && !settles {
+        let noted = sk.direct()
             && slot.is_some_and(|p| {
-                // SAFETY: this CPU's slot of the flow.
-                unsafe { packet_slot::reader_moved(p, sk) }
-            }));
+                // SAFETY: this CPU's slot of the flow, its arrival noted.
+                unsafe { packet_slot::note_moved(p, sk, seg.in_order(sk)) }
+            });
+        settles = !noted;
+    }
     let ends_burst = !settles && seg.ends_burst(sk);
     // Without the poll-time read, as before it existed: a segment that
     // ends a burst passes without asking the gate (nor taking its slot).
@@ -110,7 +124,8 @@ pub fn on_packet(sk: *const u8, skb: *const u8, stages: u32) {
         }
         // SAFETY: `s` points into the flow map's value for this socket.
         unsafe {
-            refresh(s, sk);
+            let moved = slot.map_or(Moved::NONE, |p| packet_slot::take_moved(p));
+            refresh_moved(s, sk, moved);
             if stages == packet_stages::REFRESH {
                 return;
             }
@@ -418,7 +433,25 @@ impl Segment {
         left < (2 * mss) as i32
     }
 
-    /// `seq` and `end_seq`, read only for the segments the gate lets through.
+    /// The bytes this segment adds in order (payload, SYN and FIN: `end_seq
+    /// - seq` where `seq` is `rcv_nxt`), as `rcv_nxt` will advance; 0 out
+    /// of order or where `TCP_SKB_CB` cannot be found.
+    #[inline(always)]
+    fn in_order(&self, sk: Sk) -> u32 {
+        if self.cb.is_null() {
+            return 0;
+        }
+        let (seq, end_seq) = self.seq_range();
+        let consumed = end_seq.wrapping_sub(seq);
+        if consumed < (1 << 30) && seq == sk.get::<u32>(off!(rcv_nxt)) {
+            consumed
+        } else {
+            0
+        }
+    }
+
+    /// `seq` and `end_seq`, read only for the segments the gate lets through
+    /// or that note a reader's move.
     #[inline(always)]
     fn seq_range(&self) -> (u32, u32) {
         (

@@ -1,7 +1,8 @@
 //! The per-packet program's per-flow state on each CPU: one slot that
 //! holds the packet kind of the sample gate ([`crate::gate`]), the arrival
-//! spacing of data segments ([`crate::arrivals`]) and the fastest
-//! delivery-rate sample since the flow's last full sample. Everything the
+//! spacing of data segments ([`crate::arrivals`]), the fastest
+//! delivery-rate sample since the flow's last full sample, and what the
+//! reader did since then ([`note_moved`]). Everything the
 //! program does for every segment, before the gate, reads and writes this
 //! one slot: a per-CPU array access (no hashing, no cache line another CPU
 //! writes), not the flow map.
@@ -9,17 +10,20 @@
 //! A direct-mapped cache: slot `cookie % PACKET_SLOTS` of this CPU. A flow
 //! that finds another flow's cookie there takes the slot over, starting
 //! afresh (its next segment passes the gate; one arrival spacing is lost,
-//! and the other flow's sums not yet collected). A flow's segments normally
-//! arrive on one CPU (RSS/RPS steer a flow to one queue); the sums move
-//! into the flow's entry at its next full sample on the same CPU
-//! ([`collect`]).
+//! and the other flow's sums and reader's move not yet collected). A
+//! flow's segments normally arrive on one CPU (RSS/RPS steer a flow to one
+//! queue); the sums move into the flow's entry at its next full sample on
+//! the same CPU ([`collect`]).
 
 use aya_ebpf::{helpers::bpf_jiffies64, macros::map, maps::PerCpuArray};
 use observer_common::FlowSample;
 
-use crate::read::{Sk, off};
+use crate::{
+    read::{Sk, off},
+    receive::{self, Moved},
+};
 
-/// Slots per CPU (a power of two). Memory: 1024 x 48 bytes = 48 KiB per
+/// Slots per CPU (a power of two). Memory: 1024 x 80 bytes = 80 KiB per
 /// possible CPU.
 pub const PACKET_SLOTS: u32 = 1024;
 
@@ -48,10 +52,14 @@ pub struct PacketSlot {
     /// the kernel took a new delivery-rate sample since.
     pub delivered: u32,
     /// What the flow's last full sample on this CPU found of its reader
-    /// ([`LAGGING`], [`CLOSED`]): the next data segment is sampled past
-    /// the gate when the reader has since caught up or the window was
-    /// closed ([`reader_moved`]).
+    /// ([`LAGGING`], [`CLOSED`]): the next data segment notes when the
+    /// reader has since caught up or the window was closed and is open
+    /// again ([`reader_moved`], [`note_moved`]).
     pub reader: u32,
+    /// What the reader did, noted at the first data segment after it and
+    /// kept for the flow's next full sample on this CPU ([`note_moved`],
+    /// [`take_moved`]).
+    pub moved: Moved,
 }
 
 /// [`PacketSlot::reader`]: data waited unread when the segment of the last
@@ -61,7 +69,7 @@ pub const LAGGING: u32 = 1;
 /// closed by unread data (`receive::closed`).
 pub const CLOSED: u32 = 2;
 
-const _: () = assert!(core::mem::size_of::<PacketSlot>() == 48);
+const _: () = assert!(core::mem::size_of::<PacketSlot>() == 80);
 
 #[map(name = "PACKET_SLOTS")]
 static SLOTS: PerCpuArray<PacketSlot> = PerCpuArray::with_max_entries(PACKET_SLOTS, 0);
@@ -89,6 +97,7 @@ pub fn of(cookie: u64) -> Option<*mut PacketSlot> {
                 best: [0, 0],
                 delivered: 0,
                 reader: 0,
+                moved: Moved::NONE,
             };
         }
     }
@@ -126,13 +135,14 @@ pub unsafe fn note_rate(slot: *mut PacketSlot, sk: Sk) {
     }
 }
 
-/// Whether the data segment about to be processed must be sampled past
-/// the gate for what the reader did since the flow's last full sample on
-/// this CPU: the window was closed and is open again (the first segment
-/// after it reopened stops the window-closed clock), or data waited unread
-/// and now nothing does (`copied_seq == rcv_nxt`: the reader caught up, a
-/// catch-up to count). There is no hook on reads where the poll-time read runs: the
-/// sample finds when the reader caught up from the socket's last event
+/// Whether the reader moved since the flow's last full sample on this CPU,
+/// as the data segment about to be processed finds it: the window was
+/// closed and is open again (the window-closed clock stops), or data
+/// waited unread and now nothing does (`copied_seq == rcv_nxt`: the
+/// reader caught up, a catch-up to count). The segment is then sampled,
+/// or the move noted for the next sample ([`note_moved`]). There is no
+/// hook on reads where the poll-time read runs: the sample finds when the
+/// reader moved from the socket's last event
 /// (`receive::integrate_reader`).
 ///
 /// # Safety
@@ -150,7 +160,57 @@ pub unsafe fn reader_moved(slot: *mut PacketSlot, sk: Sk) -> bool {
     }
     // Open again: the reader's window update went out.
     let mss = u32::from(sk.get::<u16>(off!(rcv_mss)));
-    reader & CLOSED != 0 && crate::receive::has_room(crate::receive::window_left(sk, rcv_nxt), mss)
+    reader & CLOSED != 0 && receive::has_room(receive::window_left(sk, rcv_nxt), mss)
+}
+
+/// Notes in this CPU's slot that the reader moved ([`reader_moved`]) before
+/// the data segment about to be processed, which adds `consumed` in-order
+/// bytes and does not close the window: the flow's next full sample on
+/// this CPU splits its interval there ([`receive::integrate_reader`]), so
+/// this segment need not be sampled. The slot then holds what a sample
+/// here would have left in it ([`note_reader`]). False where a move is
+/// kept already (then the segment is sampled).
+///
+/// # Safety
+/// `slot` must be this CPU's slot of the flow of `sk`, the arrival noted
+/// ([`crate::arrivals::note`] set `last_ns`).
+#[inline(always)]
+pub unsafe fn note_moved(slot: *mut PacketSlot, sk: Sk, consumed: u32) -> bool {
+    // SAFETY: caller guarantees `slot`.
+    unsafe {
+        if (*slot).moved.seg_ns != 0 {
+            return false;
+        }
+        let seg_ns = (*slot).last_ns;
+        let at = sk.get::<u64>(off!(tcp_mstamp)).wrapping_mul(1000);
+        let rcv_nxt: u32 = sk.get(off!(rcv_nxt));
+        let unread = receive::unread(sk, rcv_nxt);
+        (*slot).moved = Moved {
+            at_ns: if at != 0 && at < seg_ns { at } else { seg_ns },
+            seg_ns,
+            unread,
+            left: receive::window_left(sk, rcv_nxt),
+            consumed,
+            _pad: 0,
+        };
+        (*slot).reader = u32::from(unread != 0) * LAGGING;
+    }
+    true
+}
+
+/// Takes what [`note_moved`] kept in this CPU's slot, for the full sample
+/// about to be taken ([`Moved::NONE`] if nothing).
+///
+/// # Safety
+/// `slot` must be this CPU's slot of the flow.
+#[inline(always)]
+pub unsafe fn take_moved(slot: *mut PacketSlot) -> Moved {
+    // SAFETY: caller guarantees `slot`.
+    unsafe {
+        let m = (*slot).moved;
+        (*slot).moved = Moved::NONE;
+        m
+    }
 }
 
 /// Whether this CPU's last full sample of the flow left its receive
@@ -180,7 +240,7 @@ pub unsafe fn left_closed(slot: *const PacketSlot) -> bool {
 pub unsafe fn note_reader(slot: *mut PacketSlot, s: *const FlowSample, lagging: bool) {
     // SAFETY: caller guarantees both.
     unsafe {
-        let closed = crate::receive::closed(s);
+        let closed = receive::closed(s);
         (*slot).reader = (u32::from(lagging) * LAGGING) | (u32::from(closed) * CLOSED);
     }
 }

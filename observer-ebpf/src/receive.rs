@@ -83,6 +83,51 @@ pub fn window_left(sk: Sk, rcv_nxt: u32) -> u32 {
     ahead(edge, rcv_nxt)
 }
 
+/// What the reader did since a flow's last full sample on one CPU, as
+/// the first data segment after it found it (the reader caught up, or the
+/// window it had closed is open again; [`crate::packet_slot::note_moved`]):
+/// kept for the flow's next sample there instead of a full sample at that
+/// segment. All zero: nothing kept.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct Moved {
+    /// When the reader moved: the socket's last event before the segment
+    /// (`tcp_mstamp`, monotonic ns; see [`integrate_reader`]).
+    pub at_ns: u64,
+    /// When the segment arrived (monotonic ns).
+    pub seg_ns: u64,
+    /// Bytes unread from the reader's move until the segment
+    /// (`rcv_nxt - copied_seq`).
+    pub unread: u32,
+    /// Room left in the window then (bytes; [`window_left`]).
+    pub left: u32,
+    /// In-order bytes the segment adds to both (payload, SYN and FIN).
+    pub consumed: u32,
+    /// Explicit padding.
+    pub _pad: u32,
+}
+
+const _: () = assert!(core::mem::size_of::<Moved>() == 32);
+
+impl Moved {
+    /// Nothing kept.
+    pub const NONE: Moved = Moved {
+        at_ns: 0,
+        seg_ns: 0,
+        unread: 0,
+        left: 0,
+        consumed: 0,
+        _pad: 0,
+    };
+}
+
+/// Bytes received in order and not yet read at `rcv_nxt` (`rcv_nxt -
+/// copied_seq`, as `tcp_inq()` counts them).
+#[inline(always)]
+pub fn unread(sk: Sk, rcv_nxt: u32) -> u32 {
+    ahead(rcv_nxt, sk.get(off!(copied_seq)))
+}
+
 /// [`integrate`] over the interval from `prev` to `now` (monotonic ns),
 /// split where the reader caught up within it. The stored sample `s` may
 /// count data waiting unread, or the window closed, that a read then
@@ -97,12 +142,32 @@ pub fn window_left(sk: Sk, rcv_nxt: u32) -> u32 {
 /// is stamped late, by at most that gap. Direct reads only (a load-time
 /// constant: with helper reads the interval is charged whole).
 ///
+/// `moved` (from the per-packet hook's slot; [`Moved::NONE`] elsewhere),
+/// when it falls within the interval, gives the split as a full sample at
+/// its segment would have: the stored figures up to the reader's move
+/// (counting a catch-up there), the unread bytes and room the segment
+/// found from then, and the segment's own bytes added from its arrival.
+///
 /// # Safety
 /// `s` must be valid for reads and writes; `prev < now`.
 #[inline(always)]
-pub unsafe fn integrate_reader(s: *mut FlowSample, sk: Sk, prev: u64, now: u64) {
+pub unsafe fn integrate_reader(s: *mut FlowSample, sk: Sk, prev: u64, now: u64, moved: Moved) {
     // SAFETY: caller guarantees `s`.
     unsafe {
+        let m = moved;
+        if m.at_ns > prev && m.at_ns <= m.seg_ns && m.seg_ns < now {
+            integrate(s, m.at_ns - prev);
+            if m.unread == 0 && (*s).unread != 0 {
+                (*s).reader_drains = (*s).reader_drains.wrapping_add(1);
+            }
+            (*s).unread = m.unread;
+            (*s).rcv_wnd_left = m.left;
+            integrate(s, m.seg_ns - m.at_ns);
+            (*s).unread = m.unread.saturating_add(m.consumed);
+            (*s).rcv_wnd_left = m.left.saturating_sub(m.consumed);
+            integrate(s, now - m.seg_ns);
+            return;
+        }
         if sk.direct() && ((*s).unread != 0 || closed(s)) {
             let rcv_nxt: u32 = sk.get(off!(rcv_nxt));
             let unread = ahead(rcv_nxt, sk.get(off!(copied_seq)));

@@ -25,8 +25,19 @@ const SOCK_NOSPACE: u32 = 2;
 #[inline(always)]
 pub unsafe fn refresh(s: *mut FlowSample, sk: Sk) {
     // SAFETY: caller guarantees `s`.
+    unsafe { refresh_moved(s, sk, receive::Moved::NONE) }
+}
+
+/// [`refresh`], with what the reader did since this CPU's last sample of
+/// the flow (see [`receive::integrate_reader`]).
+///
+/// # Safety
+/// `s` must point into the flow map.
+#[inline(always)]
+pub unsafe fn refresh_moved(s: *mut FlowSample, sk: Sk, moved: receive::Moved) {
+    // SAFETY: caller guarantees `s`.
     unsafe {
-        fill(s, sk);
+        fill_moved(s, sk, moved);
         crate::journal::note(s);
     }
 }
@@ -38,6 +49,16 @@ pub unsafe fn refresh(s: *mut FlowSample, sk: Sk) {
 /// `s` must be valid for reads and writes.
 #[inline(always)]
 pub unsafe fn fill(s: *mut FlowSample, sk: Sk) {
+    // SAFETY: caller guarantees `s`.
+    unsafe { fill_moved(s, sk, receive::Moved::NONE) }
+}
+
+/// [`fill`], with `moved` as in [`refresh_moved`].
+///
+/// # Safety
+/// `s` must be valid for reads and writes.
+#[inline(always)]
+unsafe fn fill_moved(s: *mut FlowSample, sk: Sk, moved: receive::Moved) {
     let now = unsafe { bpf_ktime_get_ns() };
     let cwnd: u32 = sk.get(off!(snd_cwnd));
     let packets_out: u32 = sk.get(off!(packets_out));
@@ -105,7 +126,7 @@ pub unsafe fn fill(s: *mut FlowSample, sk: Sk) {
             }
         }
         if prev != 0 && now > prev {
-            receive::integrate_reader(s, sk, prev, now);
+            receive::integrate_reader(s, sk, prev, now, moved);
         }
         receive::receiver(s, sk, now);
         (*s).cwnd_limited = limited as u8;
