@@ -442,12 +442,7 @@ impl Segment {
             return 0;
         }
         let (seq, end_seq) = self.seq_range();
-        let consumed = end_seq.wrapping_sub(seq);
-        if consumed < (1 << 30) && seq == sk.get::<u32>(off!(rcv_nxt)) {
-            consumed
-        } else {
-            0
-        }
+        in_order(seq, end_seq, sk.get(off!(rcv_nxt)))
     }
 
     /// `seq` and `end_seq`, read only for the segments the gate lets through
@@ -575,17 +570,30 @@ unsafe fn carry_forward(s: *mut FlowSample, sk: Sk, seg: &Segment) {
             }
             (*s).last_rx_ns = now;
         }
-        let rcv_nxt: u32 = sk.get(off!(rcv_nxt));
-        if consumed != 0 && consumed < (1 << 30) && seq == rcv_nxt {
-            if consumed > u32::from(flags & TH_FIN != 0) {
+        let added = in_order(seq, end_seq, sk.get(off!(rcv_nxt)));
+        if added != 0 {
+            if added > u32::from(flags & TH_FIN != 0) {
                 // In-order payload: tcp_event_data_recv() stamps lrcvtime.
                 (*s).lrcvtime = (*s).jiffies as u32;
             }
-            (*s).bytes_received += u64::from(consumed);
+            (*s).bytes_received += u64::from(added);
             // In order, it waits for the reader too (FIN included, as in
             // rcv_nxt - copied_seq), and takes its room in the window.
-            (*s).unread = (*s).unread.saturating_add(consumed);
-            (*s).rcv_wnd_left = (*s).rcv_wnd_left.saturating_sub(consumed);
+            (*s).unread = (*s).unread.saturating_add(added);
+            (*s).rcv_wnd_left = (*s).rcv_wnd_left.saturating_sub(added);
         }
+    }
+}
+
+/// The bytes a segment from `seq` to `end_seq` adds in order at `rcv_nxt`
+/// (payload plus SYN and FIN, as `rcv_nxt` will advance): 0 out of order,
+/// or for a span over 1 GB (a torn read, not a segment).
+#[inline(always)]
+fn in_order(seq: u32, end_seq: u32, rcv_nxt: u32) -> u32 {
+    let consumed = end_seq.wrapping_sub(seq);
+    if seq == rcv_nxt && consumed < (1 << 30) {
+        consumed
+    } else {
+        0
     }
 }

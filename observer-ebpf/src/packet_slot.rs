@@ -182,7 +182,7 @@ pub unsafe fn note_moved(slot: *mut PacketSlot, sk: Sk, consumed: u32) -> bool {
             return false;
         }
         let seg_ns = (*slot).last_ns;
-        let at = sk.get::<u64>(off!(tcp_mstamp)).wrapping_mul(1000);
+        let at = receive::last_event_ns(sk);
         let rcv_nxt: u32 = sk.get(off!(rcv_nxt));
         let unread = receive::unread(sk, rcv_nxt);
         (*slot).moved = Moved {
@@ -214,8 +214,9 @@ pub unsafe fn take_moved(slot: *mut PacketSlot) -> Moved {
 }
 
 /// Whether this CPU's last full sample of the flow left its receive
-/// window closed (and no segment since found it open again: that one is
-/// sampled, [`reader_moved`]): the window-closed clock already runs, so a
+/// window closed (and no segment since found it open again: that one
+/// noted the move, [`note_moved`], or was sampled): the window-closed
+/// clock already runs, so a
 /// segment that closes the window again need not be sampled.
 ///
 /// # Safety

@@ -121,6 +121,13 @@ impl Moved {
     };
 }
 
+/// The socket's last event (`tcp_mstamp`, µs, as monotonic ns): where a
+/// reader's move is taken to be ([`integrate_reader`]).
+#[inline(always)]
+pub fn last_event_ns(sk: Sk) -> u64 {
+    sk.get::<u64>(off!(tcp_mstamp)).wrapping_mul(1000)
+}
+
 /// Bytes received in order and not yet read at `rcv_nxt` (`rcv_nxt -
 /// copied_seq`, as `tcp_inq()` counts them).
 #[inline(always)]
@@ -174,7 +181,7 @@ pub unsafe fn integrate_reader(s: *mut FlowSample, sk: Sk, prev: u64, now: u64, 
             let left = window_left(sk, rcv_nxt);
             let drained = unread == 0 && (*s).unread != 0;
             let reopened = closed(s) && has_room(left, (*s).rcv_mss);
-            let at = sk.get::<u64>(off!(tcp_mstamp)).wrapping_mul(1000);
+            let at = last_event_ns(sk);
             if (drained || reopened) && at > prev && at < now {
                 integrate(s, at - prev);
                 if drained {
