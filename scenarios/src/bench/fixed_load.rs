@@ -12,9 +12,10 @@
 use anyhow::Context as _;
 
 use super::{
-    Stat, alternate,
+    Stat,
     env::{Agent, Netns},
-    rr,
+    peer::Peer,
+    per_round, rotate, rr,
 };
 
 /// Connections carrying the fixed load.
@@ -47,6 +48,17 @@ pub struct FixedLoad {
     /// Busy share of all CPUs in the runs without observer (0 to 1).
     #[serde(default)]
     pub busy_without: Stat,
+    /// CPU per transaction with the bench's peer attached instead (the
+    /// one-map bpftrace counter, [`super::peer::PEER_SCRIPT`]) / without,
+    /// per round: what the peer costs where users feel it. Its classic
+    /// tracepoint copies the socket's fields into the trace record
+    /// (`TP_fast_assign`) before its program runs, outside the run time
+    /// the peer ratio counts; here that copy is counted on its side.
+    #[serde(default)]
+    pub peer_ratio: Stat,
+    /// CPU per transaction with the peer attached (µs).
+    #[serde(default)]
+    pub peer_us: Stat,
 }
 
 /// Busy CPU time of the whole machine so far (s): the aggregate `cpu` line
@@ -101,42 +113,50 @@ fn paced(ns: &Netns, secs: u64, pace: f64) -> anyhow::Result<Paced> {
     })
 }
 
-/// Calibrates the load (one unpaced run without observer), then alternates
-/// paced runs with and without the agent over `rounds` rounds of `secs`,
-/// with the A/A control.
+/// Calibrates the load (one unpaced run without observer), then rotates
+/// four paced runs over `rounds` rounds of `secs`: with the agent, without
+/// it twice (the second is the A/A control), and with the bench's peer.
 ///
 /// # Errors
-/// The agent or a run failed.
+/// The agent, the peer or a run failed.
 pub fn overhead(rounds: usize, secs: u64) -> anyhow::Result<FixedLoad> {
     let ns = Netns::new("fixed")?;
     let max = rr::run(&ns, CONNECTIONS, secs)?.per_s;
     let offered = max * LOAD_SHARE;
     let pace = offered / CONNECTIONS as f64;
     let (mut achieved, mut busy) = (Vec::new(), Vec::new());
-    let a = alternate(
-        rounds,
-        || {
+    let sides = rotate(rounds, 4, |side| match side {
+        0 => {
             let agent = Agent::start_in(Some(&ns), &["--poll-read", "on"])?;
             let p = paced(&ns, secs, pace)?;
             drop(agent);
             achieved.push(p.per_s / offered);
             Ok(p.us)
-        },
-        || {
+        }
+        3 => {
+            let peer = Peer::attach()?;
+            let p = paced(&ns, secs, pace)?;
+            drop(peer);
+            Ok(p.us)
+        }
+        _ => {
             let p = paced(&ns, secs, pace)?;
             busy.push(p.busy);
             Ok(p.us)
-        },
-    )?;
+        }
+    })?;
+    let [with, without, again, peer] = [&sides[0], &sides[1], &sides[2], &sides[3]];
     Ok(FixedLoad {
         connections: CONNECTIONS as u32,
         offered_per_s: offered,
-        ratio: Stat::of(&a.ratios),
-        aa_ratio: Stat::of(&a.aa),
-        without_us: Stat::of(&a.without),
-        with_us: Stat::of(&a.with),
+        ratio: Stat::of(&per_round(with, without)),
+        aa_ratio: Stat::of(&per_round(again, without)),
+        without_us: Stat::of(without),
+        with_us: Stat::of(with),
         achieved: Stat::of(&achieved),
         busy_without: Stat::of(&busy),
+        peer_ratio: Stat::of(&per_round(peer, without)),
+        peer_us: Stat::of(peer),
     })
 }
 

@@ -22,13 +22,23 @@ pub struct Floor {
 /// Name of the empty program, as the kernel lists it.
 pub const FLOOR_PROGRAM: &str = "bench_floor";
 
-/// The empty programs on each hook observer's hot path takes: program and
-/// tracepoint. The kernel lists them by the first 15 characters of the
-/// name (`bench_floor`, `bench_floor_rea`).
-pub const FLOORS: &[(&str, &str)] = &[
-    ("bench_floor", "tcp_probe"),
-    ("bench_floor_read", "sock_recv_length"),
+/// The empty programs on each hook observer's hot path may take: program,
+/// tracepoint, and observer's own program there. The kernel lists programs
+/// by the first 15 characters of the name (`bench_floor`,
+/// `bench_floor_rea`, `observer_recv_l`).
+pub const FLOORS: &[(&str, &str, &str)] = &[
+    ("bench_floor", "tcp_probe", "observer_tcp_probe"),
+    (
+        "bench_floor_read",
+        "sock_recv_length",
+        "observer_recv_length",
+    ),
 ];
+
+/// The first 15 characters of a program's name: what the kernel keeps.
+pub fn kept(name: &str) -> String {
+    name.chars().take(15).collect()
+}
 
 /// The candidate flow-state lookups (observer-ebpf's `candidates`), each a
 /// program on `tcp_probe`: name, and what it does.

@@ -81,22 +81,47 @@ pub fn alternate(
     mut with: impl FnMut() -> anyhow::Result<f64>,
     mut without: impl FnMut() -> anyhow::Result<f64>,
 ) -> anyhow::Result<Alternated> {
-    let mut a = Alternated::default();
+    let sides = rotate(rounds, 3, |side| if side == 0 { with() } else { without() })?;
+    Ok(Alternated {
+        ratios: per_round(&sides[0], &sides[1]),
+        aa: per_round(&sides[2], &sides[1]),
+        with: sides[0].clone(),
+        without: sides[1].clone(),
+    })
+}
+
+/// `a / b` round by round (0 where `b` is 0).
+pub fn per_round(a: &[f64], b: &[f64]) -> Vec<f64> {
+    a.iter()
+        .zip(b)
+        .map(|(a, b)| if *b > 0.0 { a / b } else { 0.0 })
+        .collect()
+}
+
+/// Runs `rounds` rounds of `sides` measurements (`run(side)`, side 0 to
+/// `sides - 1`), starting each round one side later than the last so that
+/// drift over the run favours no side. Returns each side's measurements,
+/// round by round.
+///
+/// # Errors
+/// The first measurement that failed.
+pub fn rotate(
+    rounds: usize,
+    sides: usize,
+    mut run: impl FnMut(usize) -> anyhow::Result<f64>,
+) -> anyhow::Result<Vec<Vec<f64>>> {
+    let mut out = vec![Vec::with_capacity(rounds); sides];
     for round in 0..rounds {
-        let (mut w, mut wo, mut wo2) = (0.0, 0.0, 0.0);
-        for i in 0..3 {
-            match (i + round) % 3 {
-                0 => w = with()?,
-                1 => wo = without()?,
-                _ => wo2 = without()?,
-            }
+        let mut this = vec![0.0; sides];
+        for i in 0..sides {
+            let side = (i + round) % sides;
+            this[side] = run(side)?;
         }
-        a.with.push(w);
-        a.without.push(wo);
-        a.ratios.push(if wo > 0.0 { w / wo } else { 0.0 });
-        a.aa.push(if wo > 0.0 { wo2 / wo } else { 0.0 });
+        for (side, v) in out.iter_mut().zip(this) {
+            side.push(v);
+        }
     }
-    Ok(a)
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -118,6 +143,20 @@ mod tests {
         assert_eq!(a.without, [2.0, 4.0, 9.0]);
         assert_eq!(a.ratios, [0.5, 1.5, 8.0 / 9.0]);
         assert_eq!(a.aa, [1.5, 1.25, 7.0 / 9.0]);
+    }
+
+    #[test]
+    fn rotation_starts_each_round_one_side_later() {
+        let order = std::cell::RefCell::new(Vec::new());
+        let sides = rotate(3, 4, |side| {
+            order.borrow_mut().push(side);
+            Ok(side as f64 * 10.0 + order.borrow().len() as f64)
+        })
+        .unwrap();
+        assert_eq!(*order.borrow(), [0, 1, 2, 3, 1, 2, 3, 0, 2, 3, 0, 1]);
+        assert_eq!(sides[0], [1.0, 8.0, 11.0]);
+        assert_eq!(sides[3], [34.0, 37.0, 40.0]);
+        assert_eq!(per_round(&[2.0, 3.0], &[4.0, 0.0]), [0.5, 0.0]);
     }
 
     #[test]

@@ -309,7 +309,7 @@ impl Results {
             } else {
                 let f = c.floors_ns_per_segment.median;
                 format!(
-                    " Empty programs on observer's two hooks cost {f:.0} ns per segment over the \
+                    " Empty programs on the hooks observer ran cost {f:.0} ns per segment over the \
                      same load ({} ns per run): with nothing in them observer's programs would \
                      stand at {:.2} of the peer, and its own work above them is {:.0} ns per \
                      segment.",
@@ -318,11 +318,26 @@ impl Results {
                     c.observer_ns_per_segment.median - f,
                 )
             };
+            let felt = match &self.fixed_load {
+                Some(f) if kind == "rr" && f.peer_ratio.n > 0 => format!(
+                    " Where the host's CPU counts both (the fixed-load table: CPU per \
+                     transaction, the tracepoint's copy and the agent included), observer cost \
+                     {:.3} of the CPU without it and the counter {:.3} ({:.1} and {:.1} µs a \
+                     transaction against {:.1}).",
+                    f.ratio.median,
+                    f.peer_ratio.median,
+                    f.with_us.median,
+                    f.peer_us.median,
+                    f.without_us.median,
+                ),
+                _ => String::new(),
+            };
             n.push(format!(
                 "- **Programs per segment over the bpftrace peer, {what}: missed by {:.2}** \
                  (median {:.2}, rounds {:.2}-{:.2}, against {TARGET_PEER_RATIO}): {:.0} ns of \
                  observer's programs per segment against the peer's {:.0} ns per run.{floors} \
-                 That load's section shows where the time goes; the largest shares: {}.{stages}",
+                 That load's section shows where the time goes; the largest shares: \
+                 {}.{stages}{felt}",
                 c.ratio.median - TARGET_PEER_RATIO,
                 c.ratio.median,
                 c.ratio.min,

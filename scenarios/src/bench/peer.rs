@@ -132,12 +132,14 @@ pub struct PeerComparison {
     /// name the kernel keeps. Empty in results written before it was kept.
     #[serde(default)]
     pub programs: BTreeMap<String, f64>,
-    /// The floors under observer's side: empty programs on its per-packet
-    /// and per-read hooks ([`super::floor::FLOORS`]), attached alone over
-    /// the same load, their run time summed over the runs of the
-    /// per-packet one (ns per segment), per round. What observer's
-    /// programs would cost with nothing in them; 0 in results written
-    /// before it was measured.
+    /// The floors under observer's side: empty programs on the hooks
+    /// where observer ran a program in the same round (of
+    /// [`super::floor::FLOORS`]: the per-packet hook, and the per-read one
+    /// only where observer attached it), attached alone over the same
+    /// load, their run time summed over the runs of the per-packet one
+    /// (ns per segment), per round. What observer's programs would cost
+    /// with nothing in them; 0 in results written before it was measured.
+    /// Results before 2026-12-06 summed both hooks whatever observer ran.
     #[serde(default)]
     pub floors_ns_per_segment: Stat,
     /// Each empty program's run time per run of its own (ns), median over
@@ -185,24 +187,41 @@ fn observer_side(
 }
 
 /// One load with only the empty programs of [`super::floor::FLOORS`]
-/// attached: their run time summed per segment (ns, over the per-packet
-/// floor's runs), and each one's ns per run of its own.
+/// attached: each one's run time over the per-packet floor's runs (ns per
+/// segment), and its ns per run of its own, by the name the kernel keeps.
 fn floors_side(
     load: &mut dyn FnMut() -> anyhow::Result<()>,
-) -> anyhow::Result<(f64, BTreeMap<String, f64>)> {
-    let floors = super::floor::Floor::attach_programs(super::floor::FLOORS)
-        .context("attaching the empty programs")?;
+) -> anyhow::Result<(BTreeMap<String, f64>, BTreeMap<String, f64>)> {
+    let hooks: Vec<_> = super::floor::FLOORS.iter().map(|f| (f.0, f.1)).collect();
+    let floors =
+        super::floor::Floor::attach_programs(&hooks).context("attaching the empty programs")?;
     let ran = costs_over("bench_floor", load)?;
     drop(floors);
     let segments = ran.get(super::floor::FLOOR_PROGRAM).map_or(0, |c| c.hits);
     anyhow::ensure!(segments > 0, "the empty program on tcp_probe did not run");
-    let total = ran.values().map(|c| c.ns).sum::<u64>() as f64 / segments as f64;
+    let per_segment = ran
+        .iter()
+        .map(|(name, c)| (name.clone(), c.ns as f64 / segments as f64))
+        .collect();
     let per_run = ran
         .into_iter()
         .filter(|(_, c)| c.hits > 0)
         .map(|(name, c)| (name, c.ns as f64 / c.hits as f64))
         .collect();
-    Ok((total, per_run))
+    Ok((per_segment, per_run))
+}
+
+/// The floors under one round of observer's side `ours` (its programs' ns
+/// per segment, by kept name): the empty programs' ns per segment summed
+/// over the hooks where observer's side ran a program (by default no read
+/// hook runs: the poll-time walks replace it).
+fn floors_under(ours: &Round, floors: &BTreeMap<String, f64>) -> f64 {
+    use super::floor::{FLOORS, kept};
+    FLOORS
+        .iter()
+        .filter(|(_, _, observer)| ours.get(&kept(observer)).is_some_and(|ns| *ns > 0.0))
+        .filter_map(|(floor, _, _)| floors.get(&kept(floor)))
+        .sum()
 }
 
 /// One load with the peer attached: its ns per run.
@@ -244,7 +263,7 @@ pub fn compare(
         let (Some(o), Some(p), Some((f, per_run))) = (o, p, f) else {
             anyhow::bail!("a side of round {round} did not run");
         };
-        floors.push(f);
+        floors.push(floors_under(&o, &f));
         for (name, v) in per_run {
             by_floor.entry(name).or_default().push(v);
         }

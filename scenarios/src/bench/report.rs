@@ -296,11 +296,14 @@ impl Results {
             "\n## observer against a one-map bpftrace counter (the same loads, rounds alternated)\n\n\
              The peer: `bpftrace -e '{}'`. observer's side: every observer program's run time \
              over the load divided by the segments `observer_tcp_probe` saw. The floors: empty \
-             programs on the same two hooks (`tcp_probe`, per segment; `sock_recv_length`, per \
-             receive call), attached alone over the same load in a third side of each round, \
-             their run time over the segments: what observer's programs would cost with \
-             nothing in them. The peer pays one floor (its hook's) for every segment; observer \
-             pays two where each segment is read by its own receive call.\n\n",
+             programs on the hooks observer's hot path may take (`tcp_probe`, per segment; \
+             `sock_recv_length`, per receive call), attached alone over the same load in a \
+             third side of each round; each round counts those where observer ran a program \
+             (the read hook only where no poll-time walk replaces it), their run time over the \
+             segments: what observer's programs would cost with nothing in them. The peer's \
+             classic tracepoint copies the socket's fields into a trace record before its \
+             program runs, outside the run time counted here; observer's BTF tracepoint reads \
+             them inside its program (the CPU-per-transaction table counts both).\n\n",
             super::peer::PEER_SCRIPT
         ));
         table(
@@ -365,7 +368,10 @@ impl Results {
             s.push_str(&format!(
                 "\n### CPU per transaction at a fixed offered load ({} paced connections, \
                  {:.0} transactions/s: {:.0}% of an unpaced run without observer; the whole \
-                 machine's busy time, the agent's included)\n\n",
+                 machine's busy time, the agent's included). A fourth side attaches the \
+                 one-map bpftrace counter instead of observer: its classic tracepoint copies \
+                 the socket's fields into a trace record before the program runs, which the \
+                 programs' run time above leaves out and this counts.\n\n",
                 f.connections,
                 f.offered_per_s,
                 super::fixed_load::LOAD_SHARE * 100.0
@@ -373,13 +379,24 @@ impl Results {
             table(
                 s,
                 "with/without (median, min-max) | A/A: without/without (median, min-max) | \
-                 without (µs of CPU per transaction) | with (µs) | made/offered with observer | \
-                 CPUs busy without observer",
+                 the bpftrace counter attached/without (median, min-max) | \
+                 without (µs of CPU per transaction) | with (µs) | the counter (µs) | \
+                 made/offered with observer | CPUs busy without observer",
                 [vec![
                     spread(&f.ratio, 3),
                     spread(&f.aa_ratio, 3),
+                    if f.peer_ratio.n > 0 {
+                        spread(&f.peer_ratio, 3)
+                    } else {
+                        "-".into()
+                    },
                     format!("{:.1}", f.without_us.median),
                     format!("{:.1}", f.with_us.median),
+                    if f.peer_us.n > 0 {
+                        format!("{:.1}", f.peer_us.median)
+                    } else {
+                        "-".into()
+                    },
                     format!("{:.3}", f.achieved.median),
                     format!("{:.0}%", f.busy_without.median * 100.0),
                 ]],
@@ -477,10 +494,10 @@ pub(super) fn floors(per_run: &std::collections::BTreeMap<String, f64>) -> Strin
     }
     super::floor::FLOORS
         .iter()
-        .filter_map(|(program, hook)| {
-            // The kernel keeps 15 characters of a program's name.
-            let kept: String = program.chars().take(15).collect();
-            per_run.get(&kept).map(|ns| format!("{hook} {ns:.0}"))
+        .filter_map(|(program, hook, _)| {
+            per_run
+                .get(&super::floor::kept(program))
+                .map(|ns| format!("{hook} {ns:.0}"))
         })
         .collect::<Vec<_>>()
         .join(", ")

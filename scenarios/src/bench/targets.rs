@@ -122,6 +122,20 @@ impl Results {
                 ),
             ),
             (
+                "CPU per request/response transaction at a fixed load, the bpftrace counter \
+                 attached/without",
+                format!(
+                    "{:.3}",
+                    self.fixed_load
+                        .as_ref()
+                        .map_or(0.0, |f| f.peer_ratio.median)
+                ),
+                "-".into(),
+                Judgement::untargeted(
+                    rr && self.fixed_load.as_ref().is_some_and(|f| f.peer_ratio.n > 0),
+                ),
+            ),
+            (
                 "request/response transactions/s with/without, 1 connection",
                 format!("{:.3}", self.rr_ratio_1),
                 format!(">= {TARGET_RR_RATIO}"),
