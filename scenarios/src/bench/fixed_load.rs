@@ -61,6 +61,52 @@ pub struct FixedLoad {
     pub peer_us: Stat,
 }
 
+/// The CPUs' busy share without observer (0 to 1) above which the load
+/// was not fixed: pacing and the load's own work left no headroom, and
+/// CPU per transaction no longer resolves what observer adds.
+pub const BUSY_MAX: f64 = 0.8;
+
+/// What the comparison can tell, in a sentence from its own figures:
+/// whether observer's ratio and the counter's lie within the A/A
+/// control's spread (this run cannot tell them from running neither),
+/// and a warning where the CPUs were too busy for the load to be fixed.
+pub fn reading(f: &FixedLoad) -> String {
+    let (lo, hi) = (f.aa_ratio.min, f.aa_ratio.max);
+    let within = |r: f64| (lo..=hi).contains(&r);
+    let mut parts = vec![format!(
+        "The A/A control spread {lo:.3}-{hi:.3} here: a median inside that range cannot be told \
+         from running neither. observer's median {:.3} lies {} it",
+        f.ratio.median,
+        if within(f.ratio.median) {
+            "inside"
+        } else {
+            "outside"
+        }
+    )];
+    if f.peer_ratio.n > 0 {
+        parts.push(format!(
+            "the counter's {:.3} {}",
+            f.peer_ratio.median,
+            if within(f.peer_ratio.median) {
+                "inside"
+            } else {
+                "outside"
+            }
+        ));
+    }
+    let mut text = parts.join("; ") + ".";
+    if f.busy_without.median > BUSY_MAX {
+        text.push_str(&format!(
+            " The CPUs were {:.0}% busy without observer, over {:.0}%: the load was not fixed \
+             (something else ran, or the machine is too small for this load), and this run's \
+             CPU per transaction does not resolve what observer adds.",
+            f.busy_without.median * 100.0,
+            BUSY_MAX * 100.0
+        ));
+    }
+    text
+}
+
 /// Busy CPU time of the whole machine so far (s): the aggregate `cpu` line
 /// of /proc/stat (proc(5)) less its idle and iowait columns. Read by hand:
 /// five numbers of one line do not warrant the procfs crate.
@@ -163,6 +209,40 @@ pub fn overhead(rounds: usize, secs: u64) -> anyhow::Result<FixedLoad> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn fixed(ratio: f64, peer: Option<f64>, busy: f64) -> FixedLoad {
+        FixedLoad {
+            ratio: Stat::of(&[ratio]),
+            aa_ratio: Stat::of(&[0.95, 1.06]),
+            peer_ratio: peer.map_or_else(Stat::default, |p| Stat::of(&[p])),
+            busy_without: Stat::of(&[busy]),
+            ..FixedLoad::default()
+        }
+    }
+
+    #[test]
+    fn the_reading_says_what_the_a_a_spread_can_tell() {
+        let r = reading(&fixed(0.996, Some(1.038), 0.49));
+        assert_eq!(
+            r,
+            "The A/A control spread 0.950-1.060 here: a median inside that range cannot be told \
+             from running neither. observer's median 0.996 lies inside it; the counter's 1.038 \
+             inside."
+        );
+        let r = reading(&fixed(1.070, None, 0.49));
+        assert!(
+            r.ends_with("observer's median 1.070 lies outside it."),
+            "{r}"
+        );
+        let r = reading(&fixed(1.0, Some(0.9), 0.98));
+        assert!(r.contains("the counter's 0.900 outside"), "{r}");
+        assert!(
+            r.contains("The CPUs were 98% busy without observer, over 80%"),
+            "{r}"
+        );
+        // Just under the bar: no warning.
+        assert!(!reading(&fixed(1.0, None, 0.79)).contains("busy"));
+    }
 
     #[test]
     fn busy_time_is_the_cpu_line_less_idle_and_iowait() {

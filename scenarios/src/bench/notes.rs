@@ -323,12 +323,13 @@ impl Results {
                     " Where the host's CPU counts both (the fixed-load table: CPU per \
                      transaction, the tracepoint's copy and the agent included), observer cost \
                      {:.3} of the CPU without it and the counter {:.3} ({:.1} and {:.1} µs a \
-                     transaction against {:.1}).",
+                     transaction against {:.1}). {}",
                     f.ratio.median,
                     f.peer_ratio.median,
                     f.with_us.median,
                     f.peer_us.median,
                     f.without_us.median,
+                    super::fixed_load::reading(f),
                 ),
                 _ => String::new(),
             };

@@ -270,7 +270,10 @@ impl Results {
         let mut s = String::new();
         s.push_str("# Benchmarks\n\n");
         s.push_str("Written by `cargo xtask bench`; rerun it to refresh. Comparisons are ratios within one run,\n");
-        s.push_str("the two sides alternated over rounds; medians with min and max.\n\n");
+        s.push_str("the sides alternated over rounds: each round's ratio, then the median of the rounds with\n");
+        s.push_str(
+            "their min and max (so a ratio need not equal the quotient of the median columns).\n\n",
+        );
         s.push_str(&format!(
             "- date: {}\n- kernel: {}\n- CPU: {}\n- commit: {} (the page is committed after the \
              commit it measured)\n- run: {}\n\n",
@@ -401,6 +404,7 @@ impl Results {
                     format!("{:.0}%", f.busy_without.median * 100.0),
                 ]],
             );
+            s.push_str(&format!("\n{}\n", super::fixed_load::reading(f)));
         }
         for r in self.rr.iter().filter(|r| !r.programs.is_empty()) {
             s.push_str(&format!(
