@@ -110,7 +110,7 @@ pub fn rotate(
     sides: usize,
     mut run: impl FnMut(usize) -> anyhow::Result<f64>,
 ) -> anyhow::Result<Vec<Vec<f64>>> {
-    let mut out = vec![Vec::with_capacity(rounds); sides];
+    let mut out: Vec<Vec<f64>> = (0..sides).map(|_| Vec::with_capacity(rounds)).collect();
     for round in 0..rounds {
         let mut this = vec![0.0; sides];
         for i in 0..sides {

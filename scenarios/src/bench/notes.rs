@@ -313,7 +313,7 @@ impl Results {
                      same load ({} ns per run): with nothing in them observer's programs would \
                      stand at {:.2} of the peer, and its own work above them is {:.0} ns per \
                      segment.",
-                    super::report::floors(&c.floor_ns_per_run),
+                    super::report::counted_floors(&c.floor_ns_per_run, &c.programs),
                     f / c.peer_ns_per_run.median,
                     c.observer_ns_per_segment.median - f,
                 )
@@ -321,8 +321,9 @@ impl Results {
             let felt = match &self.fixed_load {
                 Some(f) if kind == "rr" && f.peer_ratio.n > 0 => format!(
                     " Where the host's CPU counts both (the fixed-load table: CPU per \
-                     transaction, the tracepoint's copy and the agent included), observer cost \
-                     {:.3} of the CPU without it and the counter {:.3} ({:.1} and {:.1} µs a \
+                     transaction, the tracepoint's copy and the agent included), the CPU per \
+                     transaction with observer was {:.3} of the run's without it, and with the \
+                     counter {:.3} (medians of the rounds' ratios; medians {:.1} and {:.1} µs a \
                      transaction against {:.1}). {}",
                     f.ratio.median,
                     f.peer_ratio.median,

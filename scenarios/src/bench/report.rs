@@ -371,13 +371,18 @@ impl Results {
             s.push_str(&format!(
                 "\n### CPU per transaction at a fixed offered load ({} paced connections, \
                  {:.0} transactions/s: {:.0}% of an unpaced run without observer; the whole \
-                 machine's busy time, the agent's included). A fourth side attaches the \
-                 one-map bpftrace counter instead of observer: its classic tracepoint copies \
-                 the socket's fields into a trace record before the program runs, which the \
-                 programs' run time above leaves out and this counts.\n\n",
+                 machine's busy time, the agent's included).{}\n\n",
                 f.connections,
                 f.offered_per_s,
-                super::fixed_load::LOAD_SHARE * 100.0
+                super::fixed_load::LOAD_SHARE * 100.0,
+                if f.peer_ratio.n > 0 {
+                    " A fourth side attaches the one-map bpftrace counter instead of \
+                     observer: its classic tracepoint copies the socket's fields into a trace \
+                     record before the program runs, which the programs' run time above \
+                     leaves out and this counts."
+                } else {
+                    ""
+                }
             ));
             table(
                 s,
@@ -493,11 +498,36 @@ impl Results {
 /// The empty programs' ns per run of their own, by hook: `tcp_probe 88,
 /// sock_recv_length 80`; `-` when not measured (an older results file).
 pub(super) fn floors(per_run: &std::collections::BTreeMap<String, f64>) -> String {
+    floors_where(per_run, |_| true)
+}
+
+/// [`floors`] of the hooks where observer ran a program: `programs` holds
+/// observer's programs' ns per segment by the name the kernel keeps (all
+/// hooks where it is empty, results written before it was kept).
+pub(super) fn counted_floors(
+    per_run: &std::collections::BTreeMap<String, f64>,
+    programs: &std::collections::BTreeMap<String, f64>,
+) -> String {
+    floors_where(per_run, |observer| {
+        programs.is_empty()
+            || programs
+                .get(&super::floor::kept(observer))
+                .is_some_and(|ns| *ns > 0.0)
+    })
+}
+
+/// The floors of `per_run` whose hook's observer program `keep` accepts,
+/// as "hook ns, ...".
+fn floors_where(
+    per_run: &std::collections::BTreeMap<String, f64>,
+    keep: impl Fn(&str) -> bool,
+) -> String {
     if per_run.is_empty() {
         return "-".to_string();
     }
     super::floor::FLOORS
         .iter()
+        .filter(|(_, _, observer)| keep(observer))
         .filter_map(|(program, hook, _)| {
             per_run
                 .get(&super::floor::kept(program))

@@ -313,3 +313,65 @@ fn the_request_response_stage_table_and_its_largest_steps_are_shown() {
         "{page}"
     );
 }
+
+#[test]
+fn a_note_lists_only_the_floors_it_counted() {
+    use super::report::counted_floors;
+    let per_run: std::collections::BTreeMap<String, f64> = [
+        ("bench_floor".to_string(), 55.0),
+        ("bench_floor_rea".to_string(), 58.0),
+    ]
+    .into();
+    let ran = |names: &[(&str, f64)]| -> std::collections::BTreeMap<String, f64> {
+        names.iter().map(|(n, v)| (n.to_string(), *v)).collect()
+    };
+    assert_eq!(
+        counted_floors(&per_run, &ran(&[("observer_tcp_pr", 241.0)])),
+        "tcp_probe 55"
+    );
+    // A read program that ran 0 ns did not run.
+    assert_eq!(
+        counted_floors(
+            &per_run,
+            &ran(&[("observer_tcp_pr", 241.0), ("observer_recv_l", 0.0)])
+        ),
+        "tcp_probe 55"
+    );
+    assert_eq!(
+        counted_floors(
+            &per_run,
+            &ran(&[("observer_tcp_pr", 241.0), ("observer_recv_l", 90.0)])
+        ),
+        "tcp_probe 55, sock_recv_length 58"
+    );
+    // Results that did not keep observer's programs: every floor.
+    assert_eq!(
+        counted_floors(&per_run, &ran(&[])),
+        "tcp_probe 55, sock_recv_length 58"
+    );
+}
+
+#[test]
+fn a_fixed_load_without_the_counter_claims_no_fourth_side() {
+    use super::fixed_load::FixedLoad;
+    let mut r = Results {
+        parts: vec!["rr".into()],
+        rr: vec![super::rr::RrOverhead::default()],
+        fixed_load: Some(FixedLoad {
+            ratio: Stat::of(&[1.01]),
+            aa_ratio: Stat::of(&[0.97, 1.04]),
+            ..FixedLoad::default()
+        }),
+        ..Results::default()
+    };
+    let page = r.markdown();
+    assert!(!page.contains("A fourth side"), "{page}");
+    assert!(
+        page.contains("observer's median 1.010 lies inside it."),
+        "{page}"
+    );
+    r.fixed_load.as_mut().unwrap().peer_ratio = Stat::of(&[1.2]);
+    let page = r.markdown();
+    assert!(page.contains("A fourth side attaches the one-map bpftrace counter"));
+    assert!(page.contains("the counter's 1.200 outside."), "{page}");
+}
