@@ -177,7 +177,7 @@ pub unsafe fn integrate_reader(s: *mut FlowSample, sk: Sk, prev: u64, now: u64, 
         }
         if sk.direct() && ((*s).unread != 0 || closed(s)) {
             let rcv_nxt: u32 = sk.get(off!(rcv_nxt));
-            let unread = ahead(rcv_nxt, sk.get(off!(copied_seq)));
+            let unread = unread(sk, rcv_nxt);
             let left = window_left(sk, rcv_nxt);
             let drained = unread == 0 && (*s).unread != 0;
             let reopened = closed(s) && has_room(left, (*s).rcv_mss);
@@ -209,7 +209,6 @@ pub unsafe fn integrate_reader(s: *mut FlowSample, sk: Sk, prev: u64, now: u64, 
 #[inline(always)]
 pub unsafe fn receiver(s: *mut FlowSample, sk: Sk, now: u64) {
     let rcv_nxt: u32 = sk.get(off!(rcv_nxt));
-    let copied: u32 = sk.get(off!(copied_seq));
     let wup: u32 = sk.get(off!(rcv_wup));
     let wnd: u32 = sk.get(off!(rcv_wnd));
     let ooo: u32 = sk.get(off!(rcv_ooopack));
@@ -222,7 +221,7 @@ pub unsafe fn receiver(s: *mut FlowSample, sk: Sk, now: u64) {
         }
         (*s).rcv_ooopack = ooo;
         (*s).rcv_wnd = wnd;
-        let unread = ahead(rcv_nxt, copied);
+        let unread = unread(sk, rcv_nxt);
         if unread == 0 && (*s).unread != 0 {
             (*s).reader_drains = (*s).reader_drains.wrapping_add(1);
         }
