@@ -72,26 +72,24 @@ pub const BUSY_MAX: f64 = 0.8;
 /// and a warning where the CPUs were too busy for the load to be fixed.
 pub fn reading(f: &FixedLoad) -> String {
     let (lo, hi) = (f.aa_ratio.min, f.aa_ratio.max);
-    let within = |r: f64| (lo..=hi).contains(&r);
-    let mut parts = vec![format!(
-        "The A/A control spread {lo:.3}-{hi:.3} here: a median inside that range cannot be told \
-         from running neither. observer's median {:.3} lies {} it",
-        f.ratio.median,
-        if within(f.ratio.median) {
+    let place = |r: f64| {
+        if (lo..=hi).contains(&r) {
             "inside"
         } else {
             "outside"
         }
+    };
+    let mut parts = vec![format!(
+        "The A/A control spread {lo:.3}-{hi:.3} here: a median inside that range cannot be told \
+         from running neither. observer's median {:.3} lies {} it",
+        f.ratio.median,
+        place(f.ratio.median)
     )];
     if f.peer_ratio.n > 0 {
         parts.push(format!(
             "the counter's {:.3} {}",
             f.peer_ratio.median,
-            if within(f.peer_ratio.median) {
-                "inside"
-            } else {
-                "outside"
-            }
+            place(f.peer_ratio.median)
         ));
     }
     let mut text = parts.join("; ") + ".";

@@ -22,12 +22,15 @@ pub struct Floor {
 /// Name of the empty program, as the kernel lists it.
 pub const FLOOR_PROGRAM: &str = "bench_floor";
 
+/// observer's per-segment program (on `tcp_probe`), by its full name.
+pub const OBSERVER_PROBE: &str = "observer_tcp_probe";
+
 /// The empty programs on each hook observer's hot path may take: program,
 /// tracepoint, and observer's own program there. The kernel lists programs
 /// by the first 15 characters of the name (`bench_floor`,
 /// `bench_floor_rea`, `observer_recv_l`).
 pub const FLOORS: &[(&str, &str, &str)] = &[
-    ("bench_floor", "tcp_probe", "observer_tcp_probe"),
+    ("bench_floor", "tcp_probe", OBSERVER_PROBE),
     (
         "bench_floor_read",
         "sock_recv_length",
@@ -38,6 +41,18 @@ pub const FLOORS: &[(&str, &str, &str)] = &[
 /// The first 15 characters of a program's name: what the kernel keeps.
 pub fn kept(name: &str) -> String {
     name.chars().take(15).collect()
+}
+
+/// The entries of [`FLOORS`] whose hook observer ran a program on, by
+/// `programs` (observer's programs' run time by kept name; a program that
+/// ran 0 ns did not run). All of them where `programs` is empty: results
+/// written before observer's programs were kept.
+pub fn hooks_observer_ran(
+    programs: &std::collections::BTreeMap<String, f64>,
+) -> impl Iterator<Item = &'static (&'static str, &'static str, &'static str)> + '_ {
+    FLOORS.iter().filter(move |(_, _, observer)| {
+        programs.is_empty() || programs.get(&kept(observer)).is_some_and(|ns| *ns > 0.0)
+    })
 }
 
 /// The candidate flow-state lookups (observer-ebpf's `candidates`), each a

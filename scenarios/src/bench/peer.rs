@@ -174,8 +174,9 @@ fn observer_side(
     let agent = Agent::start_in(Some(ns), &["--poll-read", "on"])?;
     let ran = costs_over("observer_", load)?;
     drop(agent);
-    // The kernel keeps 15 characters of a program's name.
-    let segments = ran.get("observer_tcp_pr").map_or(0, |c| c.hits);
+    let segments = ran
+        .get(&super::floor::kept(super::floor::OBSERVER_PROBE))
+        .map_or(0, |c| c.hits);
     anyhow::ensure!(
         segments > 0,
         "observer_tcp_probe did not run during the load"
@@ -216,10 +217,8 @@ fn floors_side(
 /// over the hooks where observer's side ran a program (by default no read
 /// hook runs: the poll-time walks replace it).
 fn floors_under(ours: &Round, floors: &BTreeMap<String, f64>) -> f64 {
-    use super::floor::{FLOORS, kept};
-    FLOORS
-        .iter()
-        .filter(|(_, _, observer)| ours.get(&kept(observer)).is_some_and(|ns| *ns > 0.0))
+    use super::floor::{hooks_observer_ran, kept};
+    hooks_observer_ran(ours)
         .filter_map(|(floor, _, _)| floors.get(&kept(floor)))
         .sum()
 }

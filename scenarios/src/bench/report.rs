@@ -377,9 +377,8 @@ impl Results {
                 super::fixed_load::LOAD_SHARE * 100.0,
                 if f.peer_ratio.n > 0 {
                     " A fourth side attaches the one-map bpftrace counter instead of \
-                     observer: its classic tracepoint copies the socket's fields into a trace \
-                     record before the program runs, which the programs' run time above \
-                     leaves out and this counts."
+                     observer: here its tracepoint's copy of the socket counts, which the \
+                     programs' run time above leaves out."
                 } else {
                     ""
                 }
@@ -498,36 +497,29 @@ impl Results {
 /// The empty programs' ns per run of their own, by hook: `tcp_probe 88,
 /// sock_recv_length 80`; `-` when not measured (an older results file).
 pub(super) fn floors(per_run: &std::collections::BTreeMap<String, f64>) -> String {
-    floors_where(per_run, |_| true)
+    floors_of(per_run, super::floor::FLOORS.iter())
 }
 
 /// [`floors`] of the hooks where observer ran a program: `programs` holds
-/// observer's programs' ns per segment by the name the kernel keeps (all
-/// hooks where it is empty, results written before it was kept).
+/// observer's programs' ns per segment by the name the kernel keeps
+/// ([`super::floor::hooks_observer_ran`]).
 pub(super) fn counted_floors(
     per_run: &std::collections::BTreeMap<String, f64>,
     programs: &std::collections::BTreeMap<String, f64>,
 ) -> String {
-    floors_where(per_run, |observer| {
-        programs.is_empty()
-            || programs
-                .get(&super::floor::kept(observer))
-                .is_some_and(|ns| *ns > 0.0)
-    })
+    floors_of(per_run, super::floor::hooks_observer_ran(programs))
 }
 
-/// The floors of `per_run` whose hook's observer program `keep` accepts,
-/// as "hook ns, ...".
-fn floors_where(
+/// The floors of `per_run` on `hooks` (entries of
+/// [`super::floor::FLOORS`]), as "hook ns, ...".
+fn floors_of<'a>(
     per_run: &std::collections::BTreeMap<String, f64>,
-    keep: impl Fn(&str) -> bool,
+    hooks: impl Iterator<Item = &'a (&'a str, &'a str, &'a str)>,
 ) -> String {
     if per_run.is_empty() {
         return "-".to_string();
     }
-    super::floor::FLOORS
-        .iter()
-        .filter(|(_, _, observer)| keep(observer))
+    hooks
         .filter_map(|(program, hook, _)| {
             per_run
                 .get(&super::floor::kept(program))

@@ -211,8 +211,10 @@ pub fn overhead(streams: u32, rounds: usize, secs: u64) -> anyhow::Result<Overhe
         },
         || transfer(&ns, secs, streams),
     )?;
-    // The kernel keeps 15 characters of a program's name.
-    let probe = totals.get("observer_tcp_pr").copied().unwrap_or_default();
+    let probe = totals
+        .get(&super::floor::kept(super::floor::OBSERVER_PROBE))
+        .copied()
+        .unwrap_or_default();
     let floor = {
         let _floor = super::floor::Floor::attach().context("attaching the empty program")?;
         cost_during(&ns, secs, streams, super::floor::FLOOR_PROGRAM)?
