@@ -87,6 +87,17 @@ pub struct Config {
     /// Receiver side: gaps over this share of the interval are pauses
     /// however short each is (a sender silent most of the time).
     pub silent_share: f64,
+    /// Receiver side: arrival gaps longer than the round trip with its
+    /// queue (the mean receiver RTT) over at least this share of the
+    /// interval show a sender that held data, and the RTT it stretched is
+    /// no queue. A FIFO queue delays each segment by its own length; it
+    /// cannot stop a flow for longer. The receiver's RTT is timed from an
+    /// ACK to the data it let out, so each hold adds its length to a
+    /// sample, as a queue would (tcp_input.c, `tcp_rcv_rtt_measure_ts`).
+    /// 0.1: one 10 ms gap in 100 ms; a cold mirror that fetched a package
+    /// while sending it held 13-15% of the time in 27 ms gaps at a 0.1 ms
+    /// path and read as a 4 ms queue.
+    pub hold_share: f64,
     /// Receiver side: out-of-order arrivals at most this old (s) count as
     /// the loss holding a bursting sender's congestion window down, however
     /// large its window (cubic's own regrowth, RFC 9438 section 4.2, takes
@@ -277,6 +288,7 @@ impl Default for Config {
             ramp_ratio: 1.5,
             pause_rtts: 0.25,
             silent_share: 0.5,
+            hold_share: 0.1,
             group_concurrent_share: 0.5,
             group_dominant_share: 0.8,
             group_gain: 1.5,

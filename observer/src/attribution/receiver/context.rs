@@ -50,8 +50,13 @@ pub struct ReceiverCtx<'a> {
     /// (`lagging`).
     pub waiting: bool,
     /// A standing queue: the mean receiver RTT above the base by
-    /// `cfg.queue_fraction` of it and `cfg.queue_floor_us`.
+    /// `cfg.queue_fraction` of it and `cfg.queue_floor_us`, with the
+    /// sender not holding data (`holds`), which stretches that RTT too.
     pub queued: bool,
+    /// The sender held data: arrival gaps longer than the round trip with
+    /// its queue (the mean receiver RTT), which no queue can make, for
+    /// `cfg.hold_share` of the interval or more.
+    pub holds: bool,
     /// Confidence of a full bottleneck ([`queue_confidence`]).
     pub path_confidence: f64,
     /// With a queue standing and the sender not pausing: the window's
@@ -92,8 +97,13 @@ impl<'a> ReceiverCtx<'a> {
             || lagging(rx, rounds, cfg);
         let ceiling = ev.ceilings.rcv_wnd_bps;
         let window_binds = ceiling > 0.0 && ceiling <= cfg.bind_factor * rate;
-        let queued = f64::from(rx.queue_delay_us)
-            > (cfg.queue_fraction * f64::from(rx.base_rtt_us)).max(cfg.queue_floor_us as f64);
+        // A sender that lost segments stops longer than a round trip with
+        // data to send (a retransmission timeout, BBR's ProbeRTT after
+        // loss); only a loss-free interval shows the gaps were held data.
+        let holds = rx.ooo_packets == 0 && rx.gap_share >= cfg.hold_share && rx.mean_gap_us > rtt;
+        let queued = !holds
+            && f64::from(rx.queue_delay_us)
+                > (cfg.queue_fraction * f64::from(rx.base_rtt_us)).max(cfg.queue_floor_us as f64);
         let queue_only = (queued && rx.base_rtt_us > 0 && rx.gap_share < cfg.sender_gap_share)
             .then(|| full_through_queue(rx.rcv_wnd_mean, path_rtt, rate, cfg))
             .flatten();
@@ -130,6 +140,7 @@ impl<'a> ReceiverCtx<'a> {
             closed: rx.closed_share >= cfg.significant_share,
             waiting,
             queued,
+            holds,
             path_confidence: queue_confidence(
                 f64::from(rx.queue_delay_us),
                 rtt.max(1.0),

@@ -257,6 +257,52 @@ fn shared_bottleneck_is_bursts_over_a_queue_without_pauses() {
     );
 }
 
+/// A cold mirror at a LAN's 90 µs fetching a package while it sends it
+/// (2026-12-06): 4 ms of receiver RTT over the base, 34% of the bytes in
+/// bursts at 1.47 Gbit/s used 23%, and 13% of the time in 27.6 ms gaps,
+/// no loss.
+fn holding_mirror() -> Evidence {
+    let mut ev = rx(base(), |r| {
+        r.base_rtt_us = 90;
+        r.rtt_mean_us = 4_000.0;
+        r.queue_delay_us = 3_910;
+        r.burst_share = 0.34;
+        r.path_use = 0.23;
+        r.gap_share = 0.134;
+        r.mean_gap_us = 27_600.0;
+    });
+    ev.recv_rate_bps = 338e6;
+    ev.bytes_received = 84_500_000;
+    ev
+}
+
+#[test]
+fn gaps_longer_than_the_queue_could_make_are_a_holding_sender() {
+    let held = holding_mirror();
+    assert_eq!(rule("shared_bottleneck", &held), None);
+    let cfg = Config::default();
+    let f = flow();
+    let c = ReceiverCtx::new(&held, &f, &cfg);
+    assert!(c.holds && !c.queued);
+    assert_eq!(
+        super::rules::first(&c).map(|(name, f)| (name, f.verdict)),
+        Some(("sender_held", Verdict::Sender))
+    );
+    // Just outside: gaps under a tenth of the time, gaps no longer than
+    // the round trip with the queue, or loss (a sender waiting on a
+    // timer): the queue stands and the link is read full.
+    for outside in [
+        rx(held.clone(), |r| r.gap_share = 0.099),
+        rx(held.clone(), |r| r.mean_gap_us = 4_000.0),
+        rx(held, |r| r.ooo_packets = 1),
+    ] {
+        assert_eq!(
+            rule("shared_bottleneck", &outside),
+            Some((Verdict::Path, Reason::SharedBottleneck))
+        );
+    }
+}
+
 #[test]
 fn loss_held_is_a_held_sender_with_recent_loss() {
     // Bursts with loss in the interval.
