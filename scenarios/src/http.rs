@@ -73,7 +73,7 @@ pub fn file_size(client: &HttpClient, rate_bps: u64, secs: u64) -> u64 {
         rate_bps
     };
     match client {
-        HttpClient::Curl { .. } => rate / 8 * (secs + 5),
+        HttpClient::Curl { .. } | HttpClient::Steady { .. } => rate / 8 * (secs + 5),
         HttpClient::Wget => rate / 8 * secs,
     }
 }
@@ -178,6 +178,30 @@ pub fn serve(
     Ok(child)
 }
 
+/// The steady reader ([`HttpClient::Steady`]): `python3 -c` with the
+/// server's address, port, path, bytes per read, ms between reads and
+/// seconds to run; it prints what curl's `-w '%{speed_download}
+/// %{local_port}'` does (bytes/s of the body and headers, its port).
+/// Python, not a Rust binary of this crate: the scenario needs a second
+/// process at the peer, and python3 is on every machine the suite runs.
+pub const STEADY_READER: &str = "\
+import socket, sys, time
+host, port, path = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+chunk, period, secs = int(sys.argv[4]), int(sys.argv[5]) / 1000, float(sys.argv[6])
+s = socket.create_connection((host, port))
+s.sendall(('GET %s HTTP/1.0\\r\\nHost: %s\\r\\n\\r\\n' % (path, host)).encode())
+start = time.monotonic()
+got, tick = 0, start
+while time.monotonic() - start < secs:
+    d = s.recv(chunk)
+    if not d:
+        break
+    got += len(d)
+    tick += period
+    time.sleep(max(0.0, tick - time.monotonic()))
+print('%.1f %d' % (got / (time.monotonic() - start), s.getsockname()[1]))
+";
+
 /// A running download in B.
 pub struct Download {
     child: ChildGuard,
@@ -212,6 +236,15 @@ impl Download {
                     cmd.args(["--limit-rate", r]);
                 }
                 cmd.arg(&url).stdout(Stdio::piped()).stderr(Stdio::piped());
+            }
+            HttpClient::Steady { chunk, period_ms } => {
+                cmd = path.command(Side::B, "python3");
+                cmd.args(["-c", STEADY_READER])
+                    .arg(path.addr(Side::A).to_string())
+                    .args([PORT.to_string(), format!("/{FILE}")])
+                    .args([chunk.to_string(), period_ms.to_string(), secs.to_string()])
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped());
             }
             HttpClient::Wget => {
                 cmd = path.command(Side::B, "wget");
@@ -262,6 +295,17 @@ impl Download {
         let stdout = String::from_utf8_lossy(&out.stdout);
         let stderr = String::from_utf8_lossy(&out.stderr);
         let mut r = match self.client {
+            HttpClient::Steady { .. } => {
+                let mut r = parse_curl(&stdout);
+                if !out.status.success() {
+                    r.error = Some(format!(
+                        "the steady reader failed ({}): {}",
+                        out.status,
+                        last_line(&stderr)
+                    ));
+                }
+                r
+            }
             HttpClient::Curl { .. } => {
                 // 28: --max-time reached, which is how the transfer ends.
                 let code = out.status.code();

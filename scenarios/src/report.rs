@@ -99,7 +99,11 @@ pub struct FlowReport {
     pub rcv_wnd: u32,
     /// Data segments that arrived out of order (`rcv_ooopack`).
     pub rcv_ooopack: u32,
-    /// Every span passed.
+    /// Whether the scenario expects a verdict of it: not where its
+    /// `expect_each` entry is empty (a flow whose end cannot tell its
+    /// limit, which the scenario's group judgement covers instead).
+    pub asserted: bool,
+    /// Every span passed (or nothing was asserted).
     pub pass: bool,
     /// The other end of the same flow (judged from the other namespace):
     /// its majority verdict over the last span, when observer saw it.
@@ -165,6 +169,7 @@ impl FlowReport {
             reference_bps: per_flow_ref,
             expected: last.map_or(Verdict::Unknown, |s| s.expected),
             verdict: last.map_or(Verdict::Unknown, |s| s.verdict),
+            asserted: true,
             pass: !spans.is_empty() && spans.iter().all(|s| s.pass),
             flow_accuracy: accuracy(&spans),
             spans,
@@ -206,6 +211,16 @@ impl FlowReport {
             highest * 100.0,
             mean * 100.0
         ))
+    }
+
+    /// Marks a flow the scenario expects no verdict of: neither its spans
+    /// nor its two ends' agreement are asserted, and the report says so.
+    /// A verdict that rested on a ceiling the rate outran still fails it:
+    /// that holds of every flow.
+    pub fn unasserted(mut self) -> FlowReport {
+        self.asserted = false;
+        self.pass = self.outran.is_empty();
+        self
     }
 
     /// Records the verdicts that rested on a ceiling the rate outran;
@@ -352,7 +367,11 @@ impl ScenarioReport {
                     .map(units::rate)
                     .unwrap_or_else(|| "-".into()),
                 f.figures(),
-                spans.join("; "),
+                if f.asserted {
+                    spans.join("; ")
+                } else {
+                    "not asserted".to_string()
+                },
                 match (f.other_end, f.ends_agree) {
                     (Some(o), Some(true)) => format!("; other end {o} (agrees)"),
                     (Some(o), _) => format!("; other end {o} (CONTRADICTS)"),

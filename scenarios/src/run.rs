@@ -252,14 +252,9 @@ pub fn run(
         Traffic::Iperf { args } | Traffic::IperfReverse { args } => {
             iperf_transfer(&path, sc, args, secs, poller, &mut watch)?
         }
-        Traffic::Http { server, client } => http_transfer(
-            &path,
-            sc,
-            (server, std::slice::from_ref(client)),
-            secs,
-            poller,
-            &mut watch,
-        )?,
+        Traffic::Http { server, clients } => {
+            http_transfer(&path, sc, (server, clients), secs, poller, &mut watch)?
+        }
         Traffic::SmallSndbuf { .. }
         | Traffic::Phases { .. }
         | Traffic::ChunkReader { .. }
@@ -408,12 +403,14 @@ fn report(
             (View::Sender, Side::A) | (View::Receiver, Side::B) => t.flow.local.port(),
             _ => t.flow.remote.port(),
         };
-        let throughput = measured
+        let stream = measured
             .streams
             .iter()
-            .find(|(p, _)| p.map_or(single, |p| p == port))
-            .map(|(_, b)| *b);
-        let expect = &sc.expect;
+            .position(|(p, _)| p.map_or(single, |p| p == port));
+        let throughput = stream.map(|i| measured.streams[i].1);
+        let expect = stream
+            .and_then(|i| sc.expect_each.get(i))
+            .unwrap_or(&sc.expect);
         let line = lines.get(&t.latest.cookie);
         let samples = line.map(|l| l.samples.as_slice()).unwrap_or(&[]);
         let link_use = line.map(|l| l.link_use.as_slice()).unwrap_or(&[]);
@@ -466,6 +463,9 @@ fn report(
         let mut f = FlowReport::new(sc, t, throughput, spans)
             .with_other_end(other_end, own_rule)
             .with_outran(outran);
+        if expect.is_empty() {
+            f = f.unasserted();
+        }
         f.timeline = samples.to_vec();
         f.link_use = link_use.to_vec();
         if let Some(l) = line.filter(|l| !l.explanation.is_empty()) {

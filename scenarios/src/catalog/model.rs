@@ -66,8 +66,8 @@ pub enum Traffic {
     Http {
         /// The server in A.
         server: HttpServer,
-        /// The client in B.
-        client: HttpClient,
+        /// The clients in B, each a process of its own, started together.
+        clients: Vec<HttpClient>,
     },
 }
 
@@ -100,6 +100,17 @@ pub enum HttpClient {
     /// wget, fetching a file sized for the transfer length at the path's
     /// bottleneck rate (wget has no total time limit).
     Wget,
+    /// A reader that takes at most `chunk` bytes every `period_ms` (a
+    /// small Python client, `http::STEADY_READER`), stopped after the
+    /// transfer length: a slow reader whose window, once its buffer is
+    /// full, opens by one chunk at a time. curl's `--limit-rate` reads in
+    /// bursts and sleeps, so its window opens wide between them.
+    Steady {
+        /// Bytes per read.
+        chunk: u32,
+        /// Time between reads (ms).
+        period_ms: u64,
+    },
 }
 
 /// An expected verdict over part of a flow's life (seconds from its start).
@@ -167,6 +178,11 @@ pub struct Scenario {
     pub view: View,
     /// The imposed constraint (verdict vocabulary), per span.
     pub expect: Vec<Expect>,
+    /// Where set, the constraint of each of the traffic's streams in its
+    /// order (an HTTP client each): the i-th stream's flow is judged by the
+    /// i-th list instead of `expect`, as where one peer is reached by a
+    /// slow reader and a fast one.
+    pub expect_each: Vec<Vec<Expect>>,
     /// What the judged end's flows to the other end must show as a
     /// group, where the scenario asks.
     pub group: Option<GroupExpect>,

@@ -64,7 +64,7 @@ pub(crate) fn nginx(limit_rate: Option<&'static str>, sndbuf: Option<&'static st
 pub(crate) fn curl(server: HttpServer, limit_rate: Option<&'static str>) -> Traffic {
     Traffic::Http {
         server,
-        client: HttpClient::Curl { limit_rate },
+        clients: vec![HttpClient::Curl { limit_rate }],
     }
 }
 
@@ -137,6 +137,7 @@ pub(crate) fn base(
         flows: 1,
         view: View::Sender,
         expect,
+        expect_each: Vec::new(),
         group: None,
         reference_bps: None,
         emulator_check_bps: None,

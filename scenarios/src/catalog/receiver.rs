@@ -129,7 +129,7 @@ pub fn all() -> Vec<Scenario> {
                 PathConfig::bottleneck(20_000_000, MS(25), 125_000),
                 Traffic::Http {
                     server: HttpServer::Python,
-                    client: HttpClient::Wget,
+                    clients: vec![HttpClient::Wget],
                 },
                 steady(Path),
             )
@@ -215,7 +215,7 @@ pub fn all() -> Vec<Scenario> {
                 PathConfig::bottleneck(20_000_000, MS(25), 125_000),
                 Traffic::Http {
                     server: HttpServer::Python,
-                    client: HttpClient::Wget,
+                    clients: vec![HttpClient::Wget],
                 },
                 steady(Path),
             )
