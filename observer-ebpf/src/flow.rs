@@ -26,7 +26,8 @@ use crate::{
 /// that carries SYN, FIN or RST is always sampled, one that closes the
 /// receive window unless this CPU's last sample of the flow left it closed
 /// ([`packet_slot::left_closed`]); one that ends a burst (acknowledges
-/// everything sent) only when the stored sample runs a clock it stops
+/// everything sent, with nothing left to send) only when the stored
+/// sample runs a clock it stops
 /// ([`poll::must_sample`]): the poll-time read makes the rest exact at the
 /// next poll.
 ///
@@ -103,12 +104,17 @@ pub fn on_packet(sk: *const u8, skb: *const u8, stages: u32) {
     let ends_burst = !settles && seg.ends_burst(sk);
     // Without the poll-time read, as before it existed: a segment that
     // ends a burst passes without asking the gate (nor taking its slot).
-    // With it, only where the stored sample runs a clock that a segment
-    // stops (cwnd-limited, send buffer full): unread data waits for a read.
+    // With it, only where the sender then rests (nothing left unsent) and
+    // the stored sample runs a clock that a segment stops (cwnd-limited,
+    // send buffer full): unread data waits for a read. A bulk sender's
+    // ACK of everything sent while more waits in its write queue stops
+    // nothing: the queue refills the window at once, and the ACK that
+    // ends its last burst passes. (Four loopback streams sampled 80-97%
+    // of their senders' ACKs in two runs of three without this test.)
     let held = if poll::on() {
         !settles
             && gate::packet_held(slot)
-            && !(ends_burst && poll::must_sample(sk, key, poll::SENDER_CLOCKS))
+            && !(ends_burst && seg.rests(sk) && poll::must_sample(sk, key, poll::SENDER_CLOCKS))
     } else {
         !settles && !ends_burst && gate::packet_held(slot)
     };
@@ -410,6 +416,15 @@ impl Segment {
             return false;
         }
         self.len <= BARE_MAX || self.ack != sk.get::<u32>(off!(snd_una))
+    }
+
+    /// Whether the sender has nothing left unsent (`write_seq ==
+    /// snd_nxt`): after an ACK that ends a burst ([`Segment::ends_burst`])
+    /// it then rests, as `tcp_chrono_stop()` in `tcp_clean_rtx_queue()`
+    /// ends its busy time (net/ipv4/tcp_input.c).
+    #[inline(always)]
+    fn rests(&self, sk: Sk) -> bool {
+        sk.get::<u32>(off!(write_seq)) == sk.get::<u32>(off!(snd_nxt))
     }
 
     /// Whether this data segment leaves less than two of the peer's

@@ -20,8 +20,9 @@
 //! them around the gate): any SYN, FIN or RST is always sampled, and a
 //! segment that closes the receive window unless this CPU's last sample of
 //! the flow left it closed; a segment that acknowledges
-//! everything sent (the end of a burst) or a read that drains the socket is
-//! sampled when the stored sample runs a clock it stops; and the read hook
+//! everything sent with nothing left to send (the end of a burst) or a
+//! read that drains the socket is sampled when the stored sample runs a
+//! clock it stops; and the read hook
 //! samples again whenever another process uses the socket.
 //!
 //! The gate is a direct-mapped cache per CPU: for the packet hook, the
