@@ -26,6 +26,38 @@ fn flows_overlapping_half_their_span_are_concurrent() {
 }
 
 #[test]
+fn flows_that_ran_together_add_their_rates_over_windows_of_any_length() {
+    // top's windows end together (the poll) but last 1 to 2 s:
+    // four uploads at 6.1 Mbit/s each, two judged over 1 s, two over 2 s.
+    let upload = |secs: f64| F {
+        start_s: 10.0 - secs,
+        secs,
+        rate_bps: 6.1e6,
+        verdict: Verdict::ReceiveWindow,
+        rule: "receive_window",
+        ..F::default()
+    };
+    let g = one(&[upload(1.0), upload(1.0), upload(2.0), upload(2.0)]);
+    assert_eq!(g.concurrent, 4);
+    assert!((g.rate_bps - 24.4e6).abs() < 1.0, "{}", g.rate_bps);
+    // Together for half the shorter (group_concurrent_share): the sum.
+    let from = |start_s| F {
+        start_s,
+        ..upload(2.0)
+    };
+    let g = one(&[from(0.0), from(1.0)]);
+    assert!((g.rate_bps - 12.2e6).abs() < 1.0, "{}", g.rate_bps);
+    // For less: their bytes over the 3.5 s at least one was open,
+    // 6.1 x (2 + 2) / 3.5 Mbit/s.
+    let g = one(&[from(0.0), from(1.5)]);
+    assert!(
+        (g.rate_bps - 6.1e6 * 4.0 / 3.5).abs() < 1.0,
+        "{}",
+        g.rate_bps
+    );
+}
+
+#[test]
 fn groups_by_peer_prefix_process_and_namespace() {
     let fs = [
         F::default(),
