@@ -96,7 +96,8 @@ pub struct Config {
     /// sample, as a queue would (tcp_input.c, `tcp_rcv_rtt_measure_ts`).
     /// 0.1: one 10 ms gap in 100 ms; a cold mirror that fetched a package
     /// while sending it held 13-15% of the time in 27 ms gaps at a 0.1 ms
-    /// path and read as a 4 ms queue.
+    /// path and read as a 4 ms queue. Applies on paths shorter than a
+    /// timestamp tick (1 ms) only (`receiver::context`).
     pub hold_share: f64,
     /// Receiver side: out-of-order arrivals at most this old (s) count as
     /// the loss holding a bursting sender's congestion window down, however

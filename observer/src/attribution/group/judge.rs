@@ -279,12 +279,26 @@ fn at_the_path(fig: &Figures, shared: &[&Member<'_>], cfg: &Config) -> Judged {
             ),
         );
     }
+    // The rate is the group's: where some of its flows are not at the
+    // path (held by their own limits with under a fifth of the bytes, or
+    // not judged), the text says how many are.
+    let who = if shared.len() < fig.flows {
+        format!(
+            "{} of {} at the path's bottleneck; the group ran",
+            shared.len(),
+            flows_word(fig.flows)
+        )
+    } else {
+        format!(
+            "{} at the path's bottleneck together ran",
+            flows_word(shared.len())
+        )
+    };
     judged(
         Limit::Shared,
         "one_bottleneck",
         format!(
-            "shared limit: {} at the path's bottleneck together ran {} (the fastest alone {}), {queues}: one bottleneck; more streams would share it",
-            flows_word(shared.len()),
+            "shared limit: {who} {} (the fastest alone {}), {queues}: one bottleneck; more streams would share it",
             units::rate(fig.rate_bps),
             units::rate(fig.fastest_bps)
         ),

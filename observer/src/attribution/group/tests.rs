@@ -244,6 +244,27 @@ fn downloads_held_by_tcp_rmem_max_one_at_a_time() {
 }
 
 #[test]
+fn a_shared_group_says_how_many_of_its_flows_are_at_the_path() {
+    // A slow reader's download with a tenth of the bytes beside one at
+    // the bottleneck: shared, and the text does not call one flow a
+    // group.
+    let reader = F {
+        verdict: Verdict::ReceiverApplication,
+        rule: "reader",
+        ..at_bottleneck(2e6, 30_000)
+    };
+    let g = one(&[at_bottleneck(18e6, 30_000), reader]);
+    assert_eq!((g.limit, g.rule), (Limit::Shared, "one_bottleneck"));
+    assert!(
+        g.explanation.starts_with(
+            "shared limit: 1 of 2 flows at the path's bottleneck; the group ran 20.0 Mbit/s"
+        ),
+        "{}",
+        g.explanation
+    );
+}
+
+#[test]
 fn four_cubic_downloads_through_one_bottleneck_are_shared() {
     let g = one(&[
         at_bottleneck(4.6e6, 60_000),

@@ -12,6 +12,12 @@ use crate::{
     model::flow::Flow,
 };
 
+/// The tick of the TCP timestamp clock (µs): `TCP_TS_HZ` is 1000
+/// (include/net/tcp.h), and the receiver's RTT from timestamps
+/// (`tcp_rcv_rtt_measure_ts`, net/ipv4/tcp_input.c) moves in whole ticks
+/// unless the route asks for microsecond timestamps.
+const TS_TICK_US: u64 = 1_000;
+
 /// The MSS assumed where the peer's is not yet known (bytes): RFC 1122's
 /// default, `TCP_MSS_DEFAULT` (include/net/tcp.h).
 const DEFAULT_MSS: u32 = 536;
@@ -55,7 +61,8 @@ pub struct ReceiverCtx<'a> {
     pub queued: bool,
     /// The sender held data: arrival gaps longer than the round trip with
     /// its queue (the mean receiver RTT), which no queue can make, for
-    /// `cfg.hold_share` of the interval or more.
+    /// `cfg.hold_share` of a loss-free interval or more, on a path shorter
+    /// than a timestamp tick (`TS_TICK_US`).
     pub holds: bool,
     /// Confidence of a full bottleneck ([`queue_confidence`]).
     pub path_confidence: f64,
@@ -100,7 +107,17 @@ impl<'a> ReceiverCtx<'a> {
         // A sender that lost segments stops longer than a round trip with
         // data to send (a retransmission timeout, BBR's ProbeRTT after
         // loss); only a loss-free interval shows the gaps were held data.
-        let holds = rx.ooo_packets == 0 && rx.gap_share >= cfg.hold_share && rx.mean_gap_us > rtt;
+        // And only on a path shorter than a timestamp tick: there the
+        // receiver's RTT is the tick plus what the sender held, while on
+        // a longer path each hold stretches one sample of many and a
+        // queue the estimate shows is one (a sender holding 2 MB chunks
+        // 300 ms beside a bulk flow through a 20 Mbit/s link with 80 ms
+        // of queue is at the shared link 86% of the time).
+        let holds = rx.base_rtt_us > 0
+            && u64::from(rx.base_rtt_us) < TS_TICK_US
+            && rx.ooo_packets == 0
+            && rx.gap_share >= cfg.hold_share
+            && rx.mean_gap_us > rtt;
         let queued = !holds
             && f64::from(rx.queue_delay_us)
                 > (cfg.queue_fraction * f64::from(rx.base_rtt_us)).max(cfg.queue_floor_us as f64);

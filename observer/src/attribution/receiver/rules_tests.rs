@@ -289,18 +289,41 @@ fn gaps_longer_than_the_queue_could_make_are_a_holding_sender() {
         Some(("sender_held", Verdict::Sender))
     );
     // Just outside: gaps under a tenth of the time, gaps no longer than
-    // the round trip with the queue, or loss (a sender waiting on a
-    // timer): the queue stands and the link is read full.
+    // the round trip with the queue, loss (a sender waiting on a timer),
+    // or a path of a timestamp tick or more: the queue stands and the
+    // link is read full.
     for outside in [
         rx(held.clone(), |r| r.gap_share = 0.099),
         rx(held.clone(), |r| r.mean_gap_us = 4_000.0),
-        rx(held, |r| r.ooo_packets = 1),
+        rx(held.clone(), |r| r.ooo_packets = 1),
+        rx(held, |r| {
+            r.base_rtt_us = 1_000;
+            r.rtt_mean_us = 4_910.0;
+        }),
     ] {
         assert_eq!(
             rule("shared_bottleneck", &outside),
             Some((Verdict::Path, Reason::SharedBottleneck))
         );
     }
+}
+
+#[test]
+fn a_wan_senders_holds_leave_a_real_queue_standing() {
+    // A sender holding 2 MB chunks 300 ms beside a bulk flow through
+    // 20 Mbit/s, 50 ms, with 80 ms of queue (a breaker's case,
+    // 2026-12-06): 14% of the time in 284 ms gaps, no loss, its bursts
+    // at the link's rate used 30%. At the shared link 86% of the time.
+    let ev = rx(queued(base(), 81_600), |r| {
+        r.gap_share = 0.142;
+        r.mean_gap_us = 284_000.0;
+        r.burst_share = 0.5;
+        r.path_use = 0.3;
+    });
+    assert_eq!(
+        rule("shared_bottleneck", &ev),
+        Some((Verdict::Path, Reason::SharedBottleneck))
+    );
 }
 
 #[test]
