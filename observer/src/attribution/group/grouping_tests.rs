@@ -40,6 +40,18 @@ fn flows_that_ran_together_add_their_rates_over_windows_of_any_length() {
     let g = one(&[upload(1.0), upload(1.0), upload(2.0), upload(2.0)]);
     assert_eq!(g.concurrent, 4);
     assert!((g.rate_bps - 24.4e6).abs() < 1.0, "{}", g.rate_bps);
+    // With iperf3's control connection, idle and judged `application`
+    // over a window that ended 8 s before the streams': no rate, no time.
+    let control = F {
+        start_s: 0.0,
+        secs: 2.0,
+        rate_bps: 0.0,
+        verdict: Verdict::Application,
+        rule: "mostly_idle",
+        ..F::default()
+    };
+    let g = one(&[control, upload(1.0), upload(1.0), upload(2.0), upload(2.0)]);
+    assert!((g.rate_bps - 24.4e6).abs() < 1.0, "{}", g.rate_bps);
     // Together for half the shorter (group_concurrent_share): the sum.
     let from = |start_s| F {
         start_s,

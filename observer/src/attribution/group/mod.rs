@@ -317,7 +317,12 @@ fn one(
     // over its last window, 1 to 2 s long by default) would otherwise spread
     // the shorter ones' bytes over the longest: four windowed uploads
     // that ran 24.4 Mbit/s together read 12.2. Flows one after another:
-    // their bytes over the time at least one of them was open.
+    // their bytes over the time at least one of them was open. A flow
+    // that moved nothing adds no rate and no time (iperf3's idle control
+    // connection, judged `application` over a window that ended seconds
+    // before the streams').
+    let moving: Vec<&Member<'_>> = counted.iter().copied().filter(|m| m.bytes > 0).collect();
+    let counted = if moving.is_empty() { counted } else { moving };
     let together = counted
         .iter()
         .enumerate()
