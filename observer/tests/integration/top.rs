@@ -188,8 +188,18 @@ fn shows_a_receive_window_limited_flow_and_quits_cleanly() {
             let screen = tmux.wait_for("the detail pane", Duration::from_secs(10), |s| {
                 s.contains(&sender) || s.contains(&receiver)
             });
-            if !screen.contains(&sender) {
-                tmux.keys(&["j"]);
+            // The two ends run at nearly one rate, so the rate sort can
+            // swap them between refreshes: the other end may be the row
+            // below or the row above by the time a key lands. Step down,
+            // then up, until the sender's pane shows.
+            let mut on_sender = screen.contains(&sender);
+            for key in ["j", "k", "j", "k", "j", "k"] {
+                if on_sender {
+                    break;
+                }
+                tmux.keys(&[key]);
+                std::thread::sleep(Duration::from_millis(700));
+                on_sender = tmux.screen().contains(&sender);
             }
             tmux.wait_for("the sender's detail pane", Duration::from_secs(10), |s| {
                 s.contains(&sender) && s.contains("receive_window  confidence")
