@@ -65,6 +65,8 @@ mod receive;
 #[cfg(target_arch = "bpf")]
 mod refresh;
 #[cfg(target_arch = "bpf")]
+mod segment;
+#[cfg(target_arch = "bpf")]
 mod sock;
 
 /// Both objects' panic handler: a program cannot unwind, and the verifier
