@@ -422,4 +422,6 @@ mod kit;
 #[cfg(test)]
 mod one_flow_tests;
 #[cfg(test)]
+mod shared_tests;
+#[cfg(test)]
 mod tests;
