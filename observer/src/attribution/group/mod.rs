@@ -323,10 +323,7 @@ fn one(
     // before the streams').
     let moving: Vec<&Member<'_>> = counted.iter().copied().filter(|m| m.bytes > 0).collect();
     let counted = if moving.is_empty() { counted } else { moving };
-    let together = counted
-        .iter()
-        .enumerate()
-        .all(|(i, a)| counted[i + 1..].iter().all(|b| a.concurrent_with(b, cfg)));
+    let together = all_together(&counted, cfg);
     let span_us = union_us(counted.iter().copied());
     let rate_bps = if together {
         counted.iter().map(|m| m.rate_bps).sum()
@@ -377,6 +374,26 @@ fn one(
         explanation: judged.explanation,
         what_if,
     }
+}
+
+/// Whether `members` were all in their judged intervals together for at
+/// least `cfg.group_concurrent_share` of the shortest interval and
+/// `cfg.min_rtts` round trips of the path (the longest base RTT): the
+/// pairwise test of [`Member::concurrent_with`] put on the intervals'
+/// common stretch, in one pass (a peer can have thousands of flows, and
+/// `top` groups them at every poll).
+fn all_together(members: &[&Member<'_>], cfg: &Config) -> bool {
+    let start = members.iter().map(|m| m.start_us).fold(f64::MIN, f64::max);
+    let end = members.iter().map(|m| m.end_us).fold(f64::MAX, f64::min);
+    let shortest = members
+        .iter()
+        .map(|m| m.end_us - m.start_us)
+        .fold(f64::MAX, f64::min);
+    let rtt = members.iter().map(|m| m.base_rtt_us).max().unwrap_or(0);
+    let common = end - start;
+    common > 0.0
+        && common >= cfg.group_concurrent_share * shortest
+        && common >= cfg.min_rtts * f64::from(rtt)
 }
 
 /// The time (µs) at least one of `members` was in its judged interval.
