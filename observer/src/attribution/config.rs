@@ -169,6 +169,18 @@ pub struct Config {
     /// keeps up catches up at least once a round trip (each burst the
     /// sender's window lets out).
     pub reader_drain_rtts: f64,
+    /// Receiver side: a reader that keeps at least `reader_unread_share`
+    /// of the window waiting and is behind the network by at least this
+    /// many rounds on average (its mean unread bytes at the receive rate,
+    /// in round trips of the path or sampling grains, whichever is
+    /// longer)...
+    pub reader_lag_rounds: f64,
+    /// ...and catches up at most once in this many rounds lags it too,
+    /// though more often than `reader_drain_rtts` allows: a BBR sender
+    /// paced at its reader's rate lets the reader catch up once in each
+    /// 8-round ProbeBW cycle (its 0.75 gain round) at most, and a reader
+    /// that keeps up does at least once a round.
+    pub reader_lag_drain_rtts: f64,
     /// A named limit binds only with its ceiling at most this many times
     /// the rate, unless its own clock says it blocked the flow (the
     /// rwnd- or cwnd-limited share, a receiver's closed window): a window
@@ -279,6 +291,8 @@ impl Default for Config {
             reader_window_share: 0.5,
             reader_unread_share: 0.25,
             reader_drain_rtts: 10.0,
+            reader_lag_rounds: 0.5,
+            reader_lag_drain_rtts: 4.0,
             queue_only: 0.5,
             bind_factor: 4.0,
             loss_memory_paused_rtts: 10.0,

@@ -65,9 +65,15 @@ fn a_reader_that_never_catches_up_is_the_limit_however_little_waits() {
     for (unread, drains, rtt_us, why) in [
         (
             103_000,
+            11,
+            50_000,
+            "eleven catch-ups are one in 3.6 round trips: a reader that keeps up now and then",
+        ),
+        (
+            60_000,
             5,
             50_000,
-            "five catch-ups are one in 8 round trips: a reader that keeps up now and then",
+            "60 KB is 19 ms behind, under half a round trip, and five catch-ups are one in 8",
         ),
         (
             50_000,
@@ -95,6 +101,37 @@ fn a_reader_that_never_catches_up_is_the_limit_however_little_waits() {
             r.verdict,
             Verdict::ReceiverApplication,
             "{why}: {}",
+            r.explanation
+        );
+    }
+}
+
+#[test]
+fn a_reader_a_round_trip_behind_that_catches_up_once_a_cycle_is_the_limit() {
+    // A CI run of the root test `reader` (2026-12-06): the window had grown
+    // to 447 KB, 157 KB waited unread (under the 161 KB in flight, 35% of
+    // the window: 49 ms behind, about a round trip), and the reader caught
+    // up 7 times in the 60 round trips of 3 s, about once in each 8-round
+    // ProbeBW cycle of the BBR sender paced at its rate: 5 in the 40
+    // round trips of 2 s. 10 catch-ups in 40 (one in 4) still lag; 11 do
+    // not (above).
+    for (unread, window, drains) in [
+        (157_000, 447_000, 5),
+        (103_000, 230_000, 10),
+        (103_000, 230_000, 5),
+    ] {
+        let r = judge(
+            25.8e6,
+            R {
+                drains,
+                rcv_wnd: window,
+                ..slow_reader(unread)
+            },
+        );
+        assert_eq!(
+            r.verdict,
+            Verdict::ReceiverApplication,
+            "{unread} B unread, {drains} catch-ups: {}",
             r.explanation
         );
     }

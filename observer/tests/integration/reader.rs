@@ -110,7 +110,8 @@ fn a_slow_reader_is_not_answered_with_a_larger_window() {
     // From the reader's own host: its reader, though its window never
     // shuts: more waits unread than is in flight (230-360 KB against
     // 160 KB), or less (103 KB in one CI run) but the reader never
-    // catches up with it.
+    // catches up with it, or (157 KB of a 447 KB window in another) is a
+    // round trip behind and catches up once in 8 round trips.
     assert_eq!(
         got.verdict,
         Verdict::ReceiverApplication,

@@ -97,11 +97,11 @@ impl<'a> ReceiverCtx<'a> {
             rtt
         };
         let rtts = ev.interval_us as f64 / path_rtt.max(1.0);
-        let rounds = ev.interval_us as f64 / path_rtt.max(cfg.sample_grain_us as f64).max(1.0);
+        let resolved = Rounds::new(ev.interval_us, path_rtt, cfg);
         let waiting = rx.unread_mean >= rx.rcv_wnd_mean
             || (rx.unread_mean >= rx.in_flight_bytes
                 && rx.unread_mean >= cfg.reader_window_share * rx.rcv_wnd_mean)
-            || lagging(rx, rounds, cfg);
+            || lagging(rx, rate, resolved, cfg);
         let ceiling = ev.ceilings.rcv_wnd_bps;
         let window_binds = ceiling > 0.0 && ceiling <= cfg.bind_factor * rate;
         // A sender that lost segments stops longer than a round trip with
@@ -152,7 +152,7 @@ impl<'a> ReceiverCtx<'a> {
             rtt,
             path_rtt,
             rtts,
-            rounds,
+            rounds: resolved.count,
             window_binds,
             closed: rx.closed_share >= cfg.significant_share,
             waiting,
@@ -194,17 +194,49 @@ impl<'a> ReceiverCtx<'a> {
     }
 }
 
+/// An interval counted in rounds the samples can resolve: round trips of
+/// the path, or sampling grains where those are longer.
+#[derive(Clone, Copy, Debug)]
+struct Rounds {
+    /// One round (µs).
+    length_us: f64,
+    /// The interval in rounds.
+    count: f64,
+}
+
+impl Rounds {
+    /// The rounds of an interval of `interval_us` on a path whose round
+    /// trip is `path_rtt_us` (µs), under `cfg.sample_grain_us`.
+    fn new(interval_us: u64, path_rtt_us: f64, cfg: &Config) -> Rounds {
+        let length_us = path_rtt_us.max(cfg.sample_grain_us as f64).max(1.0);
+        Rounds {
+            length_us,
+            count: interval_us as f64 / length_us,
+        }
+    }
+}
+
 /// Whether the reader lagged the network all through an interval of
-/// `rounds` round trips of the path (each at least a sampling grain): a
-/// good share of the window waited unread (`reader_unread_share`) and the
-/// reader seldom or never read all that was waiting (`reader_drain_rtts`). A
-/// reader that keeps up catches up each time the sender pauses, at least
-/// once a round trip; one that is the slowest stage reads a full buffer
-/// each time and leaves as much behind.
-fn lagging(rx: &Receive, rounds: f64, cfg: &Config) -> bool {
-    rounds >= cfg.reader_drain_rtts
-        && rx.unread_mean >= cfg.reader_unread_share * rx.rcv_wnd_mean
-        && f64::from(rx.reader_drains) * cfg.reader_drain_rtts <= rounds
+/// `rounds`, receiving `rate` (bits/s): a good share of the window waited
+/// unread (`reader_unread_share`) and the reader seldom or never read all
+/// that was waiting (`reader_drain_rtts`), or it was behind by half a
+/// round or more (`reader_lag_rounds`) and caught up at most once in a few
+/// (`reader_lag_drain_rtts`). A reader that keeps up catches up each time
+/// the sender pauses, at least once a round trip; one that is the slowest
+/// stage reads a full buffer each time and leaves as much behind, and
+/// catches up only where its sender slows below it (a BBR sender paced at
+/// its rate, once in a ProbeBW cycle).
+fn lagging(rx: &Receive, rate: f64, rounds: Rounds, cfg: &Config) -> bool {
+    if rounds.count < cfg.reader_drain_rtts
+        || rx.unread_mean < cfg.reader_unread_share * rx.rcv_wnd_mean
+    {
+        return false;
+    }
+    let drains = f64::from(rx.reader_drains);
+    let lag_rounds = rx.unread_mean * 8.0 / rate.max(1.0) * 1e6 / rounds.length_us;
+    drains * cfg.reader_drain_rtts <= rounds.count
+        || (lag_rounds >= cfg.reader_lag_rounds
+            && drains * cfg.reader_lag_drain_rtts <= rounds.count)
 }
 
 /// How the sender paused over the interval, as [`ReceiverCtx`] reads it.

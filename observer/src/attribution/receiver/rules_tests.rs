@@ -113,13 +113,26 @@ fn reader_is_a_closed_window_or_data_left_waiting() {
         rule("reader", &rx(waiting, |r| r.unread_mean = 124_999.0)),
         None
     );
-    // A quarter of the window waiting, never caught up in 40 round trips.
-    let lagging = rx(window(base(), 250_000.0), |r| {
+    // A quarter of the window waiting, caught up at most once in 10 of
+    // 40 round trips; at 25 Mbit/s it is 20 ms behind, under half a
+    // round trip.
+    let mut lagging = rx(window(base(), 250_000.0), |r| {
         r.unread_mean = 62_500.0;
         r.reader_drains = 4;
     });
+    lagging.recv_rate_bps = 25e6;
     assert!(rule("reader", &lagging).is_some());
-    assert_eq!(rule("reader", &rx(lagging, |r| r.reader_drains = 5)), None);
+    let caught_up = rx(lagging.clone(), |r| r.reader_drains = 5);
+    assert_eq!(rule("reader", &caught_up), None);
+    // At 10 Mbit/s the same backlog is a round trip behind: once in 4
+    // round trips still lags (`reader_lag_drain_rtts`).
+    let behind = |drains: u32| {
+        let mut ev = rx(lagging.clone(), |r| r.reader_drains = drains);
+        ev.recv_rate_bps = 10e6;
+        ev
+    };
+    assert!(rule("reader", &behind(10)).is_some());
+    assert_eq!(rule("reader", &behind(11)), None);
 }
 
 #[test]
@@ -142,10 +155,13 @@ fn a_reader_that_leaves_the_window_far_above_the_rate_does_not_bind() {
 fn a_lans_round_trips_are_counted_at_the_sampling_grain() {
     // apt from a mirror 0.14 ms away: 180 ms is 1,286 round trips, but
     // catch-ups can be counted only a jiffy (4 ms) apart: 45 rounds, and a
-    // reader that caught up 11 times keeps up.
+    // reader that caught up 11 times keeps up. At 1.6 Gbit/s its 62.5 KB
+    // are 0.3 ms behind, a twelfth of a grain.
     let lan = |drains: u32| {
         let mut ev = window(base(), 250_000.0);
         ev.interval_us = 180_000;
+        ev.recv_rate_bps = 1.6e9;
+        ev.bytes_received = 36_000_000;
         ev.receive.base_rtt_us = 140;
         ev.receive.rtt_mean_us = 800.0;
         ev.receive.unread_mean = 62_500.0;
@@ -154,6 +170,31 @@ fn a_lans_round_trips_are_counted_at_the_sampling_grain() {
     };
     assert_eq!(rule("reader", &lan(11)), None);
     assert!(rule("reader", &lan(4)).is_some());
+    // The same backlog at 10 Mbit/s is 50 ms (12 grains) behind: 11
+    // catch-ups in 45 grains, one in 4.1, lag (`reader_lag_drain_rtts`).
+    let behind = |drains: u32| {
+        let mut ev = lan(drains);
+        ev.recv_rate_bps = 10e6;
+        ev.bytes_received = 225_000;
+        ev
+    };
+    assert!(rule("reader", &behind(11)).is_some());
+    assert_eq!(rule("reader", &behind(12)), None);
+    // apt on 2026-12-06 (run 5): 1.77 Gbit/s with 31% of the window
+    // waiting, 0.74 grains behind, caught up 27 times in 59 grains: it
+    // keeps up.
+    let apt = |drains: u32| {
+        let mut ev = window(base(), 250_000.0);
+        ev.interval_us = 237_000;
+        ev.recv_rate_bps = 1.767e9;
+        ev.bytes_received = 52_000_000;
+        ev.receive.base_rtt_us = 140;
+        ev.receive.rtt_mean_us = 800.0;
+        ev.receive.unread_mean = 0.31 * 250_000.0;
+        ev.receive.reader_drains = drains;
+        ev
+    };
+    assert_eq!(rule("reader", &apt(27)), None);
 }
 
 #[test]
