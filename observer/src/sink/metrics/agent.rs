@@ -142,15 +142,16 @@ impl AgentMetrics {
             walking: r.int_gauge(
                 "observer_poll_read_walking",
                 "1 while the poll-time read walks the sockets at each poll; 0 where it is paused \
-                 (its walk took over its budget, 1% of the interval under --poll-read auto: the \
-                 programs then sample every segment that ends a burst) or does not run \
+                 (its walk took over its budget, 1% of the interval in CPU time under --poll-read \
+                 auto: the programs then sample every segment that ends a burst) or does not run \
                  (--poll-read off, or a kernel before 5.11: every segment that ends a burst \
                  and every read that drains is sampled).",
             )?,
             walk_seconds: r.gauge(
                 "observer_poll_read_walk_seconds",
-                "How long the poll-time read's last walk took (a trial walk's while paused); 0 \
-                 without one. Part of observer_poll_duration_seconds.",
+                "CPU time the poll-time read's last walk took, user and kernel (a trial walk's \
+                 while paused; the wall clock's where the thread's CPU clock cannot be read); 0 \
+                 without one. Its budget under --poll-read auto is 1% of the interval.",
             )?,
             label_overflow: r.counter(
                 "observer_label_sets_overflow_total",
