@@ -127,6 +127,9 @@ pub mod packet_stages {
     /// Also the arrival spacing (`bpf_ktime_get_ns`) and the delivery-rate
     /// note.
     pub const NOTES: u32 = 7;
+    /// Also the arrival spacing (`bpf_ktime_get_ns`), not yet the
+    /// delivery-rate note.
+    pub const ARRIVAL: u32 = 8;
 }
 /// Name of the read-only global that carries the flow map's max_entries.
 pub const GLOBAL_MAX_FLOWS: &str = "MAX_FLOWS";

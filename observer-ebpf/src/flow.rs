@@ -59,12 +59,15 @@ pub fn on_packet(sk: *const u8, skb: *const u8, stages: u32) {
             if seg.len > BARE_MAX {
                 arrivals::note(slot, seg.len);
             }
+            if stages == packet_stages::ARRIVAL {
+                return;
+            }
             if seg.flags & TH_ACK != 0 && sk.direct() {
                 packet_slot::note_rate(slot, sk);
             }
         }
     }
-    if stages == packet_stages::NOTES {
+    if stages == packet_stages::NOTES || stages == packet_stages::ARRIVAL {
         return;
     }
     // A segment that closes the window passes unless this CPU's last full

@@ -36,7 +36,7 @@ pub enum Load {
 }
 
 /// The stages, cumulatively, in the program's order: what each adds.
-const STAGES: [(u32, &str); 8] = [
+const STAGES: [(u32, &str); 9] = [
     (packet_stages::CAST, "+ self-counter, bpf_skc_to_tcp_sock"),
     (
         packet_stages::COOKIE,
@@ -47,9 +47,10 @@ const STAGES: [(u32, &str); 8] = [
         "+ this CPU's per-packet slot of the flow",
     ),
     (
-        packet_stages::NOTES,
-        "+ arrival spacing (bpf_ktime_get_ns), delivery-rate note",
+        packet_stages::ARRIVAL,
+        "+ arrival spacing (bpf_ktime_get_ns)",
     ),
+    (packet_stages::NOTES, "+ delivery-rate note"),
     (
         packet_stages::GATE,
         "+ reader and end-of-burst checks, sample gate, stored clocks",
