@@ -53,21 +53,18 @@ pub fn on_packet(sk: *const u8, skb: *const u8, stages: u32) {
     if stages == packet_stages::SLOT {
         return;
     }
-    if let Some(slot) = slot {
+    if let Some(slot) = slot.filter(|_| seg.len > BARE_MAX) {
         // SAFETY: this CPU's slot of the flow.
-        unsafe {
-            if seg.len > BARE_MAX {
-                arrivals::note(slot, seg.len);
-            }
-            if stages == packet_stages::ARRIVAL {
-                return;
-            }
-            if seg.flags & TH_ACK != 0 && sk.direct() {
-                packet_slot::note_rate(slot, sk);
-            }
-        }
+        unsafe { arrivals::note(slot, seg.len) };
     }
-    if stages == packet_stages::NOTES || stages == packet_stages::ARRIVAL {
+    if stages == packet_stages::ARRIVAL {
+        return;
+    }
+    if let Some(slot) = slot.filter(|_| seg.flags & TH_ACK != 0 && sk.direct()) {
+        // SAFETY: this CPU's slot of the flow.
+        unsafe { packet_slot::note_rate(slot, sk) };
+    }
+    if stages == packet_stages::NOTES {
         return;
     }
     // A segment that closes the window passes unless this CPU's last full

@@ -184,14 +184,11 @@ fn a_lans_round_trips_are_counted_at_the_sampling_grain() {
     // waiting, 0.74 grains behind, caught up 27 times in 59 grains: it
     // keeps up.
     let apt = |drains: u32| {
-        let mut ev = window(base(), 250_000.0);
+        let mut ev = lan(drains);
         ev.interval_us = 237_000;
         ev.recv_rate_bps = 1.767e9;
         ev.bytes_received = 52_000_000;
-        ev.receive.base_rtt_us = 140;
-        ev.receive.rtt_mean_us = 800.0;
         ev.receive.unread_mean = 0.31 * 250_000.0;
-        ev.receive.reader_drains = drains;
         ev
     };
     assert_eq!(rule("reader", &apt(27)), None);
