@@ -56,7 +56,7 @@ fn a_reader_that_never_catches_up_is_the_limit_however_little_waits() {
     assert_eq!(a.verdict, Verdict::ReceiverApplication, "{}", a.explanation);
     assert!(
         a.explanation.contains(
-            "leaves 103.0 KB unread on average and read all that was waiting twice in 40 round trips of the path"
+            "leaves 103.0 KB unread on average and read all that was waiting twice in 40 round trips;"
         ),
         "{}",
         a.explanation
@@ -135,6 +135,48 @@ fn a_reader_a_round_trip_behind_that_catches_up_once_a_cycle_is_the_limit() {
             r.explanation
         );
     }
+}
+
+/// A reader behind a standing queue: 20 Mbit/s through an 80 ms queue on
+/// a 20 ms path (a 100 ms round trip, 250 KB in flight), a 380 KB window.
+fn behind_a_queue(unread: u32, drains: u32) -> Attribution {
+    judge(
+        20e6,
+        R {
+            rcv_wnd: 380_000,
+            rtt_us: 100_000,
+            min_rtt_us: 20_000,
+            drains,
+            burst_bytes: 0,
+            burst_ns: 0,
+            ..slow_reader(unread)
+        },
+    )
+}
+
+#[test]
+fn a_readers_lag_behind_a_queue_is_counted_in_round_trips_with_the_queue() {
+    // A review's case: the reader wakes every 80 ms and reads all that
+    // waits, 100 KB on average (40 ms: two round trips of the path, but
+    // under half of the 100 ms the flow's round trip takes), 25 times in
+    // 2 s, more than once a round trip: it keeps up, and the queue is
+    // the path's. Counted in round trips of the path it read as the
+    // reader (25 catch-ups in 100 "rounds").
+    let a = behind_a_queue(100_000, 25);
+    assert_eq!(a.verdict, Verdict::Path, "{}", a.explanation);
+    // Just outside: 130 KB is 52 ms behind, over half a round trip, and
+    // five catch-ups in the 20 round trips of 2 s are one in 4: it lags.
+    // A sixth is more than one in 4.
+    let b = behind_a_queue(130_000, 5);
+    assert_eq!(b.verdict, Verdict::ReceiverApplication, "{}", b.explanation);
+    assert!(
+        b.explanation
+            .contains("read all that was waiting 5 times in 20 round trips;"),
+        "{}",
+        b.explanation
+    );
+    let c = behind_a_queue(130_000, 6);
+    assert_ne!(c.verdict, Verdict::ReceiverApplication, "{}", c.explanation);
 }
 
 #[test]

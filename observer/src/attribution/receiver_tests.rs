@@ -89,7 +89,7 @@ fn a_closed_window_or_a_buffer_of_unread_data_is_the_reader() {
     assert_eq!(a.verdict, Verdict::ReceiverApplication, "{}", a.explanation);
     assert!(
         a.explanation
-            .contains("leaves 300.0 KB unread on average and read all that was waiting 1000 times in 50 round trips of the path; the window was closed 50%"),
+            .contains("leaves 300.0 KB unread on average and read all that was waiting 1000 times in 50 round trips; the window was closed 50%"),
         "{}",
         a.explanation
     );

@@ -41,8 +41,9 @@ pub struct ReceiverCtx<'a> {
     pub path_rtt: f64,
     /// The interval in round trips of the path.
     pub rtts: f64,
-    /// The interval in rounds the samples can resolve: round trips of the
-    /// path, or sampling grains where those are longer (a LAN's 0.15 ms
+    /// The interval in rounds the samples can resolve: the flow's round
+    /// trips with their queue (the mean receiver RTT, at least the
+    /// path's), or sampling grains where those are longer (a LAN's 0.15 ms
     /// round trip is shorter than the 4 ms a reader's catch-ups can be
     /// counted in).
     pub rounds: f64,
@@ -97,7 +98,11 @@ impl<'a> ReceiverCtx<'a> {
             rtt
         };
         let rtts = ev.interval_us as f64 / path_rtt.max(1.0);
-        let resolved = Rounds::new(ev.interval_us, path_rtt, cfg);
+        // The reader's rounds are the flow's round trips with their queue:
+        // a window the reader opens reaches the sender and comes back as
+        // data one of those later, so behind an 80 ms queue on a 20 ms
+        // path a reader 40 ms behind is under half a round behind.
+        let resolved = Rounds::new(ev.interval_us, rtt.max(path_rtt), cfg);
         let waiting = rx.unread_mean >= rx.rcv_wnd_mean
             || (rx.unread_mean >= rx.in_flight_bytes
                 && rx.unread_mean >= cfg.reader_window_share * rx.rcv_wnd_mean)
@@ -195,7 +200,7 @@ impl<'a> ReceiverCtx<'a> {
 }
 
 /// An interval counted in rounds the samples can resolve: round trips of
-/// the path, or sampling grains where those are longer.
+/// the flow (with their queue), or sampling grains where those are longer.
 #[derive(Clone, Copy, Debug)]
 struct Rounds {
     /// One round (µs).
@@ -205,10 +210,10 @@ struct Rounds {
 }
 
 impl Rounds {
-    /// The rounds of an interval of `interval_us` on a path whose round
-    /// trip is `path_rtt_us` (µs), under `cfg.sample_grain_us`.
-    fn new(interval_us: u64, path_rtt_us: f64, cfg: &Config) -> Rounds {
-        let length_us = path_rtt_us.max(cfg.sample_grain_us as f64).max(1.0);
+    /// The rounds of an interval of `interval_us` for a flow whose round
+    /// trip is `rtt_us` (µs), under `cfg.sample_grain_us`.
+    fn new(interval_us: u64, rtt_us: f64, cfg: &Config) -> Rounds {
+        let length_us = rtt_us.max(cfg.sample_grain_us as f64).max(1.0);
         Rounds {
             length_us,
             count: interval_us as f64 / length_us,

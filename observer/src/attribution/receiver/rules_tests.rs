@@ -180,18 +180,22 @@ fn a_lans_round_trips_are_counted_at_the_sampling_grain() {
     };
     assert!(rule("reader", &behind(11)).is_some());
     assert_eq!(rule("reader", &behind(12)), None);
-    // apt on 2026-12-06 (run 5): 1.77 Gbit/s with 31% of the window
-    // waiting, 0.74 grains behind, caught up 27 times in 59 grains: it
-    // keeps up.
+    // apt on 2026-12-06 (run 5): 1.77 Gbit/s, 658 KB waiting of a 2.09 MB
+    // window (31%) with a 613 µs mean RTT: 2.98 ms, 0.74 grains, behind;
+    // it caught up 27 times in 59 grains: it keeps up (the window's
+    // ceiling here is set to bind, to reach the lag clause). Fourteen
+    // catch-ups, one in 4.2 grains, would lag.
     let apt = |drains: u32| {
-        let mut ev = lan(drains);
-        ev.interval_us = 237_000;
+        let mut ev = window(lan(drains), 2_094_903.0);
+        ev.interval_us = 237_300;
         ev.recv_rate_bps = 1.767e9;
         ev.bytes_received = 52_000_000;
-        ev.receive.unread_mean = 0.31 * 250_000.0;
+        ev.receive.rtt_mean_us = 613.0;
+        ev.receive.unread_mean = 657_763.0;
         ev
     };
     assert_eq!(rule("reader", &apt(27)), None);
+    assert!(rule("reader", &apt(14)).is_some());
 }
 
 #[test]

@@ -23,7 +23,7 @@ pub fn explain(reason: Reason, c: &ReceiverCtx<'_>) -> String {
                 format!(", receiving {}", units::rate(c.rate))
             };
             format!(
-                "receiver application: this host's reader leaves {} unread on average and read all that was waiting {} in {:.0} round trips of the path; the window was closed {} of the time{window}",
+                "receiver application: this host's reader leaves {} unread on average and read all that was waiting {} in {:.0} round trips; the window was closed {} of the time{window}",
                 units::bytes(rx.unread_mean),
                 times(rx.reader_drains),
                 c.rounds,
