@@ -196,3 +196,30 @@ fn unread_above_a_small_flight_but_far_below_the_window_is_not_the_reader() {
     );
     assert_ne!(a.verdict, Verdict::ReceiverApplication, "{}", a.explanation);
 }
+
+#[test]
+fn a_lan_readers_catch_ups_are_quoted_in_rounds_of_the_grain() {
+    // apt with `Dl-Limit=3000` (2026-12-06): 25.8 Mbit/s from a mirror
+    // 264 µs away, the window closed 76% of the time. Its catch-ups are
+    // counted in jiffies (4 ms), not in the 7,600 round trips of 2 s.
+    let a = judge(
+        25.8e6,
+        R {
+            rcv_wnd: 686_000,
+            rtt_us: 264,
+            min_rtt_us: 264,
+            unread: 1_000_000,
+            drains: 34,
+            closed_ms: 1_520,
+            ..R::default()
+        },
+    );
+    assert_eq!(a.verdict, Verdict::ReceiverApplication, "{}", a.explanation);
+    assert!(
+        a.explanation.contains(
+            "read all that was waiting 34 times in 500 rounds of 4.0 ms (the sampling grain; a round trip takes 264 µs); the window was closed 76% of the time"
+        ),
+        "{}",
+        a.explanation
+    );
+}

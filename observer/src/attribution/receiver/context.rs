@@ -47,6 +47,8 @@ pub struct ReceiverCtx<'a> {
     /// round trip is shorter than the 4 ms a reader's catch-ups can be
     /// counted in).
     pub rounds: f64,
+    /// The length of one of those rounds (µs).
+    pub round_us: f64,
     /// This host's window ceiling is near enough the rate to bind (at most
     /// `cfg.bind_factor` times it).
     pub window_binds: bool,
@@ -158,6 +160,7 @@ impl<'a> ReceiverCtx<'a> {
             path_rtt,
             rtts,
             rounds: resolved.count,
+            round_us: resolved.length_us,
             window_binds,
             closed: rx.closed_share >= cfg.significant_share,
             waiting,

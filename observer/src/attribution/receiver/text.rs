@@ -23,10 +23,10 @@ pub fn explain(reason: Reason, c: &ReceiverCtx<'_>) -> String {
                 format!(", receiving {}", units::rate(c.rate))
             };
             format!(
-                "receiver application: this host's reader leaves {} unread on average and read all that was waiting {} in {:.0} round trips; the window was closed {} of the time{window}",
+                "receiver application: this host's reader leaves {} unread on average and read all that was waiting {} in {}; the window was closed {} of the time{window}",
                 units::bytes(rx.unread_mean),
                 times(rx.reader_drains),
-                c.rounds,
+                rounds(c),
                 units::share(rx.closed_share),
             )
         }
@@ -70,7 +70,7 @@ pub fn explain(reason: Reason, c: &ReceiverCtx<'_>) -> String {
             )
         }
         Reason::SenderHeld => format!(
-            "sender: {}, {}, while {}; receiving {} (its application, send buffer or a rate limit)",
+            "sender: {}, {}, while {}; receiving {} (the sender's application, send buffer or a rate limit)",
             held(c),
             old_loss(c),
             open_line(c),
@@ -154,13 +154,37 @@ fn queue_line(c: &ReceiverCtx<'_>) -> String {
     )
 }
 
-/// "the window was open (in flight X of a mean rcv_wnd Y)".
+/// "the window was open (in flight X of a mean rcv_wnd Y)", with the share
+/// of the time it was open where the reader shut it at times (under
+/// `cfg.significant_share`, or no rule before would have named the reader).
 fn open_line(c: &ReceiverCtx<'_>) -> String {
+    let open = 1.0 - c.rx.closed_share;
+    let when = if open < 0.995 {
+        format!(" {} of the time", units::share(open))
+    } else {
+        String::new()
+    };
     format!(
-        "the window was open (in flight {} of a mean rcv_wnd {})",
+        "the window was open{when} (in flight {} of a mean rcv_wnd {})",
         units::bytes(c.rx.in_flight_bytes),
         units::bytes(c.rx.rcv_wnd_mean)
     )
+}
+
+/// The rounds a reader's catch-ups are counted in: "40 round trips", or
+/// where the sampling grain is longer than the flow's round trip, "59
+/// rounds of 4.0 ms (the sampling grain; a round trip takes 613 µs)".
+fn rounds(c: &ReceiverCtx<'_>) -> String {
+    if c.round_us > c.rtt.max(c.path_rtt) {
+        format!(
+            "{:.0} rounds of {} (the sampling grain; a round trip takes {})",
+            c.rounds,
+            units::time_us(c.round_us),
+            units::time_us(c.rtt.max(c.path_rtt))
+        )
+    } else {
+        format!("{:.0} round trips", c.rounds)
+    }
 }
 
 /// How the sender held back: its pauses, or its bursts and the share of
