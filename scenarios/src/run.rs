@@ -201,7 +201,7 @@ impl Watch<'_> {
             line.explanation.clone_from(&t.current.explanation);
             let cfg = observer::attribution::Config::default();
             for a in [&t.current, &t.life] {
-                if let Err(e) = a.check_ceilings(cfg.max_fill).and(a.check_binds(&cfg)) {
+                if let Err(e) = a.check_ceilings(&cfg).and(a.check_binds(&cfg)) {
                     line.outran.push(format!("{e} ({})", a.explanation));
                 }
             }

@@ -278,3 +278,47 @@ fn a_named_window_binds_by_its_ceiling_or_its_clock() {
             .is_err()
     );
 }
+
+/// A reader that shut the window rests on its closed time, not on the
+/// window's ceiling: a chunk reader's window, reopened a chunk at a time
+/// and each chunk sent at once, averaged 22.9 KB over 50 ms (3.65
+/// Mbit/s) while 5.26 Mbit/s came through (a bbr suite run of
+/// `rx-chunk-reader`, 2026-12-06, the window closed 38% of the time).
+/// One that held the window by waiting data alone names the ceiling.
+#[test]
+fn a_reader_that_shut_the_window_names_no_ceiling() {
+    let reader = |closed_share: f64| Attribution {
+        verdict: Verdict::ReceiverApplication,
+        rule: "reader",
+        confidence: 0.6,
+        side: Side::Receiver,
+        explanation: String::new(),
+        evidence: Evidence {
+            recv_rate_bps: 5.26e6,
+            ceilings: Ceilings {
+                rcv_wnd_bps: 3.65e6,
+                ..Ceilings::default()
+            },
+            receive: Receive {
+                closed_share,
+                ..Receive::default()
+            },
+            ..Evidence::default()
+        },
+        what_if: None,
+    };
+    let cfg = Config::default();
+    assert_eq!(reader(0.38).named_ceiling(&cfg), None);
+    assert!(reader(0.38).check_ceilings(&cfg).is_ok());
+    // Just under the significant share: the window's ceiling is named,
+    // and the rate contradicts it.
+    let waiting = reader(0.19);
+    assert_eq!(waiting.named_ceiling(&cfg), Some(("rcv_wnd", 3.65e6)));
+    let outran = waiting.check_ceilings(&cfg);
+    assert!(
+        outran
+            .as_ref()
+            .is_err_and(|e| e.contains("ceiling 3650000 bit/s is below the measured 5260000")),
+        "{outran:?}"
+    );
+}

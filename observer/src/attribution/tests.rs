@@ -94,7 +94,7 @@ pub(super) fn verdict_between(a: P, b: P) -> Attribution {
 /// `a`, after asserting [`Attribution::check_ceilings`].
 pub(super) fn checked(a: Attribution) -> Attribution {
     let cfg = Config::default();
-    if let Err(e) = a.check_ceilings(cfg.max_fill).and(a.check_binds(&cfg)) {
+    if let Err(e) = a.check_ceilings(&cfg).and(a.check_binds(&cfg)) {
         panic!("{e}; explanation: {}", a.explanation);
     }
     a

@@ -138,8 +138,13 @@ impl Attribution {
     /// peer's window (snd_wnd / srtt) for a sender's `receive_window`, the
     /// congestion window (cwnd x MSS / srtt) for `congestion_window`, this
     /// host's window (rcv_wnd / receiver RTT) for a receiver's
-    /// `receive_window`.
-    pub fn named_ceiling(&self) -> Option<(&'static str, f64)> {
+    /// `receive_window`, and for `receiver_application` where the reader
+    /// held the window by what it left waiting: one that shut the window
+    /// for `cfg.significant_share` of the interval or more rests on that
+    /// closed time, not on a ceiling (a reader that reopens the window a
+    /// chunk at a time gets each chunk sent at once, so the window's
+    /// time-weighted mean can fall below what it let through).
+    pub fn named_ceiling(&self, cfg: &super::Config) -> Option<(&'static str, f64)> {
         let c = &self.evidence.ceilings;
         match (self.side, self.verdict) {
             (Side::Sender, Verdict::ReceiveWindow) => Some(("rwnd", c.rwnd_bps)),
@@ -148,7 +153,10 @@ impl Attribution {
             (Side::Sender, Verdict::CongestionWindow) if self.rule != "ramping" => {
                 Some(("cwnd", c.cwnd_bps))
             }
-            (Side::Receiver, Verdict::ReceiveWindow | Verdict::ReceiverApplication) => {
+            (Side::Receiver, Verdict::ReceiveWindow) => Some(("rcv_wnd", c.rcv_wnd_bps)),
+            (Side::Receiver, Verdict::ReceiverApplication)
+                if self.evidence.receive.closed_share < cfg.significant_share =>
+            {
                 Some(("rcv_wnd", c.rcv_wnd_bps))
             }
             _ => None,
@@ -184,7 +192,7 @@ impl Attribution {
             Side::Sender => self.evidence.rate_bps,
             Side::Receiver => self.evidence.recv_rate_bps,
         };
-        let Some((name, ceiling)) = self.named_ceiling().filter(|(_, c)| *c > 0.0) else {
+        let Some((name, ceiling)) = self.named_ceiling(cfg).filter(|(_, c)| *c > 0.0) else {
             return Ok(());
         };
         if rate <= 0.0 || ceiling <= cfg.bind_factor * rate {
@@ -211,19 +219,20 @@ impl Attribution {
     }
 
     /// The property every verdict keeps (issue 14): none rests on a
-    /// ceiling the measured rate exceeds by more than `max_fill` (1.25:
+    /// ceiling the measured rate exceeds by more than `cfg.max_fill` (1.25:
     /// RTT and window estimates are means), neither the verdict's own
     /// ([`Attribution::named_ceiling`]) nor the what-if's. `Err` says which
     /// claim the rate contradicts.
     ///
     /// # Errors
     /// The contradicted claim, in words.
-    pub fn check_ceilings(&self, max_fill: f64) -> Result<(), String> {
+    pub fn check_ceilings(&self, cfg: &super::Config) -> Result<(), String> {
+        let max_fill = cfg.max_fill;
         let rate = match self.side {
             Side::Sender => self.evidence.rate_bps,
             Side::Receiver => self.evidence.recv_rate_bps,
         };
-        let named = self.named_ceiling().filter(|(_, c)| *c > 0.0);
+        let named = self.named_ceiling(cfg).filter(|(_, c)| *c > 0.0);
         let what_if = self.what_if.as_ref().map(|w| ("what-if", w.ceiling_bps));
         for (name, ceiling) in named.into_iter().chain(what_if) {
             if rate > ceiling * max_fill {

@@ -111,7 +111,7 @@ fn a_window_that_collapses_at_the_end_does_not_describe_the_life() {
         "life snd_wnd {ours:.0} vs TCP_INFO mid-run {mid}"
     );
     assert_eq!(life.verdict, Verdict::ReceiveWindow, "{}", life.explanation);
-    if let Err(e) = life.check_ceilings(Config::default().max_fill) {
+    if let Err(e) = life.check_ceilings(&Config::default()) {
         panic!("{e}: {}", life.explanation);
     }
     drop(probe);

@@ -14,10 +14,12 @@ pub fn explain(reason: Reason, c: &ReceiverCtx<'_>) -> String {
     let t = units::time_us;
     match reason {
         Reason::Reader => {
-            // The figure the verdict rests on: the window's ceiling where
-            // it binds; else its closed time (its mean over the open
-            // stretches between reads would claim far more than the rate).
-            let window = if c.window_binds {
+            // The figure the verdict rests on: its closed time where the
+            // reader shut the window (its mean over the open stretches
+            // between reads would claim far more than the rate, and a
+            // window reopened a chunk at a time, each sent at once, can
+            // average less); else the window's ceiling, where it binds.
+            let window = if c.window_binds && !c.closed {
                 format!(" ({})", window_line(c))
             } else {
                 format!(", receiving {}", units::rate(c.rate))
