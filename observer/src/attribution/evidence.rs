@@ -88,6 +88,13 @@ pub struct Receive {
 }
 
 impl Receive {
+    /// Whether the reader shut the window for `min_share` of the interval
+    /// or more (`Config::significant_share`): a reader verdict then rests
+    /// on that closed time, not on the window's ceiling.
+    pub fn reader_shut(&self, min_share: f64) -> bool {
+        self.closed_share >= min_share
+    }
+
     /// What the path has shown this download can carry (bits/s; 0: not
     /// known): the rate within its bursts, where at least `min_share` of
     /// its bytes came in them (`Config::shown_burst_share`); else 0, as a

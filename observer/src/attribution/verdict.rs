@@ -155,7 +155,7 @@ impl Attribution {
             }
             (Side::Receiver, Verdict::ReceiveWindow) => Some(("rcv_wnd", c.rcv_wnd_bps)),
             (Side::Receiver, Verdict::ReceiverApplication)
-                if self.evidence.receive.closed_share < cfg.significant_share =>
+                if !self.evidence.receive.reader_shut(cfg.significant_share) =>
             {
                 Some(("rcv_wnd", c.rcv_wnd_bps))
             }

@@ -162,7 +162,7 @@ impl<'a> ReceiverCtx<'a> {
             rounds: resolved.count,
             round_us: resolved.length_us,
             window_binds,
-            closed: rx.closed_share >= cfg.significant_share,
+            closed: rx.reader_shut(cfg.significant_share),
             waiting,
             queued,
             holds,

@@ -157,8 +157,7 @@ fn queue_line(c: &ReceiverCtx<'_>) -> String {
 }
 
 /// "the window was open (in flight X of a mean rcv_wnd Y)", with the share
-/// of the time it was open where the reader shut it at times (under
-/// `cfg.significant_share`, or no rule before would have named the reader).
+/// of the time it was open where the reader shut it at times.
 fn open_line(c: &ReceiverCtx<'_>) -> String {
     let open = 1.0 - c.rx.closed_share;
     let when = if open < 0.995 {
@@ -177,12 +176,13 @@ fn open_line(c: &ReceiverCtx<'_>) -> String {
 /// where the sampling grain is longer than the flow's round trip, "59
 /// rounds of 4.0 ms (the sampling grain; a round trip takes 613 µs)".
 fn rounds(c: &ReceiverCtx<'_>) -> String {
-    if c.round_us > c.rtt.max(c.path_rtt) {
+    let round_trip = c.rtt.max(c.path_rtt);
+    if c.round_us > round_trip {
         format!(
             "{:.0} rounds of {} (the sampling grain; a round trip takes {})",
             c.rounds,
             units::time_us(c.round_us),
-            units::time_us(c.rtt.max(c.path_rtt))
+            units::time_us(round_trip)
         )
     } else {
         format!("{:.0} round trips", c.rounds)
