@@ -299,6 +299,15 @@ pub struct FlowSample {
     /// journaled once per epoch, not once per sample. Kernel-side
     /// bookkeeping; carries no figure.
     pub journal_epoch: u32,
+    /// Of [`FlowSample::rx_gap_ns`], the time the reader kept the window
+    /// shut (ns): `rwnd_closed_ns` summed over each gap as it ends. The
+    /// rest of a gap the sender paused with room to send, so a pause of the
+    /// sender's own is told from one the reader imposed.
+    pub rx_gap_shut_ns: u64,
+    /// `rwnd_closed_ns` when a sampled data segment last arrived (ns, at
+    /// `last_rx_ns`): where the next gap's shut time starts. Kernel-side
+    /// bookkeeping; carries no figure.
+    pub rx_shut_mark_ns: u64,
 }
 
 impl FlowSample {
@@ -403,11 +412,13 @@ impl FlowSample {
         dsack_dups: 0,
         reader_drains: 0,
         journal_epoch: 0,
+        rx_gap_shut_ns: 0,
+        rx_shut_mark_ns: 0,
     };
 }
 
 /// Size of [`FlowSample`] in bytes; the kernel and user space must agree.
-pub const FLOW_SAMPLE_SIZE: usize = 528;
+pub const FLOW_SAMPLE_SIZE: usize = 544;
 const _: () = assert!(core::mem::size_of::<FlowSample>() == FLOW_SAMPLE_SIZE);
 const _: () = assert!(core::mem::align_of::<FlowSample>() == 8);
 
@@ -459,6 +470,8 @@ mod tests {
         assert_eq!(offset_of!(FlowSample, dsack_dups), 516);
         assert_eq!(offset_of!(FlowSample, reader_drains), 520);
         assert_eq!(offset_of!(FlowSample, journal_epoch), 524);
+        assert_eq!(offset_of!(FlowSample, rx_gap_shut_ns), 528);
+        assert_eq!(offset_of!(FlowSample, rx_shut_mark_ns), 536);
     }
 
     #[test]

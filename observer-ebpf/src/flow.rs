@@ -460,11 +460,18 @@ unsafe fn carry_forward(s: *mut FlowSample, sk: Sk, seg: &Segment) {
             let last = (*s).last_rx_ns;
             // SAFETY: reading a static (see `read::volatile`).
             let threshold = core::ptr::read_volatile(&raw const crate::maps::RX_GAP);
+            // The window's closed time is summed up to now (refresh), so
+            // what it gained since the last arrival is the gap's shut part.
+            let closed = (*s).rwnd_closed_ns;
             if last != 0 && now > last && now - last > threshold {
-                (*s).rx_gap_ns += now - last;
+                let gap = now - last;
+                (*s).rx_gap_ns += gap;
                 (*s).rx_gaps = (*s).rx_gaps.wrapping_add(1);
+                let shut = closed.wrapping_sub((*s).rx_shut_mark_ns);
+                (*s).rx_gap_shut_ns += if shut < gap { shut } else { gap };
             }
             (*s).last_rx_ns = now;
+            (*s).rx_shut_mark_ns = closed;
         }
         let added = in_order(seq, end_seq, sk.get(off!(rcv_nxt)));
         if added != 0 {

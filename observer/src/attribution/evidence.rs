@@ -66,6 +66,10 @@ pub struct Receive {
     /// a sender held by its congestion window waits about a round trip
     /// for ACKs, one that waits longer waits for data or a timer.
     pub mean_gap_us: f64,
+    /// Share of the interval in those gaps with the window shut by the
+    /// reader (0 to 1, at most `gap_share`; `Flow::rx_gap_shut_us`): the
+    /// part of the sender's silence the reader imposed.
+    pub gap_shut_share: f64,
     /// Out-of-order arrivals in the interval (segments).
     pub ooo_packets: u32,
     /// Segments with payload received in the interval.
@@ -93,6 +97,21 @@ impl Receive {
     /// on that closed time, not on the window's ceiling.
     pub fn reader_shut(&self, min_share: f64) -> bool {
         self.closed_share >= min_share
+    }
+
+    /// Share of the interval `interval_us` (µs) the sender paused with
+    /// room to send (0 to 1): its gaps, less the part of them the reader
+    /// kept the window shut, less a round trip of `round_us` (µs) for each
+    /// gap, as room the reader makes reaches the sender and comes back as
+    /// data a round trip later. What of its silence is the sender's own.
+    pub fn own_pause_share(&self, interval_us: u64, round_us: f64) -> f64 {
+        let interval = interval_us.max(1) as f64;
+        let gaps = if self.mean_gap_us > 0.0 {
+            self.gap_share * interval / self.mean_gap_us
+        } else {
+            0.0
+        };
+        (self.gap_share - self.gap_shut_share - gaps * round_us / interval).max(0.0)
     }
 
     /// What the path has shown this download can carry (bits/s; 0: not
@@ -240,6 +259,11 @@ fn receive(a: &Flow, b: &Flow, dt: u64, end_ns: u64, rate: f64) -> Receive {
             0 => 0.0,
             n => b.rx_gap_us.saturating_sub(a.rx_gap_us) as f64 / f64::from(n),
         },
+        gap_shut_share: share(
+            b.rx_gap_shut_us
+                .saturating_sub(a.rx_gap_shut_us)
+                .min(b.rx_gap_us.saturating_sub(a.rx_gap_us)),
+        ),
         ooo_packets: b.rcv_ooopack.saturating_sub(a.rcv_ooopack),
         data_segments: b.data_segs_in.wrapping_sub(a.data_segs_in),
         since_ooo_s: (b.last_ooo_ns != 0)

@@ -232,6 +232,10 @@ pub struct Flow {
     /// How many such gaps ended (count): `rx_gap_us / rx_gaps` is the
     /// sender's mean pause (`FlowSample::rx_gaps`).
     pub rx_gaps: u32,
+    /// Of `rx_gap_us`, the time the reader kept the window shut (µs;
+    /// `FlowSample::rx_gap_shut_ns`): the rest the sender paused with room
+    /// to send.
+    pub rx_gap_shut_us: u64,
     /// How many times the reader caught up with data a sample had seen
     /// waiting unread (count; `FlowSample::reader_drains`): many a round
     /// trip for a reader that keeps up, seldom or never for one that is
@@ -397,6 +401,7 @@ impl Flow {
             rwnd_closed_us: 0,
             rx_gap_us: 0,
             rx_gaps: 0,
+            rx_gap_shut_us: 0,
             reader_drains: 0,
             delivered_ce: 0,
             dsack_dups: 0,
@@ -481,6 +486,7 @@ impl Flow {
             rwnd_closed_us: s.rwnd_closed_ns / 1000,
             rx_gap_us: s.rx_gap_ns / 1000,
             rx_gaps: s.rx_gaps,
+            rx_gap_shut_us: s.rx_gap_shut_ns / 1000,
             reader_drains: s.reader_drains,
             inflight: s.inflight,
             retransmits: s.total_retrans,

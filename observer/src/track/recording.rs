@@ -5,13 +5,18 @@
 //! recording, so that a change to the engine shows every verdict it moves.
 //!
 //! The file is gzip-compressed NDJSON: a header line
-//! `{"format":"observer-recording","version":1,"hz":250}`, then one line per
+//! `{"format":"observer-recording","version":2,"hz":250}`, then one line per
 //! poll, `{"label":"ref-a-w64k","now_ns":…,"samples":["<hex>",…]}`, each
-//! sample the [`FlowSample`] record's 528 bytes in lower-case hex, in this
+//! sample the [`FlowSample`] record's 544 bytes in lower-case hex, in this
 //! machine's byte order (a recording is read on a host of the same
 //! endianness). A poll lists only the samples that changed since the
 //! previous poll of the same label, as the change journal hands them to
 //! [`super::live::LiveFlows::ingest_changes`].
+//!
+//! Version 1 recorded 528-byte samples, before the kernel measured the
+//! part of each gap the reader kept the window shut
+//! (`FlowSample::rx_gap_shut_ns`); it is read with that part taken as all
+//! the closed time the gaps could hold, the bound that credits the reader.
 
 use std::{
     collections::HashMap,
@@ -26,8 +31,12 @@ use serde::{Deserialize, Serialize};
 
 /// The header's `format` value.
 const FORMAT: &str = "observer-recording";
-/// The only version written and read.
-const VERSION: u32 = 1;
+/// The version written (and read, with [`V1`]).
+const VERSION: u32 = 2;
+/// The version whose samples end before `rx_gap_shut_ns`.
+const V1: u32 = 1;
+/// A version-1 sample's length (bytes).
+const V1_SAMPLE_SIZE: usize = 528;
 
 /// Why a recording could not be written or read.
 #[derive(Debug, thiserror::Error)]
@@ -98,12 +107,30 @@ fn bytes_of(s: &FlowSample) -> &[u8] {
     unsafe { std::slice::from_raw_parts((s as *const FlowSample).cast::<u8>(), FLOW_SAMPLE_SIZE) }
 }
 
-/// The record in `bytes`, which must be [`FLOW_SAMPLE_SIZE`] long.
-fn sample_of(bytes: &[u8]) -> Option<FlowSample> {
-    (bytes.len() == FLOW_SAMPLE_SIZE).then(|| {
-        // SAFETY: every bit pattern is a FlowSample (aya::Pod), and the
-        // length was checked; read_unaligned needs no alignment.
-        unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast::<FlowSample>()) }
+/// A sample's length in a recording of `version` (bytes).
+fn sample_size(version: u32) -> usize {
+    if version == V1 {
+        V1_SAMPLE_SIZE
+    } else {
+        FLOW_SAMPLE_SIZE
+    }
+}
+
+/// The record in `bytes`, which must be [`FLOW_SAMPLE_SIZE`] long, or
+/// [`V1_SAMPLE_SIZE`] in a recording of [`V1`]: zero-extended, its gaps'
+/// shut time the most the gaps and the closed time allow.
+fn sample_of(bytes: &[u8], version: u32) -> Option<FlowSample> {
+    let mut full = [0u8; FLOW_SAMPLE_SIZE];
+    let size = sample_size(version);
+    (bytes.len() == size).then(|| {
+        full[..size].copy_from_slice(bytes);
+        // SAFETY: every bit pattern is a FlowSample (aya::Pod), and `full`
+        // is FLOW_SAMPLE_SIZE long; read_unaligned needs no alignment.
+        let mut s = unsafe { std::ptr::read_unaligned(full.as_ptr().cast::<FlowSample>()) };
+        if version == V1 {
+            s.rx_gap_shut_ns = s.rwnd_closed_ns.min(s.rx_gap_ns);
+        }
+        s
     })
 }
 
@@ -219,11 +246,11 @@ impl Recording {
         let header: Header = next(1)?
             .ok_or_else(|| bad(1, "empty: no header".to_string()))
             .and_then(|l| serde_json::from_str(&l).map_err(|e| bad(1, e.to_string())))?;
-        if header.format != FORMAT || header.version != VERSION {
+        if header.format != FORMAT || (header.version != VERSION && header.version != V1) {
             return Err(bad(
                 1,
                 format!(
-                    "not an {FORMAT} of version {VERSION} (format {:?}, version {})",
+                    "not an {FORMAT} of version {V1} or {VERSION} (format {:?}, version {})",
                     header.format, header.version
                 ),
             ));
@@ -239,11 +266,14 @@ impl Recording {
                 .map(|h| {
                     hex::decode(h)
                         .ok()
-                        .and_then(|b| sample_of(&b))
+                        .and_then(|b| sample_of(&b, header.version))
                         .ok_or_else(|| {
                             bad(
                                 n,
-                                format!("a sample is not {FLOW_SAMPLE_SIZE} bytes of hex"),
+                                format!(
+                                    "a sample is not {} bytes of hex",
+                                    sample_size(header.version)
+                                ),
                             )
                         })
                 })
@@ -311,6 +341,35 @@ mod tests {
         );
         assert_eq!(read.polls[1].samples[0].bytes_acked, 2_000);
         assert_eq!(read.labels(), vec!["one", "two"]);
+        std::fs::remove_dir_all(&dir).expect("clean up");
+    }
+
+    #[test]
+    fn a_version_1_sample_reads_with_its_gaps_shut_at_most_the_closed_time() {
+        let dir = std::env::temp_dir().join(format!("observer-rec-v1-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let path = dir.join("v1.gz");
+        let mut s = FlowSample::ZERO;
+        s.cookie = 9;
+        s.rwnd_closed_ns = 5_000;
+        s.rx_gap_ns = 3_000;
+        s.rx_gap_shut_ns = 77;
+        let short = hex::encode(&bytes_of(&s)[..V1_SAMPLE_SIZE]);
+        let mut gz = GzEncoder::new(File::create(&path).expect("file"), Compression::fast());
+        write!(
+            gz,
+            "{{\"format\":\"observer-recording\",\"version\":1,\"hz\":250}}\n{{\"label\":\"x\",\"now_ns\":1,\"samples\":[\"{short}\"]}}\n"
+        )
+        .expect("write");
+        gz.finish().expect("finish");
+        let read = Recording::read(&path).expect("a version 1 recording");
+        let got = read.polls[0].samples[0];
+        assert_eq!(got.cookie, 9);
+        assert_eq!(got.rx_gap_ns, 3_000);
+        // Not the 77 past the record's end: all the gaps, which the
+        // closed time could fill.
+        assert_eq!(got.rx_gap_shut_ns, 3_000);
+        assert_eq!(got.rx_shut_mark_ns, 0);
         std::fs::remove_dir_all(&dir).expect("clean up");
     }
 

@@ -9,6 +9,7 @@ use std::{
 };
 
 use crate::support::{Observer, cookie, root_or_skip, setsockopt_int, tcp_info, unread};
+use observer::model::flow::Flow;
 use pathemu::Namespace;
 
 /// Connects a sender to a listener on loopback in the current namespace;
@@ -190,4 +191,101 @@ fn without_window_scaling_rcv_wnd_is_what_the_sender_was_told() {
         "rcv_wnd_internal {}",
         flow.rcv_wnd_internal
     );
+}
+
+/// Twelve gaps of `pause` between writes of `chunk` bytes; the receiver
+/// reads `read` bytes at a time, sleeping `nap` after each read, until
+/// it has them all. Returns the receiver's flow once observer counted
+/// every byte.
+fn gaps_of(
+    obs: &mut Observer,
+    rcvbuf: Option<i32>,
+    pause: Duration,
+    read: usize,
+    nap: Duration,
+) -> Flow {
+    const CHUNK: usize = 256 * 1024;
+    const CHUNKS: usize = 12;
+    let (mut tx, mut rx) = pair(rcvbuf);
+    let writer = std::thread::spawn(move || {
+        for _ in 0..CHUNKS {
+            tx.write_all(&[7u8; CHUNK]).unwrap();
+            std::thread::sleep(pause);
+        }
+        tx
+    });
+    let mut buf = vec![0u8; read];
+    let mut got = 0;
+    while got < CHUNK * CHUNKS {
+        let r = rx.read(&mut buf).unwrap();
+        assert!(r > 0, "sender closed early");
+        got += r;
+        std::thread::sleep(nap);
+    }
+    let tx = writer.join().unwrap();
+    let flow = obs.wait_for_flow(
+        cookie(&rx),
+        Duration::from_secs(3),
+        &format!("bytes_received {got}"),
+        |f| f.bytes_received == got as u64,
+    );
+    drop((tx, rx));
+    flow
+}
+
+/// The sender's own pauses are told from those a reader imposes: a
+/// sender that rests 60 ms between 256 KB writes to a reader that keeps
+/// up pauses with the window open (none of its gaps shut); a sender that
+/// always has data, to a reader taking 64 KB every 50 ms from a 64 KB
+/// buffer, is silent only while the reader keeps the window shut.
+#[test]
+fn the_senders_own_pauses_are_told_from_a_readers() {
+    if !root_or_skip("the_senders_own_pauses_are_told_from_a_readers") {
+        return;
+    }
+    let mut obs = Observer::start();
+    let ns = Namespace::standalone().unwrap();
+    let (own, imposed) = ns
+        .run(|| {
+            let own = gaps_of(
+                &mut obs,
+                None,
+                Duration::from_millis(60),
+                1 << 20,
+                Duration::ZERO,
+            );
+            let imposed = gaps_of(
+                &mut obs,
+                Some(64 * 1024),
+                Duration::ZERO,
+                64 * 1024,
+                Duration::from_millis(50),
+            );
+            (own, imposed)
+        })
+        .unwrap();
+    for (what, f) in [("own", &own), ("imposed", &imposed)] {
+        eprintln!(
+            "{what}: {} gaps, {} µs, {} µs of them shut; closed {} µs",
+            f.rx_gaps, f.rx_gap_us, f.rx_gap_shut_us, f.rwnd_closed_us
+        );
+    }
+    // Eleven rests end with the next write (the twelfth is after the last).
+    assert!(own.rx_gaps >= 10, "rx_gaps {}", own.rx_gaps);
+    assert!(own.rx_gap_us >= 10 * 50_000, "rx_gap_us {}", own.rx_gap_us);
+    assert!(
+        own.rx_gap_shut_us * 20 <= own.rx_gap_us,
+        "rx_gap_shut_us {} of {}",
+        own.rx_gap_shut_us,
+        own.rx_gap_us
+    );
+    // 3 MB through a 64 KB buffer at 64 KB a 50 ms nap: tens of gaps.
+    assert!(imposed.rx_gaps >= 10, "rx_gaps {}", imposed.rx_gaps);
+    assert!(
+        imposed.rx_gap_shut_us * 10 >= imposed.rx_gap_us * 8,
+        "rx_gap_shut_us {} of {}",
+        imposed.rx_gap_shut_us,
+        imposed.rx_gap_us
+    );
+    assert!(imposed.rx_gap_shut_us <= imposed.rwnd_closed_us);
 }
