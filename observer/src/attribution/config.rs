@@ -68,7 +68,10 @@ pub struct Config {
     /// Receiver side: a share of the interval in arrival gaps (the sender
     /// sent nothing for over 10 ms) at or above this means the sender
     /// paused with the window open; the same share of the bytes in bursts
-    /// means it bursts.
+    /// means it bursts. Pauses with room to send beyond a round trip each
+    /// (`Receive::own_pause_share`) that fill this share, and more of the
+    /// interval than the reader kept the window shut, overrule the reader
+    /// rule: the flow waited on the sender longer.
     pub sender_gap_share: f64,
     /// Receiver side: the rate within a flow's bursts counts as what the
     /// path has shown (the window what-ifs, the host view) only where at

@@ -94,6 +94,8 @@ mod interval_tests;
 #[cfg(test)]
 mod receiver_kit;
 #[cfg(test)]
+mod receiver_pause_tests;
+#[cfg(test)]
 mod receiver_reader_tests;
 #[cfg(test)]
 mod receiver_tests;

@@ -22,6 +22,8 @@ pub(super) struct R {
     pub(super) gap_ms: u64,
     /// How many gaps make up `gap_ms`.
     pub(super) gaps: u32,
+    /// Of `gap_ms`, the time the reader kept the window shut.
+    pub(super) gap_shut_ms: u64,
     pub(super) ooo: u32,
     /// Out-of-order arrivals last grew this long before `t` (s).
     pub(super) ooo_age_s: Option<f64>,
@@ -48,6 +50,7 @@ impl Default for R {
             closed_ms: 0,
             gap_ms: 0,
             gaps: 0,
+            gap_shut_ms: 0,
             ooo: 0,
             ooo_age_s: None,
             burst_bytes: 0,
@@ -76,6 +79,7 @@ pub(super) fn point(r: R) -> Point {
     f.rwnd_closed_us = r.closed_ms * 1000;
     f.rx_gap_us = r.gap_ms * 1000;
     f.rx_gaps = r.gaps;
+    f.rx_gap_shut_us = r.gap_shut_ms * 1000;
     f.reader_drains = r.drains;
     f.rcv_ooopack = r.ooo;
     f.data_segs_in = r.data_segs;
@@ -112,6 +116,7 @@ pub(super) fn judge(rate_bps: f64, end: R) -> Attribution {
         closed_ms: 0,
         gap_ms: 0,
         gaps: 0,
+        gap_shut_ms: 0,
         ooo: 0,
         burst_bytes: 0,
         burst_ns: 0,

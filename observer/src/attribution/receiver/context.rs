@@ -73,6 +73,15 @@ pub struct ReceiverCtx<'a> {
     /// ceiling at the base RTT where the window is full only through the
     /// queue (`whatif::full_through_queue`).
     pub queue_only: Option<f64>,
+    /// Share of the interval the sender paused with room to send, a round
+    /// trip of the flow allowed for each pause to answer the reader
+    /// (`Receive::own_pause_share`; 0 to 1).
+    pub own_pause: f64,
+    /// The sender's own pauses (`own_pause`) fill `cfg.sender_gap_share`
+    /// of the interval or more, and more of it than the reader kept the
+    /// window shut: the flow stood still longer for the sender than for
+    /// the reader, so the reader is not what it waited for.
+    pub sender_outwaits: bool,
     /// Arrival gaps for `cfg.sender_gap_share` of the interval or more,
     /// each on average at least `cfg.pause_rtts` round trips of the path,
     /// or together `cfg.silent_share` of it.
@@ -150,6 +159,7 @@ impl<'a> ReceiverCtx<'a> {
         // round trips of a LAN.
         let ack_wait_us = (cfg.ack_wait_rtts * path_rtt).max(cfg.rto_min_us as f64 + path_rtt);
         let acked_pauses = rx.mean_gap_us <= ack_wait_us;
+        let own_pause = rx.own_pause_share(ev.interval_us, rtt.max(path_rtt));
         ReceiverCtx {
             ev,
             rx,
@@ -172,6 +182,8 @@ impl<'a> ReceiverCtx<'a> {
                 cfg.confidence_floor,
             ),
             queue_only,
+            own_pause,
+            sender_outwaits: own_pause >= cfg.sender_gap_share && own_pause > rx.closed_share,
             paused,
             bursty,
             ack_wait_us,

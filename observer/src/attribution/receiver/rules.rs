@@ -88,14 +88,16 @@ pub fn first(c: &ReceiverCtx<'_>) -> Option<(&'static str, Finding<Reason>)> {
 
 // Judged before the window fill (a reader that reads in bursts leaves the
 // window open between them, yet holds the sender back all the same), and
-// even when too little arrived: a shut window is why nothing did.
+// even when too little arrived: a shut window is why nothing did. Not
+// where the sender paused with room to send longer than the reader kept
+// the window shut: the flow waited on the sender more (`sender_held`).
 fn reader(c: &ReceiverCtx) -> Option<Finding<Reason>> {
     let floor = if c.closed {
         0.0
     } else {
         c.cfg.reader_confidence
     };
-    c.reader_lags().then(|| {
+    (c.reader_lags() && !c.sender_outwaits).then(|| {
         Finding::new(
             Verdict::ReceiverApplication,
             share_confidence(c.rx.closed_share.max(floor), c.cfg.confidence_floor),
@@ -161,9 +163,20 @@ fn loss_held(c: &ReceiverCtx) -> Option<Finding<Reason>> {
     })
 }
 
+// Where the reader lagged too (and the sender's own pauses outwaited it,
+// or the reader rule would have decided), as sure as the sender's share
+// of the two waits.
 fn sender_held(c: &ReceiverCtx) -> Option<Finding<Reason>> {
-    (c.paused || c.bursty)
-        .then(|| Finding::new(Verdict::Sender, held_confidence(c), Reason::SenderHeld))
+    let confidence = if c.reader_lags() {
+        let waits = c.own_pause + c.rx.closed_share;
+        share_confidence(
+            c.own_pause / waits.max(f64::EPSILON),
+            c.cfg.confidence_floor,
+        )
+    } else {
+        held_confidence(c)
+    };
+    (c.paused || c.bursty).then(|| Finding::new(Verdict::Sender, confidence, Reason::SenderHeld))
 }
 
 // A BBR sender at its bottleneck keeps little queue: still the path.

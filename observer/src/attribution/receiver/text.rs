@@ -72,11 +72,12 @@ pub fn explain(reason: Reason, c: &ReceiverCtx<'_>) -> String {
             )
         }
         Reason::SenderHeld => format!(
-            "sender: {}, {}, while {}; receiving {} (the sender's application, send buffer or a rate limit)",
+            "sender: {}, {}, while {}; receiving {} (the sender's application, send buffer or a rate limit){}",
             held(c),
             old_loss(c),
             open_line(c),
-            units::rate(c.rate)
+            units::rate(c.rate),
+            outwaited(c)
         ),
         Reason::EvenArrival => format!(
             "path: {} while {}{}; {}, {}",
@@ -194,8 +195,16 @@ fn rounds(c: &ReceiverCtx<'_>) -> String {
 fn held(c: &ReceiverCtx<'_>) -> String {
     let rx = c.rx;
     if c.paused {
+        let shut = if rx.gap_shut_share >= 0.005 {
+            format!(
+                " ({} of it with the window shut)",
+                units::share(rx.gap_shut_share)
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "the sender paused {} of the time",
+            "the sender paused {} of the time{shut}",
             units::share(rx.gap_share)
         )
     } else {
@@ -224,6 +233,20 @@ fn how(c: &ReceiverCtx<'_>) -> String {
     } else {
         format!("data arrives evenly at {}", units::rate(c.rate))
     }
+}
+
+/// Where this host's reader lagged too, why the sender is named all the
+/// same: its own pauses outlasted the reader's closed time.
+fn outwaited(c: &ReceiverCtx<'_>) -> String {
+    if !(c.sender_outwaits && c.reader_lags()) {
+        return String::new();
+    }
+    format!(
+        "; this host's reader left {} unread on average and shut the window {} of the time, less than the sender's own pauses with room to send ({})",
+        units::bytes(c.rx.unread_mean),
+        units::share(c.rx.closed_share),
+        units::share(c.own_pause)
+    )
 }
 
 /// Loss too old to hold the sender's window, still named.
