@@ -38,13 +38,14 @@ fn receiver_lines(r: &Row, rate: String) -> Vec<Line<'static>> {
         Line::from(vec![
             head("receive"),
             Span::raw(format!(
-                "window fill {} (in flight {} of rcv_wnd {}), unread {}, window closed {}, sender paused {}",
+                "window fill {} (in flight {} of rcv_wnd {}), unread {}, window closed {}, sender paused {} ({} with the window shut)",
                 units::share(rx.window_fill),
                 units::bytes(rx.in_flight_bytes),
                 units::bytes(rx.rcv_wnd_mean),
                 units::bytes(rx.unread_mean),
                 units::share(rx.closed_share),
                 units::share(rx.gap_share),
+                units::share(rx.gap_shut_share),
             )),
         ]),
         Line::from(vec![head("rate"), Span::raw(rate)]),
