@@ -301,13 +301,21 @@ pub struct FlowSample {
     pub journal_epoch: u32,
     /// Of [`FlowSample::rx_gap_ns`], the time the reader kept the window
     /// shut (ns): `rwnd_closed_ns` summed over each gap as it ends. The
-    /// rest of a gap the sender paused with room to send, so a pause of the
-    /// sender's own is told from one the reader imposed.
+    /// rest of a gap the window was open (the sender sees room a round trip
+    /// after the reader makes it), so a pause of the sender's own is told
+    /// from one the reader imposed.
     pub rx_gap_shut_ns: u64,
     /// `rwnd_closed_ns` when a sampled data segment last arrived (ns, at
     /// `last_rx_ns`): where the next gap's shut time starts. Kernel-side
     /// bookkeeping; carries no figure.
     pub rx_shut_mark_ns: u64,
+    /// Of [`FlowSample::rx_gap_ns`], the gaps in which this host sent data
+    /// (`tcp_sock.lsndtime` later than the `lrcvtime` of the data before
+    /// the gap, in jiffies), whole (ns): a sender that waits for this
+    /// host's next request pauses for this host, not on its own. A request
+    /// sent within the jiffy of that data is not counted: the gap is then
+    /// the sender's time to answer.
+    pub rx_gap_asked_ns: u64,
 }
 
 impl FlowSample {
@@ -414,11 +422,12 @@ impl FlowSample {
         journal_epoch: 0,
         rx_gap_shut_ns: 0,
         rx_shut_mark_ns: 0,
+        rx_gap_asked_ns: 0,
     };
 }
 
 /// Size of [`FlowSample`] in bytes; the kernel and user space must agree.
-pub const FLOW_SAMPLE_SIZE: usize = 544;
+pub const FLOW_SAMPLE_SIZE: usize = 552;
 const _: () = assert!(core::mem::size_of::<FlowSample>() == FLOW_SAMPLE_SIZE);
 const _: () = assert!(core::mem::align_of::<FlowSample>() == 8);
 
@@ -472,6 +481,7 @@ mod tests {
         assert_eq!(offset_of!(FlowSample, journal_epoch), 524);
         assert_eq!(offset_of!(FlowSample, rx_gap_shut_ns), 528);
         assert_eq!(offset_of!(FlowSample, rx_shut_mark_ns), 536);
+        assert_eq!(offset_of!(FlowSample, rx_gap_asked_ns), 544);
     }
 
     #[test]

@@ -467,8 +467,19 @@ unsafe fn carry_forward(s: *mut FlowSample, sk: Sk, seg: &Segment) {
                 let gap = now - last;
                 (*s).rx_gap_ns += gap;
                 (*s).rx_gaps = (*s).rx_gaps.wrapping_add(1);
-                let shut = closed.wrapping_sub((*s).rx_shut_mark_ns);
+                // A mark above the sum (two CPUs' samples racing) is no
+                // closed time.
+                let shut = closed.saturating_sub((*s).rx_shut_mark_ns);
                 (*s).rx_gap_shut_ns += if shut < gap { shut } else { gap };
+                // This host sent data (a request) a jiffy or more after the
+                // data before the gap arrived (refresh just read both
+                // stamps; the probe runs before tcp_event_data_recv()
+                // stamps this segment): the sender may have waited for it.
+                // One asked within the jiffy leaves the sender's answer.
+                let sent = (*s).lsndtime;
+                if sent != 0 && sent.wrapping_sub((*s).lrcvtime) as i32 > 0 {
+                    (*s).rx_gap_asked_ns += gap;
+                }
             }
             (*s).last_rx_ns = now;
             (*s).rx_shut_mark_ns = closed;

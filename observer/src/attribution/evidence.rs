@@ -66,10 +66,21 @@ pub struct Receive {
     /// a sender held by its congestion window waits about a round trip
     /// for ACKs, one that waits longer waits for data or a timer.
     pub mean_gap_us: f64,
+    /// Gaps that ended in the interval (count; `Flow::rx_gaps`).
+    pub gaps: u32,
     /// Share of the interval in those gaps with the window shut by the
     /// reader (0 to 1, at most `gap_share`; `Flow::rx_gap_shut_us`): the
     /// part of the sender's silence the reader imposed.
     pub gap_shut_share: f64,
+    /// Share of the interval in gaps during which this host sent data (0
+    /// to 1, at most `gap_share`; `Flow::rx_gap_asked_us`): the sender may
+    /// have waited for this host's next request.
+    pub gap_asked_share: f64,
+    /// Share of the interval in gaps with the window open and nothing
+    /// asked of the sender (0 to 1): `gap_share` less its shut and asked
+    /// parts, and less the part of a gap that ended in the interval but
+    /// began before it (counted whole where it ends).
+    pub own_gap_share: f64,
     /// Out-of-order arrivals in the interval (segments).
     pub ooo_packets: u32,
     /// Segments with payload received in the interval.
@@ -100,18 +111,13 @@ impl Receive {
     }
 
     /// Share of the interval `interval_us` (µs) the sender paused with
-    /// room to send (0 to 1): its gaps, less the part of them the reader
-    /// kept the window shut, less a round trip of `round_us` (µs) for each
-    /// gap, as room the reader makes reaches the sender and comes back as
-    /// data a round trip later. What of its silence is the sender's own.
+    /// room to send and nothing asked of it (0 to 1): `own_gap_share`,
+    /// less a round trip of `round_us` (µs) for each gap, as room the
+    /// reader makes reaches the sender and comes back as data a round trip
+    /// later. What of its silence is the sender's own.
     pub fn own_pause_share(&self, interval_us: u64, round_us: f64) -> f64 {
         let interval = interval_us.max(1) as f64;
-        let gaps = if self.mean_gap_us > 0.0 {
-            self.gap_share * interval / self.mean_gap_us
-        } else {
-            0.0
-        };
-        (self.gap_share - self.gap_shut_share - gaps * round_us / interval).max(0.0)
+        (self.own_gap_share - f64::from(self.gaps) * round_us / interval).max(0.0)
     }
 
     /// What the path has shown this download can carry (bits/s; 0: not
@@ -201,6 +207,7 @@ fn mean(a: u64, b: u64, a_us: u64, b_us: u64, fallback: f64) -> f64 {
 /// The receiving end's figures between flows `a` and `b`, `dt` µs apart,
 /// the interval ending at monotonic `end_ns`, receiving at `rate` bits/s.
 fn receive(a: &Flow, b: &Flow, dt: u64, end_ns: u64, rate: f64) -> Receive {
+    let gap = Gaps::between(a, b, end_ns.saturating_sub(dt * 1000));
     let (ia, ib) = (&a.integrals, &b.integrals);
     let received = b.bytes_received.saturating_sub(a.bytes_received);
     let burst_bytes = ib.burst_bytes.saturating_sub(ia.burst_bytes);
@@ -259,11 +266,10 @@ fn receive(a: &Flow, b: &Flow, dt: u64, end_ns: u64, rate: f64) -> Receive {
             0 => 0.0,
             n => b.rx_gap_us.saturating_sub(a.rx_gap_us) as f64 / f64::from(n),
         },
-        gap_shut_share: share(
-            b.rx_gap_shut_us
-                .saturating_sub(a.rx_gap_shut_us)
-                .min(b.rx_gap_us.saturating_sub(a.rx_gap_us)),
-        ),
+        gaps: b.rx_gaps.wrapping_sub(a.rx_gaps),
+        gap_shut_share: share(gap.shut_us),
+        gap_asked_share: share(gap.asked_us),
+        own_gap_share: share(gap.own_us),
         ooo_packets: b.rcv_ooopack.saturating_sub(a.rcv_ooopack),
         data_segments: b.data_segs_in.wrapping_sub(a.data_segs_in),
         since_ooo_s: (b.last_ooo_ns != 0)
@@ -280,6 +286,53 @@ fn receive(a: &Flow, b: &Flow, dt: u64, end_ns: u64, rate: f64) -> Receive {
         } else {
             1.0
         },
+    }
+}
+
+/// The arrival gaps of an interval, split by who the sender waited on
+/// (µs).
+struct Gaps {
+    /// With the window shut by the reader.
+    shut_us: u64,
+    /// In gaps during which this host sent data.
+    asked_us: u64,
+    /// With the window open and nothing asked: the sender's own.
+    own_us: u64,
+}
+
+impl Gaps {
+    /// The gaps that ended between `a` and `b`, the interval starting at
+    /// `start_ns` (monotonic ns). A gap running at the start is counted
+    /// whole where it ends; its part before the start (from `a`'s last
+    /// arrival, with the closed time since) is taken off the own time,
+    /// which an over-count there can only shorten.
+    fn between(a: &Flow, b: &Flow, start_ns: u64) -> Gaps {
+        let gap_us = b.rx_gap_us.saturating_sub(a.rx_gap_us);
+        let shut_us = b
+            .rx_gap_shut_us
+            .saturating_sub(a.rx_gap_shut_us)
+            .min(gap_us);
+        let asked_us = b
+            .rx_gap_asked_us
+            .saturating_sub(a.rx_gap_asked_us)
+            .min(gap_us);
+        let running = b.rx_gaps != a.rx_gaps && a.last_rx_ns != 0 && start_ns > a.last_rx_ns;
+        let (before_us, shut_before_us) = if running {
+            (
+                (start_ns - a.last_rx_ns) / 1000,
+                a.rwnd_closed_us.saturating_sub(a.rx_shut_mark_us),
+            )
+        } else {
+            (0, 0)
+        };
+        Gaps {
+            shut_us,
+            asked_us,
+            own_us: gap_us
+                .saturating_sub(before_us)
+                .saturating_sub(shut_us.saturating_sub(shut_before_us))
+                .saturating_sub(asked_us),
+        }
     }
 }
 

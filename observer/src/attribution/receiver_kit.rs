@@ -24,6 +24,8 @@ pub(super) struct R {
     pub(super) gaps: u32,
     /// Of `gap_ms`, the time the reader kept the window shut.
     pub(super) gap_shut_ms: u64,
+    /// Of `gap_ms`, the gaps in which this host sent data.
+    pub(super) gap_asked_ms: u64,
     pub(super) ooo: u32,
     /// Out-of-order arrivals last grew this long before `t` (s).
     pub(super) ooo_age_s: Option<f64>,
@@ -51,6 +53,7 @@ impl Default for R {
             gap_ms: 0,
             gaps: 0,
             gap_shut_ms: 0,
+            gap_asked_ms: 0,
             ooo: 0,
             ooo_age_s: None,
             burst_bytes: 0,
@@ -80,6 +83,7 @@ pub(super) fn point(r: R) -> Point {
     f.rx_gap_us = r.gap_ms * 1000;
     f.rx_gaps = r.gaps;
     f.rx_gap_shut_us = r.gap_shut_ms * 1000;
+    f.rx_gap_asked_us = r.gap_asked_ms * 1000;
     f.reader_drains = r.drains;
     f.rcv_ooopack = r.ooo;
     f.data_segs_in = r.data_segs;
@@ -117,6 +121,7 @@ pub(super) fn judge(rate_bps: f64, end: R) -> Attribution {
         gap_ms: 0,
         gaps: 0,
         gap_shut_ms: 0,
+        gap_asked_ms: 0,
         ooo: 0,
         burst_bytes: 0,
         burst_ns: 0,

@@ -40,7 +40,7 @@ fn a_sender_that_pauses_with_room_longer_than_the_reader_shuts_is_named() {
     assert_eq!(a.confidence, 0.57);
     assert!(
         a.explanation.starts_with(
-            "sender: the sender paused 33% of the time (2% of it with the window shut), without loss, while the window was open 77% of the time"
+            "sender: the sender paused 33% of the time (2% of the time with the window shut), without loss, while the window was open 77% of the time"
         ),
         "{}",
         a.explanation
@@ -131,5 +131,67 @@ fn gaps_within_a_round_trip_are_not_the_senders_own() {
             ..reader
         },
     );
+    assert_eq!(b.verdict, Verdict::Sender, "{}", b.explanation);
+}
+
+#[test]
+fn gaps_in_which_this_host_asked_for_more_are_not_the_senders_own() {
+    // The apt figures where this host sent data (its next request) in
+    // every gap: a keep-alive client's think time, not the sender's rest.
+    let a = judge(
+        2.02e9,
+        R {
+            gap_asked_ms: 660,
+            ..apt(460, 40)
+        },
+    );
+    assert_eq!(a.verdict, Verdict::ReceiverApplication, "{}", a.explanation);
+    // Asked in half of them: 10% of the interval left, not enough.
+    let b = judge(
+        2.02e9,
+        R {
+            gap_asked_ms: 330,
+            ..apt(200, 0)
+        },
+    );
+    assert_eq!(b.verdict, Verdict::ReceiverApplication, "{}", b.explanation);
+}
+
+#[test]
+fn a_rest_that_began_before_the_interval_counts_only_its_part_in_it() {
+    // A 3 s rest with the window open ends 0.4 s into a 2 s interval (the
+    // kernel counts it whole there); the reader then shuts the window 35%
+    // of the interval. Of the rest, 0.4 s is this interval's: 20%, less
+    // than the reader's 35%, so the reader is named.
+    let end = R {
+        closed_ms: 700,
+        gap_ms: 3_000,
+        gaps: 1,
+        ..apt(0, 0)
+    };
+    let mut from = point(R {
+        t: 0.0,
+        received: 0,
+        drains: 0,
+        closed_ms: 0,
+        gap_ms: 0,
+        gaps: 0,
+        burst_bytes: 0,
+        burst_ns: 0,
+        data_segs: 0,
+        ..end
+    });
+    from.flow.last_rx_ns = from.at_ns - 2_600_000_000;
+    let to = point(R {
+        t: 2.0,
+        received: (2.02e9 * 2.0 / 8.0) as u64,
+        ..end
+    });
+    let a = attribute(Some(&from), &to, &Config::default());
+    assert_eq!(a.verdict, Verdict::ReceiverApplication, "{}", a.explanation);
+    // Begun 2.0 s before the interval: 1.0 s in it, 50%, more than the
+    // reader's 35%: the sender.
+    from.flow.last_rx_ns = from.at_ns - 2_000_000_000;
+    let b = attribute(Some(&from), &to, &Config::default());
     assert_eq!(b.verdict, Verdict::Sender, "{}", b.explanation);
 }

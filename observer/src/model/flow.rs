@@ -233,9 +233,12 @@ pub struct Flow {
     /// sender's mean pause (`FlowSample::rx_gaps`).
     pub rx_gaps: u32,
     /// Of `rx_gap_us`, the time the reader kept the window shut (µs;
-    /// `FlowSample::rx_gap_shut_ns`): the rest the sender paused with room
-    /// to send.
+    /// `FlowSample::rx_gap_shut_ns`): the rest of it the window was open.
     pub rx_gap_shut_us: u64,
+    /// Of `rx_gap_us`, the gaps in which this host sent data, whole (µs;
+    /// `FlowSample::rx_gap_asked_ns`): the sender may have waited for this
+    /// host's next request.
+    pub rx_gap_asked_us: u64,
     /// How many times the reader caught up with data a sample had seen
     /// waiting unread (count; `FlowSample::reader_drains`): many a round
     /// trip for a reader that keeps up, seldom or never for one that is
@@ -326,6 +329,15 @@ pub struct Flow {
     /// When `rcv_ooopack` last grew (monotonic ns; 0: never). Not printed.
     #[serde(skip)]
     pub last_ooo_ns: u64,
+    /// When a sampled data segment last arrived (monotonic ns,
+    /// `FlowSample::last_rx_ns`): where a gap running now began. Not
+    /// printed.
+    #[serde(skip)]
+    pub last_rx_ns: u64,
+    /// `rwnd_closed_us` at that arrival (µs, `FlowSample::rx_shut_mark_ns`):
+    /// the closed time since is the running gap's shut part. Not printed.
+    #[serde(skip)]
+    pub rx_shut_mark_us: u64,
 }
 
 /// The kernel's time integrals of a flow's figures (see
@@ -402,11 +414,14 @@ impl Flow {
             rx_gap_us: 0,
             rx_gaps: 0,
             rx_gap_shut_us: 0,
+            rx_gap_asked_us: 0,
             reader_drains: 0,
             delivered_ce: 0,
             dsack_dups: 0,
             integrals: Integrals::default(),
             last_ooo_ns: 0,
+            last_rx_ns: 0,
+            rx_shut_mark_us: 0,
             ..f.clone()
         }
     }
@@ -487,6 +502,7 @@ impl Flow {
             rx_gap_us: s.rx_gap_ns / 1000,
             rx_gaps: s.rx_gaps,
             rx_gap_shut_us: s.rx_gap_shut_ns / 1000,
+            rx_gap_asked_us: s.rx_gap_asked_ns / 1000,
             reader_drains: s.reader_drains,
             inflight: s.inflight,
             retransmits: s.total_retrans,
@@ -529,6 +545,8 @@ impl Flow {
             samples: s.samples,
             integrals: Integrals::of(s),
             last_ooo_ns: s.last_ooo_ns,
+            last_rx_ns: s.last_rx_ns,
+            rx_shut_mark_us: s.rx_shut_mark_ns / 1000,
         }
     }
 }

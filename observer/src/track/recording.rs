@@ -7,16 +7,18 @@
 //! The file is gzip-compressed NDJSON: a header line
 //! `{"format":"observer-recording","version":2,"hz":250}`, then one line per
 //! poll, `{"label":"ref-a-w64k","now_ns":…,"samples":["<hex>",…]}`, each
-//! sample the [`FlowSample`] record's 544 bytes in lower-case hex, in this
+//! sample the [`FlowSample`] record's 552 bytes in lower-case hex, in this
 //! machine's byte order (a recording is read on a host of the same
 //! endianness). A poll lists only the samples that changed since the
 //! previous poll of the same label, as the change journal hands them to
 //! [`super::live::LiveFlows::ingest_changes`].
 //!
-//! Version 1 recorded 528-byte samples, before the kernel measured the
-//! part of each gap the reader kept the window shut
-//! (`FlowSample::rx_gap_shut_ns`); it is read with that part taken as all
-//! the closed time the gaps could hold, the bound that credits the reader.
+//! Version 1 recorded 528-byte samples, before the kernel told the
+//! sender's own pauses from those this host imposed
+//! (`FlowSample::rx_gap_shut_ns`, `rx_gap_asked_ns`); it is read with no
+//! gap measured shut and every gap taken as one the sender may have
+//! waited on this host for (`rx_gap_asked_ns` = `rx_gap_ns`), so none
+//! counts as the sender's own, as before the measure.
 
 use std::{
     collections::HashMap,
@@ -117,8 +119,8 @@ fn sample_size(version: u32) -> usize {
 }
 
 /// The record in `bytes`, which must be [`FLOW_SAMPLE_SIZE`] long, or
-/// [`V1_SAMPLE_SIZE`] in a recording of [`V1`]: zero-extended, its gaps'
-/// shut time the most the gaps and the closed time allow.
+/// [`V1_SAMPLE_SIZE`] in a recording of [`V1`]: zero-extended, with
+/// every gap taken as one the sender may have waited on this host for.
 fn sample_of(bytes: &[u8], version: u32) -> Option<FlowSample> {
     let mut full = [0u8; FLOW_SAMPLE_SIZE];
     let size = sample_size(version);
@@ -128,7 +130,7 @@ fn sample_of(bytes: &[u8], version: u32) -> Option<FlowSample> {
         // is FLOW_SAMPLE_SIZE long; read_unaligned needs no alignment.
         let mut s = unsafe { std::ptr::read_unaligned(full.as_ptr().cast::<FlowSample>()) };
         if version == V1 {
-            s.rx_gap_shut_ns = s.rwnd_closed_ns.min(s.rx_gap_ns);
+            s.rx_gap_asked_ns = s.rx_gap_ns;
         }
         s
     })
@@ -345,7 +347,7 @@ mod tests {
     }
 
     #[test]
-    fn a_version_1_sample_reads_with_its_gaps_shut_at_most_the_closed_time() {
+    fn a_version_1_sample_reads_with_no_gap_the_senders_own() {
         let dir = std::env::temp_dir().join(format!("observer-rec-v1-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("temp dir");
         let path = dir.join("v1.gz");
@@ -366,10 +368,11 @@ mod tests {
         let got = read.polls[0].samples[0];
         assert_eq!(got.cookie, 9);
         assert_eq!(got.rx_gap_ns, 3_000);
-        // Not the 77 past the record's end: all the gaps, which the
-        // closed time could fill.
-        assert_eq!(got.rx_gap_shut_ns, 3_000);
+        // Not the 77 past the record's end: none measured.
+        assert_eq!(got.rx_gap_shut_ns, 0);
         assert_eq!(got.rx_shut_mark_ns, 0);
+        // Every gap one the sender may have waited on this host for.
+        assert_eq!(got.rx_gap_asked_ns, 3_000);
         std::fs::remove_dir_all(&dir).expect("clean up");
     }
 

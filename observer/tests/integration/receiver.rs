@@ -287,5 +287,68 @@ fn the_senders_own_pauses_are_told_from_a_readers() {
         imposed.rx_gap_shut_us,
         imposed.rx_gap_us
     );
-    assert!(imposed.rx_gap_shut_us <= imposed.rwnd_closed_us);
+    // Neither sender waited for data from this host.
+    assert_eq!(own.rx_gap_asked_us, 0);
+    assert_eq!(imposed.rx_gap_asked_us, 0);
+}
+
+/// A sender that waits for this host's requests: the receiver thinks
+/// 60 ms, then asks for the next 256 KB with a byte of its own, twelve
+/// times. Every gap is one in which this host sent data.
+#[test]
+fn gaps_that_wait_for_this_hosts_request_are_told_as_asked() {
+    if !root_or_skip("gaps_that_wait_for_this_hosts_request_are_told_as_asked") {
+        return;
+    }
+    const CHUNK: usize = 256 * 1024;
+    const CHUNKS: usize = 12;
+    let mut obs = Observer::start();
+    let ns = Namespace::standalone().unwrap();
+    let flow = ns
+        .run(|| {
+            let (mut tx, mut rx) = pair(None);
+            let server = std::thread::spawn(move || {
+                let mut ask = [0u8; 1];
+                for _ in 0..CHUNKS {
+                    tx.read_exact(&mut ask).unwrap();
+                    tx.write_all(&[7u8; CHUNK]).unwrap();
+                }
+                tx
+            });
+            let mut buf = vec![0u8; CHUNK];
+            for _ in 0..CHUNKS {
+                std::thread::sleep(Duration::from_millis(60));
+                rx.write_all(b"?").unwrap();
+                rx.read_exact(&mut buf).unwrap();
+            }
+            let tx = server.join().unwrap();
+            let got = (CHUNK * CHUNKS) as u64;
+            let flow = obs.wait_for_flow(
+                cookie(&rx),
+                Duration::from_secs(3),
+                &format!("bytes_received {got}"),
+                |f| f.bytes_received == got,
+            );
+            drop((tx, rx));
+            flow
+        })
+        .unwrap();
+    eprintln!(
+        "asked: {} gaps, {} µs, {} µs of them after a request, {} µs shut",
+        flow.rx_gaps, flow.rx_gap_us, flow.rx_gap_asked_us, flow.rx_gap_shut_us
+    );
+    // The first answer follows the connection's first data: eleven gaps.
+    assert!(flow.rx_gaps >= 10, "rx_gaps {}", flow.rx_gaps);
+    assert!(
+        flow.rx_gap_us >= 10 * 50_000,
+        "rx_gap_us {}",
+        flow.rx_gap_us
+    );
+    assert_eq!(flow.rx_gap_asked_us, flow.rx_gap_us);
+    assert!(
+        flow.rx_gap_shut_us * 20 <= flow.rx_gap_us,
+        "rx_gap_shut_us {} of {}",
+        flow.rx_gap_shut_us,
+        flow.rx_gap_us
+    );
 }

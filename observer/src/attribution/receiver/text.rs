@@ -197,7 +197,7 @@ fn held(c: &ReceiverCtx<'_>) -> String {
     if c.paused {
         let shut = if rx.gap_shut_share >= 0.005 {
             format!(
-                " ({} of it with the window shut)",
+                " ({} of the time with the window shut)",
                 units::share(rx.gap_shut_share)
             )
         } else {

@@ -38,7 +38,7 @@ fn receiver_lines(r: &Row, rate: String) -> Vec<Line<'static>> {
         Line::from(vec![
             head("receive"),
             Span::raw(format!(
-                "window fill {} (in flight {} of rcv_wnd {}), unread {}, window closed {}, sender paused {} ({} with the window shut)",
+                "window fill {} (in flight {} of rcv_wnd {}), unread {}, window closed {}, sender paused {} ({} of the time with the window shut)",
                 units::share(rx.window_fill),
                 units::bytes(rx.in_flight_bytes),
                 units::bytes(rx.rcv_wnd_mean),
