@@ -110,9 +110,9 @@ pub(super) fn point(r: R) -> Point {
     }
 }
 
-/// The verdict over 0..2 s for a flow that received `rate_bps` throughout
+/// The points at 0 and 2 s of a flow that received `rate_bps` throughout
 /// and reads `end` at 2 s (the start is `end` with every counter at zero).
-pub(super) fn judge(rate_bps: f64, end: R) -> Attribution {
+pub(super) fn interval(rate_bps: f64, end: R) -> (Point, Point) {
     let from = R {
         t: 0.0,
         received: 0,
@@ -133,9 +133,11 @@ pub(super) fn judge(rate_bps: f64, end: R) -> Attribution {
         received: (rate_bps * 2.0 / 8.0) as u64,
         ..end
     };
-    super::tests::checked(attribute(
-        Some(&point(from)),
-        &point(to),
-        &Config::default(),
-    ))
+    (point(from), point(to))
+}
+
+/// The verdict over 0..2 s of [`interval`]`(rate_bps, end)`.
+pub(super) fn judge(rate_bps: f64, end: R) -> Attribution {
+    let (from, to) = interval(rate_bps, end);
+    super::tests::checked(attribute(Some(&from), &to, &Config::default()))
 }

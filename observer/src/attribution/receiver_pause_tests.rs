@@ -169,29 +169,13 @@ fn a_rest_that_began_before_the_interval_counts_only_its_part_in_it() {
         gaps: 1,
         ..apt(0, 0)
     };
-    let mut from = point(R {
-        t: 0.0,
-        received: 0,
-        drains: 0,
-        closed_ms: 0,
-        gap_ms: 0,
-        gaps: 0,
-        burst_bytes: 0,
-        burst_ns: 0,
-        data_segs: 0,
-        ..end
-    });
+    let (mut from, to) = interval(2.02e9, end);
     from.flow.last_rx_ns = from.at_ns - 2_600_000_000;
-    let to = point(R {
-        t: 2.0,
-        received: (2.02e9 * 2.0 / 8.0) as u64,
-        ..end
-    });
-    let a = attribute(Some(&from), &to, &Config::default());
+    let a = tests::checked(attribute(Some(&from), &to, &Config::default()));
     assert_eq!(a.verdict, Verdict::ReceiverApplication, "{}", a.explanation);
     // Begun 2.0 s before the interval: 1.0 s in it, 50%, more than the
     // reader's 35%: the sender.
     from.flow.last_rx_ns = from.at_ns - 2_000_000_000;
-    let b = attribute(Some(&from), &to, &Config::default());
+    let b = tests::checked(attribute(Some(&from), &to, &Config::default()));
     assert_eq!(b.verdict, Verdict::Sender, "{}", b.explanation);
 }
