@@ -58,6 +58,12 @@ pub fn share(x: f64) -> String {
     format!("{:.0}%", x * 100.0)
 }
 
+/// Whether [`share`] prints `x` as more than `0%`: a clause quoting it
+/// says something.
+pub fn share_shows(x: f64) -> bool {
+    share(x) != share(0.0)
+}
+
 /// The same figure for a narrow column: the space before the unit
 /// removed (`80.5 KB` -> `80.5KB`).
 pub fn compact(figure: &str) -> String {
@@ -81,6 +87,7 @@ mod tests {
         assert_eq!(compact(&bytes(80_480.0)), "80.5KB");
         assert_eq!(compact(&time_us(41.0)), "41µs");
         assert_eq!(share(0.556), "56%");
+        assert!(!share_shows(0.004) && share_shows(0.006));
         assert_eq!(age_ms(340), "340 ms");
         assert_eq!(age_ms(12_345), "12.3 s");
         assert_eq!(age_ms(301_000), "5 min");

@@ -167,16 +167,18 @@ fn loss_held(c: &ReceiverCtx) -> Option<Finding<Reason>> {
 // or the reader rule would have decided), as sure as the sender's share
 // of the two waits.
 fn sender_held(c: &ReceiverCtx) -> Option<Finding<Reason>> {
-    let confidence = if c.reader_lags() {
-        let waits = c.own_pause + c.rx.closed_share;
-        share_confidence(
-            c.own_pause / waits.max(f64::EPSILON),
-            c.cfg.confidence_floor,
-        )
-    } else {
-        held_confidence(c)
-    };
-    (c.paused || c.bursty).then(|| Finding::new(Verdict::Sender, confidence, Reason::SenderHeld))
+    (c.paused || c.bursty).then(|| {
+        let confidence = if c.reader_lags() {
+            let waits = c.own_pause + c.rx.closed_share;
+            share_confidence(
+                c.own_pause / waits.max(f64::EPSILON),
+                c.cfg.confidence_floor,
+            )
+        } else {
+            held_confidence(c)
+        };
+        Finding::new(Verdict::Sender, confidence, Reason::SenderHeld)
+    })
 }
 
 // A BBR sender at its bottleneck keeps little queue: still the path.

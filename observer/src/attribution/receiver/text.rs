@@ -160,9 +160,8 @@ fn queue_line(c: &ReceiverCtx<'_>) -> String {
 /// "the window was open (in flight X of a mean rcv_wnd Y)", with the share
 /// of the time it was open where the reader shut it at times.
 fn open_line(c: &ReceiverCtx<'_>) -> String {
-    let open = 1.0 - c.rx.closed_share;
-    let when = if open < 0.995 {
-        format!(" {} of the time", units::share(open))
+    let when = if units::share_shows(c.rx.closed_share) {
+        format!(" {} of the time", units::share(1.0 - c.rx.closed_share))
     } else {
         String::new()
     };
@@ -195,7 +194,7 @@ fn rounds(c: &ReceiverCtx<'_>) -> String {
 fn held(c: &ReceiverCtx<'_>) -> String {
     let rx = c.rx;
     if c.paused {
-        let shut = if rx.gap_shut_share >= 0.005 {
+        let shut = if units::share_shows(rx.gap_shut_share) {
             format!(
                 " ({} of the time with the window shut)",
                 units::share(rx.gap_shut_share)
