@@ -308,6 +308,18 @@ impl Recording {
 mod tests {
     use super::*;
 
+    /// A gzip file of `text` in a temporary directory named for `name`:
+    /// (the directory, to remove, and the file).
+    fn written(name: &str, text: &str) -> (PathBuf, PathBuf) {
+        let dir = std::env::temp_dir().join(format!("observer-rec-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let path = dir.join(format!("{name}.gz"));
+        let mut gz = GzEncoder::new(File::create(&path).expect("file"), Compression::fast());
+        gz.write_all(text.as_bytes()).expect("write");
+        gz.finish().expect("finish");
+        (dir, path)
+    }
+
     #[test]
     fn a_recording_reads_back_what_was_written_without_repeats() {
         let dir = std::env::temp_dir().join(format!("observer-rec-{}", std::process::id()));
@@ -348,22 +360,18 @@ mod tests {
 
     #[test]
     fn a_version_1_sample_reads_with_no_gap_the_senders_own() {
-        let dir = std::env::temp_dir().join(format!("observer-rec-v1-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        let path = dir.join("v1.gz");
         let mut s = FlowSample::ZERO;
         s.cookie = 9;
         s.rwnd_closed_ns = 5_000;
         s.rx_gap_ns = 3_000;
         s.rx_gap_shut_ns = 77;
         let short = hex::encode(&bytes_of(&s)[..V1_SAMPLE_SIZE]);
-        let mut gz = GzEncoder::new(File::create(&path).expect("file"), Compression::fast());
-        write!(
-            gz,
-            "{{\"format\":\"observer-recording\",\"version\":1,\"hz\":250}}\n{{\"label\":\"x\",\"now_ns\":1,\"samples\":[\"{short}\"]}}\n"
-        )
-        .expect("write");
-        gz.finish().expect("finish");
+        let (dir, path) = written(
+            "v1",
+            &format!(
+                "{{\"format\":\"observer-recording\",\"version\":1,\"hz\":250}}\n{{\"label\":\"x\",\"now_ns\":1,\"samples\":[\"{short}\"]}}\n"
+            ),
+        );
         let read = Recording::read(&path).expect("a version 1 recording");
         let got = read.polls[0].samples[0];
         assert_eq!(got.cookie, 9);
@@ -378,13 +386,10 @@ mod tests {
 
     #[test]
     fn a_file_of_another_format_is_refused_with_its_line() {
-        let dir = std::env::temp_dir().join(format!("observer-rec-bad-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        let path = dir.join("bad.gz");
-        let mut gz = GzEncoder::new(File::create(&path).expect("file"), Compression::fast());
-        gz.write_all(b"{\"format\":\"observer-recording\",\"version\":1,\"hz\":250}\n{\"label\":\"x\",\"now_ns\":1,\"samples\":[\"00ff\"]}\n")
-            .expect("write");
-        gz.finish().expect("finish");
+        let (dir, path) = written(
+            "bad",
+            "{\"format\":\"observer-recording\",\"version\":1,\"hz\":250}\n{\"label\":\"x\",\"now_ns\":1,\"samples\":[\"00ff\"]}\n",
+        );
         let e = Recording::read(&path).expect_err("a short sample");
         assert!(
             e.to_string()
