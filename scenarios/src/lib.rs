@@ -8,6 +8,7 @@ pub mod group;
 pub mod http;
 pub mod judge;
 pub mod link;
+pub mod monitor;
 pub mod report;
 pub mod run;
 pub mod traffic;

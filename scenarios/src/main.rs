@@ -6,16 +6,8 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
-use observer::{
-    kernel::load::preflight,
-    kernel::load::tick::kernel_hz,
-    kernel::{load::probe_config::ProbeConfig, probes::Probes},
-    model::clock::Clock,
-    track::live::LiveConfig,
-    track::poller::Poller,
-    track::recording::Recorder,
-};
-use scenarios::{catalog, run};
+use observer::{kernel::load::tick::kernel_hz, track::recording::Recorder};
+use scenarios::{catalog, monitor, run};
 
 mod demo;
 
@@ -53,25 +45,6 @@ enum Cmd {
     Demo,
 }
 
-fn start_monitor(hz: u32) -> anyhow::Result<Poller> {
-    preflight::check()?;
-    // As `observer` loads them by default (`--poll-read auto`): the
-    // poll-time read and the owner walk, so no program on reads.
-    let cfg = ProbeConfig {
-        rx_gap_ns: observer_common::rx_gap_ns(hz),
-        poll_read: true,
-        walk_budget: Some(run::POLL.mul_f64(observer::kernel::read::walk::BUDGET_SHARE)),
-        ..ProbeConfig::default()
-    };
-    let probes = Probes::load(cfg.clone()).context("cannot start the kernel probes")?;
-    let live_cfg = LiveConfig {
-        history: 1,
-        attribution: observer::attribution::Config::default().with_hz(hz),
-        ..LiveConfig::default()
-    };
-    Ok(Poller::new(probes, Clock::new(hz), live_cfg, cfg.max_flows))
-}
-
 fn suite(cli: &Cli) -> anyhow::Result<bool> {
     let all = catalog::all();
     if cli.list {
@@ -100,7 +73,7 @@ fn suite(cli: &Cli) -> anyhow::Result<bool> {
         })
         .collect();
     let hz = kernel_hz()?.hz;
-    let mut poller = start_monitor(hz)?;
+    let mut poller = monitor::start(hz)?;
     let mut recorder = cli
         .record
         .as_deref()

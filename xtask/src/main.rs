@@ -67,6 +67,13 @@ enum Cmd {
     /// Build the reference-A path and run its transfers while `observer top`
     /// shows them live.
     Demo,
+    /// The accuracy harness: random emulated situations with a known
+    /// limit, observer's verdicts scored against it (docs/accuracy.md).
+    Accuracy {
+        /// Arguments for the harness (`--n 100 --seed 1 --cc both --resume`...).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// Soak `observer run` (release) under connection churn and bulk flows:
     /// RSS flat, flow map within bounds, flows made = reported + counted
     /// lost, none lost. The last line is `made=N reported=N dropped=N
@@ -163,6 +170,7 @@ fn main() -> ExitCode {
         Cmd::Lint => setup::setup_build().and_then(|()| lint::lint()),
         Cmd::Scenarios { args } => test::scenarios_command(&args),
         Cmd::Demo => test::demo(),
+        Cmd::Accuracy { args } => test::accuracy(&args),
         Cmd::Soak { minutes, load } => soak::command(minutes, load),
         Cmd::Fuzz { seconds, targets } => {
             fuzz::fuzz(seconds, &targets, false).and_then(tally::Tally::finish)

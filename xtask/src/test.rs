@@ -203,6 +203,20 @@ pub fn bench(args: &[String], quick: bool) -> anyhow::Result<()> {
     }
 }
 
+/// `cargo xtask accuracy`: the accuracy harness, as root, from the
+/// repository root (its checkpoint and figures go to target/accuracy/,
+/// and with `--markdown docs/accuracy.md` to that page).
+///
+/// # Errors
+/// A failed build or harness.
+pub fn accuracy(args: &[String]) -> anyhow::Result<()> {
+    let bin = release_runners()?.join("accuracy");
+    let mut c = util::as_root(&bin.to_string_lossy())?;
+    c.args(args);
+    c.current_dir(util::workspace_root());
+    util::run(&mut c)
+}
+
 /// Builds observer and the scenario runner in release mode and returns a
 /// command that runs the runner as root.
 fn runner() -> anyhow::Result<Command> {
@@ -215,5 +229,5 @@ fn runner() -> anyhow::Result<Command> {
 /// release dependencies for all); returns the folder that holds them.
 fn release_runners() -> anyhow::Result<std::path::PathBuf> {
     setup::setup_for(&[setup::Group::Tools])?;
-    image::static_release(&["observer", "scenarios"])
+    image::static_release(&["observer", "scenarios", "accuracy"])
 }

@@ -1,0 +1,32 @@
+//! The accuracy harness: observer's verdicts over a space of emulated
+//! situations whose limit is known by construction.
+//!
+//! ```text
+//! space ──Situation──▶ truth ──Truth──┐
+//!   │                                 ├──▶ score ──Report──▶ report (JSON, docs/accuracy.md)
+//!   └──Situation──▶ run ──Outcome────┘
+//! ```
+//!
+//! - [`space`]: what a situation is and how one is drawn from a seed,
+//!   stratified by kind.
+//! - [`truth`]: every ceiling a situation sets, the tightest, and the
+//!   verdicts each end should give. Pure arithmetic.
+//! - [`outcome`]: what a run of one situation gave (a checkpoint line).
+//! - [`score`]: the verdicts against the truth, and a run's figures.
+//! - [`relax`]: the counterfactual: a limit relaxed, and the sample checked so.
+//! - [`report`]: the figures as Markdown, in docs/accuracy.md.
+//!
+//! The runner (root, pathemu and observer's probes) is in the binary.
+//! docs/accuracy.md defines the space, the truth and the figures.
+
+pub mod outcome;
+pub mod relax;
+pub mod report;
+pub mod score;
+pub mod space;
+pub mod truth;
+
+#[cfg(test)]
+mod score_tests;
+#[cfg(test)]
+mod truth_tests;

@@ -1,0 +1,219 @@
+//! `accuracy`: runs the accuracy harness (docs/accuracy.md) as root, with
+//! observer attached. Run it through `cargo xtask accuracy`, which builds
+//! it and runs it from the repository root.
+
+use std::{
+    io::{BufRead as _, Write as _},
+    path::{Path as FsPath, PathBuf},
+    process::ExitCode,
+};
+
+use accuracy::{
+    outcome::{Outcome, Rerun},
+    relax::{relax, sampled},
+    report,
+    score::score,
+    space::{Cc, Situation, draw},
+    truth::truth,
+};
+use anyhow::Context as _;
+use clap::Parser;
+use observer::{kernel::load::tick::kernel_hz, track::poller::Poller};
+
+mod runner;
+mod traffic;
+
+/// Which congestion controls to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Ccs {
+    Cubic,
+    Bbr,
+    Both,
+}
+
+#[derive(Parser)]
+#[command(about = "observer's verdicts over random emulated situations with a known limit")]
+struct Cli {
+    /// Situations per congestion control.
+    #[arg(long, default_value_t = 100)]
+    n: u32,
+    /// The seed the situations are drawn from.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Congestion control(s).
+    #[arg(long, value_enum, default_value_t = Ccs::Both)]
+    cc: Ccs,
+    /// Where the figures go (JSON); default target/accuracy/results-<seed>.json.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Keep the situations already run for this seed (the checkpoint
+    /// target/accuracy/outcomes-<seed>.ndjson) and run only the others.
+    #[arg(long)]
+    resume: bool,
+    /// Write the figures into this Markdown page, in the seed's block
+    /// (docs/accuracy.md).
+    #[arg(long, value_name = "FILE")]
+    markdown: Option<PathBuf>,
+    /// Skip the counterfactual reruns.
+    #[arg(long)]
+    no_counterfactual: bool,
+    /// Run only situations of these indices (repeat the flag), for a
+    /// second look at one.
+    #[arg(long)]
+    only: Vec<u32>,
+}
+
+const DIR: &str = "target/accuracy";
+
+fn checkpoint(seed: u64) -> PathBuf {
+    PathBuf::from(format!("{DIR}/outcomes-{seed}.ndjson"))
+}
+
+fn read_checkpoint(path: &FsPath) -> anyhow::Result<Vec<Outcome>> {
+    let Ok(f) = std::fs::File::open(path) else {
+        return Ok(Vec::new());
+    };
+    std::io::BufReader::new(f)
+        .lines()
+        .map(|l| {
+            let l = l?;
+            serde_json::from_str(&l).with_context(|| format!("a line of {}", path.display()))
+        })
+        .collect()
+}
+
+fn commit() -> String {
+    std::process::Command::new("git")
+        .args(["rev-parse", "--short", "HEAD"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
+/// Runs `s`, and where it is in the sample, its counterfactual reruns.
+fn one(poller: &mut Poller, s: &Situation, seed: u64, counterfactual: bool) -> Outcome {
+    let mut o = Outcome {
+        situation: s.clone(),
+        bps: 0.0,
+        sender: None,
+        receiver: None,
+        error: None,
+        counterfactual: Vec::new(),
+        what_if: None,
+    };
+    match runner::run(poller, s, seed) {
+        Ok(r) => {
+            o.bps = r.bps;
+            o.sender = r.sender;
+            o.receiver = r.receiver;
+        }
+        Err(e) => {
+            o.error = Some(format!("{e:#}"));
+            return o;
+        }
+    }
+    if counterfactual && sampled(s, seed, s.cc) {
+        let t = truth(s);
+        for c in t.ceilings.iter().take(2) {
+            let Some((relaxed, change)) = relax(s, c.limit) else {
+                o.error = Some(format!("{:?} cannot be relaxed", c.limit));
+                return o;
+            };
+            match runner::run(poller, &relaxed, seed) {
+                Ok(r) => o.counterfactual.push(Rerun { change, bps: r.bps }),
+                Err(e) => {
+                    o.error = Some(format!("counterfactual {change}: {e:#}"));
+                    return o;
+                }
+            }
+        }
+    }
+    o
+}
+
+fn harness(cli: &Cli) -> anyhow::Result<()> {
+    std::fs::create_dir_all(DIR).with_context(|| format!("creating {DIR}"))?;
+    let path = checkpoint(cli.seed);
+    let mut outcomes = if cli.resume {
+        read_checkpoint(&path)?
+    } else {
+        Vec::new()
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .write(true)
+        .append(cli.resume)
+        .truncate(!cli.resume)
+        .open(&path)
+        .with_context(|| format!("opening {}", path.display()))?;
+    let ccs: &[Cc] = match cli.cc {
+        Ccs::Cubic => &[Cc::Cubic],
+        Ccs::Bbr => &[Cc::Bbr],
+        Ccs::Both => &[Cc::Cubic, Cc::Bbr],
+    };
+    let hz = kernel_hz()?.hz;
+    let mut poller = scenarios::monitor::start(hz)?;
+    for &cc in ccs {
+        for i in 0..cli.n {
+            if !cli.only.is_empty() && !cli.only.contains(&i) {
+                continue;
+            }
+            if outcomes
+                .iter()
+                .any(|o| o.situation.cc == cc && o.situation.index == i)
+            {
+                continue;
+            }
+            let s = draw(cli.seed, cc, i);
+            let o = one(&mut poller, &s, cli.seed, !cli.no_counterfactual);
+            let t = truth(&s);
+            eprintln!(
+                "{}/{} #{i}: {:.2} Mbit/s, tightest {:?} {:.2}{}; sender {} receiver {}{}",
+                cc.name(),
+                s.kind.name(),
+                o.bps / 1e6,
+                t.tightest().limit,
+                t.tightest().bps / 1e6,
+                if t.clear { "" } else { " (matched)" },
+                o.sender.as_ref().map_or("-", |e| e.verdict.as_str()),
+                o.receiver.as_ref().map_or("-", |e| e.verdict.as_str()),
+                o.error
+                    .as_deref()
+                    .map(|e| format!("; error: {e}"))
+                    .unwrap_or_default(),
+            );
+            writeln!(file, "{}", serde_json::to_string(&o)?)?;
+            file.flush()?;
+            outcomes.push(o);
+        }
+    }
+    let r = score(&outcomes, cli.seed, &commit());
+    let json = cli
+        .json
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("{DIR}/results-{}.json", cli.seed)));
+    std::fs::write(&json, serde_json::to_string_pretty(&r)?)
+        .with_context(|| format!("writing {}", json.display()))?;
+    let block = report::markdown(&r);
+    print!("{block}");
+    if let Some(md) = &cli.markdown {
+        let doc = std::fs::read_to_string(md).unwrap_or_default();
+        std::fs::write(md, report::splice(&doc, cli.seed, &block))
+            .with_context(|| format!("writing {}", md.display()))?;
+    }
+    eprintln!("figures: {}", json.display());
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match harness(&cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("accuracy: error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,188 @@
+//! The counterfactual: a situation with one of its limits relaxed
+//! [`FACTOR`] times (or removed), and which situations are checked so.
+//!
+//! Relaxing the tightest limit must raise the rate; relaxing the second
+//! must not (`crate::score::as_predicted`). A situation that fails is a
+//! fault of the truth model, reported and not scored.
+
+use crate::{
+    space::{Cc, RcvLimit, Reader, Situation, SndLimit, Stall, Writer, rng_for},
+    truth::{Limit, TCP_RMEM, TCP_WMEM, truth},
+};
+use rand::RngExt;
+
+/// How far a limit is relaxed.
+pub const FACTOR: u64 = 4;
+/// The fastest link a relaxed situation may have (bits/s): pathemu keeps
+/// time for one flow up to 300-600 Mbit/s.
+pub const LINK_CAP_BPS: u64 = 400_000_000;
+/// The share of clear situations checked by counterfactual, chosen from
+/// the seed before any run.
+pub const SAMPLE_SHARE: f64 = 0.25;
+/// The draw stream of the sample (see [`rng_for`]).
+const SAMPLE_STREAM: u64 = 1;
+
+/// Whether situation `index` of (`seed`, `cc`) is in the counterfactual
+/// sample: clear, and drawn with probability [`SAMPLE_SHARE`].
+pub fn sampled(s: &Situation, seed: u64, cc: Cc) -> bool {
+    let t = truth(s);
+    t.clear
+        && t.scorable()
+        && rng_for(seed, cc, s.index, SAMPLE_STREAM).random::<f64>() < SAMPLE_SHARE
+}
+
+/// `s` with `limit` relaxed [`FACTOR`] times, and what was changed;
+/// `None` where it cannot be (a link already at [`LINK_CAP_BPS`]).
+pub fn relax(s: &Situation, limit: Limit) -> Option<(Situation, String)> {
+    let mut r = s.clone();
+    let f = FACTOR;
+    let change = match limit {
+        Limit::Link => {
+            let bps = (s.link_bps * f).min(LINK_CAP_BPS);
+            if bps <= s.link_bps * 2 {
+                return None;
+            }
+            r.queue_bytes = s.queue_bytes * bps / s.link_bps;
+            r.link_bps = bps;
+            format!("link {} -> {bps} bit/s", s.link_bps)
+        }
+        Limit::Shaper => {
+            let (bps, q) = s.shaper?;
+            r.shaper = Some((bps * f, q * f));
+            format!("shaper x{f}")
+        }
+        Limit::Policer => {
+            let (bps, b) = s.police?;
+            r.police = Some((bps * f, b * f));
+            format!("policer x{f}")
+        }
+        Limit::Loss => {
+            r.loss_fwd = s.loss_fwd / f as f64;
+            format!("loss / {f}")
+        }
+        Limit::Window => {
+            r.rcv = Some(match s.rcv? {
+                RcvLimit::RmemMax(b) => RcvLimit::RmemMax(b * f),
+                // SO_RCVBUF is capped at rmem_max: go to tcp_rmem instead.
+                RcvLimit::Rcvbuf(b) => RcvLimit::RmemMax(2 * b * f),
+                RcvLimit::Clamp(b) => RcvLimit::Clamp(b * f),
+            });
+            format!("window x{f}")
+        }
+        Limit::DefaultWindow => {
+            r.rcv = Some(RcvLimit::RmemMax(TCP_RMEM[2] * f));
+            format!("tcp_rmem max x{f}")
+        }
+        Limit::SendBuffer => {
+            r.snd = Some(match s.snd? {
+                SndLimit::WmemMax(b) => SndLimit::WmemMax(b * f),
+                SndLimit::Sndbuf(b) => SndLimit::WmemMax(2 * b * f),
+            });
+            format!("send buffer x{f}")
+        }
+        Limit::DefaultSendBuffer => {
+            r.snd = Some(SndLimit::WmemMax(TCP_WMEM[2] * f));
+            format!("tcp_wmem max x{f}")
+        }
+        Limit::Writer | Limit::Pacing => {
+            r.writer = match s.writer {
+                Writer::Paced { bps } => Writer::Paced { bps: bps * f },
+                Writer::Chunks { bytes, period_ms } => Writer::Chunks {
+                    bytes: bytes * f,
+                    period_ms,
+                },
+                Writer::MaxPacing { bps } => Writer::MaxPacing { bps: bps * f },
+                _ => return None,
+            };
+            format!("writer x{f}")
+        }
+        Limit::Reader => {
+            let Reader::Chunks { bytes, period_ms } = s.reader else {
+                return None;
+            };
+            r.reader = Reader::Chunks {
+                bytes: bytes * f,
+                period_ms,
+            };
+            format!("reader x{f}")
+        }
+        Limit::Requests | Limit::SlowStart => {
+            r.writer = match s.writer {
+                Writer::Requests { bytes } => Writer::Requests { bytes: bytes * f },
+                Writer::Short { bytes } => Writer::Short { bytes: bytes * f },
+                _ => return None,
+            };
+            format!("objects x{f}")
+        }
+        Limit::AckPath => {
+            let (bps, q) = s.reverse?;
+            r.reverse = Some((bps * f, q));
+            format!("reverse x{f}")
+        }
+        Limit::Outage => {
+            let Some(Stall::Outage { for_ms, every_ms }) = s.stall else {
+                return None;
+            };
+            r.stall = Some(Stall::Outage {
+                for_ms: for_ms / f,
+                every_ms,
+            });
+            format!("outage / {f}")
+        }
+        Limit::BlackHole => {
+            r.stall = None;
+            "black hole removed".to_string()
+        }
+        Limit::Host => return None,
+    };
+    Some((r, change))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::space::draw;
+
+    #[test]
+    fn relaxing_the_tightest_raises_its_ceiling_by_the_factor_or_removes_it() {
+        let mut checked = 0;
+        for i in 0..600 {
+            let s = draw(11, Cc::Cubic, i);
+            let t = truth(&s);
+            let tight = t.tightest().clone();
+            // An outage takes at most half the time, so it is never below
+            // half the link: relaxed, it gains less than 2x.
+            if tight.limit == Limit::Outage {
+                continue;
+            }
+            let Some((r, change)) = relax(&s, tight.limit) else {
+                continue;
+            };
+            checked += 1;
+            let after = truth(&r);
+            let same = after.ceilings.iter().find(|c| c.limit == tight.limit);
+            if let Some(c) = same {
+                // Loss scales as p^-0.75 (CUBIC) or p^-0.5 (Reno-friendly): at
+                // least 2x for /4; everything else at least 2x too.
+                assert!(
+                    c.bps >= 2.0 * tight.bps,
+                    "{change}: {} -> {}",
+                    tight.bps,
+                    c.bps
+                );
+            }
+        }
+        assert!(checked > 500, "{checked}");
+    }
+
+    #[test]
+    fn the_sample_is_a_quarter_of_the_clear_situations() {
+        let clear: Vec<_> = (0..2_000)
+            .map(|i| draw(5, Cc::Bbr, i))
+            .filter(|s| truth(s).clear && truth(s).scorable())
+            .collect();
+        let n = clear.iter().filter(|s| sampled(s, 5, Cc::Bbr)).count() as f64;
+        let share = n / clear.len() as f64;
+        assert!((0.2..0.3).contains(&share), "{share}");
+    }
+}

@@ -1,0 +1,187 @@
+//! Runs one situation: its path and settings, its traffic, and each
+//! end's verdict over its data flows' lives as observer gives them.
+
+use std::{collections::HashMap, time::Duration};
+
+use accuracy::{
+    outcome::EndVerdict,
+    space::{RcvLimit, Situation, SndLimit},
+    truth::{TCP_RMEM, TCP_WMEM},
+};
+use anyhow::Context as _;
+use observer::{attribution::Attribution, track::poller::Poller};
+use pathemu::{Link, Path, PathConfig, Side};
+
+use crate::traffic;
+
+/// How often observer is polled during a run.
+pub const POLL: Duration = Duration::from_millis(500);
+/// Flows that moved less than this are not data flows (bytes): observer's
+/// own `min_bytes`, under which it says `unknown`.
+const MIN_DATA_BYTES: u64 = 32 * 1024;
+
+/// The emulated path of `s`.
+pub fn path_config(s: &Situation, seed: u64) -> anyhow::Result<PathConfig> {
+    anyhow::ensure!(
+        s.link_bps > 0,
+        "a LAN situation needs a veth path, which pathemu lacks"
+    );
+    anyhow::ensure!(
+        s.shaper.is_none() && s.disorder.is_none() && s.stall.is_none(),
+        "pathemu cannot emulate {:?} yet",
+        s.kind
+    );
+    let one_way = Duration::from_micros(s.rtt_us / 2);
+    let mut fwd = Link::with_delay_only(one_way)
+        .rate(s.link_bps)
+        .queue(s.queue_bytes)
+        .loss(s.loss_fwd);
+    if let Some((bps, bucket)) = s.police {
+        fwd = fwd.police_each_flow(bps, bucket);
+    }
+    let mut rev = Link::with_delay_only(one_way).loss(s.loss_rev);
+    if let Some((bps, queue)) = s.reverse {
+        rev = rev.rate(bps).queue(queue);
+    }
+    Ok(PathConfig::new(fwd, rev)
+        .seed(seed ^ u64::from(s.index))
+        .ipv6(false))
+}
+
+/// The sysctls of both namespaces: the kernel's default buffers, or the
+/// situation's maximum. (The sender sets its congestion control on its
+/// socket.)
+fn sysctls(s: &Situation) -> Vec<(Side, String)> {
+    let rmem_max = match s.rcv {
+        Some(RcvLimit::RmemMax(b)) => b,
+        _ => TCP_RMEM[2],
+    };
+    let wmem_max = match s.snd {
+        Some(SndLimit::WmemMax(b)) => b,
+        _ => TCP_WMEM[2],
+    };
+    let rmem = |max: u64| {
+        format!(
+            "net.ipv4.tcp_rmem={} {} {max}",
+            TCP_RMEM[0],
+            TCP_RMEM[1].min(max)
+        )
+    };
+    let wmem = |max: u64| {
+        format!(
+            "net.ipv4.tcp_wmem={} {} {max}",
+            TCP_WMEM[0],
+            TCP_WMEM[1].min(max)
+        )
+    };
+    vec![
+        (Side::A, rmem(TCP_RMEM[2])),
+        (Side::A, wmem(wmem_max)),
+        (Side::B, rmem(rmem_max)),
+        (Side::B, wmem(TCP_WMEM[2])),
+    ]
+}
+
+fn apply(path: &Path, settings: &[(Side, String)]) -> anyhow::Result<()> {
+    for (side, setting) in settings {
+        let ok = path
+            .command(*side, "sysctl")
+            .args(["-qw", setting])
+            .status()
+            .with_context(|| format!("running sysctl in {side:?}"))?;
+        anyhow::ensure!(ok.success(), "sysctl -w {setting} in {side:?} failed");
+    }
+    Ok(())
+}
+
+/// What observer said of one flow, as last seen.
+struct Seen {
+    end: Side,
+    bytes: u64,
+    life: Attribution,
+}
+
+/// The result of one run: the goodput and each end's verdict.
+pub struct Run {
+    /// Goodput the receiving application measured (bits/s).
+    pub bps: f64,
+    /// The sending end's verdict.
+    pub sender: Option<EndVerdict>,
+    /// The receiving end's verdict.
+    pub receiver: Option<EndVerdict>,
+}
+
+/// Runs `s` over its path with `poller` attached.
+///
+/// # Errors
+/// The path could not be built, a setting was refused, or the traffic failed.
+pub fn run(poller: &mut Poller, s: &Situation, seed: u64) -> anyhow::Result<Run> {
+    let path = Path::new(path_config(s, seed)?).context("building the path")?;
+    apply(&path, &sysctls(s))?;
+    let netns = |side| path.netns_inode(side) as u32;
+    let (a, b) = (netns(Side::A), netns(Side::B));
+    let mut seen: HashMap<u64, Seen> = HashMap::new();
+    let mut watch = |poller: &mut Poller| -> anyhow::Result<()> {
+        poller.poll().context("polling observer")?;
+        for t in poller.live().flows() {
+            let end = if t.latest.netns == a {
+                Side::A
+            } else if t.latest.netns == b {
+                Side::B
+            } else {
+                continue;
+            };
+            let bytes = t.flow.bytes_acked.max(t.flow.bytes_received);
+            seen.insert(
+                t.latest.cookie,
+                Seen {
+                    end,
+                    bytes,
+                    life: t.life.clone(),
+                },
+            );
+        }
+        Ok(())
+    };
+    watch(poller)?;
+    let got = traffic::run(&path, s, POLL, || watch(poller))?;
+    // Let the close records arrive.
+    std::thread::sleep(POLL);
+    watch(poller)?;
+    std::thread::sleep(POLL);
+    watch(poller)?;
+    Ok(Run {
+        bps: got.bps(),
+        sender: end_verdict(seen.values().filter(|f| f.end == Side::A)),
+        receiver: end_verdict(seen.values().filter(|f| f.end == Side::B)),
+    })
+}
+
+/// One end's verdict over its data flows: the most common life verdict
+/// (ties to the one that covers more bytes), its mean confidence, and the
+/// rule, explanation and what-if of the largest flow that gave it.
+fn end_verdict<'a>(flows: impl Iterator<Item = &'a Seen>) -> Option<EndVerdict> {
+    let data: Vec<&Seen> = flows.filter(|f| f.bytes >= MIN_DATA_BYTES).collect();
+    let mut by: HashMap<&str, (u32, u64, f64)> = HashMap::new();
+    for f in &data {
+        let e = by.entry(f.life.verdict.name()).or_default();
+        e.0 += 1;
+        e.1 += f.bytes;
+        e.2 += f.life.confidence;
+    }
+    let (&name, &(n, _, conf)) = by.iter().max_by_key(|(_, (n, bytes, _))| (*n, *bytes))?;
+    let top = data
+        .iter()
+        .filter(|f| f.life.verdict.name() == name)
+        .max_by_key(|f| f.bytes)?;
+    let what_if = top.life.what_if.as_ref().filter(|w| w.window_helps);
+    Some(EndVerdict {
+        verdict: name.to_string(),
+        confidence: conf / f64::from(n),
+        rule: top.life.rule.to_string(),
+        explanation: top.life.explanation.clone(),
+        what_if_window: what_if.map(|w| w.needed_bytes as u64),
+        what_if_bps: what_if.map(|w| w.target_bps),
+        flows: data.len() as u32,
+    })
+}

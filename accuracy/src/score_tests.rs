@@ -1,0 +1,129 @@
+//! Scoring: a planted wrong verdict is a miss, and the figures add up.
+
+use crate::outcome::{EndVerdict, Outcome, Rerun};
+use crate::score::{as_predicted, score};
+use crate::space::{Cc, Kind, RcvLimit, Reader, Situation, Writer};
+
+fn window_situation(index: u32) -> Situation {
+    Situation {
+        index,
+        kind: Kind::Window,
+        cc: Cc::Cubic,
+        rtt_us: 104_000,
+        link_bps: 35_000_000,
+        queue_bytes: 455_000,
+        loss_fwd: 0.0,
+        loss_rev: 0.0,
+        police: None,
+        shaper: None,
+        reverse: None,
+        disorder: None,
+        stall: None,
+        rcv: Some(RcvLimit::RmemMax(131_072)),
+        snd: None,
+        writer: Writer::Bulk,
+        reader: Reader::Continuous,
+        secs: 10,
+    }
+}
+
+fn end(verdict: &str, confidence: f64) -> Option<EndVerdict> {
+    Some(EndVerdict {
+        verdict: verdict.into(),
+        confidence,
+        rule: "r".into(),
+        explanation: String::new(),
+        what_if_window: None,
+        what_if_bps: None,
+        flows: 1,
+    })
+}
+
+fn outcome(index: u32, sender: &str, receiver: &str, confidence: f64) -> Outcome {
+    Outcome {
+        situation: window_situation(index),
+        bps: 5e6,
+        sender: end(sender, confidence),
+        receiver: end(receiver, confidence),
+        error: None,
+        counterfactual: Vec::new(),
+        what_if: None,
+    }
+}
+
+#[test]
+fn a_planted_wrong_verdict_is_a_miss() {
+    let right = score(
+        &[outcome(0, "receive_window", "receive_window", 0.9)],
+        1,
+        "c",
+    );
+    assert_eq!((right.ends.sender.right, right.ends.sender.judged), (1, 1));
+    assert_eq!(
+        (right.ends.receiver.right, right.ends.receiver.judged),
+        (1, 1)
+    );
+    let planted = score(&[outcome(0, "path", "receive_window", 0.95)], 1, "c");
+    assert_eq!(
+        (planted.ends.sender.right, planted.ends.sender.judged),
+        (0, 1)
+    );
+    assert_eq!(planted.worst.len(), 1);
+    assert_eq!(planted.worst[0].given, "path");
+    // `unknown` on a clear situation is a miss too.
+    let unknown = score(&[outcome(0, "unknown", "unknown", 0.0)], 1, "c");
+    assert_eq!(unknown.ends.sender.right + unknown.ends.receiver.right, 0);
+    // An end that saw no data flow is a miss.
+    let mut o = outcome(0, "receive_window", "receive_window", 0.9);
+    o.receiver = None;
+    assert_eq!(score(&[o], 1, "c").ends.receiver.right, 0);
+}
+
+#[test]
+fn calibration_and_brier() {
+    let outcomes = [
+        outcome(0, "receive_window", "receive_window", 0.95),
+        outcome(1, "path", "path", 0.95),
+        outcome(2, "receive_window", "sender", 0.6),
+    ];
+    let r = score(&outcomes, 1, "c");
+    let top = r.calibration.last().unwrap();
+    assert_eq!((top.low, top.n), (0.9, 4));
+    assert_eq!(top.right, 0.5);
+    assert!((top.mean_confidence - 0.95).abs() < 1e-12);
+    let mid = r.calibration[1];
+    assert_eq!((mid.low, mid.n, mid.right), (0.5, 2, 0.5));
+    // (0.05^2 x 2 + 0.95^2 x 2 + 0.4^2 + 0.6^2) / 6
+    let brier = (2.0 * 0.0025 + 2.0 * 0.9025 + 0.16 + 0.36) / 6.0;
+    assert!((r.brier - brier).abs() < 1e-12, "{}", r.brier);
+    assert_eq!(r.kinds["window"].n, 6);
+    assert_eq!(r.kinds["window"].right, 3);
+    assert_eq!(r.confusion["sender/cubic"]["receive_window"]["path"], 1);
+}
+
+#[test]
+fn a_counterfactual_that_fails_leaves_the_situation_unscored() {
+    let mut o = outcome(0, "path", "path", 0.9);
+    o.counterfactual = vec![
+        Rerun {
+            change: "window x4".into(),
+            bps: 5.5e6,
+        },
+        Rerun {
+            change: "link x4".into(),
+            bps: 5.0e6,
+        },
+    ];
+    assert_eq!(as_predicted(&o), Some(false));
+    let r = score(&[o.clone()], 1, "c");
+    assert_eq!((r.unscored, r.ends.sender.judged), (1, 0));
+    assert_eq!(
+        (r.counterfactual.checked, r.counterfactual.as_predicted),
+        (1, 0)
+    );
+    o.counterfactual[0].bps = 6.5e6;
+    assert_eq!(as_predicted(&o), Some(true));
+    // Relaxing the second limit must not move the rate 10%.
+    o.counterfactual[1].bps = 5.5e6;
+    assert_eq!(as_predicted(&o), Some(false));
+}

@@ -1,0 +1,363 @@
+//! The truth, by construction: every ceiling a situation's parameters
+//! set, the tightest, and the verdicts each end should give.
+//!
+//! The formulas are docs/accuracy.md's "The truth"; they were written
+//! before anything was measured, and each constant here names what it
+//! stands for and where it was measured. Rates are bits/s of TCP payload
+//! (goodput), so that a link's rate (IP bytes) and an application's
+//! (payload bytes) compare.
+
+use observer::attribution::Verdict;
+use serde::Serialize;
+
+use crate::space::{Cc, Disorder, RcvLimit, Reader, Situation, SndLimit, Stall, Writer};
+
+/// TCP payload per full segment on the emulated paths (bytes): MTU 1500
+/// less 20 (IPv4), 20 (TCP) and 12 (timestamps).
+pub const MSS: u64 = 1_448;
+/// IP bytes of a full segment.
+pub const PACKET_BYTES: u64 = 1_500;
+/// IP bytes of a pure ACK with timestamps (20 + 20 + 12).
+pub const ACK_BYTES: u64 = 52;
+/// Full segments a receiver acknowledges per ACK once out of quick-ack
+/// (`__tcp_ack_snd_check()`: more than one full frame received).
+pub const SEGMENTS_PER_ACK: u64 = 2;
+/// The initial congestion window (segments, `TCP_INIT_CWND`).
+pub const INIT_CWND: u64 = 10;
+/// The advertised window per byte of receive buffer on this kernel:
+/// `tcp_win_from_space()` scales by `scaling_ratio`, the payload share of
+/// the receive path's skb truesize (net/ipv4/tcp_input.c,
+/// `tcp_measure_rcv_mss()`). Measured on pathemu's TUN path, Linux 6.18
+/// (docs/cases/2026-12-07-buffer-ratios.md).
+pub const RCV_WINDOW_PER_BUFFER: f64 = 0.61;
+/// Bytes in flight per byte of send buffer (`sk_sndbuf`) when the buffer
+/// binds: the writer sleeps until a third of it is free
+/// (`sk_stream_write_space()`), and skb truesize takes its share.
+/// Measured as [`RCV_WINDOW_PER_BUFFER`] was.
+pub const FLIGHT_PER_SNDBUF: f64 = 0.74;
+/// `net.ipv4.tcp_rmem` the harness sets in both namespaces (bytes): the
+/// kernel's own defaults, so the truth does not depend on the host.
+pub const TCP_RMEM: [u64; 3] = [4_096, 131_072, 6_291_456];
+/// `net.ipv4.tcp_wmem` the harness sets in both namespaces (bytes).
+pub const TCP_WMEM: [u64; 3] = [4_096, 16_384, 4_194_304];
+/// `SO_RCVBUF` and `SO_SNDBUF` are drawn no larger than this (bytes):
+/// the kernel's default `net.core.rmem_max` and `wmem_max`, which cap
+/// them; larger buffers are drawn as `tcp_rmem` / `tcp_wmem`.
+pub const SOCKOPT_BUF_MAX: u64 = 212_992;
+/// RFC 9438's CUBIC constant C (segments / s^3).
+pub const CUBIC_C: f64 = 0.4;
+/// RFC 9438's multiplicative decrease (Linux: 717/1024).
+pub const CUBIC_BETA: f64 = 0.7;
+/// What the host moves over a veth pair with observer attached (bits/s
+/// of payload): a LAN situation's path ceiling, an estimate to be
+/// measured once LAN situations run.
+pub const HOST_BPS: f64 = 5e9;
+/// A situation is clear when its tightest ceiling is below this share of
+/// the next.
+pub const CLEAR_RATIO: f64 = 0.5;
+
+/// Goodput of `ip_bps` bits/s of full-sized IP packets.
+pub fn goodput(ip_bps: f64) -> f64 {
+    ip_bps * MSS as f64 / PACKET_BYTES as f64
+}
+
+/// The `tcp_rmem` max that gives a window of `window` bytes.
+pub fn rmem_for_window(window: f64) -> u64 {
+    (window / RCV_WINDOW_PER_BUFFER) as u64
+}
+
+/// The `SO_RCVBUF` that gives a window of `window` bytes (the kernel
+/// doubles it), at most [`SOCKOPT_BUF_MAX`].
+pub fn rcvbuf_for_window(window: f64) -> u64 {
+    ((window / RCV_WINDOW_PER_BUFFER / 2.0) as u64).min(SOCKOPT_BUF_MAX)
+}
+
+/// The `tcp_wmem` max that lets `flight` bytes be in flight.
+pub fn wmem_for_flight(flight: f64) -> u64 {
+    (flight / FLIGHT_PER_SNDBUF) as u64
+}
+
+/// The `SO_SNDBUF` that lets `flight` bytes be in flight (the kernel
+/// doubles it), at most [`SOCKOPT_BUF_MAX`].
+pub fn sndbuf_for_flight(flight: f64) -> u64 {
+    ((flight / FLIGHT_PER_SNDBUF / 2.0) as u64).min(SOCKOPT_BUF_MAX)
+}
+
+/// The reverse rate (bits/s) whose ACKs clock `acked_bps` of goodput.
+pub fn reverse_for_acked(acked_bps: f64) -> u64 {
+    let acks_per_s = acked_bps / (8.0 * (SEGMENTS_PER_ACK * MSS) as f64);
+    ((acks_per_s * (8 * ACK_BYTES) as f64) as u64).max(8_000)
+}
+
+/// What sets a ceiling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Limit {
+    /// The bottleneck's rate.
+    Link,
+    /// A shaper's rate.
+    Shaper,
+    /// A policer's rate.
+    Policer,
+    /// CUBIC's response to random loss.
+    Loss,
+    /// The receiver's window as set (`tcp_rmem`, `SO_RCVBUF`, clamp).
+    Window,
+    /// The receiver's window at the default `tcp_rmem` max.
+    DefaultWindow,
+    /// The sender's buffer as set.
+    SendBuffer,
+    /// The sender's buffer at the default `tcp_wmem` max.
+    DefaultSendBuffer,
+    /// The writer's rate (paced or chunked).
+    Writer,
+    /// `SO_MAX_PACING_RATE`.
+    Pacing,
+    /// The reader's rate.
+    Reader,
+    /// One request outstanding: an object per round trip.
+    Requests,
+    /// Slow start of a new connection per object.
+    SlowStart,
+    /// ACKs clocked by a slow reverse direction.
+    AckPath,
+    /// Outages.
+    Outage,
+    /// A PMTU black hole.
+    BlackHole,
+    /// The host's own capacity on a LAN.
+    Host,
+}
+
+impl Limit {
+    /// The verdicts a sending end and a receiving end may give when this
+    /// limit binds (docs/accuracy.md's mapping table, which follows
+    /// docs/attribution.md's pairing table). Empty: no verdict is defined
+    /// for it (the host's CPU), and the situation goes unscored.
+    pub fn expected(self) -> (&'static [Verdict], &'static [Verdict]) {
+        use Verdict::*;
+        match self {
+            Limit::Link | Limit::Shaper | Limit::AckPath | Limit::Outage | Limit::BlackHole => {
+                (&[Path], &[Path])
+            }
+            Limit::Policer => (&[Path, CongestionWindow], &[Path, CongestionWindow]),
+            Limit::Loss | Limit::SlowStart => (&[CongestionWindow], &[CongestionWindow]),
+            Limit::Window | Limit::DefaultWindow => (&[ReceiveWindow], &[ReceiveWindow]),
+            Limit::SendBuffer | Limit::DefaultSendBuffer => (&[SendBuffer], &[Sender]),
+            Limit::Writer | Limit::Pacing => (&[Application], &[Sender]),
+            Limit::Reader => (&[ReceiveWindow], &[ReceiverApplication]),
+            Limit::Requests => (&[Application], &[ReceiverApplication]),
+            Limit::Host => (&[], &[]),
+        }
+    }
+}
+
+/// One ceiling: what sets it and the rate it allows.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Ceiling {
+    /// What sets it.
+    pub limit: Limit,
+    /// The rate it allows (bits/s of payload).
+    pub bps: f64,
+}
+
+/// A situation's truth.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Truth {
+    /// Every ceiling, tightest first.
+    pub ceilings: Vec<Ceiling>,
+    /// Whether the tightest is below [`CLEAR_RATIO`] of the next.
+    pub clear: bool,
+    /// Verdicts that count as right at the sending end.
+    pub sender: Vec<Verdict>,
+    /// Verdicts that count as right at the receiving end.
+    pub receiver: Vec<Verdict>,
+}
+
+impl Truth {
+    /// The tightest ceiling.
+    pub fn tightest(&self) -> &Ceiling {
+        &self.ceilings[0]
+    }
+
+    /// The second tightest, where there is one.
+    pub fn next(&self) -> Option<&Ceiling> {
+        self.ceilings.get(1)
+    }
+
+    /// Whether a verdict is defined for this situation's limit(s).
+    pub fn scorable(&self) -> bool {
+        !self.sender.is_empty() && !self.receiver.is_empty()
+    }
+}
+
+/// The round trip a window waits (s): the base RTT and one full packet's
+/// serialisation at the slowest rate stage.
+fn window_rtt(s: &Situation) -> f64 {
+    let slowest = match s.shaper {
+        Some((bps, _)) => bps.min(s.link_bps),
+        None => s.link_bps,
+    };
+    s.rtt_us as f64 / 1e6 + (PACKET_BYTES * 8) as f64 / slowest.max(1) as f64
+}
+
+/// CUBIC's mean window under random loss `p` at round trip `rtt` (s), in
+/// segments: RFC 9438's response function, or its Reno-friendly region
+/// where that is larger (section 5.2, with alpha = 3(1-beta)/(1+beta)).
+pub fn cubic_window(p: f64, rtt: f64) -> f64 {
+    let cubic = (CUBIC_C * (3.0 + CUBIC_BETA) / (4.0 * (1.0 - CUBIC_BETA))).powf(0.25)
+        * rtt.powf(0.75)
+        / p.powf(0.75);
+    let alpha = 3.0 * (1.0 - CUBIC_BETA) / (1.0 + CUBIC_BETA);
+    let reno = (alpha * (1.0 + CUBIC_BETA) / (2.0 * (1.0 - CUBIC_BETA) * p)).sqrt();
+    cubic.max(reno)
+}
+
+/// Round trips of slow start to send `bytes` from [`INIT_CWND`] (the
+/// window doubling each round).
+pub fn slow_start_rounds(bytes: u64) -> u32 {
+    let segments = bytes.div_ceil(MSS);
+    let mut rounds = 0;
+    let mut sent = 0;
+    let mut cwnd = INIT_CWND;
+    while sent < segments {
+        sent += cwnd;
+        cwnd *= 2;
+        rounds += 1;
+    }
+    rounds
+}
+
+/// Every ceiling `s` sets (unsorted).
+pub fn ceilings(s: &Situation) -> Vec<Ceiling> {
+    let mut v = Vec::new();
+    let mut add = |limit, bps: f64| v.push(Ceiling { limit, bps });
+    if s.link_bps == 0 {
+        add(Limit::Host, HOST_BPS);
+    } else {
+        add(Limit::Link, goodput(s.link_bps as f64));
+        let rtt = window_rtt(s);
+        add(
+            Limit::DefaultWindow,
+            TCP_RMEM[2] as f64 * RCV_WINDOW_PER_BUFFER * 8.0 / rtt,
+        );
+        if !matches!(s.snd, Some(SndLimit::WmemMax(_))) {
+            add(
+                Limit::DefaultSendBuffer,
+                TCP_WMEM[2] as f64 * FLIGHT_PER_SNDBUF * 8.0 / rtt,
+            );
+        }
+        if let Some((bps, _)) = s.shaper {
+            add(Limit::Shaper, goodput(bps as f64));
+        }
+        if let Some((bps, _)) = s.police {
+            add(Limit::Policer, goodput(bps as f64));
+        }
+        if s.cc == Cc::Cubic && s.loss_fwd > 0.0 {
+            let w = cubic_window(s.loss_fwd, rtt);
+            add(Limit::Loss, w * (MSS * 8) as f64 / rtt);
+        }
+        if let Some(window) = s.rcv.map(window_bytes) {
+            add(Limit::Window, window * 8.0 / rtt);
+        }
+        if let Some(flight) = s.snd.map(flight_bytes) {
+            add(Limit::SendBuffer, flight * 8.0 / rtt);
+        }
+        if let Some((bps, _)) = s.reverse {
+            let acks = bps as f64 / (8 * ACK_BYTES) as f64;
+            add(Limit::AckPath, acks * (SEGMENTS_PER_ACK * MSS * 8) as f64);
+        }
+        match s.stall {
+            Some(Stall::Outage { for_ms, every_ms }) => add(
+                Limit::Outage,
+                goodput(s.link_bps as f64) * (1.0 - for_ms as f64 / every_ms as f64),
+            ),
+            Some(Stall::BlackHole { .. }) => add(Limit::BlackHole, 0.0),
+            None => {}
+        }
+        match s.writer {
+            Writer::Requests { bytes } => {
+                add(
+                    Limit::Requests,
+                    (bytes * 8) as f64 / (s.rtt_us as f64 / 1e6),
+                );
+            }
+            Writer::Short { bytes } => {
+                let rounds = 1 + slow_start_rounds(bytes);
+                add(
+                    Limit::SlowStart,
+                    (bytes * 8) as f64 / (f64::from(rounds) * s.rtt_us as f64 / 1e6),
+                );
+            }
+            _ => {}
+        }
+    }
+    match s.writer {
+        Writer::Paced { bps } => add(Limit::Writer, bps as f64),
+        Writer::Chunks { bytes, period_ms } => {
+            add(Limit::Writer, (bytes * 8) as f64 / (period_ms as f64 / 1e3));
+        }
+        Writer::MaxPacing { bps } => add(Limit::Pacing, bps as f64),
+        Writer::Bulk | Writer::Requests { .. } | Writer::Short { .. } => {}
+    }
+    if let Reader::Chunks { bytes, period_ms } = s.reader {
+        add(Limit::Reader, (bytes * 8) as f64 / (period_ms as f64 / 1e3));
+    }
+    // Reordering and jitter set no ceiling of their own: the verdict
+    // follows whatever binds (the counterfactual checks that they do not).
+    let _: Option<Disorder> = s.disorder;
+    v
+}
+
+/// The window (bytes) a receiver setting allows.
+pub fn window_bytes(l: RcvLimit) -> f64 {
+    match l {
+        RcvLimit::RmemMax(b) => b as f64 * RCV_WINDOW_PER_BUFFER,
+        RcvLimit::Rcvbuf(b) => (2 * b.min(SOCKOPT_BUF_MAX)) as f64 * RCV_WINDOW_PER_BUFFER,
+        RcvLimit::Clamp(b) => b as f64,
+    }
+}
+
+/// The bytes in flight (bytes) a sender setting allows.
+pub fn flight_bytes(l: SndLimit) -> f64 {
+    match l {
+        SndLimit::WmemMax(b) => b as f64 * FLIGHT_PER_SNDBUF,
+        SndLimit::Sndbuf(b) => (2 * b.min(SOCKOPT_BUF_MAX)) as f64 * FLIGHT_PER_SNDBUF,
+    }
+}
+
+/// The truth of `s`: its ceilings sorted, whether it is clear, and the
+/// verdicts that count as right at each end (those of the tightest, and
+/// of the next where the situation is matched).
+pub fn truth(s: &Situation) -> Truth {
+    let mut ceilings = ceilings(s);
+    ceilings.sort_by(|a, b| a.bps.total_cmp(&b.bps));
+    let clear = match ceilings.get(1) {
+        Some(next) => ceilings[0].bps < CLEAR_RATIO * next.bps,
+        None => true,
+    };
+    let (mut sender, mut receiver): (Vec<Verdict>, Vec<Verdict>) = {
+        let (a, b) = ceilings[0].limit.expected();
+        (a.to_vec(), b.to_vec())
+    };
+    if !clear && let Some(next) = ceilings.get(1) {
+        let (a, b) = next.limit.expected();
+        if a.is_empty() || b.is_empty() || sender.is_empty() {
+            sender.clear();
+            receiver.clear();
+        } else {
+            sender.extend(a.iter().filter(|v| !sender.contains(v)).collect::<Vec<_>>());
+            receiver.extend(
+                b.iter()
+                    .filter(|v| !receiver.contains(v))
+                    .collect::<Vec<_>>(),
+            );
+        }
+    }
+    Truth {
+        ceilings,
+        clear,
+        sender,
+        receiver,
+    }
+}
