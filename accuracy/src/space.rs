@@ -38,6 +38,10 @@ pub const BUCKET_BDP: (f64, f64) = (0.1, 2.0);
 /// No window, buffer or chunk is drawn under this (bytes): below it the
 /// kernel's floors, not the setting, decide.
 pub const MIN_WINDOW_BYTES: u64 = 16_384;
+/// No send buffer is drawn to allow less in flight than this (bytes): a
+/// write may overshoot a small `sk_sndbuf` by a whole skb (64 KB), so
+/// below it the buffer's size is not what binds.
+pub const MIN_FLIGHT_BYTES: u64 = 65_536;
 /// A chunked writer's or reader's period is drawn in this range (ms).
 pub const PERIOD_MS: (u64, u64) = (10, 200);
 /// Objects of request/response and short transfers (bytes).
@@ -409,7 +413,7 @@ fn wan(r: &mut Xoshiro256PlusPlus, index: u32, kind: Kind, cc: Cc) -> Situation 
             });
         }
         Kind::SendBuffer => {
-            let flight = (bdp * spread(r)).max(MIN_WINDOW_BYTES as f64);
+            let flight = (bdp * spread(r)).max(MIN_FLIGHT_BYTES as f64);
             s.snd = Some(if r.random::<bool>() {
                 SndLimit::WmemMax(crate::truth::wmem_for_flight(flight))
             } else {
