@@ -10,8 +10,11 @@
 //! `--delay D` (one way, both directions; suffix ms/us/s), `--queue BYTES`,
 //! `--loss P` (forward), `--police BPS:BURST` (forward token-bucket policer,
 //! burst in bytes), `--police-per-flow BPS:BURST` (the same with a bucket
-//! per flow), `--mtu BYTES`, `--seed N`, `--secs N` (hold time instead
-//! of stdin).
+//! per flow), `--shaper BPS:QUEUE` (forward shaper and its queue in
+//! bytes), `--jitter D`, `--reorder P:D` (share held back, and by how
+//! long), `--outage EVERY:FOR`, `--drop-over BYTES` (PMTU black hole;
+//! these forward), `--veth 1` (a plain veth path, no model), `--mtu BYTES`,
+//! `--seed N`, `--secs N` (hold time instead of stdin).
 
 use std::io::Read;
 use std::time::Duration;
@@ -21,8 +24,12 @@ use pathemu::{Direction, Link, Path, PathConfig, Side};
 const USAGE: &str =
     "hold: builds an emulated path between two namespaces and holds it until stdin closes
 usage: hold [--rate BPS] [--reverse-rate BPS] [--delay D] [--queue BYTES] [--loss P]
-            [--police BPS:BURST | --police-per-flow BPS:BURST] [--mtu BYTES] [--seed N] [--secs N]
+            [--police BPS:BURST | --police-per-flow BPS:BURST] [--shaper BPS:QUEUE]
+            [--jitter D] [--reorder P:D] [--outage EVERY:FOR] [--drop-over BYTES]
+            [--veth 1] [--mtu BYTES] [--seed N] [--secs N]
   BPS takes k/M/G (forward direction); D is one way, both directions (ms, us or s);
+  --shaper, --jitter, --reorder, --outage and --drop-over apply to the forward
+  direction; --veth 1 joins the namespaces by a veth pair with no model at all;
   --secs holds for N seconds instead of until stdin closes (end it that way, or with
   Ctrl-D: a signal leaves the namespaces for the next pathemu run to sweep)
 example: hold --rate 35M --delay 52ms --queue 460000";
@@ -52,12 +59,20 @@ fn parse_duration(s: &str) -> Duration {
     }
 }
 
+/// Splits `A:B` of option `key`.
+fn split_pair<'a>(key: &str, value: &'a str) -> (&'a str, &'a str) {
+    value
+        .split_once(':')
+        .unwrap_or_else(|| panic!("{key} wants two values separated by ':'"))
+}
+
 fn main() -> pathemu::Result<()> {
     let mut forward = Link::unlimited();
     let mut reverse = Link::unlimited();
     let mut seed = 1;
     let mut mtu = pathemu::TUN_MTU;
     let mut secs = None;
+    let mut veth = false;
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "--help" || a == "-h") {
         println!("{USAGE}");
@@ -90,13 +105,36 @@ fn main() -> pathemu::Result<()> {
                     forward.police_each_flow(parse_rate(rate), burst)
                 };
             }
+            "--shaper" => {
+                let (rate, queue) = split_pair(key, value);
+                let queue = queue.parse().unwrap_or_else(|_| panic!("bad shaper queue"));
+                forward = forward.shaper(parse_rate(rate), queue);
+            }
+            "--jitter" => forward = forward.jitter(parse_duration(value)),
+            "--reorder" => {
+                let (share, hold) = split_pair(key, value);
+                let share = share
+                    .parse()
+                    .unwrap_or_else(|_| panic!("bad reorder share"));
+                forward = forward.reorder(share, parse_duration(hold));
+            }
+            "--outage" => {
+                let (every, length) = split_pair(key, value);
+                forward = forward.outage(parse_duration(every), parse_duration(length));
+            }
+            "--drop-over" => {
+                forward = forward.drop_over(value.parse().unwrap_or_else(|_| panic!("bad size")));
+            }
+            "--veth" => veth = value != "0",
             "--mtu" => mtu = value.parse().unwrap_or_else(|_| panic!("bad mtu")),
             "--seed" => seed = value.parse().unwrap_or_else(|_| panic!("bad seed")),
             "--secs" => secs = Some(value.parse::<u64>().unwrap_or_else(|_| panic!("bad secs"))),
             other => panic!("unknown option {other}"),
         }
     }
-    let path = Path::new(PathConfig::new(forward, reverse).seed(seed).mtu(mtu))?;
+    let mut config = PathConfig::new(forward, reverse).seed(seed).mtu(mtu);
+    config.veth = veth;
+    let path = Path::new(config)?;
     println!(
         "A={} {} (netns inode {})\nB={} {} (netns inode {})",
         path.netns_name(Side::A),

@@ -8,13 +8,29 @@ use crate::tun::{MAX_MTU, MIN_MTU, TUN_MTU};
 /// The smallest MTU IPv6 allows (bytes, RFC 8200); a path with IPv6 on needs at least this.
 const IPV6_MIN_MTU: u32 = 1280;
 
+/// The longest delay, jitter or reorder hold a link accepts.
+const MAX_DELAY: Duration = Duration::from_secs(3600);
+
 /// The settings of one direction of the path (A to B, or B to A).
 ///
-/// The model, applied to every IP packet read from the sending side's TUN:
-/// 1. with probability `loss` the packet is dropped at random (counted as a
-///    loss drop; it takes no policer tokens, no queue space and no
-///    serialisation time);
-/// 2. otherwise, when `police_bps` is set, it meets a token-bucket policer at
+/// The model, applied to every IP packet read from the sending side's TUN,
+/// in this order (a packet dropped at a step meets none of the later ones:
+/// it draws no random number there, takes no tokens, no queue space and no
+/// serialisation time):
+/// 1. when `drop_over_bytes` is set, a packet longer than that many bytes is
+///    dropped silently, with no ICMP "fragmentation needed" or "packet too
+///    big" sent back (a PMTU black hole; counted as an oversize drop);
+/// 2. when outages are set (`outage_every` and `outage_for`), the direction
+///    is dark for `outage_for` once every `outage_every`: the first packet
+///    the direction sees (of any fate, oversize drops included) at time `t0`
+///    starts the clock, and outage `k` (k = 1, 2, ...) lasts from
+///    `t0 + k * outage_every` for `outage_for` (so the first outage begins
+///    `outage_every` after that first packet); a packet arriving during one
+///    is dropped (counted as an outage drop). Packets accepted before an
+///    outage began keep their schedule;
+/// 3. with probability `loss` the packet is dropped at random (counted as a
+///    loss drop); the draw is made for each packet that reaches this step;
+/// 4. when `police_bps` is set, it meets a token-bucket policer at
 ///    the ingress of the link (one bucket, or with `police_per_flow` one per
 ///    flow, each as configured): the bucket holds up to `police_burst_bytes`
 ///    bytes of tokens, starts full and refills continuously at
@@ -22,12 +38,34 @@ const IPV6_MIN_MTU: u32 = 1280;
 ///    at least `size` tokens are left (it then takes them), else it is
 ///    dropped, taking no tokens, and counted as a police drop (it is never
 ///    queued, and takes no queue space and no serialisation time);
-/// 3. otherwise it joins the bottleneck queue, unless the bytes still waiting
+/// 5. it joins the bottleneck queue, unless the bytes still waiting
 ///    to be serialised plus its own size exceed `queue_bytes` (then it is
 ///    dropped and counted as a queue drop; it has already taken its tokens);
-/// 4. its serialisation at `rate_bps` finishes at
-///    `d = max(arrival, previous d) + size * 8 / rate_bps`;
-/// 5. it is written to the receiving side's TUN at `d + delay`.
+///    its serialisation at `rate_bps` finishes at
+///    `d1 = max(arrival, previous d1) + size * 8 / rate_bps`
+///    (`d1 = arrival` when `rate_bps` is 0);
+/// 6. when `shaper_bps` is set, it then meets the shaper, a second rate
+///    stage with the same arithmetic at time `d1`: it joins the shaper's
+///    queue unless the bytes waiting there at `d1` plus its own size exceed
+///    `shaper_queue_bytes` (then it is dropped and counted as a shaper drop;
+///    it has already taken its bottleneck serialisation time), and its
+///    serialisation finishes at `d2 = max(d1, previous d2) + size * 8 /
+///    shaper_bps` (`d2 = d1` without a shaper). A shaper slower than
+///    `rate_bps` is the bottleneck: the standing queue builds in front of it;
+/// 7. when `jitter` is set, it gets an extra delay `j` drawn uniformly from
+///    `0..=jitter` (whole ns), but never overtakes the packet before it:
+///    `t = max(d2 + j, previous t)`, as on a link whose queueing varies
+///    (not netem's jitter, which reorders); `t = d2` without jitter;
+/// 8. with probability `reorder_share` it is held back by `reorder_delay`
+///    (counted as reordered): `h = reorder_delay`, else `h = 0`. The hold is
+///    its own: later packets are not held behind it (they overtake it), and
+///    it does not raise the floor `t` of step 7 for the packets after it;
+/// 9. it is written to the receiving side's TUN at `t + h + delay`.
+///
+/// The random draws of steps 3, 7 and 8 each come from their own seeded
+/// generator ([`PathConfig::seed`]), so adding jitter or reordering leaves
+/// the loss pattern as it was. With none of the options of steps 1, 2 and
+/// 6-8 set ([`Link::unlimited`]'s values), the model is steps 3-5 and 9.
 ///
 /// Sizes are IP packet bytes (IP header included, no link-layer framing).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -54,6 +92,35 @@ pub struct Link {
     /// ports), each of `police_bps` and `police_burst_bytes`, as a
     /// per-flow rate limit does, instead of one for the whole link.
     pub police_per_flow: bool,
+    /// Shaper rate in bits per second of IP packet bytes: a second rate
+    /// stage after the bottleneck's serialiser (model step 6); 0 means no shaper.
+    pub shaper_bps: u64,
+    /// Drop-tail limit of the shaper's queue in bytes (IP packet bytes
+    /// waiting for the shaper's serialiser, including the unsent rest of the
+    /// packet in service); 0 means unlimited. Ignored when `shaper_bps` is 0.
+    pub shaper_queue_bytes: u64,
+    /// Largest extra delay a packet draws (uniformly from `0..=jitter`)
+    /// without overtaking the packet before it (model step 7); zero means none.
+    /// At most one hour.
+    pub jitter: Duration,
+    /// Probability in `0.0..=1.0` that a packet is held back by
+    /// `reorder_delay` and overtaken by the packets behind it (model step 8);
+    /// 0 means no reordering. Needs a non-zero `reorder_delay`.
+    pub reorder_share: f64,
+    /// How much later a held-back packet is delivered (model step 8); at
+    /// most one hour. Ignored when `reorder_share` is 0.
+    pub reorder_delay: Duration,
+    /// Period of the outages (model step 2): the direction goes dark once
+    /// every `outage_every`, the first time `outage_every` after the first
+    /// packet it sees; zero means no outages. Set together with `outage_for`.
+    pub outage_every: Duration,
+    /// Length of each outage, during which every arriving packet is dropped
+    /// (model step 2); zero means no outages. Shorter than `outage_every`.
+    pub outage_for: Duration,
+    /// Largest IP packet (bytes) the direction carries: longer ones are
+    /// dropped silently, with no ICMP back (a PMTU black hole, model step 1);
+    /// 0 means none. When set, at least [`MIN_MTU`] (576) and below the path MTU.
+    pub drop_over_bytes: u32,
 }
 
 impl Link {
@@ -67,6 +134,14 @@ impl Link {
             police_bps: 0,
             police_burst_bytes: 0,
             police_per_flow: false,
+            shaper_bps: 0,
+            shaper_queue_bytes: 0,
+            jitter: Duration::ZERO,
+            reorder_share: 0.0,
+            reorder_delay: Duration::ZERO,
+            outage_every: Duration::ZERO,
+            outage_for: Duration::ZERO,
+            drop_over_bytes: 0,
         }
     }
 
@@ -121,6 +196,89 @@ impl Link {
         self
     }
 
+    /// Returns this link with a shaper after the bottleneck (model step 6):
+    /// a second serialiser at `rate_bps` bits/s (0 = no shaper) behind a
+    /// drop-tail queue of `queue_bytes` bytes (0 = unlimited).
+    pub const fn shaper(mut self, rate_bps: u64, queue_bytes: u64) -> Self {
+        self.shaper_bps = rate_bps;
+        self.shaper_queue_bytes = queue_bytes;
+        self
+    }
+
+    /// Returns this link with delay jitter (model step 7): each packet gets
+    /// an extra delay drawn uniformly from `0..=jitter`, order kept
+    /// (`Duration::ZERO` = none).
+    pub const fn jitter(mut self, jitter: Duration) -> Self {
+        self.jitter = jitter;
+        self
+    }
+
+    /// Returns this link with reordering (model step 8): with probability
+    /// `share` (0.0..=1.0, 0 = none) a packet is delivered `hold` later
+    /// than its turn, and the packets behind it overtake it.
+    pub const fn reorder(mut self, share: f64, hold: Duration) -> Self {
+        self.reorder_share = share;
+        self.reorder_delay = hold;
+        self
+    }
+
+    /// Returns this link with outages (model step 2): dark for `length`
+    /// once every `every` (`length` < `every`), the first outage starting
+    /// `every` after the first packet the direction sees; zero durations
+    /// mean none.
+    pub const fn outage(mut self, every: Duration, length: Duration) -> Self {
+        self.outage_every = every;
+        self.outage_for = length;
+        self
+    }
+
+    /// Returns this link with a PMTU black hole (model step 1): IP packets
+    /// longer than `bytes` are dropped silently (0 = none; else at least
+    /// [`MIN_MTU`] and below the path MTU).
+    pub const fn drop_over(mut self, bytes: u32) -> Self {
+        self.drop_over_bytes = bytes;
+        self
+    }
+
+    /// The names of the fields set away from [`Link::unlimited`]'s values
+    /// (what a path without a link model cannot honour).
+    pub(crate) fn options_set(&self) -> Vec<&'static str> {
+        let none = Link::unlimited();
+        let fields = [
+            ("rate_bps", self.rate_bps != none.rate_bps),
+            ("delay", self.delay != none.delay),
+            ("queue_bytes", self.queue_bytes != none.queue_bytes),
+            ("loss", self.loss != none.loss),
+            ("police_bps", self.police_bps != none.police_bps),
+            (
+                "police_burst_bytes",
+                self.police_burst_bytes != none.police_burst_bytes,
+            ),
+            (
+                "police_per_flow",
+                self.police_per_flow != none.police_per_flow,
+            ),
+            ("shaper_bps", self.shaper_bps != none.shaper_bps),
+            (
+                "shaper_queue_bytes",
+                self.shaper_queue_bytes != none.shaper_queue_bytes,
+            ),
+            ("jitter", self.jitter != none.jitter),
+            ("reorder_share", self.reorder_share != none.reorder_share),
+            ("reorder_delay", self.reorder_delay != none.reorder_delay),
+            ("outage_every", self.outage_every != none.outage_every),
+            ("outage_for", self.outage_for != none.outage_for),
+            (
+                "drop_over_bytes",
+                self.drop_over_bytes != none.drop_over_bytes,
+            ),
+        ];
+        fields
+            .into_iter()
+            .filter_map(|(name, set)| set.then_some(name))
+            .collect()
+    }
+
     /// The bandwidth-delay product of this link alone in bytes
     /// (`rate_bps * delay / 8`), 0 when the rate is unlimited.
     pub fn bdp_bytes(&self) -> u64 {
@@ -137,10 +295,46 @@ impl Link {
                 self.loss
             )));
         }
-        if self.delay > Duration::from_secs(3600) {
+        for (name, value) in [
+            ("delay", self.delay),
+            ("jitter", self.jitter),
+            ("reorder_delay", self.reorder_delay),
+        ] {
+            if value > MAX_DELAY {
+                return Err(Error::InvalidConfig(format!(
+                    "{what}: {name} {value:?} is longer than one hour"
+                )));
+            }
+        }
+        if !(0.0..=1.0).contains(&self.reorder_share) {
             return Err(Error::InvalidConfig(format!(
-                "{what}: delay {:?} is longer than one hour",
-                self.delay
+                "{what}: reorder_share must be within 0.0..=1.0, got {}",
+                self.reorder_share
+            )));
+        }
+        if self.reorder_share > 0.0 && self.reorder_delay.is_zero() {
+            return Err(Error::InvalidConfig(format!(
+                "{what}: reorder_share {} needs a non-zero reorder_delay (a hold of 0 reorders nothing)",
+                self.reorder_share
+            )));
+        }
+        if self.outage_every.is_zero() != self.outage_for.is_zero() {
+            return Err(Error::InvalidConfig(format!(
+                "{what}: outage_every ({:?}) and outage_for ({:?}) must be set together",
+                self.outage_every, self.outage_for
+            )));
+        }
+        if !self.outage_every.is_zero() && self.outage_for >= self.outage_every {
+            return Err(Error::InvalidConfig(format!(
+                "{what}: outage_for {:?} must be shorter than outage_every {:?}",
+                self.outage_for, self.outage_every
+            )));
+        }
+        if self.drop_over_bytes != 0 && !(MIN_MTU..mtu_bytes).contains(&self.drop_over_bytes) {
+            return Err(Error::InvalidConfig(format!(
+                "{what}: drop_over_bytes must be within {MIN_MTU}..{mtu_bytes} (at least the IPv4 \
+                 minimum, below the MTU), got {}",
+                self.drop_over_bytes
             )));
         }
         if self.police_bps != 0 && self.police_burst_bytes < u64::from(mtu_bytes) {
@@ -167,9 +361,11 @@ pub struct PathConfig {
     pub forward: Link,
     /// The direction from namespace B to namespace A.
     pub reverse: Link,
-    /// Seed of the random-loss generators: the forward direction uses
-    /// `seed`, the reverse direction `seed ^ 0x9E37_79B9_7F4A_7C15`, so a
+    /// Seed of the random generators: the forward direction's loss draw uses
+    /// `seed`, the reverse direction's `seed ^ 0x9E37_79B9_7F4A_7C15`, so a
     /// given seed always yields the same drop pattern per packet sequence.
+    /// The jitter and reorder draws of each direction use generators of their
+    /// own, seeded from the same value, so they never shift the loss pattern.
     pub seed: u64,
     /// Also configure IPv6 ULA addresses (`fd77:<n>::1` and `::2`, /128 with peer).
     pub ipv6: bool,
@@ -182,6 +378,13 @@ pub struct PathConfig {
     /// `ipv6` is on. Default [`TUN_MTU`] (1500); e.g. 1280 emulates a VPN
     /// tunnel (TCP MSS 1240 over IPv4, 1228 with timestamps).
     pub mtu: u32,
+    /// Join the two namespaces by a plain veth pair (named `pe0` at both
+    /// ends, same addresses and MTU) instead of TUN devices and the relay:
+    /// the kernel forwards, with no rate, delay, loss or any other model, for
+    /// sub-millisecond round trips. Both links must then be
+    /// [`Link::unlimited`]; `seed` and `realtime` are unused, and
+    /// [`crate::Path::stats`] stays all zeros (nothing is relayed).
+    pub veth: bool,
 }
 
 impl PathConfig {
@@ -195,6 +398,18 @@ impl PathConfig {
             ipv6: true,
             realtime: true,
             mtu: TUN_MTU,
+            veth: false,
+        }
+    }
+
+    /// A plain veth path: namespaces A and B joined by a veth pair, with no
+    /// link model at all (the kernel's own forwarding; round trips of tens
+    /// of microseconds); both links [`Link::unlimited`], IPv6 on, MTU
+    /// [`TUN_MTU`] (1500 bytes). See the `veth` field.
+    pub fn veth() -> Self {
+        PathConfig {
+            veth: true,
+            ..PathConfig::default()
         }
     }
 
@@ -244,7 +459,8 @@ impl PathConfig {
         self.seed ^ 0x9E37_79B9_7F4A_7C15
     }
 
-    /// Checks the MTU and both directions.
+    /// Checks the MTU and both directions (a veth path: that neither
+    /// direction sets anything).
     pub(crate) fn validate(&self) -> Result<()> {
         if !(MIN_MTU..=MAX_MTU).contains(&self.mtu) {
             return Err(Error::InvalidConfig(format!(
@@ -258,6 +474,18 @@ impl PathConfig {
                 self.mtu
             )));
         }
+        if self.veth {
+            for (what, link) in [("forward", &self.forward), ("reverse", &self.reverse)] {
+                let set = link.options_set();
+                if !set.is_empty() {
+                    return Err(Error::InvalidConfig(format!(
+                        "a veth path has no link model, but the {what} link sets {}; \
+                         use a TUN path (veth off) for these",
+                        set.join(", ")
+                    )));
+                }
+            }
+        }
         self.forward.validate("forward", self.mtu)?;
         self.reverse.validate("reverse", self.mtu)
     }
@@ -270,73 +498,5 @@ impl Default for PathConfig {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn bottleneck_puts_rate_on_forward_only() {
-        let c = PathConfig::bottleneck(35_000_000, Duration::from_millis(52), 460_000);
-        assert_eq!(c.forward.rate_bps, 35_000_000);
-        assert_eq!(c.forward.queue_bytes, 460_000);
-        assert_eq!(c.reverse.rate_bps, 0);
-        assert_eq!(c.forward.delay, c.reverse.delay);
-        assert!(c.validate().is_ok());
-    }
-
-    #[test]
-    fn loss_out_of_range_is_rejected() {
-        let c = PathConfig::new(Link::unlimited().loss(1.5), Link::unlimited());
-        assert!(matches!(c.validate(), Err(Error::InvalidConfig(_))));
-        let c = PathConfig::new(Link::unlimited(), Link::unlimited().loss(f64::NAN));
-        assert!(c.validate().is_err());
-    }
-
-    #[test]
-    fn mtu_defaults_and_range() {
-        assert_eq!(PathConfig::default().mtu, 1500);
-        assert!(PathConfig::default().mtu(1280).validate().is_ok());
-        assert!(PathConfig::default().mtu(9000).validate().is_ok());
-        for bad in [0, 575, 9001] {
-            let c = PathConfig::default().ipv6(false).mtu(bad);
-            assert!(
-                matches!(c.validate(), Err(Error::InvalidConfig(_))),
-                "{bad}"
-            );
-        }
-        // Below 1280 only without IPv6.
-        assert!(PathConfig::default().mtu(576).validate().is_err());
-        assert!(
-            PathConfig::default()
-                .mtu(576)
-                .ipv6(false)
-                .validate()
-                .is_ok()
-        );
-    }
-
-    #[test]
-    fn police_burst_must_hold_a_full_packet() {
-        let policed = |burst| Link::unlimited().police(10_000_000, burst);
-        let c = PathConfig::new(policed(1500), Link::unlimited());
-        assert!(c.validate().is_ok());
-        let c = PathConfig::new(Link::unlimited(), policed(1499));
-        assert!(matches!(c.validate(), Err(Error::InvalidConfig(_))));
-        // Against the configured MTU, not 1500.
-        let c = PathConfig::new(policed(1280), Link::unlimited()).mtu(1280);
-        assert!(c.validate().is_ok());
-        let c = PathConfig::new(policed(1500), Link::unlimited()).mtu(9000);
-        assert!(c.validate().is_err());
-        // No policer: the burst is ignored.
-        let l = Link::unlimited().police(0, 0);
-        assert_eq!(l, Link::unlimited());
-        assert!(PathConfig::new(l, l).validate().is_ok());
-    }
-
-    #[test]
-    fn bdp() {
-        let l = Link::unlimited()
-            .rate(35_000_000)
-            .delay(Duration::from_millis(104));
-        assert_eq!(l.bdp_bytes(), 455_000);
-    }
-}
+#[path = "config_tests.rs"]
+mod tests;

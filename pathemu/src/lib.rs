@@ -2,17 +2,23 @@
 //!
 //! A [`Path`] creates two network namespaces, A and B, each with a TUN
 //! device, and relays IP packets between the two TUNs in threads of the
-//! calling process. Per direction it applies a seeded random loss, an
-//! optional token-bucket policer, a drop-tail bottleneck queue (bytes), a
-//! bottleneck rate (bits/s of IP packet bytes) and a one-way propagation
-//! delay (see [`Link`] for the exact model), so real kernel TCP (iperf3,
-//! curl, test sockets) runs across it.
+//! calling process. Per direction it applies, in this order (see [`Link`]
+//! for the exact model): a PMTU black hole (packets over a size dropped
+//! silently), periodic outages, a seeded random loss, an optional
+//! token-bucket policer, a drop-tail bottleneck queue (bytes) and rate
+//! (bits/s of IP packet bytes), an optional shaper (a second rate stage
+//! with its own drop-tail queue), order-keeping delay jitter, seeded reordering (a share of the
+//! packets held back and overtaken) and a one-way propagation delay, so
+//! real kernel TCP (iperf3, curl, test sockets) runs across it. Every drop
+//! is counted by its kind in [`LinkStats`]. A [`PathConfig::veth()`] path
+//! joins A and B by a plain veth pair instead, with no model and no relay,
+//! for sub-millisecond round trips.
 //!
 //! Needs root. No `netem` or `fq` qdisc is used.
 //!
 //! Names and addresses: path number `<n>` of process `<pid>` uses
-//! namespaces `pe-<pid>-<n>-a` and `pe-<pid>-<n>-b`, a TUN named `pe0` in
-//! each (MTU [`TUN_MTU`], 1500, unless [`PathConfig::mtu()`] sets another),
+//! namespaces `pe-<pid>-<n>-a` and `pe-<pid>-<n>-b`, a TUN (or on a veth
+//! path a veth end) named `pe0` in each (MTU [`TUN_MTU`], 1500, unless [`PathConfig::mtu()`] sets another),
 //! IPv4 `10.77.<n mod 256>.1` (A) and `.2` (B), and IPv6 `fd77:<n as hex>::1`
 //! and `::2`. Addresses exist only inside the namespaces.
 //! A test that needs no path takes a [`Namespace::standalone`]
@@ -53,15 +59,20 @@
 mod child;
 mod clock;
 mod config;
+mod delay_line;
 mod error;
+pub mod jitter;
 pub mod model;
 mod netns;
+pub mod outage;
 mod path;
 pub mod policer;
 mod relay;
+pub mod reorder;
 pub mod sockets;
 mod stats;
 mod tun;
+mod veth;
 
 pub use child::ChildGuard;
 pub use clock::now_ns;

@@ -1,34 +1,58 @@
 //! The pure queue, timing and loss model of one direction, free of I/O.
 //!
 //! Times are nanoseconds on any monotonic clock (the relay uses
-//! `CLOCK_MONOTONIC`); sizes are IP packet bytes.
+//! `CLOCK_MONOTONIC`); sizes are IP packet bytes. [`DirectionModel`] runs a
+//! packet through the steps [`Link`] documents; the outage, jitter and
+//! reorder steps live in [`crate::outage`], [`crate::jitter`] and
+//! [`crate::reorder`], the policer in [`crate::policer`].
 
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 
 use crate::{
     config::Link,
+    jitter::Jitter,
+    outage::Outage,
     policer::{FlowKey, Policing},
+    reorder::Reorder,
 };
 
 const NS_PER_S: u128 = 1_000_000_000;
+
+/// Mixed into a direction's seed for its jitter generator, so that its
+/// draws are a stream of their own (the loss generator takes the seed as is).
+const JITTER_STREAM: u64 = 0x6A09_E667_F3BC_C908;
+/// Mixed into a direction's seed for its reorder generator.
+const REORDER_STREAM: u64 = 0xBB67_AE85_84CA_A73B;
 
 /// What becomes of one arriving packet: delivered at a time, or dropped (and why).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fate {
     /// Deliver the packet to the other side at `at_ns` (ns, same clock as the arrival time).
     Deliver {
-        /// When its serialisation at the bottleneck finishes (ns).
+        /// When its serialisation at the last rate stage finishes (the
+        /// shaper when the link has one, else the bottleneck; ns), before
+        /// jitter, hold and delay.
         departs_ns: u64,
-        /// When it is to be written to the other side (departure + delay, ns).
+        /// When it is to be written to the other side (ns): departure,
+        /// plus jitter and hold, plus the delay.
         at_ns: u64,
+        /// Whether the reorder draw held it back (by `reorder_delay`), so
+        /// that packets behind it may be delivered before it.
+        reordered: bool,
     },
-    /// The drop-tail queue was full: dropped.
+    /// The drop-tail queue of the bottleneck was full: dropped.
     DropQueue,
+    /// The drop-tail queue of the shaper was full: dropped.
+    DropShaper,
     /// The policer's token bucket held fewer tokens than the packet's size: dropped.
     DropPolice,
     /// Dropped by the random-loss draw.
     DropLoss,
+    /// Arrived while the direction was in an outage: dropped.
+    DropOutage,
+    /// Longer than the link's `drop_over_bytes`: dropped silently (PMTU black hole).
+    DropOversize,
 }
 
 /// The bottleneck of one direction: a serialiser at a fixed rate behind a
@@ -46,11 +70,27 @@ impl Bottleneck {
     /// A bottleneck with the rate, queue limit and delay of `link` (loss is not used here).
     pub fn new(link: &Link) -> Self {
         Bottleneck {
-            rate_bps: link.rate_bps,
-            queue_bytes: link.queue_bytes,
             delay_ns: u64::try_from(link.delay.as_nanos()).unwrap_or(u64::MAX),
+            ..Bottleneck::stage(link.rate_bps, link.queue_bytes)
+        }
+    }
+
+    /// A rate stage alone: a serialiser at `rate_bps` bits/s (0 = unlimited:
+    /// no serialisation time, no queue) behind a drop-tail queue of
+    /// `queue_bytes` bytes (0 = unlimited), with no delay line.
+    pub fn stage(rate_bps: u64, queue_bytes: u64) -> Self {
+        Bottleneck {
+            rate_bps,
+            queue_bytes,
+            delay_ns: 0,
             busy_until_ns: 0,
         }
+    }
+
+    /// The shaper of `link` (`shaper_bps`, `shaper_queue_bytes`) as a rate
+    /// stage with no delay; it passes everything unchanged when `shaper_bps` is 0.
+    pub fn shaper(link: &Link) -> Self {
+        Bottleneck::stage(link.shaper_bps, link.shaper_queue_bytes)
     }
 
     /// Time to serialise `size_bytes` at the bottleneck rate (ns, rounded up); 0 when unlimited.
@@ -93,6 +133,7 @@ impl Bottleneck {
         Fate::Deliver {
             departs_ns,
             at_ns: departs_ns.saturating_add(self.delay_ns),
+            reordered: false,
         }
     }
 }
@@ -124,22 +165,45 @@ impl LossGate {
     }
 }
 
-/// The whole per-direction model: random loss first, then the policer, then
-/// the bottleneck (see [`Link`]).
+/// The whole per-direction model, in the order [`Link`] documents:
+/// oversize drop, outage drop, random loss, policer, bottleneck, shaper,
+/// jitter, reorder hold, delay.
 #[derive(Debug, Clone)]
 pub struct DirectionModel {
+    /// Longest packet carried (bytes); 0 means no limit.
+    drop_over_bytes: u64,
+    outage: Outage,
     loss: LossGate,
     policing: Policing,
+    /// The bottleneck's queue and serialiser (its delay is `delay_ns`, applied last).
     bottleneck: Bottleneck,
+    /// The shaper's queue and serialiser (a pass-through when the link has none).
+    shaper: Bottleneck,
+    jitter: Jitter,
+    reorder: Reorder,
+    /// One-way propagation delay (ns).
+    delay_ns: u64,
 }
 
 impl DirectionModel {
-    /// The model of `link`, with its loss generator seeded with `seed`.
+    /// The model of `link`, with its loss generator seeded with `seed` and
+    /// its jitter and reorder generators with streams of their own derived
+    /// from `seed`.
     pub fn new(link: &Link, seed: u64) -> Self {
         DirectionModel {
+            drop_over_bytes: u64::from(link.drop_over_bytes),
+            outage: Outage::new(link.outage_every, link.outage_for),
             loss: LossGate::new(link.loss, seed),
             policing: Policing::new(link),
-            bottleneck: Bottleneck::new(link),
+            bottleneck: Bottleneck::stage(link.rate_bps, link.queue_bytes),
+            shaper: Bottleneck::shaper(link),
+            jitter: Jitter::new(link.jitter, seed ^ JITTER_STREAM),
+            reorder: Reorder::new(
+                link.reorder_share,
+                link.reorder_delay,
+                seed ^ REORDER_STREAM,
+            ),
+            delay_ns: u64::try_from(link.delay.as_nanos()).unwrap_or(u64::MAX),
         }
     }
 
@@ -161,15 +225,42 @@ impl DirectionModel {
     }
 
     fn offer_flow(&mut self, now_ns: u64, size_bytes: u64, flow: Option<FlowKey>) -> Fate {
+        // Every packet the direction sees starts (or runs) the outage clock,
+        // an oversize one included, so the outage is noted before the size check.
+        let dark = self.outage.arrive(now_ns);
+        if self.drop_over_bytes != 0 && size_bytes > self.drop_over_bytes {
+            return Fate::DropOversize;
+        }
+        if dark {
+            return Fate::DropOutage;
+        }
         if self.loss.lose() {
             return Fate::DropLoss;
         }
         if !self.policing.conforms(now_ns, size_bytes, flow) {
             return Fate::DropPolice;
         }
-        self.bottleneck.offer(now_ns, size_bytes)
+        let Fate::Deliver { departs_ns: d1, .. } = self.bottleneck.offer(now_ns, size_bytes) else {
+            return Fate::DropQueue;
+        };
+        // The shaper sees the packet when the bottleneck has sent it: its
+        // arrivals (bottleneck departures) never go backwards.
+        let Fate::Deliver { departs_ns: d2, .. } = self.shaper.offer(d1, size_bytes) else {
+            return Fate::DropShaper;
+        };
+        let t = self.jitter.apply(d2);
+        let hold = self.reorder.hold_ns();
+        Fate::Deliver {
+            departs_ns: d2,
+            at_ns: t.saturating_add(hold).saturating_add(self.delay_ns),
+            reordered: hold != 0,
+        }
     }
 }
+
+#[cfg(test)]
+#[path = "model_tests.rs"]
+mod direction_tests;
 
 #[cfg(test)]
 mod tests {
@@ -194,7 +285,8 @@ mod tests {
                 b.offer(t * MS, 1500),
                 Fate::Deliver {
                     departs_ns: t * MS,
-                    at_ns: (t + 26) * MS
+                    at_ns: (t + 26) * MS,
+                    reordered: false,
                 }
             );
         }
@@ -222,15 +314,18 @@ mod tests {
             vec![
                 Fate::Deliver {
                     departs_ns: MS,
-                    at_ns: 11 * MS
+                    at_ns: 11 * MS,
+                    reordered: false,
                 },
                 Fate::Deliver {
                     departs_ns: 2 * MS,
-                    at_ns: 12 * MS
+                    at_ns: 12 * MS,
+                    reordered: false,
                 },
                 Fate::Deliver {
                     departs_ns: 3 * MS,
-                    at_ns: 13 * MS
+                    at_ns: 13 * MS,
+                    reordered: false,
                 },
             ]
         );
@@ -241,7 +336,8 @@ mod tests {
             b.offer(10 * MS, 750),
             Fate::Deliver {
                 departs_ns: 10 * MS + MS / 2,
-                at_ns: 20 * MS + MS / 2
+                at_ns: 20 * MS + MS / 2,
+                reordered: false,
             }
         );
     }
@@ -264,7 +360,8 @@ mod tests {
             b.offer(MS, 1500),
             Fate::Deliver {
                 departs_ns: 3 * MS,
-                at_ns: 3 * MS
+                at_ns: 3 * MS,
+                reordered: false,
             }
         );
     }
@@ -282,7 +379,7 @@ mod tests {
             match b.offer(t, 1000) {
                 Fate::Deliver { .. } => delivered += 1000,
                 Fate::DropQueue => dropped += 1,
-                Fate::DropLoss | Fate::DropPolice => unreachable!(),
+                other => unreachable!("{other:?}"),
             }
             t += gap;
         }

@@ -15,6 +15,7 @@ use crate::netns::{self, Namespace};
 use crate::relay::{DirectionSpec, Relay};
 use crate::stats::{LinkCounters, LinkStats};
 use crate::tun::{self, Ends};
+use crate::veth;
 
 /// Number of the next path created by this process (the `<n>` in names and addresses).
 static NEXT_INDEX: AtomicU32 = AtomicU32::new(0);
@@ -48,9 +49,12 @@ pub enum Direction {
 }
 
 /// An emulated path between two fresh network namespaces, A and B, joined by
-/// a TUN device in each and a relay in this process that applies delay, a
-/// bottleneck rate, a drop-tail queue, a token-bucket policer and random
-/// loss per direction.
+/// a TUN device in each and a relay in this process that applies the link
+/// model of [`crate::Link`] per direction (delay, bottleneck rate and
+/// drop-tail queue, shaper, token-bucket policer, random loss, jitter,
+/// reordering, outages, a PMTU black hole); or, with
+/// [`PathConfig::veth`](crate::PathConfig::veth()), by a plain veth pair
+/// and the kernel's own forwarding, with no model and no relay.
 ///
 /// Dropping the `Path` (also during a panic) kills every process still in
 /// either namespace, stops the relay threads, and deletes both namespaces.
@@ -72,7 +76,13 @@ impl Path {
     /// creates namespaces `pe-<pid>-<n>-a` and `-b`, a TUN `pe0` in each
     /// (MTU `config.mtu`, `lo` up, addresses `10.77.<n mod 256>.1` and `.2`
     /// /32 with peer, and with `config.ipv6` `fd77:<n>::1` and `::2` /128
-    /// with peer), and starts the relay threads. Needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN).
+    /// with peer), and starts the relay threads. With `config.veth` the
+    /// two ends are a veth pair named `pe0`, configured the same way, and
+    /// no relay runs. Needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN).
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidConfig`] for a configuration out of range
+    /// (before anything is created), else the failed system call or `ip` command.
     pub fn new(config: PathConfig) -> Result<Path> {
         config.validate()?;
         netns::sweep_stale();
@@ -80,8 +90,15 @@ impl Path {
         let pid = std::process::id();
         let ns_a = Namespace::create(&netns::make_name(pid, index, "a"))?;
         let ns_b = Namespace::create(&netns::make_name(pid, index, "b"))?;
-        let tun_a = Arc::new(tun::create_tun(&ns_a)?);
-        let tun_b = Arc::new(tun::create_tun(&ns_b)?);
+        let tuns = if config.veth {
+            veth::create_pair(&ns_a, &ns_b)?;
+            None
+        } else {
+            Some((
+                Arc::new(tun::create_tun(&ns_a)?),
+                Arc::new(tun::create_tun(&ns_b)?),
+            ))
+        };
 
         let octet = u8::try_from(index % 256).unwrap_or(0);
         let v4 = |host| Ipv4Addr::new(10, 77, octet, host);
@@ -102,7 +119,7 @@ impl Path {
         let reverse = Arc::new(LinkCounters::default());
         let mut path = Path {
             relay: None,
-            tuns: Some((Arc::clone(&tun_a), Arc::clone(&tun_b))),
+            tuns: tuns.clone(),
             ns_a,
             ns_b,
             index,
@@ -113,6 +130,10 @@ impl Path {
         };
         tun::configure(&path.ns_a, &ends_a, path.config.mtu)?;
         tun::configure(&path.ns_b, &ends_b, path.config.mtu)?;
+        let Some((tun_a, tun_b)) = tuns else {
+            // A veth path: the kernel forwards; nothing to relay.
+            return Ok(path);
+        };
         let specs = vec![
             DirectionSpec {
                 name: "pathemu-fwd",
@@ -163,7 +184,8 @@ impl Path {
         self.ns(side).inode()
     }
 
-    /// The name of the TUN interface in each namespace (`pe0`).
+    /// The name of the interface in each namespace (`pe0`): the TUN device,
+    /// or on a veth path ([`PathConfig::veth`](field@PathConfig::veth)) the veth end.
     pub fn tun_name(&self) -> &'static str {
         tun::TUN_NAME
     }
@@ -190,12 +212,14 @@ impl Path {
     }
 
     /// The configured base round-trip time: forward delay + reverse delay
-    /// (serialisation and queueing come on top).
+    /// (serialisation, queueing, jitter and holds come on top; zero on a
+    /// veth path, whose round trip is the kernel's, tens of microseconds).
     pub fn base_rtt(&self) -> Duration {
         self.config.forward.delay + self.config.reverse.delay
     }
 
     /// A snapshot of `direction`'s counters (readable while traffic flows).
+    /// All zeros on a veth path, where nothing goes through the relay.
     pub fn stats(&self, direction: Direction) -> LinkStats {
         match direction {
             Direction::Forward => self.forward.snapshot(),

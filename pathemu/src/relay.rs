@@ -1,13 +1,14 @@
 //! The relay: one thread per direction that reads packets from one TUN,
 //! runs them through the direction's model, holds them in a delay line and
-//! writes each to the other TUN at its delivery time.
+//! writes each to the other TUN at its delivery time (in delivery-time
+//! order: a packet held back by the reorder draw is overtaken).
 
-use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::Arc;
 use std::thread::{self, JoinHandle};
 
 use crate::clock::{self, StopSignal, Wake};
+use crate::delay_line::DelayLine;
 use crate::error::{Error, Result};
 use crate::model::{DirectionModel, Fate};
 use crate::stats::{LinkCounters, bump};
@@ -27,12 +28,6 @@ const EARLY_NS: u64 = 2_000;
 /// wakes up to ~150 us late, a short one wakes within ~20-30 us.
 const WAKE_LEAD_NS: u64 = 200_000;
 
-/// A packet accepted by the model and waiting for its delivery time.
-struct Pending {
-    due_ns: u64,
-    buf: Vec<u8>,
-}
-
 /// The state of one direction's relay thread.
 struct Worker {
     input: Arc<OwnedFd>,
@@ -40,7 +35,8 @@ struct Worker {
     stop: Arc<StopSignal>,
     model: DirectionModel,
     counters: Arc<LinkCounters>,
-    line: VecDeque<Pending>,
+    /// Accepted packets (IP bytes) waiting for their delivery times.
+    line: DelayLine<Vec<u8>>,
     pool: Vec<Vec<u8>>,
     scratch: Vec<u8>,
     /// Capacity of a new packet buffer (bytes): the path MTU, so that a
@@ -61,8 +57,8 @@ impl Worker {
         loop {
             let now = clock::now_ns();
             self.deliver_due(now);
-            let timeout = self.line.front().map(|p| {
-                let left = p.due_ns.saturating_sub(clock::now_ns());
+            let timeout = self.line.next_due().map(|due| {
+                let left = due.saturating_sub(clock::now_ns());
                 if left > 2 * WAKE_LEAD_NS {
                     left - WAKE_LEAD_NS
                 } else {
@@ -84,21 +80,15 @@ impl Worker {
 
     /// Writes every packet due by `now` (+[`EARLY_NS`]) to the output TUN.
     fn deliver_due(&mut self, now: u64) {
-        while self
-            .line
-            .front()
-            .is_some_and(|p| p.due_ns <= now.saturating_add(EARLY_NS))
-        {
-            let Some(p) = self.line.pop_front() else {
-                break;
-            };
-            let late = clock::now_ns().saturating_sub(p.due_ns);
-            // SAFETY: writes `p.buf.len()` initialised bytes from `p.buf`.
+        let limit = now.saturating_add(EARLY_NS);
+        while let Some((due_ns, buf)) = self.line.pop_due(limit) {
+            let late = clock::now_ns().saturating_sub(due_ns);
+            // SAFETY: writes `buf.len()` initialised bytes from `buf`.
             let rc = unsafe {
                 libc::write(
                     self.output.as_raw_fd(),
-                    p.buf.as_ptr().cast::<libc::c_void>(),
-                    p.buf.len(),
+                    buf.as_ptr().cast::<libc::c_void>(),
+                    buf.len(),
                 )
             };
             self.counters
@@ -107,10 +97,10 @@ impl Worker {
             if rc < 0 {
                 bump(&self.counters.write_errors, 1);
             } else {
-                self.counters.delivered(p.buf.len() as u64, late);
+                self.counters.delivered(buf.len() as u64, late);
             }
             if self.pool.len() < POOL_MAX {
-                let mut buf = p.buf;
+                let mut buf = buf;
                 buf.clear();
                 self.pool.push(buf);
             }
@@ -162,13 +152,30 @@ impl Worker {
                     bump(&self.counters.packets_dropped_queue, 1);
                     bump(&self.counters.bytes_dropped_queue, size);
                 }
-                Fate::Deliver { at_ns, .. } => {
+                Fate::DropShaper => {
+                    bump(&self.counters.packets_dropped_shaper, 1);
+                    bump(&self.counters.bytes_dropped_shaper, size);
+                }
+                Fate::DropOutage => {
+                    bump(&self.counters.packets_dropped_outage, 1);
+                    bump(&self.counters.bytes_dropped_outage, size);
+                }
+                Fate::DropOversize => {
+                    bump(&self.counters.packets_dropped_oversize, 1);
+                    bump(&self.counters.bytes_dropped_oversize, size);
+                }
+                Fate::Deliver {
+                    at_ns, reordered, ..
+                } => {
                     let mut buf = self
                         .pool
                         .pop()
                         .unwrap_or_else(|| Vec::with_capacity(self.buf_capacity));
                     buf.extend_from_slice(&self.scratch[..len]);
-                    self.line.push_back(Pending { due_ns: at_ns, buf });
+                    self.line.push(at_ns, reordered, buf);
+                    if reordered {
+                        bump(&self.counters.packets_reordered, 1);
+                    }
                     bump(&self.counters.packets_in_flight, 1);
                     self.deliver_due(now);
                 }
@@ -211,7 +218,7 @@ impl Relay {
                 stop: Arc::clone(&stop),
                 model: spec.model,
                 counters: spec.counters,
-                line: VecDeque::new(),
+                line: DelayLine::default(),
                 pool: Vec::new(),
                 scratch: vec![0; READ_BUF],
                 buf_capacity: usize::try_from(spec.mtu).map_or(READ_BUF, |m| m.min(READ_BUF)),

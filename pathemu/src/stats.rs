@@ -32,6 +32,22 @@ pub struct LinkStats {
     pub packets_dropped_police: u64,
     /// Bytes of the packets dropped by the token-bucket policer.
     pub bytes_dropped_police: u64,
+    /// Packets dropped because the shaper's drop-tail queue was full.
+    pub packets_dropped_shaper: u64,
+    /// Bytes of the packets dropped because the shaper's queue was full.
+    pub bytes_dropped_shaper: u64,
+    /// Packets dropped because they arrived during an outage.
+    pub packets_dropped_outage: u64,
+    /// Bytes of the packets dropped because they arrived during an outage.
+    pub bytes_dropped_outage: u64,
+    /// Packets dropped for being longer than `drop_over_bytes` (PMTU black hole).
+    pub packets_dropped_oversize: u64,
+    /// Bytes of the packets dropped for being longer than `drop_over_bytes`.
+    pub bytes_dropped_oversize: u64,
+    /// Packets the reorder draw held back by `reorder_delay` (counted when
+    /// accepted, also while still in flight; whether a later packet actually
+    /// overtook one depends on the traffic behind it).
+    pub packets_reordered: u64,
     /// Writes to the receiving TUN that failed (the packet is lost).
     pub write_errors: u64,
     /// Packets accepted but not yet delivered (in the queue or the delay line).
@@ -98,6 +114,27 @@ impl LinkStats {
             bytes_dropped_police: self
                 .bytes_dropped_police
                 .saturating_sub(earlier.bytes_dropped_police),
+            packets_dropped_shaper: self
+                .packets_dropped_shaper
+                .saturating_sub(earlier.packets_dropped_shaper),
+            bytes_dropped_shaper: self
+                .bytes_dropped_shaper
+                .saturating_sub(earlier.bytes_dropped_shaper),
+            packets_dropped_outage: self
+                .packets_dropped_outage
+                .saturating_sub(earlier.packets_dropped_outage),
+            bytes_dropped_outage: self
+                .bytes_dropped_outage
+                .saturating_sub(earlier.bytes_dropped_outage),
+            packets_dropped_oversize: self
+                .packets_dropped_oversize
+                .saturating_sub(earlier.packets_dropped_oversize),
+            bytes_dropped_oversize: self
+                .bytes_dropped_oversize
+                .saturating_sub(earlier.bytes_dropped_oversize),
+            packets_reordered: self
+                .packets_reordered
+                .saturating_sub(earlier.packets_reordered),
             write_errors: self.write_errors.saturating_sub(earlier.write_errors),
             packets_in_flight: self.packets_in_flight,
             lateness_sum_ns: self.lateness_sum_ns.saturating_sub(earlier.lateness_sum_ns),
@@ -121,6 +158,13 @@ pub(crate) struct LinkCounters {
     pub(crate) bytes_dropped_loss: AtomicU64,
     pub(crate) packets_dropped_police: AtomicU64,
     pub(crate) bytes_dropped_police: AtomicU64,
+    pub(crate) packets_dropped_shaper: AtomicU64,
+    pub(crate) bytes_dropped_shaper: AtomicU64,
+    pub(crate) packets_dropped_outage: AtomicU64,
+    pub(crate) bytes_dropped_outage: AtomicU64,
+    pub(crate) packets_dropped_oversize: AtomicU64,
+    pub(crate) bytes_dropped_oversize: AtomicU64,
+    pub(crate) packets_reordered: AtomicU64,
     pub(crate) write_errors: AtomicU64,
     pub(crate) packets_in_flight: AtomicU64,
     pub(crate) lateness_sum_ns: AtomicU64,
@@ -147,6 +191,13 @@ impl LinkCounters {
             bytes_dropped_loss: r(&self.bytes_dropped_loss),
             packets_dropped_police: r(&self.packets_dropped_police),
             bytes_dropped_police: r(&self.bytes_dropped_police),
+            packets_dropped_shaper: r(&self.packets_dropped_shaper),
+            bytes_dropped_shaper: r(&self.bytes_dropped_shaper),
+            packets_dropped_outage: r(&self.packets_dropped_outage),
+            bytes_dropped_outage: r(&self.bytes_dropped_outage),
+            packets_dropped_oversize: r(&self.packets_dropped_oversize),
+            bytes_dropped_oversize: r(&self.bytes_dropped_oversize),
+            packets_reordered: r(&self.packets_reordered),
             write_errors: r(&self.write_errors),
             packets_in_flight: r(&self.packets_in_flight),
             lateness_sum_ns: r(&self.lateness_sum_ns),
@@ -182,6 +233,9 @@ mod tests {
         bump(&c.packets_dropped_queue, 2);
         bump(&c.packets_dropped_police, 3);
         bump(&c.bytes_dropped_police, 4500);
+        bump(&c.packets_dropped_shaper, 5);
+        bump(&c.bytes_dropped_oversize, 1501);
+        bump(&c.packets_reordered, 6);
         let b = c.snapshot();
         let d = b.since(&a);
         assert_eq!(d.packets_forwarded, 1);
@@ -189,6 +243,10 @@ mod tests {
         assert_eq!(d.packets_dropped_queue, 2);
         assert_eq!(d.packets_dropped_police, 3);
         assert_eq!(d.bytes_dropped_police, 4500);
+        assert_eq!(d.packets_dropped_shaper, 5);
+        assert_eq!(d.bytes_dropped_oversize, 1501);
+        assert_eq!(d.packets_reordered, 6);
+        assert_eq!(d.packets_dropped_outage, 0);
         assert_eq!(b.lateness_max_ns, 30);
         assert_eq!(b.mean_lateness_ns(), 20);
         c.delivered(100, 7_000_000);

@@ -256,16 +256,35 @@ pub fn drain(path: &Path, direction: Direction, limit: Duration) -> LinkStats {
     }
 }
 
+/// Waits until `direction` of `path` has read at least `sent` packets and
+/// has nothing in flight (or `limit` passes): unlike [`drain`], safe to call
+/// right after the last send, before the relay has read that packet.
+pub fn drain_sent(path: &Path, direction: Direction, sent: u64, limit: Duration) -> LinkStats {
+    let start = Instant::now();
+    loop {
+        let s = path.stats(direction);
+        if (s.packets_in >= sent && s.packets_in_flight == 0) || start.elapsed() > limit {
+            return s;
+        }
+        thread::sleep(Duration::from_millis(5));
+    }
+}
+
 /// Prints a direction's counters and lateness summary (shown with --nocapture).
 pub fn report(label: &str, s: &LinkStats) {
     eprintln!(
-        "{label}: in {} fwd {} ({} B) qdrop {} ldrop {} pdrop {} werr {} late mean {} us max {} us hist {:?}",
+        "{label}: in {} fwd {} ({} B) qdrop {} ldrop {} pdrop {} sdrop {} odrop {} bigdrop {} \
+         reordered {} werr {} late mean {} us max {} us hist {:?}",
         s.packets_in,
         s.packets_forwarded,
         s.bytes_forwarded,
         s.packets_dropped_queue,
         s.packets_dropped_loss,
         s.packets_dropped_police,
+        s.packets_dropped_shaper,
+        s.packets_dropped_outage,
+        s.packets_dropped_oversize,
+        s.packets_reordered,
         s.write_errors,
         s.mean_lateness_ns() / 1000,
         s.lateness_max_ns / 1000,
@@ -335,4 +354,114 @@ pub fn bulk_tcp(
         elapsed,
         forward,
     }
+}
+
+/// One numbered datagram as [`Numbered`] saw it arrive.
+#[derive(Debug, Clone, Copy)]
+pub struct Arrival {
+    /// Its number (0, 1, ... in sending order).
+    pub seq: u32,
+    /// When it was sent ([`pathemu::now_ns`], ns).
+    pub sent_ns: u64,
+    /// When it was received (ns, same clock).
+    pub recv_ns: u64,
+}
+
+impl Arrival {
+    /// Its one-way delay (ns).
+    pub fn one_way_ns(&self) -> u64 {
+        self.recv_ns.saturating_sub(self.sent_ns)
+    }
+}
+
+/// Sends `count` datagrams of `payload` bytes (at least 12) from `sock` to
+/// `to`, numbered from 0 and stamped with their send time
+/// ([`pathemu::now_ns`]), one every `gap` on an absolute schedule (no drift).
+pub fn send_numbered(sock: &UdpSocket, to: SocketAddr, count: u32, payload: usize, gap: Duration) {
+    assert!(payload >= 12);
+    realtime_thread();
+    let mut data = vec![0u8; payload];
+    let start = Instant::now();
+    for seq in 0..count {
+        if let Some(wait) = (gap * seq).checked_sub(start.elapsed()) {
+            thread::sleep(wait);
+        }
+        data[..4].copy_from_slice(&seq.to_be_bytes());
+        data[4..12].copy_from_slice(&pathemu::now_ns().to_be_bytes());
+        sock.send_to(&data, to).unwrap();
+    }
+}
+
+/// Records numbered datagrams ([`send_numbered`]) arriving on a socket, on
+/// its own thread, in arrival order, until finished.
+pub struct Numbered {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<Vec<Arrival>>>,
+}
+
+impl Numbered {
+    /// Starts recording what `sock` receives.
+    pub fn start(sock: UdpSocket) -> Numbered {
+        sock.set_read_timeout(Some(Duration::from_millis(50)))
+            .unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        let thread = thread::spawn(move || {
+            realtime_thread();
+            let mut seen = Vec::new();
+            let mut buf = [0u8; 2048];
+            while !flag.load(Ordering::Relaxed) {
+                if let Ok(n) = sock.recv(&mut buf) {
+                    let recv_ns = pathemu::now_ns();
+                    if n >= 12 {
+                        seen.push(Arrival {
+                            seq: u32::from_be_bytes(buf[..4].try_into().unwrap()),
+                            sent_ns: u64::from_be_bytes(buf[4..12].try_into().unwrap()),
+                            recv_ns,
+                        });
+                    }
+                }
+            }
+            seen
+        });
+        Numbered {
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    /// Stops recording and returns the arrivals in arrival order.
+    pub fn finish(mut self) -> Vec<Arrival> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.take().unwrap().join().unwrap()
+    }
+}
+
+impl Drop for Numbered {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The number of arrivals that came after a higher-numbered one (overtaken).
+pub fn overtaken(arrivals: &[Arrival]) -> usize {
+    let mut highest = None;
+    let mut late = 0;
+    for a in arrivals {
+        if highest.is_some_and(|h| a.seq < h) {
+            late += 1;
+        }
+        highest = Some(highest.map_or(a.seq, |h: u32| h.max(a.seq)));
+    }
+    late
+}
+
+/// The `q`-quantile (0..=1) of `values` (sorted copy; nearest rank below).
+pub fn quantile(values: &[u64], q: f64) -> u64 {
+    let mut v = values.to_vec();
+    v.sort_unstable();
+    v[((v.len() - 1) as f64 * q) as usize]
 }
