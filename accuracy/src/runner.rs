@@ -5,7 +5,7 @@ use std::{collections::HashMap, time::Duration};
 
 use accuracy::{
     outcome::EndVerdict,
-    space::{RcvLimit, Situation, SndLimit},
+    space::{Disorder, RcvLimit, Situation, SndLimit, Stall},
     truth::{TCP_RMEM, TCP_WMEM},
 };
 use anyhow::Context as _;
@@ -20,17 +20,12 @@ pub const POLL: Duration = Duration::from_millis(500);
 /// own `min_bytes`, under which it says `unknown`.
 const MIN_DATA_BYTES: u64 = 32 * 1024;
 
-/// The emulated path of `s`.
+/// The emulated path of `s`: a veth pair on a LAN, else pathemu's relay
+/// with the situation's stages in each direction.
 pub fn path_config(s: &Situation, seed: u64) -> anyhow::Result<PathConfig> {
-    anyhow::ensure!(
-        s.link_bps > 0,
-        "a LAN situation needs a veth path, which pathemu lacks"
-    );
-    anyhow::ensure!(
-        s.shaper.is_none() && s.disorder.is_none() && s.stall.is_none(),
-        "pathemu cannot emulate {:?} yet",
-        s.kind
-    );
+    if s.link_bps == 0 {
+        return Ok(PathConfig::veth().ipv6(false));
+    }
     let one_way = Duration::from_micros(s.rtt_us / 2);
     let mut fwd = Link::with_delay_only(one_way)
         .rate(s.link_bps)
@@ -39,9 +34,31 @@ pub fn path_config(s: &Situation, seed: u64) -> anyhow::Result<PathConfig> {
     if let Some((bps, bucket)) = s.police {
         fwd = fwd.police_each_flow(bps, bucket);
     }
+    if let Some((bps, queue)) = s.shaper {
+        fwd = fwd.shaper(bps, queue);
+    }
+    match s.disorder {
+        Some(Disorder::Reorder { share, delay_ms }) => {
+            fwd = fwd.reorder(share, Duration::from_millis(delay_ms));
+        }
+        Some(Disorder::Jitter { ms }) => fwd = fwd.jitter(Duration::from_millis(ms)),
+        None => {}
+    }
     let mut rev = Link::with_delay_only(one_way).loss(s.loss_rev);
     if let Some((bps, queue)) = s.reverse {
         rev = rev.rate(bps).queue(queue);
+    }
+    match s.stall {
+        Some(Stall::Outage { for_ms, every_ms }) => {
+            let (every, length) = (
+                Duration::from_millis(every_ms),
+                Duration::from_millis(for_ms),
+            );
+            fwd = fwd.outage(every, length);
+            rev = rev.outage(every, length);
+        }
+        Some(Stall::BlackHole { bytes }) => fwd = fwd.drop_over(bytes),
+        None => {}
     }
     Ok(PathConfig::new(fwd, rev)
         .seed(seed ^ u64::from(s.index))
