@@ -9,6 +9,8 @@
 //!
 //! - [`space`]: what a situation is and how one is drawn from a seed,
 //!   stratified by kind.
+//! - [`stack`]: what the kernel makes of a setting (window per byte of
+//!   buffer, ACK sizes) and the defaults the harness sets.
 //! - [`truth`]: every ceiling a situation sets, the tightest, and the
 //!   verdicts each end should give. Pure arithmetic.
 //! - [`outcome`]: what a run of one situation gave (a checkpoint line).
@@ -24,6 +26,7 @@ pub mod relax;
 pub mod report;
 pub mod score;
 pub mod space;
+pub mod stack;
 pub mod truth;
 
 #[cfg(test)]

@@ -47,7 +47,8 @@ struct Cli {
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
     /// Keep the situations already run for this seed (the checkpoint
-    /// target/accuracy/outcomes-<seed>.ndjson) and run only the others.
+    /// target/accuracy/outcomes-<seed>.ndjson) and run only the others
+    /// (and again those that failed).
     #[arg(long)]
     resume: bool,
     /// Write the figures into this Markdown page, in the seed's block
@@ -136,18 +137,21 @@ fn one(poller: &mut Poller, s: &Situation, seed: u64, counterfactual: bool) -> O
 fn harness(cli: &Cli) -> anyhow::Result<()> {
     std::fs::create_dir_all(DIR).with_context(|| format!("creating {DIR}"))?;
     let path = checkpoint(cli.seed);
+    // Resuming keeps the situations that ran as this build draws them;
+    // those that failed, or that an older space drew otherwise, run again.
     let mut outcomes = if cli.resume {
         read_checkpoint(&path)?
     } else {
         Vec::new()
     };
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .write(true)
-        .append(cli.resume)
-        .truncate(!cli.resume)
-        .open(&path)
-        .with_context(|| format!("opening {}", path.display()))?;
+    outcomes.retain(|o| {
+        o.error.is_none() && o.situation == draw(cli.seed, o.situation.cc, o.situation.index)
+    });
+    let mut file =
+        std::fs::File::create(&path).with_context(|| format!("opening {}", path.display()))?;
+    for o in &outcomes {
+        writeln!(file, "{}", serde_json::to_string(o)?)?;
+    }
     let ccs: &[Cc] = match cli.cc {
         Ccs::Cubic => &[Cc::Cubic],
         Ccs::Bbr => &[Cc::Bbr],

@@ -7,7 +7,8 @@
 
 use crate::{
     space::{Cc, RcvLimit, Reader, Situation, SndLimit, Stall, Writer, rng_for},
-    truth::{Limit, TCP_RMEM, TCP_WMEM, truth},
+    stack::{TCP_RMEM, TCP_WMEM},
+    truth::{Limit, truth},
 };
 use rand::RngExt;
 

@@ -6,7 +6,7 @@ use std::{collections::HashMap, time::Duration};
 use accuracy::{
     outcome::EndVerdict,
     space::{Disorder, RcvLimit, Situation, SndLimit, Stall},
-    truth::{TCP_RMEM, TCP_WMEM},
+    stack::{TCP_RMEM, TCP_WMEM},
 };
 use anyhow::Context as _;
 use observer::{attribution::Attribution, track::poller::Poller};
