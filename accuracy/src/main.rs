@@ -10,7 +10,7 @@ use std::{
 
 use accuracy::{
     outcome::{Outcome, Rerun},
-    relax::{relax, sampled},
+    relax::{apply_what_if, relax, sampled},
     report,
     score::score,
     space::{Cc, Situation, draw},
@@ -134,6 +134,28 @@ fn one(poller: &mut Poller, s: &Situation, seed: u64, counterfactual: bool) -> O
     o
 }
 
+/// Where an end's verdict gave a window what-if, runs `o`'s situation
+/// again with that window's setting, once.
+fn check_what_if(poller: &mut Poller, o: &mut Outcome, seed: u64) {
+    if o.what_if.is_some() || o.error.is_some() {
+        return;
+    }
+    let asked = [&o.sender, &o.receiver]
+        .into_iter()
+        .flatten()
+        .find_map(|e| {
+            let (from, to) = (e.what_if_from?, e.what_if_window?);
+            apply_what_if(&o.situation, &e.verdict, from, to)
+        });
+    let Some((changed, change)) = asked else {
+        return;
+    };
+    match runner::run(poller, &changed, seed) {
+        Ok(r) => o.what_if = Some(Rerun { change, bps: r.bps }),
+        Err(e) => eprintln!("#{} what-if {change}: {e:#}", o.situation.index),
+    }
+}
+
 fn harness(cli: &Cli) -> anyhow::Result<()> {
     std::fs::create_dir_all(DIR).with_context(|| format!("creating {DIR}"))?;
     let path = checkpoint(cli.seed);
@@ -147,6 +169,14 @@ fn harness(cli: &Cli) -> anyhow::Result<()> {
     outcomes.retain(|o| {
         o.error.is_none() && o.situation == draw(cli.seed, o.situation.cc, o.situation.index)
     });
+    let hz = kernel_hz()?.hz;
+    let mut poller = scenarios::monitor::start(hz)?;
+    // What-ifs a checkpoint from an older build did not apply yet.
+    if !cli.no_counterfactual {
+        for o in &mut outcomes {
+            check_what_if(&mut poller, o, cli.seed);
+        }
+    }
     let mut file =
         std::fs::File::create(&path).with_context(|| format!("opening {}", path.display()))?;
     for o in &outcomes {
@@ -157,8 +187,6 @@ fn harness(cli: &Cli) -> anyhow::Result<()> {
         Ccs::Bbr => &[Cc::Bbr],
         Ccs::Both => &[Cc::Cubic, Cc::Bbr],
     };
-    let hz = kernel_hz()?.hz;
-    let mut poller = scenarios::monitor::start(hz)?;
     for &cc in ccs {
         for i in 0..cli.n {
             if !cli.only.is_empty() && !cli.only.contains(&i) {
@@ -171,7 +199,10 @@ fn harness(cli: &Cli) -> anyhow::Result<()> {
                 continue;
             }
             let s = draw(cli.seed, cc, i);
-            let o = one(&mut poller, &s, cli.seed, !cli.no_counterfactual);
+            let mut o = one(&mut poller, &s, cli.seed, !cli.no_counterfactual);
+            if !cli.no_counterfactual {
+                check_what_if(&mut poller, &mut o, cli.seed);
+            }
             let t = truth(&s);
             eprintln!(
                 "{}/{} #{i}: {:.2} Mbit/s, tightest {:?} {:.2}{}; sender {} receiver {}{}",

@@ -25,6 +25,9 @@ pub struct EndVerdict {
     /// The rate that window promises (bits/s): its target, capped by the
     /// path the what-if saw.
     pub what_if_bps: Option<f64>,
+    /// The window the what-if starts from (bytes): the binding window now.
+    #[serde(default)]
+    pub what_if_from: Option<u64>,
     /// Data flows judged.
     pub flows: u32,
 }

@@ -139,6 +139,48 @@ pub fn relax(s: &Situation, limit: Limit) -> Option<(Situation, String)> {
     Some((r, change))
 }
 
+/// `s` with the setting behind a window verdict's what-if scaled from
+/// the window now (`from`, bytes) to the window it asks for (`to`): the
+/// receiver's buffer for `receive_window`, the sender's for
+/// `send_buffer`, as the situation sets it (or the default maximum).
+/// `None` for other verdicts, or a what-if that asks for no more.
+pub fn apply_what_if(
+    s: &Situation,
+    verdict: &str,
+    from: u64,
+    to: u64,
+) -> Option<(Situation, String)> {
+    if from == 0 || to <= from {
+        return None;
+    }
+    let scale = |b: u64| (b as f64 * to as f64 / from as f64).ceil() as u64;
+    let mut r = s.clone();
+    let change = match verdict {
+        "receive_window" => {
+            let rmem = match s.rcv {
+                Some(RcvLimit::RmemMax(b)) => scale(b),
+                // SO_RCVBUF is capped at rmem_max: the same buffer as tcp_rmem.
+                Some(RcvLimit::Rcvbuf(b)) => scale(2 * b),
+                Some(RcvLimit::Clamp(_)) => return None,
+                None => scale(TCP_RMEM[2]),
+            };
+            r.rcv = Some(RcvLimit::RmemMax(rmem));
+            format!("tcp_rmem max {rmem}")
+        }
+        "send_buffer" => {
+            let wmem = match s.snd {
+                Some(SndLimit::WmemMax(b)) => scale(b),
+                Some(SndLimit::Sndbuf(b)) => scale(2 * b),
+                None => scale(TCP_WMEM[2]),
+            };
+            r.snd = Some(SndLimit::WmemMax(wmem));
+            format!("tcp_wmem max {wmem}")
+        }
+        _ => return None,
+    };
+    Some((r, change))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,6 +216,22 @@ mod tests {
             }
         }
         assert!(checked > 500, "{checked}");
+    }
+
+    #[test]
+    fn a_what_if_scales_the_setting_behind_the_window() {
+        let mut s = draw(11, Cc::Cubic, 4);
+        s.rcv = Some(RcvLimit::Rcvbuf(100_000));
+        // A window of 122 KB now, 244 KB asked for: twice the buffer.
+        let (r, change) = apply_what_if(&s, "receive_window", 122_000, 244_000).unwrap();
+        assert_eq!(r.rcv, Some(RcvLimit::RmemMax(400_000)));
+        assert_eq!(change, "tcp_rmem max 400000");
+        s.snd = None;
+        let (r, _) = apply_what_if(&s, "send_buffer", 100, 150).unwrap();
+        assert_eq!(r.snd, Some(SndLimit::WmemMax(6_291_456)));
+        // No more window, or a verdict with no setting: nothing to apply.
+        assert!(apply_what_if(&s, "receive_window", 100, 100).is_none());
+        assert!(apply_what_if(&s, "congestion_window", 100, 200).is_none());
     }
 
     #[test]

@@ -199,6 +199,7 @@ fn end_verdict<'a>(flows: impl Iterator<Item = &'a Seen>) -> Option<EndVerdict> 
         explanation: top.life.explanation.clone(),
         what_if_window: what_if.map(|w| w.needed_bytes as u64),
         what_if_bps: what_if.map(|w| w.target_bps),
+        what_if_from: what_if.map(|w| w.window_bytes),
         flows: data.len() as u32,
     })
 }

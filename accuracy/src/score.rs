@@ -120,6 +120,7 @@ pub fn judged(outcomes: &[Outcome]) -> Vec<Judged> {
                 explanation: String::new(),
                 what_if_window: None,
                 what_if_bps: None,
+                what_if_from: None,
                 flows: 0,
             };
             let g = given.as_ref().unwrap_or(&missing);
@@ -316,7 +317,9 @@ pub fn score(outcomes: &[Outcome], seed: u64, commit: &str) -> Report {
                 .into_iter()
                 .flatten()
                 .find_map(|e| e.what_if_bps);
-            if let Some(p) = promised.filter(|p| *p > 0.0) {
+            // Capped at the next ceiling: a larger window cannot pass it.
+            let cap = t.next().map_or(f64::INFINITY, |c| c.bps);
+            if let Some(p) = promised.map(|p| p.min(cap)).filter(|p| *p > 0.0) {
                 let ratio = w.bps / p;
                 r.what_if.checked += 1;
                 r.what_if.within_30pct += u32::from((ratio - 1.0).abs() <= WHAT_IF_TOLERANCE);

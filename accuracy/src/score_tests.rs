@@ -35,6 +35,7 @@ fn end(verdict: &str, confidence: f64) -> Option<EndVerdict> {
         explanation: String::new(),
         what_if_window: None,
         what_if_bps: None,
+        what_if_from: None,
         flows: 1,
     })
 }
