@@ -11,6 +11,7 @@
 //!   stratified by kind.
 //! - [`stack`]: what the kernel makes of a setting (window per byte of
 //!   buffer, ACK sizes) and the defaults the harness sets.
+//! - [`sawtooth`]: CUBIC alone in a drop-tail queue, round by round.
 //! - [`truth`]: every ceiling a situation sets, the tightest, and the
 //!   verdicts each end should give. Pure arithmetic.
 //! - [`outcome`]: what a run of one situation gave (a checkpoint line).
@@ -24,6 +25,7 @@
 pub mod outcome;
 pub mod relax;
 pub mod report;
+pub mod sawtooth;
 pub mod score;
 pub mod space;
 pub mod stack;
@@ -31,5 +33,8 @@ pub mod truth;
 
 #[cfg(test)]
 mod score_tests;
+#[cfg(test)]
+mod space_tests;
+#[cfg(test)]
 #[cfg(test)]
 mod truth_tests;

@@ -47,6 +47,13 @@ pub fn relax(s: &Situation, limit: Limit) -> Option<(Situation, String)> {
             r.link_bps = bps;
             format!("link {} -> {bps} bit/s", s.link_bps)
         }
+        Limit::Queue => {
+            match s.shaper {
+                Some((bps, q)) if bps < s.link_bps => r.shaper = Some((bps, q * f)),
+                _ => r.queue_bytes = s.queue_bytes * f,
+            }
+            format!("queue x{f}")
+        }
         Limit::Shaper => {
             let (bps, q) = s.shaper?;
             r.shaper = Some((bps * f, q * f));
@@ -111,6 +118,11 @@ pub fn relax(s: &Situation, limit: Limit) -> Option<(Situation, String)> {
             r.writer = match s.writer {
                 Writer::Requests { bytes } => Writer::Requests { bytes: bytes * f },
                 Writer::Short { bytes } => Writer::Short { bytes: bytes * f },
+                Writer::Bulk => {
+                    // A bulk flow's slow start: a transfer 4 times as long.
+                    r.secs = s.secs * f;
+                    return Some((r, format!("transfer x{f}")));
+                }
                 _ => return None,
             };
             format!("objects x{f}")

@@ -16,8 +16,9 @@ use crate::traffic;
 
 /// How often observer is polled during a run.
 pub const POLL: Duration = Duration::from_millis(500);
-/// Flows that moved less than this are not data flows (bytes): observer's
-/// own `min_bytes`, under which it says `unknown`.
+/// Flows that moved less than this are left out where others moved more
+/// (bytes): observer's own `min_bytes`, under which it says `unknown`
+/// (the last object of short transfers, cut at the deadline).
 const MIN_DATA_BYTES: u64 = 32 * 1024;
 
 /// The emulated path of `s`: a veth pair on a LAN, else pathemu's relay
@@ -178,7 +179,15 @@ pub fn run(poller: &mut Poller, s: &Situation, seed: u64) -> anyhow::Result<Run>
 /// (ties to the one that covers more bytes), its mean confidence, and the
 /// rule, explanation and what-if of the largest flow that gave it.
 fn end_verdict<'a>(flows: impl Iterator<Item = &'a Seen>) -> Option<EndVerdict> {
-    let data: Vec<&Seen> = flows.filter(|f| f.bytes >= MIN_DATA_BYTES).collect();
+    let all: Vec<&Seen> = flows.collect();
+    // A stalled flow (a black hole) moves nothing: then every flow counts.
+    let data: Vec<&Seen> = if all.iter().any(|f| f.bytes >= MIN_DATA_BYTES) {
+        all.into_iter()
+            .filter(|f| f.bytes >= MIN_DATA_BYTES)
+            .collect()
+    } else {
+        all
+    };
     let mut by: HashMap<&str, (u32, u64, f64)> = HashMap::new();
     for f in &data {
         let e = by.entry(f.life.verdict.name()).or_default();

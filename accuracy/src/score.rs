@@ -75,13 +75,18 @@ pub fn is_right(truth: &Truth, end: End, given: &EndVerdict) -> bool {
 /// Whether an outcome's counterfactual reruns behaved as the truth
 /// predicts: relaxing the tightest limit raised the rate by
 /// [`RELAXED_GAIN`] or more, relaxing the second by less than
-/// [`SECOND_GAIN`]. `None` where it was not checked.
+/// [`SECOND_GAIN`] (where it can be relaxed). `None` where it was not
+/// checked.
 pub fn as_predicted(o: &Outcome) -> Option<bool> {
-    let [first, second] = o.counterfactual.as_slice() else {
-        return None;
-    };
     let base = o.bps.max(1.0);
-    Some(first.bps >= RELAXED_GAIN * base && second.bps < SECOND_GAIN * base)
+    match o.counterfactual.as_slice() {
+        [first, second] => {
+            Some(first.bps >= RELAXED_GAIN * base && second.bps < SECOND_GAIN * base)
+        }
+        // The second limit is one nothing relaxes (the host).
+        [first] => Some(first.bps >= RELAXED_GAIN * base),
+        _ => None,
+    }
 }
 
 /// Whether a situation is scored: it ran, a verdict is defined for its

@@ -127,4 +127,9 @@ fn a_counterfactual_that_fails_leaves_the_situation_unscored() {
     // Relaxing the second limit must not move the rate 10%.
     o.counterfactual[1].bps = 5.5e6;
     assert_eq!(as_predicted(&o), Some(false));
+    // Where the second limit cannot be relaxed, the first decides alone.
+    o.counterfactual.pop();
+    assert_eq!(as_predicted(&o), Some(true));
+    o.counterfactual[0].bps = 6.4e6;
+    assert_eq!(as_predicted(&o), Some(false));
 }

@@ -213,6 +213,10 @@ fn requests(
     let to = l.local_addr()?;
     let server = connect(path, sit, to)?;
     let mut client = accept(l, deadline)?.context("the connection never arrived")?;
+    // As request/response servers and clients do: Nagle would hold each
+    // response's last partial segment for the ACK of the rest.
+    server.set_nodelay(true)?;
+    client.set_nodelay(true)?;
     let mut got = Received::default();
     let mut first = None;
     std::thread::scope(|scope| {

@@ -10,6 +10,7 @@
 use observer::attribution::Verdict;
 use serde::Serialize;
 
+use crate::sawtooth::{Pipe, cubic_goodput};
 use crate::space::{Cc, Disorder, RcvLimit, Reader, Situation, SndLimit, Stall, Writer};
 use crate::stack::{
     ACK_BYTES, FLIGHT_PER_SNDBUF, INIT_CWND, MSS, PACKET_BYTES, RCV_WINDOW_PER_BUFFER,
@@ -24,6 +25,11 @@ pub const CUBIC_BETA: f64 = 0.7;
 /// of payload): a LAN situation's path ceiling, an estimate to be
 /// measured once LAN situations run.
 pub const HOST_BPS: f64 = 5e9;
+/// Slow start is a ceiling of its own where it keeps a bulk flow under
+/// this share of the slowest stage's rate over the transfer, and CUBIC's
+/// sawtooth in the queue where it keeps it under this share of what slow
+/// start allows (above it, the next limit binds).
+pub const RAMP_SHORTFALL: f64 = 0.9;
 /// A situation is clear when its tightest ceiling is below this share of
 /// the next.
 pub const CLEAR_RATIO: f64 = 0.5;
@@ -34,6 +40,9 @@ pub const CLEAR_RATIO: f64 = 0.5;
 pub enum Limit {
     /// The bottleneck's rate.
     Link,
+    /// CUBIC's sawtooth in a drop-tail queue too shallow to keep the link
+    /// busy (`crate::sawtooth`).
+    Queue,
     /// A shaper's rate.
     Shaper,
     /// A policer's rate.
@@ -56,7 +65,8 @@ pub enum Limit {
     Reader,
     /// One request outstanding: an object per round trip.
     Requests,
-    /// Slow start of a new connection per object.
+    /// Slow start: of a new connection per object, or of a bulk transfer
+    /// too short for its path (`crate::sawtooth` with no queue limit).
     SlowStart,
     /// ACKs clocked by a slow reverse direction.
     AckPath,
@@ -79,7 +89,7 @@ impl Limit {
             Limit::Link | Limit::Shaper | Limit::AckPath | Limit::Outage | Limit::BlackHole => {
                 (&[Path], &[Path])
             }
-            Limit::Policer => (&[Path, CongestionWindow], &[Path, CongestionWindow]),
+            Limit::Policer | Limit::Queue => (&[Path, CongestionWindow], &[Path, CongestionWindow]),
             Limit::Loss | Limit::SlowStart => (&[CongestionWindow], &[CongestionWindow]),
             Limit::Window | Limit::DefaultWindow => (&[ReceiveWindow], &[ReceiveWindow]),
             Limit::SendBuffer | Limit::DefaultSendBuffer => (&[SendBuffer], &[Sender]),
@@ -174,7 +184,9 @@ pub fn ceilings(s: &Situation) -> Vec<Ceiling> {
     if s.link_bps == 0 {
         add(Limit::Host, HOST_BPS);
     } else {
-        add(Limit::Link, goodput(s.link_bps as f64));
+        let link = goodput(s.link_bps as f64);
+        add(Limit::Link, link);
+
         let rtt = window_rtt(s);
         add(
             Limit::DefaultWindow,
@@ -242,10 +254,56 @@ pub fn ceilings(s: &Situation) -> Vec<Ceiling> {
     if let Reader::Chunks { bytes, period_ms } = s.reader {
         add(Limit::Reader, (bytes * 8) as f64 / (period_ms as f64 / 1e3));
     }
+    if s.link_bps > 0 {
+        ramp_and_sawtooth(s, &mut v);
+    }
     // Reordering and jitter set no ceiling of their own: the verdict
     // follows whatever binds (the counterfactual checks that they do not).
     let _: Option<Disorder> = s.disorder;
     v
+}
+
+/// Adds slow start and CUBIC's sawtooth to `v`, the steady ceilings of
+/// `s`: slow start runs up to the tightest of them (it ends sooner under
+/// a lower one), and the sawtooth is the queue's only where the link is
+/// that tightest.
+fn ramp_and_sawtooth(s: &Situation, v: &mut Vec<Ceiling>) {
+    let steady = v.iter().map(|c| c.bps).fold(f64::INFINITY, f64::min);
+    // The slowest stage: its rate, and the queue that fills there.
+    let (rate, queue_bytes) = match s.shaper {
+        Some((bps, q)) if bps < s.link_bps => (bps, q),
+        _ => (s.link_bps, s.queue_bytes),
+    };
+    let pipe = Pipe {
+        // The steady ceiling as IP bits/s: the rate slow start ramps to.
+        rate_bps: steady.min(goodput(rate as f64)) * PACKET_BYTES as f64 / MSS as f64,
+        rtt_s: s.rtt_us as f64 / 1e6,
+        queue_bytes: f64::INFINITY,
+        secs: s.secs as f64,
+    };
+    // A bulk flow's slow start (BBR's startup doubles as fast), where the
+    // transfer is too short for the path to forget it.
+    let ramp = cubic_goodput(pipe);
+    if matches!(s.writer, Writer::Bulk) && ramp < RAMP_SHORTFALL * steady {
+        v.push(Ceiling {
+            limit: Limit::SlowStart,
+            bps: ramp,
+        });
+    }
+    let link_binds = steady >= RAMP_SHORTFALL * goodput(rate as f64);
+    if s.cc == Cc::Cubic && link_binds {
+        let sawtooth = cubic_goodput(Pipe {
+            rate_bps: rate as f64,
+            queue_bytes: queue_bytes as f64,
+            ..pipe
+        });
+        if sawtooth < RAMP_SHORTFALL * ramp {
+            v.push(Ceiling {
+                limit: Limit::Queue,
+                bps: sawtooth,
+            });
+        }
+    }
 }
 
 /// The window (bytes) a receiver setting allows.

@@ -3,7 +3,7 @@
 use observer::attribution::Verdict;
 
 use crate::space::{Cc, Kind, RcvLimit, Reader, Situation, Stall, Writer};
-use crate::truth::{Limit, cubic_window, slow_start_rounds, truth};
+use crate::truth::{Limit, ceilings, cubic_window, slow_start_rounds, truth};
 
 /// A bulk transfer over `mbit` Mbit/s and `rtt_ms`, a queue of one BDP.
 fn path(cc: Cc, mbit: f64, rtt_ms: u64) -> Situation {
@@ -197,16 +197,61 @@ fn a_black_hole_is_the_path_and_the_host_is_unscored() {
 }
 
 #[test]
-fn the_default_send_buffer_binds_a_long_fat_path() {
+fn the_default_send_buffer_binds_a_long_fat_path_after_slow_start() {
     // 4 MB of BDP (80 Mbit/s x 400 ms): 4 MB of tcp_wmem lets 0.74 x 4 MB
-    // = 3.10 MB fly, 24.83 Mbit / 400.15 ms = 62.05 Mbit/s; the next is the
-    // default tcp_rmem's 0.61 x 6 MB window, 76.73 Mbit/s, under the link's 77.23.
-    let t = truth(&path(Cc::Bbr, 80.0, 400));
-    assert_eq!(t.tightest().limit, Limit::DefaultSendBuffer);
-    assert_eq!(mbit(t.tightest().bps), 62.05);
+    // = 3.10 MB fly, 24.83 Mbit / 400.15 ms = 62.05 Mbit/s, under the
+    // default tcp_rmem's 0.61 x 6 MB window (76.73) and the link (77.23).
+    let s = Situation {
+        secs: 20,
+        ..path(Cc::Bbr, 80.0, 400)
+    };
+    let c = ceilings(&s);
+    let of = |l| c.iter().find(|c| c.limit == l).map(|c| mbit(c.bps));
+    assert_eq!(of(Limit::DefaultSendBuffer), Some(62.05));
+    assert_eq!(of(Limit::DefaultWindow), Some(76.73));
+    // Slow start to 62.05 Mbit/s (2,143 packets a round trip) takes 8
+    // rounds, 3.2 s, and carries about 1.2 rounds' worth: over 20 s the
+    // flow averages (16.8 + 0.5) / 20 = 0.86 of the buffer's ceiling.
+    let ramp = of(Limit::SlowStart).unwrap();
+    assert!((52.0..55.0).contains(&ramp), "{ramp}");
+    let t = truth(&s);
+    assert_eq!(t.tightest().limit, Limit::SlowStart);
     assert!(!t.clear);
+    assert_eq!(
+        t.sender,
+        vec![Verdict::CongestionWindow, Verdict::SendBuffer]
+    );
+    assert_eq!(t.receiver, vec![Verdict::CongestionWindow, Verdict::Sender]);
+    // Over 10 s slow start is half the run, and still matched.
+    let t = truth(&Situation { secs: 10, ..s });
+    assert_eq!(t.tightest().limit, Limit::SlowStart);
+    assert!(t.tightest().bps > 0.5 * t.next().unwrap().bps);
+}
+
+#[test]
+fn a_shallow_queue_keeps_cubic_under_the_link_and_bbr_not() {
+    // 50 Mbit/s, 200 ms, a 0.1-BDP queue, 10 s: slow start averages
+    // 42.98 Mbit/s, and the overflow at 1.1 BDP with CUBIC's 8.8 s climb
+    // back (K) takes that to 38.11, against the link's 48.27.
+    let s = Situation {
+        queue_bytes: 125_000,
+        secs: 10,
+        ..path(Cc::Cubic, 50.0, 200)
+    };
+    let t = truth(&s);
+    assert_eq!(
+        (t.tightest().limit, mbit(t.tightest().bps)),
+        (Limit::Queue, 38.11)
+    );
     let next = t.next().unwrap();
-    assert_eq!((next.limit, mbit(next.bps)), (Limit::DefaultWindow, 76.73));
-    assert_eq!(t.sender, vec![Verdict::SendBuffer, Verdict::ReceiveWindow]);
-    assert_eq!(t.receiver, vec![Verdict::Sender, Verdict::ReceiveWindow]);
+    assert_eq!((next.limit, mbit(next.bps)), (Limit::SlowStart, 42.98));
+    assert_eq!(t.sender, vec![Verdict::Path, Verdict::CongestionWindow]);
+    // A queue of 2 BDP keeps the link busy: slow start alone is left.
+    let deep = truth(&Situation {
+        queue_bytes: 2_500_000,
+        ..s.clone()
+    });
+    assert!(deep.ceilings.iter().all(|c| c.limit != Limit::Queue));
+    let bbr = truth(&Situation { cc: Cc::Bbr, ..s });
+    assert!(bbr.ceilings.iter().all(|c| c.limit != Limit::Queue));
 }

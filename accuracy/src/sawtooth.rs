@@ -1,0 +1,116 @@
+//! A loss-based flow alone in a drop-tail queue: CUBIC's window round by
+//! round, from slow start to the end of the transfer, and the goodput it
+//! averages.
+//!
+//! Where the queue holds less than the BDP's share CUBIC's decrease gives
+//! up (1 - β of the window), each overflow leaves the link idle until the
+//! window regrows; on a long path slow start alone takes seconds. Both
+//! keep the flow under the link's rate with no other limit in sight, so
+//! the truth needs them as a ceiling of their own.
+//!
+//! The model (RFC 9438, section 4; one step per round trip):
+//! - slow start from [`INIT_CWND`], doubling each round, until the window
+//!   exceeds the BDP plus the queue (the first overflow);
+//! - at each overflow: W_max = W (or W x (1+β)/2 below the last W_max:
+//!   fast convergence), W = β x W;
+//! - in congestion avoidance, W = max(W_cubic(t), W_est), with
+//!   W_cubic(t) = C (t - K)³ + W_max, K = ∛(W_max (1 - β) / C), and the
+//!   Reno-friendly W_est growing by α = 3(1-β)/(1+β) segments a round;
+//! - a round lasts the base RTT plus the queue the window stands in, and
+//!   delivers the window: at most the link's rate.
+
+use crate::stack::{INIT_CWND, MSS, PACKET_BYTES};
+use crate::truth::{CUBIC_BETA, CUBIC_C};
+
+/// A path for the model: rates in bits/s of IP bytes, sizes in IP bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct Pipe {
+    /// The bottleneck's rate (bits/s).
+    pub rate_bps: f64,
+    /// The base round trip (s).
+    pub rtt_s: f64,
+    /// The drop-tail queue (bytes).
+    pub queue_bytes: f64,
+    /// How long the transfer runs (s).
+    pub secs: f64,
+}
+
+/// CUBIC's mean goodput (bits/s of payload) over `p.secs` through `p`.
+pub fn cubic_goodput(p: Pipe) -> f64 {
+    let per_segment = PACKET_BYTES as f64;
+    let bdp = p.rate_bps / 8.0 * p.rtt_s / per_segment;
+    let limit = bdp + p.queue_bytes / per_segment;
+    let alpha = 3.0 * (1.0 - CUBIC_BETA) / (1.0 + CUBIC_BETA);
+    let mut w = INIT_CWND as f64;
+    let mut w_max = 0.0f64;
+    let mut w_est = 0.0;
+    let mut since_loss: Option<f64> = None;
+    let (mut t, mut delivered) = (0.0, 0.0);
+    while t < p.secs {
+        // A round lasts the base RTT plus the queue the window stands in,
+        // and delivers the whole window (the last one only in part).
+        let full = p.rtt_s + (w - bdp).max(0.0) * per_segment * 8.0 / p.rate_bps;
+        let round = full.min(p.secs - t).max(1e-6);
+        delivered += w * round / full;
+        t += round;
+        if w > limit {
+            w_max = if w < w_max {
+                w * (1.0 + CUBIC_BETA) / 2.0
+            } else {
+                w
+            };
+            w *= CUBIC_BETA;
+            w_est = w;
+            since_loss = Some(0.0);
+            continue;
+        }
+        match since_loss.as_mut() {
+            None => w *= 2.0,
+            Some(s) => {
+                *s += round;
+                let k = (w_max * (1.0 - CUBIC_BETA) / CUBIC_C).cbrt();
+                let cubic = CUBIC_C * (*s - k).powi(3) + w_max;
+                w_est += alpha;
+                w = cubic.max(w_est).max(1.0);
+            }
+        }
+    }
+    delivered * MSS as f64 * 8.0 / p.secs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mbit(x: f64) -> f64 {
+        (x / 1e4).round() / 100.0
+    }
+
+    #[test]
+    fn a_deep_queue_keeps_the_link_full_after_slow_start() {
+        // 10 Mbit/s, 20 ms (16.7 packets of BDP), a 2-BDP queue, 20 s: the
+        // first 4 rounds (80 ms) of slow start under the BDP, then full.
+        let g = cubic_goodput(Pipe {
+            rate_bps: 10e6,
+            rtt_s: 0.02,
+            queue_bytes: 50_000.0,
+            secs: 20.0,
+        });
+        assert!(g > 0.98 * 10e6 * 1448.0 / 1500.0, "{}", mbit(g));
+    }
+
+    #[test]
+    fn a_shallow_queue_on_a_long_path_leaves_the_link_idle() {
+        // 50 Mbit/s, 200 ms (833 packets of BDP), a 0.1-BDP queue, 10 s:
+        // slow start takes 7 rounds (1.4 s), and each overflow to 0.7 x 1.1
+        // BDP leaves the link idle until CUBIC regrows, K = 9.1 s later.
+        let g = cubic_goodput(Pipe {
+            rate_bps: 50e6,
+            rtt_s: 0.2,
+            queue_bytes: 125_000.0,
+            secs: 10.0,
+        });
+        let link = 50e6 * 1448.0 / 1500.0;
+        assert!(g < 0.9 * link && g > 0.6 * link, "{}", mbit(g));
+    }
+}
