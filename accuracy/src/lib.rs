@@ -37,4 +37,5 @@ mod score_tests;
 mod space_tests;
 #[cfg(test)]
 #[cfg(test)]
+#[cfg(test)]
 mod truth_tests;

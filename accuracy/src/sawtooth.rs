@@ -19,8 +19,7 @@
 //! - a round lasts the base RTT plus the queue the window stands in, and
 //!   delivers the window: at most the link's rate.
 
-use crate::stack::{INIT_CWND, MSS, PACKET_BYTES};
-use crate::truth::{CUBIC_BETA, CUBIC_C};
+use crate::stack::{CUBIC_BETA, CUBIC_C, INIT_CWND, MSS, PACKET_BYTES};
 
 /// A path for the model: rates in bits/s of IP bytes, sizes in IP bytes.
 #[derive(Clone, Copy, Debug)]

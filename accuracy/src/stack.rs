@@ -67,3 +67,8 @@ pub fn reverse_for_acked(acked_bps: f64) -> u64 {
     let acks_per_s = acked_bps / (8.0 * (SEGMENTS_PER_ACK * MSS) as f64);
     ((acks_per_s * (8 * ACK_BYTES) as f64) as u64).max(8_000)
 }
+
+/// RFC 9438's CUBIC constant C (segments / s^3).
+pub const CUBIC_C: f64 = 0.4;
+/// RFC 9438's multiplicative decrease (Linux: 717/1024).
+pub const CUBIC_BETA: f64 = 0.7;

@@ -13,14 +13,10 @@ use serde::Serialize;
 use crate::sawtooth::{Pipe, cubic_goodput};
 use crate::space::{Cc, Disorder, RcvLimit, Reader, Situation, SndLimit, Stall, Writer};
 use crate::stack::{
-    ACK_BYTES, FLIGHT_PER_SNDBUF, INIT_CWND, MSS, PACKET_BYTES, RCV_WINDOW_PER_BUFFER,
-    SEGMENTS_PER_ACK, SOCKOPT_BUF_MAX, TCP_RMEM, TCP_WMEM, goodput,
+    ACK_BYTES, CUBIC_BETA, CUBIC_C, FLIGHT_PER_SNDBUF, INIT_CWND, MSS, PACKET_BYTES,
+    RCV_WINDOW_PER_BUFFER, SEGMENTS_PER_ACK, SOCKOPT_BUF_MAX, TCP_RMEM, TCP_WMEM, goodput,
 };
 
-/// RFC 9438's CUBIC constant C (segments / s^3).
-pub const CUBIC_C: f64 = 0.4;
-/// RFC 9438's multiplicative decrease (Linux: 717/1024).
-pub const CUBIC_BETA: f64 = 0.7;
 /// What the host moves over a veth pair with observer attached (bits/s
 /// of payload): a LAN situation's path ceiling, an estimate to be
 /// measured once LAN situations run.

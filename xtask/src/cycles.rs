@@ -468,7 +468,8 @@ fn roots(src: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Checks the crates' sources (`observer/src`, `observer-ebpf/src`) for
+/// Checks the crates' sources (`observer/src`, `observer-ebpf/src`,
+/// `accuracy/src`) for
 /// import cycles beyond [`KNOWN`].
 ///
 /// # Errors
@@ -477,7 +478,7 @@ fn roots(src: &Path) -> Vec<PathBuf> {
 pub fn check(root: &Path) -> anyhow::Result<()> {
     let mut found = Vec::new();
     let mut why = BTreeMap::new();
-    for krate in ["observer/src", "observer-ebpf/src"] {
+    for krate in ["observer/src", "observer-ebpf/src", "accuracy/src"] {
         for r in roots(&root.join(krate)) {
             let c = Crate::load(&r, &Disk)?;
             let edges = c.edges();
