@@ -162,6 +162,8 @@ fn check_what_if(poller: &mut Poller, o: &mut Outcome, seed: u64) {
 }
 
 fn harness(cli: &Cli) -> anyhow::Result<()> {
+    // The build measured is the one at the start.
+    let commit = commit();
     std::fs::create_dir_all(DIR).with_context(|| format!("creating {DIR}"))?;
     let path = checkpoint(cli.seed);
     // Resuming keeps the situations that ran as this build draws them;
@@ -232,7 +234,7 @@ fn harness(cli: &Cli) -> anyhow::Result<()> {
             outcomes.push(o);
         }
     }
-    let r = score(&outcomes, cli.seed, &commit());
+    let r = score(&outcomes, cli.seed, &commit);
     let json = cli
         .json
         .clone()
