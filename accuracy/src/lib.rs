@@ -38,4 +38,5 @@ mod space_tests;
 #[cfg(test)]
 #[cfg(test)]
 #[cfg(test)]
+#[cfg(test)]
 mod truth_tests;

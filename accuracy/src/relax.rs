@@ -48,9 +48,15 @@ pub fn relax(s: &Situation, limit: Limit) -> Option<(Situation, String)> {
             format!("link {} -> {bps} bit/s", s.link_bps)
         }
         Limit::Queue => {
-            match s.shaper {
-                Some((bps, q)) if bps < s.link_bps => r.shaper = Some((bps, q * f)),
-                _ => r.queue_bytes = s.queue_bytes * f,
+            // The slowest stage's queue (or bucket), as the truth takes it.
+            let police = s.police.map_or(u64::MAX, |(bps, _)| bps);
+            let shaper = s.shaper.map_or(u64::MAX, |(bps, _)| bps);
+            if police < shaper.min(s.link_bps) {
+                r.police = s.police.map(|(bps, b)| (bps, b * f));
+            } else if shaper < s.link_bps {
+                r.shaper = s.shaper.map(|(bps, q)| (bps, q * f));
+            } else {
+                r.queue_bytes = s.queue_bytes * f;
             }
             format!("queue x{f}")
         }

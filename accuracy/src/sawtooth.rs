@@ -10,7 +10,8 @@
 //!
 //! The model (RFC 9438, section 4; one step per round trip):
 //! - slow start from [`INIT_CWND`], doubling each round, until the window
-//!   exceeds the BDP plus the queue (the first overflow);
+//!   exceeds the BDP plus the queue less one burst ([`burst_packets`]:
+//!   the first overflow);
 //! - at each overflow: W_max = W (or W x (1+β)/2 below the last W_max:
 //!   fast convergence), W = β x W;
 //! - in congestion avoidance, W = max(W_cubic(t), W_est), with
@@ -34,11 +35,23 @@ pub struct Pipe {
     pub secs: f64,
 }
 
+/// The packets one skb carries out back to back at `rate_bps` (IP bits/s):
+/// TSO autosizing gives an skb the pacing rate's 1/1024 s
+/// (`sk_pacing_shift` 10, net/ipv4/tcp_output.c `tcp_tso_autosize()`),
+/// CUBIC's pacing rate being 1.2 times cwnd / srtt in congestion
+/// avoidance (`tcp_update_pacing_rate()`), at least `tcp_min_tso_segs`
+/// (2) and at most a 64 KB GSO skb.
+pub fn burst_packets(rate_bps: f64) -> f64 {
+    let bytes = 1.2 * rate_bps / 8.0 / 1024.0;
+    (bytes / PACKET_BYTES as f64).clamp(2.0, 65_536.0 / PACKET_BYTES as f64)
+}
+
 /// CUBIC's mean goodput (bits/s of payload) over `p.secs` through `p`.
 pub fn cubic_goodput(p: Pipe) -> f64 {
     let per_segment = PACKET_BYTES as f64;
     let bdp = p.rate_bps / 8.0 * p.rtt_s / per_segment;
-    let limit = bdp + p.queue_bytes / per_segment;
+    // The queue overflows when what stands in it and one burst exceed it.
+    let limit = bdp + p.queue_bytes / per_segment - burst_packets(p.rate_bps);
     let alpha = 3.0 * (1.0 - CUBIC_BETA) / (1.0 + CUBIC_BETA);
     let mut w = INIT_CWND as f64;
     let mut w_max = 0.0f64;

@@ -265,11 +265,16 @@ pub fn ceilings(s: &Situation) -> Vec<Ceiling> {
 /// that tightest.
 fn ramp_and_sawtooth(s: &Situation, v: &mut Vec<Ceiling>) {
     let steady = v.iter().map(|c| c.bps).fold(f64::INFINITY, f64::min);
-    // The slowest stage: its rate, and the queue that fills there.
-    let (rate, queue_bytes) = match s.shaper {
-        Some((bps, q)) if bps < s.link_bps => (bps, q),
-        _ => (s.link_bps, s.queue_bytes),
-    };
+    // The slowest stage: its rate, and the queue that fills there (a
+    // policer's bucket, which holds a burst as a queue would, but drops
+    // what overflows it without delaying the rest).
+    let mut stages = vec![(s.link_bps, s.queue_bytes)];
+    stages.extend(s.shaper);
+    stages.extend(s.police);
+    let (rate, queue_bytes) = stages
+        .into_iter()
+        .min_by_key(|(bps, _)| *bps)
+        .unwrap_or((s.link_bps, s.queue_bytes));
     let pipe = Pipe {
         // The steady ceiling as IP bits/s: the rate slow start ramps to.
         rate_bps: steady.min(goodput(rate as f64)) * PACKET_BYTES as f64 / MSS as f64,
