@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::{
     outcome::{EndVerdict, Outcome},
+    relax::apply_what_if,
     space::Situation,
     truth::{Truth, truth},
 };
@@ -280,6 +281,23 @@ pub struct Report {
     pub worst: Vec<Judged>,
 }
 
+/// The rate a what-if promised (bits/s): its target, capped by the
+/// tightest ceiling of the situation with the what-if's setting applied
+/// (a larger window cannot pass the next limit). `None` where no end
+/// gave one.
+pub fn promised(o: &Outcome) -> Option<f64> {
+    [&o.sender, &o.receiver]
+        .into_iter()
+        .flatten()
+        .find_map(|e| {
+            let target = e.what_if_bps?;
+            let (changed, _) =
+                apply_what_if(&o.situation, &e.verdict, e.what_if_from?, e.what_if_window?)?;
+            let cap = truth(&changed).tightest().bps;
+            Some(target.min(cap)).filter(|p| *p > 0.0)
+        })
+}
+
 /// Scores `outcomes` of a run of `seed` at `commit`.
 pub fn score(outcomes: &[Outcome], seed: u64, commit: &str) -> Report {
     let all = judged(outcomes);
@@ -317,19 +335,11 @@ pub fn score(outcomes: &[Outcome], seed: u64, commit: &str) -> Report {
             r.counterfactual.checked += 1;
             r.counterfactual.as_predicted += u32::from(ok);
         }
-        if let Some(w) = &o.what_if {
-            let promised = [&o.sender, &o.receiver]
-                .into_iter()
-                .flatten()
-                .find_map(|e| e.what_if_bps);
-            // Capped at the next ceiling: a larger window cannot pass it.
-            let cap = t.next().map_or(f64::INFINITY, |c| c.bps);
-            if let Some(p) = promised.map(|p| p.min(cap)).filter(|p| *p > 0.0) {
-                let ratio = w.bps / p;
-                r.what_if.checked += 1;
-                r.what_if.within_30pct += u32::from((ratio - 1.0).abs() <= WHAT_IF_TOLERANCE);
-                r.what_if.ratios.push(ratio);
-            }
+        if let Some((w, p)) = o.what_if.as_ref().zip(promised(o)) {
+            let ratio = w.bps / p;
+            r.what_if.checked += 1;
+            r.what_if.within_30pct += u32::from((ratio - 1.0).abs() <= WHAT_IF_TOLERANCE);
+            r.what_if.ratios.push(ratio);
         }
     }
     let cc_of = |j: &Judged| j.what.split('/').next().unwrap_or("").to_string();

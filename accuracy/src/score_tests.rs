@@ -133,3 +133,34 @@ fn a_counterfactual_that_fails_leaves_the_situation_unscored() {
     o.counterfactual[0].bps = 6.4e6;
     assert_eq!(as_predicted(&o), Some(false));
 }
+
+#[test]
+fn a_what_if_is_held_to_its_target_capped_by_the_next_ceiling() {
+    use crate::score::promised;
+    // The seed path's 78 KB window (6.13 Mbit/s); the what-if asks for
+    // twice the window to reach 12 Mbit/s: the link allows 33.79.
+    let mut o = outcome(0, "receive_window", "receive_window", 0.9);
+    let s = o.sender.as_mut().unwrap();
+    s.what_if_from = Some(80_000);
+    s.what_if_window = Some(160_000);
+    s.what_if_bps = Some(12e6);
+    assert_eq!(promised(&o), Some(12e6));
+    o.what_if = Some(Rerun {
+        change: "tcp_rmem max 262144".into(),
+        bps: 11e6,
+    });
+    let r = score(&[o.clone()], 1, "c");
+    assert_eq!((r.what_if.checked, r.what_if.within_30pct), (1, 1));
+    // A target past the link is held to the link's 33.79 Mbit/s: 20 of it
+    // is 59%, not within 30%.
+    let s = o.sender.as_mut().unwrap();
+    s.what_if_window = Some(800_000);
+    s.what_if_bps = Some(60e6);
+    assert_eq!((promised(&o).unwrap() / 1e4).round() / 100.0, 33.79);
+    o.what_if = Some(Rerun {
+        change: "tcp_rmem max 1310720".into(),
+        bps: 20e6,
+    });
+    let r = score(&[o], 1, "c");
+    assert_eq!((r.what_if.checked, r.what_if.within_30pct), (1, 0));
+}
