@@ -39,4 +39,6 @@ mod space_tests;
 #[cfg(test)]
 #[cfg(test)]
 #[cfg(test)]
+#[cfg(test)]
+#[cfg(test)]
 mod truth_tests;

@@ -58,8 +58,8 @@ struct Cli {
     /// Skip the counterfactual reruns.
     #[arg(long)]
     no_counterfactual: bool,
-    /// Run only situations of these indices (repeat the flag), for a
-    /// second look at one.
+    /// Run again only the situations of these indices (repeat the flag),
+    /// keeping the rest of the checkpoint, for a second look at one.
     #[arg(long)]
     only: Vec<u32>,
 }
@@ -169,13 +169,15 @@ fn harness(cli: &Cli) -> anyhow::Result<()> {
     // Resuming keeps the situations that ran as this build draws them;
     // those that failed, saw no flow, or that an older space drew
     // otherwise, run again.
-    let mut outcomes = if cli.resume {
+    // `--only` looks again at those situations and keeps the others.
+    let mut outcomes = if cli.resume || !cli.only.is_empty() {
         read_checkpoint(&path)?
     } else {
         Vec::new()
     };
     outcomes.retain(|o| {
-        o.error.is_none()
+        !cli.only.contains(&o.situation.index)
+            && o.error.is_none()
             && (o.sender.is_some() || o.receiver.is_some())
             && o.situation == draw(cli.seed, o.situation.cc, o.situation.index)
     });

@@ -63,7 +63,6 @@ pub struct Outcome {
     pub error: Option<String>,
     /// The tightest limit relaxed, then the second (counterfactual sample only).
     pub counterfactual: Vec<Rerun>,
-    /// The what-if's setting applied (where a verdict gave one and the
-    /// situation is in the sample).
+    /// The what-if's setting applied, where a verdict gave a window what-if.
     pub what_if: Option<Rerun>,
 }

@@ -205,35 +205,27 @@ mod tests {
     use crate::space::draw;
 
     #[test]
-    fn relaxing_the_tightest_raises_its_ceiling_by_the_factor_or_removes_it() {
+    fn relaxing_a_clear_situations_tightest_limit_raises_its_truth() {
         let mut checked = 0;
         for i in 0..600 {
             let s = draw(11, Cc::Cubic, i);
             let t = truth(&s);
-            let tight = t.tightest().clone();
-            // An outage takes at most half the time, so it is never below
-            // half the link: relaxed, it gains less than 2x.
-            if tight.limit == Limit::Outage {
+            if !t.clear || !t.scorable() {
                 continue;
             }
-            let Some((r, change)) = relax(&s, tight.limit) else {
+            let Some((r, change)) = relax(&s, t.tightest().limit) else {
                 continue;
             };
             checked += 1;
-            let after = truth(&r);
-            let same = after.ceilings.iter().find(|c| c.limit == tight.limit);
-            if let Some(c) = same {
-                // Loss scales as p^-0.75 (CUBIC) or p^-0.5 (Reno-friendly): at
-                // least 2x for /4; everything else at least 2x too.
-                assert!(
-                    c.bps >= 2.0 * tight.bps,
-                    "{change}: {} -> {}",
-                    tight.bps,
-                    c.bps
-                );
-            }
+            // The truth's own prediction for the first counterfactual rerun.
+            let after = truth(&r).tightest().bps;
+            assert!(
+                after >= crate::score::RELAXED_GAIN * t.tightest().bps,
+                "#{i} {change}: {} -> {after}",
+                t.tightest().bps
+            );
         }
-        assert!(checked > 500, "{checked}");
+        assert!(checked > 300, "{checked}");
     }
 
     #[test]

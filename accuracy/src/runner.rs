@@ -1,7 +1,10 @@
 //! Runs one situation: its path and settings, its traffic, and each
 //! end's verdict over its data flows' lives as observer gives them.
 
-use std::{collections::HashMap, time::Duration};
+use std::{
+    collections::{HashMap, HashSet},
+    time::Duration,
+};
 
 use accuracy::{
     outcome::EndVerdict,
@@ -138,10 +141,18 @@ pub fn run(poller: &mut Poller, s: &Situation, seed: u64) -> anyhow::Result<Run>
     apply(&path, &sysctls(s))?;
     let netns = |side| path.netns_inode(side) as u32;
     let (a, b) = (netns(Side::A), netns(Side::B));
+    // Flows seen before the traffic starts are an earlier run's, in a
+    // namespace whose inode this path's reuses.
+    poller.poll().context("polling observer")?;
+    let earlier: HashSet<u64> = poller.live().flows().map(|t| t.latest.cookie).collect();
     let mut seen: HashMap<u64, Seen> = HashMap::new();
     let mut watch = |poller: &mut Poller| -> anyhow::Result<()> {
         poller.poll().context("polling observer")?;
-        for t in poller.live().flows() {
+        for t in poller
+            .live()
+            .flows()
+            .filter(|t| !earlier.contains(&t.latest.cookie))
+        {
             let end = if t.latest.netns == a {
                 Side::A
             } else if t.latest.netns == b {

@@ -160,7 +160,9 @@ fn write(mut s: TcpStream, writer: Writer, deadline: Instant) {
     let _ = s.shutdown(std::net::Shutdown::Write);
 }
 
-/// Reads as `reader` says until `deadline` or the end of the data.
+/// Reads as `reader` says until `deadline` or the end of the data: as it
+/// arrives, or at most a chunk in each period, waiting within the period
+/// for the rest of the chunk, then sleeping to the period's end.
 fn read(
     mut s: TcpStream,
     reader: Reader,
@@ -169,34 +171,43 @@ fn read(
     first: &mut Option<Instant>,
 ) {
     let mut buf = vec![0u8; 256 * 1024];
+    let (chunk, period) = match reader {
+        Reader::Continuous => (usize::MAX, Duration::ZERO),
+        Reader::Chunks { bytes, period_ms } => (bytes as usize, Duration::from_millis(period_ms)),
+    };
     let mut next = Instant::now();
     while Instant::now() < deadline {
-        let limit = match reader {
-            Reader::Continuous => buf.len(),
-            Reader::Chunks { bytes, period_ms } => {
-                let now = Instant::now();
-                if now < next {
-                    std::thread::sleep((next - now).min(deadline.saturating_duration_since(now)));
-                }
-                next += Duration::from_millis(period_ms);
-                bytes as usize
-            }
-        };
-        let mut left = limit;
-        let _ = s.set_nonblocking(matches!(reader, Reader::Chunks { .. }));
+        let period_end = (next + period).min(deadline);
+        let mut left = chunk;
         while left > 0 {
-            match s.read(&mut buf[..left.min(256 * 1024)]) {
+            let now = Instant::now();
+            if now >= deadline {
+                return;
+            }
+            if !period.is_zero() && now >= period_end {
+                break;
+            }
+            let wait = if period.is_zero() {
+                WAKE
+            } else {
+                (period_end - now).min(WAKE)
+            };
+            let _ = s.set_read_timeout(Some(wait.max(Duration::from_millis(1))));
+            let want = left.min(buf.len());
+            match s.read(&mut buf[..want]) {
                 Ok(0) => return,
                 Ok(n) => {
                     got.add(n, first);
                     left -= n;
-                    if matches!(reader, Reader::Continuous) {
-                        break;
-                    }
                 }
-                Err(e) if timed_out(&e) => break,
+                Err(e) if timed_out(&e) => {}
                 Err(_) => return,
             }
+        }
+        next += period;
+        let now = Instant::now();
+        if now < next {
+            std::thread::sleep((next - now).min(deadline.saturating_duration_since(now)));
         }
     }
 }

@@ -184,11 +184,14 @@ pub fn ceilings(s: &Situation) -> Vec<Ceiling> {
         add(Limit::Link, link);
 
         let rtt = window_rtt(s);
-        add(
-            Limit::DefaultWindow,
-            TCP_RMEM[2] as f64 * RCV_WINDOW_PER_BUFFER * 8.0 / rtt,
-        );
-        if !matches!(s.snd, Some(SndLimit::WmemMax(_))) {
+        // The default maximum binds only where the situation sets none.
+        if matches!(s.rcv, None | Some(RcvLimit::Clamp(_))) {
+            add(
+                Limit::DefaultWindow,
+                TCP_RMEM[2] as f64 * RCV_WINDOW_PER_BUFFER * 8.0 / rtt,
+            );
+        }
+        if s.snd.is_none() {
             add(
                 Limit::DefaultSendBuffer,
                 TCP_WMEM[2] as f64 * FLIGHT_PER_SNDBUF * 8.0 / rtt,
@@ -222,19 +225,17 @@ pub fn ceilings(s: &Situation) -> Vec<Ceiling> {
             Some(Stall::BlackHole { .. }) => add(Limit::BlackHole, 0.0),
             None => {}
         }
+        // An object takes its round trips plus its time through the link.
+        let through = |bytes: u64| (bytes * 8) as f64 / link;
         match s.writer {
             Writer::Requests { bytes } => {
-                add(
-                    Limit::Requests,
-                    (bytes * 8) as f64 / (s.rtt_us as f64 / 1e6),
-                );
+                let secs = s.rtt_us as f64 / 1e6 + through(bytes);
+                add(Limit::Requests, (bytes * 8) as f64 / secs);
             }
             Writer::Short { bytes } => {
                 let rounds = 1 + slow_start_rounds(bytes);
-                add(
-                    Limit::SlowStart,
-                    (bytes * 8) as f64 / (f64::from(rounds) * s.rtt_us as f64 / 1e6),
-                );
+                let secs = f64::from(rounds) * s.rtt_us as f64 / 1e6 + through(bytes);
+                add(Limit::SlowStart, (bytes * 8) as f64 / secs);
             }
             _ => {}
         }
@@ -259,12 +260,12 @@ pub fn ceilings(s: &Situation) -> Vec<Ceiling> {
     v
 }
 
-/// Adds slow start and CUBIC's sawtooth to `v`, the steady ceilings of
-/// `s`: slow start runs up to the tightest of them (it ends sooner under
-/// a lower one), and the sawtooth is the queue's only where the link is
-/// that tightest.
+/// Adds slow start and CUBIC's sawtooth to `v`: what a bulk flow
+/// averages over the transfer ramping up to the slowest stage's rate (a
+/// ceiling where under [`RAMP_SHORTFALL`] of that rate), and what CUBIC
+/// averages in that stage's queue (where under that share of the ramp).
+/// Each is what the flow would reach were every lower limit relaxed.
 fn ramp_and_sawtooth(s: &Situation, v: &mut Vec<Ceiling>) {
-    let steady = v.iter().map(|c| c.bps).fold(f64::INFINITY, f64::min);
     // The slowest stage: its rate, and the queue that fills there (a
     // policer's bucket, which holds a burst as a queue would, but drops
     // what overflows it without delaying the rest).
@@ -275,26 +276,26 @@ fn ramp_and_sawtooth(s: &Situation, v: &mut Vec<Ceiling>) {
         .into_iter()
         .min_by_key(|(bps, _)| *bps)
         .unwrap_or((s.link_bps, s.queue_bytes));
+    let stage = goodput(rate as f64);
     let pipe = Pipe {
-        // The steady ceiling as IP bits/s: the rate slow start ramps to.
-        rate_bps: steady.min(goodput(rate as f64)) * PACKET_BYTES as f64 / MSS as f64,
+        rate_bps: rate as f64,
         rtt_s: s.rtt_us as f64 / 1e6,
         queue_bytes: f64::INFINITY,
         secs: s.secs as f64,
     };
     // A bulk flow's slow start (BBR's startup doubles as fast), where the
-    // transfer is too short for the path to forget it.
+    // transfer is too short for the path to forget it. Measured against
+    // the stage, not the tightest ceiling: relaxing a lower one leaves
+    // the flow this ramp.
     let ramp = cubic_goodput(pipe);
-    if matches!(s.writer, Writer::Bulk) && ramp < RAMP_SHORTFALL * steady {
+    if matches!(s.writer, Writer::Bulk) && ramp < RAMP_SHORTFALL * stage {
         v.push(Ceiling {
             limit: Limit::SlowStart,
             bps: ramp,
         });
     }
-    let link_binds = steady >= RAMP_SHORTFALL * goodput(rate as f64);
-    if s.cc == Cc::Cubic && link_binds {
+    if s.cc == Cc::Cubic {
         let sawtooth = cubic_goodput(Pipe {
-            rate_bps: rate as f64,
             queue_bytes: queue_bytes as f64,
             ..pipe
         });
