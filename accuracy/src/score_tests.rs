@@ -2,28 +2,18 @@
 
 use crate::outcome::{EndVerdict, Outcome, Rerun};
 use crate::score::{as_predicted, score};
-use crate::space::{Cc, Kind, RcvLimit, Reader, Situation, Writer};
+use crate::space::{Cc, Kind, RcvLimit, Situation};
 
 fn window_situation(index: u32) -> Situation {
     Situation {
-        index,
-        kind: Kind::Window,
-        cc: Cc::Cubic,
-        rtt_us: 104_000,
-        link_bps: 35_000_000,
-        queue_bytes: 455_000,
-        loss_fwd: 0.0,
-        loss_rev: 0.0,
-        police: None,
-        shaper: None,
-        reverse: None,
-        disorder: None,
-        stall: None,
         rcv: Some(RcvLimit::RmemMax(131_072)),
-        snd: None,
-        writer: Writer::Bulk,
-        reader: Reader::Continuous,
         secs: 10,
+        ..Situation::bulk(
+            index,
+            Kind::Window,
+            Cc::Cubic,
+            (104_000, 35_000_000, 455_000),
+        )
     }
 }
 

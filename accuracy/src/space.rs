@@ -307,6 +307,39 @@ pub struct Situation {
     pub secs: u64,
 }
 
+impl Situation {
+    /// A bulk transfer of the shortest length over a path of (base RTT
+    /// µs, bottleneck bits/s, queue bytes), with nothing else on it or
+    /// at its ends: what each draw starts from.
+    pub const fn bulk(
+        index: u32,
+        kind: Kind,
+        cc: Cc,
+        (rtt_us, link_bps, queue_bytes): (u64, u64, u64),
+    ) -> Situation {
+        Situation {
+            index,
+            kind,
+            cc,
+            rtt_us,
+            link_bps,
+            queue_bytes,
+            loss_fwd: 0.0,
+            loss_rev: 0.0,
+            police: None,
+            shaper: None,
+            reverse: None,
+            disorder: None,
+            stall: None,
+            rcv: None,
+            snd: None,
+            writer: Writer::Bulk,
+            reader: Reader::Continuous,
+            secs: SECS_MIN,
+        }
+    }
+}
+
 /// The generator of situation `index` of (`seed`, `cc`), and of the
 /// choices made for it before any run (the counterfactual sample).
 pub fn rng_for(seed: u64, cc: Cc, index: u32, stream: u64) -> Xoshiro256PlusPlus {
@@ -360,26 +393,7 @@ fn wan(r: &mut Xoshiro256PlusPlus, index: u32, kind: Kind, cc: Cc) -> Situation 
     let bdp = bytes_in(link_bps as f64, rtt_us);
     let queue_bytes =
         ((bdp * log_uniform(r, QUEUE_BDP.0, QUEUE_BDP.1)) as u64).max(MIN_QUEUE_BYTES);
-    let mut s = Situation {
-        index,
-        kind,
-        cc,
-        rtt_us,
-        link_bps,
-        queue_bytes,
-        loss_fwd: 0.0,
-        loss_rev: 0.0,
-        police: None,
-        shaper: None,
-        reverse: None,
-        disorder: None,
-        stall: None,
-        rcv: None,
-        snd: None,
-        writer: Writer::Bulk,
-        reader: Reader::Continuous,
-        secs: SECS_MIN,
-    };
+    let mut s = Situation::bulk(index, kind, cc, (rtt_us, link_bps, queue_bytes));
     let goodput = crate::stack::goodput(link_bps as f64);
     let spread = |r: &mut Xoshiro256PlusPlus| log_uniform(r, LIMIT_SPREAD.0, LIMIT_SPREAD.1);
     match kind {
@@ -489,26 +503,7 @@ fn wan(r: &mut Xoshiro256PlusPlus, index: u32, kind: Kind, cc: Cc) -> Situation 
 /// A sub-millisecond path: no emulated link, an end limit drawn.
 fn lan(r: &mut Xoshiro256PlusPlus, index: u32, cc: Cc) -> Situation {
     let bps = log_u64(r, LAN_RATE_BPS);
-    let mut s = Situation {
-        index,
-        kind: Kind::Lan,
-        cc,
-        rtt_us: 0,
-        link_bps: 0,
-        queue_bytes: 0,
-        loss_fwd: 0.0,
-        loss_rev: 0.0,
-        police: None,
-        shaper: None,
-        reverse: None,
-        disorder: None,
-        stall: None,
-        rcv: None,
-        snd: None,
-        writer: Writer::Bulk,
-        reader: Reader::Continuous,
-        secs: SECS_MIN,
-    };
+    let mut s = Situation::bulk(index, Kind::Lan, cc, (0, 0, 0));
     match r.random_range(0..3u32) {
         0 => s.writer = Writer::Paced { bps },
         1 => s.writer = Writer::MaxPacing { bps },

@@ -8,25 +8,10 @@ use crate::truth::{Limit, ceilings, cubic_window, slow_start_rounds, truth};
 /// A bulk transfer over `mbit` Mbit/s and `rtt_ms`, a queue of one BDP.
 fn path(cc: Cc, mbit: f64, rtt_ms: u64) -> Situation {
     let link_bps = (mbit * 1e6) as u64;
+    let queue_bytes = link_bps / 8 * rtt_ms / 1000;
     Situation {
-        index: 0,
-        kind: Kind::Link,
-        cc,
-        rtt_us: rtt_ms * 1000,
-        link_bps,
-        queue_bytes: link_bps / 8 * rtt_ms / 1000,
-        loss_fwd: 0.0,
-        loss_rev: 0.0,
-        police: None,
-        shaper: None,
-        reverse: None,
-        disorder: None,
-        stall: None,
-        rcv: None,
-        snd: None,
-        writer: Writer::Bulk,
-        reader: Reader::Continuous,
         secs: 10,
+        ..Situation::bulk(0, Kind::Link, cc, (rtt_ms * 1000, link_bps, queue_bytes))
     }
 }
 
