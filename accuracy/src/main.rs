@@ -10,7 +10,7 @@ use std::{
 
 use accuracy::{
     outcome::{Outcome, Rerun},
-    relax::{apply_what_if, relax, sampled},
+    relax::{apply_what_if, changes, relax, sampled},
     report,
     score::score,
     space::{Cc, Situation, draw},
@@ -115,28 +115,45 @@ fn one(poller: &mut Poller, s: &Situation, seed: u64, counterfactual: bool) -> O
             return o;
         }
     }
-    if counterfactual && sampled(s, seed, s.cc) {
-        let t = truth(s);
-        for (i, c) in t.ceilings.iter().take(2).enumerate() {
-            // The second may be one nothing relaxes (the host): the first
-            // rerun alone is then checked.
-            let Some((relaxed, change)) = relax(s, c.limit) else {
-                if i == 0 {
-                    o.error = Some(format!("{:?} cannot be relaxed", c.limit));
-                    return o;
-                }
-                break;
-            };
-            match runner::run(poller, &relaxed, seed) {
-                Ok(r) => o.counterfactual.push(Rerun { change, bps: r.bps }),
-                Err(e) => {
-                    o.error = Some(format!("counterfactual {change}: {e:#}"));
-                    return o;
-                }
+    if counterfactual {
+        check_counterfactual(poller, &mut o, seed);
+    }
+    o
+}
+
+/// Where `o`'s situation is in the sample, runs it again with its
+/// tightest limit relaxed, then its second, unless `o` already holds
+/// those reruns (a checkpoint from an older truth may hold others: they
+/// are replaced; one no longer sampled loses them).
+fn check_counterfactual(poller: &mut Poller, o: &mut Outcome, seed: u64) {
+    let s = o.situation.clone();
+    if !sampled(&s, seed, s.cc) {
+        o.counterfactual.clear();
+        return;
+    }
+    let done: Vec<&str> = o.counterfactual.iter().map(|r| r.change.as_str()).collect();
+    if !done.is_empty() && done == changes(&s) {
+        return;
+    }
+    o.counterfactual.clear();
+    let t = truth(&s);
+    for (i, c) in t.ceilings.iter().take(2).enumerate() {
+        // The second may be one nothing relaxes (the host): the first
+        // rerun alone is then checked.
+        let Some((relaxed, change)) = relax(&s, c.limit) else {
+            if i == 0 {
+                o.error = Some(format!("{:?} cannot be relaxed", c.limit));
+            }
+            return;
+        };
+        match runner::run(poller, &relaxed, seed) {
+            Ok(r) => o.counterfactual.push(Rerun { change, bps: r.bps }),
+            Err(e) => {
+                o.error = Some(format!("counterfactual {change}: {e:#}"));
+                return;
             }
         }
     }
-    o
 }
 
 /// Where an end's verdict gave a window what-if, runs `o`'s situation
@@ -183,11 +200,14 @@ fn harness(cli: &Cli) -> anyhow::Result<()> {
     });
     let hz = kernel_hz()?.hz;
     let mut poller = scenarios::monitor::start(hz)?;
-    // What-ifs a checkpoint from an older build did not apply yet.
+    // Counterfactuals and what-ifs a checkpoint from an older build or
+    // truth did not run yet.
     if !cli.no_counterfactual {
         for o in &mut outcomes {
+            check_counterfactual(&mut poller, o, cli.seed);
             check_what_if(&mut poller, o, cli.seed);
         }
+        outcomes.retain(|o| o.error.is_none());
     }
     let mut file =
         std::fs::File::create(&path).with_context(|| format!("opening {}", path.display()))?;

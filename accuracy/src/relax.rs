@@ -157,6 +157,27 @@ pub fn relax(s: &Situation, limit: Limit) -> Option<(Situation, String)> {
     Some((r, change))
 }
 
+/// What the counterfactual reruns of `s` change, as [`relax`] words it:
+/// its tightest limit, then its second (where that can be relaxed).
+pub fn changes(s: &Situation) -> Vec<String> {
+    truth(s)
+        .ceilings
+        .iter()
+        .take(2)
+        .map_while(|c| relax(s, c.limit).map(|(_, change)| change))
+        .collect()
+}
+
+/// The gain in rate the truth predicts for `s` with `limit` relaxed: the
+/// tightest ceiling after over the tightest before. 1 where the tightest
+/// does not depend on `limit`; more where it adds `limit`'s time to its
+/// own (an object's round trips plus its time through the link).
+pub fn predicted_gain(s: &Situation, limit: Limit) -> Option<f64> {
+    let before = truth(s).tightest().bps;
+    let (r, _) = relax(s, limit)?;
+    Some(truth(&r).tightest().bps / before.max(1.0))
+}
+
 /// `s` with the setting behind a window verdict's what-if scaled from
 /// the window now (`from`, bytes) to the window it asks for (`to`): the
 /// receiver's buffer for `receive_window`, the sender's for

@@ -79,6 +79,29 @@ pub fn markdown(r: &Report) -> String {
         r.what_if.within_30pct,
         r.what_if.checked
     );
+    if !r.counterfactual.failed.is_empty() {
+        let _ = writeln!(
+            m,
+            "Not as predicted (unscored):\n\n| situation | ceilings (Mbit/s) | Mbit/s | reruns (x the rate) |\n| --- | --- | --- | --- |"
+        );
+        for f in &r.counterfactual.failed {
+            let reruns: Vec<String> = f
+                .reruns
+                .iter()
+                .map(|(change, x)| format!("{change}: {x:.2}x"))
+                .collect();
+            let _ = writeln!(
+                m,
+                "| {} #{} | {} | {:.2} | {} |",
+                f.what,
+                f.index,
+                f.ceilings,
+                f.bps / 1e6,
+                reruns.join("; ")
+            );
+        }
+        let _ = writeln!(m);
+    }
     for (key, rows) in &r.confusion {
         let _ = writeln!(m, "Confusion, {key} (expected: given x count): ");
         for (expected, given) in rows {

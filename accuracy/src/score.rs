@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::{
     outcome::{EndVerdict, Outcome},
-    relax::apply_what_if,
+    relax::{apply_what_if, changes, predicted_gain},
     space::Situation,
     truth::{Truth, truth},
 };
@@ -76,13 +76,27 @@ pub fn is_right(truth: &Truth, end: End, given: &EndVerdict) -> bool {
 /// Whether an outcome's counterfactual reruns behaved as the truth
 /// predicts: relaxing the tightest limit raised the rate by
 /// [`RELAXED_GAIN`] or more, relaxing the second by less than
-/// [`SECOND_GAIN`] (where it can be relaxed). `None` where it was not
-/// checked.
+/// [`SECOND_GAIN`] times the gain the truth predicts for it (1 but where
+/// the tightest ceiling adds the second's time to its own: an object's
+/// round trips and its time through the link). `None` where it was not
+/// checked, or where the reruns relaxed other limits than the truth now
+/// ranks first and second (a checkpoint from an older truth).
 pub fn as_predicted(o: &Outcome) -> Option<bool> {
+    let s = &o.situation;
+    let done: Vec<&str> = o.counterfactual.iter().map(|r| r.change.as_str()).collect();
+    if done.is_empty() || done != changes(s) {
+        return None;
+    }
     let base = o.bps.max(1.0);
+    let t = truth(s);
     match o.counterfactual.as_slice() {
         [first, second] => {
-            Some(first.bps >= RELAXED_GAIN * base && second.bps < SECOND_GAIN * base)
+            let gain = t
+                .next()
+                .and_then(|c| predicted_gain(s, c.limit))
+                .unwrap_or(1.0)
+                .max(1.0);
+            Some(first.bps >= RELAXED_GAIN * base && second.bps < SECOND_GAIN * gain * base)
         }
         // The second limit is one nothing relaxes (the host).
         [first] => Some(first.bps >= RELAXED_GAIN * base),
@@ -225,12 +239,29 @@ pub struct KindScore {
 }
 
 /// The counterfactual check.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct CounterfactualScore {
     /// Situations rerun with their limits relaxed.
     pub checked: u32,
     /// Of them, those whose rates moved as the truth predicts.
     pub as_predicted: u32,
+    /// Those that did not: faults of the truth model, left unscored.
+    pub failed: Vec<Unpredicted>,
+}
+
+/// A situation whose counterfactual reruns did not move as predicted.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Unpredicted {
+    /// The situation's number.
+    pub index: u32,
+    /// Its congestion control and kind (`cubic/window`).
+    pub what: String,
+    /// The ceilings, tightest first, as `limit=Mbit/s`.
+    pub ceilings: String,
+    /// The rate measured as drawn (bits/s).
+    pub bps: f64,
+    /// Each rerun's change and the ratio of its rate to `bps`.
+    pub reruns: Vec<(String, f64)>,
 }
 
 /// The what-if check.
@@ -334,6 +365,19 @@ pub fn score(outcomes: &[Outcome], seed: u64, commit: &str) -> Report {
         if let Some(ok) = as_predicted(o) {
             r.counterfactual.checked += 1;
             r.counterfactual.as_predicted += u32::from(ok);
+            if !ok {
+                r.counterfactual.failed.push(Unpredicted {
+                    index: o.situation.index,
+                    what: what(&o.situation),
+                    ceilings: ceilings_text(&t),
+                    bps: o.bps,
+                    reruns: o
+                        .counterfactual
+                        .iter()
+                        .map(|c| (c.change.clone(), c.bps / o.bps.max(1.0)))
+                        .collect(),
+                });
+            }
         }
         if let Some((w, p)) = o.what_if.as_ref().zip(promised(o)) {
             let ratio = w.bps / p;
