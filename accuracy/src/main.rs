@@ -9,7 +9,7 @@ use std::{
 };
 
 use accuracy::{
-    outcome::{Outcome, Rerun},
+    outcome::{EndVerdict, Outcome, Rerun},
     relax::{apply_what_if, changes, relax, sampled},
     report,
     score::score,
@@ -20,6 +20,7 @@ use anyhow::Context as _;
 use clap::Parser;
 use observer::{kernel::load::tick::kernel_hz, track::poller::Poller};
 
+mod rejudge;
 mod runner;
 mod traffic;
 
@@ -62,6 +63,14 @@ struct Cli {
     /// keeping the rest of the checkpoint, for a second look at one.
     #[arg(long)]
     only: Vec<u32>,
+    /// With --resume: run again the base run of each situation that has
+    /// no recording yet, keeping its counterfactual reruns.
+    #[arg(long, requires = "resume")]
+    record: bool,
+    /// Run nothing: judge every recorded run of the checkpoint again with
+    /// this build (target/accuracy/recordings-<seed>/), and score that.
+    #[arg(long, conflicts_with_all = ["resume", "only", "record"])]
+    rejudge: bool,
 }
 
 const DIR: &str = "target/accuracy";
@@ -94,7 +103,7 @@ fn commit() -> String {
 }
 
 /// Runs `s`, and where it is in the sample, its counterfactual reruns.
-fn one(poller: &mut Poller, s: &Situation, seed: u64, counterfactual: bool) -> Outcome {
+fn one(poller: &mut Poller, s: &Situation, seed: u64, counterfactual: bool, hz: u32) -> Outcome {
     let mut o = Outcome {
         situation: s.clone(),
         bps: 0.0,
@@ -104,21 +113,31 @@ fn one(poller: &mut Poller, s: &Situation, seed: u64, counterfactual: bool) -> O
         counterfactual: Vec::new(),
         what_if: None,
     };
-    match runner::run(poller, s, seed) {
+    base_run(poller, &mut o, seed, hz);
+    if counterfactual && o.error.is_none() {
+        check_counterfactual(poller, &mut o, seed);
+    }
+    o
+}
+
+/// Runs `o`'s situation as drawn, recording it, into `o`'s rate and
+/// verdicts (or its error).
+fn base_run(poller: &mut Poller, o: &mut Outcome, seed: u64, hz: u32) {
+    let s = &o.situation;
+    let file = rejudge::recording_path(DIR, seed, s.cc, s.index);
+    let made = file
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .with_context(|| format!("creating {}", file.display()));
+    match made.and_then(|()| runner::run(poller, s, seed, Some((&file, hz)))) {
         Ok(r) => {
             o.bps = r.bps;
             o.sender = r.sender;
             o.receiver = r.receiver;
+            o.error = None;
         }
-        Err(e) => {
-            o.error = Some(format!("{e:#}"));
-            return o;
-        }
+        Err(e) => o.error = Some(format!("{e:#}")),
     }
-    if counterfactual {
-        check_counterfactual(poller, &mut o, seed);
-    }
-    o
 }
 
 /// Where `o`'s situation is in the sample, runs it again with its
@@ -146,7 +165,7 @@ fn check_counterfactual(poller: &mut Poller, o: &mut Outcome, seed: u64) {
             }
             return;
         };
-        match runner::run(poller, &relaxed, seed) {
+        match runner::run(poller, &relaxed, seed, None) {
             Ok(r) => o.counterfactual.push(Rerun { change, bps: r.bps }),
             Err(e) => {
                 o.error = Some(format!("counterfactual {change}: {e:#}"));
@@ -172,7 +191,7 @@ fn check_what_if(poller: &mut Poller, o: &mut Outcome, seed: u64) {
     let Some((changed, change)) = asked else {
         return;
     };
-    match runner::run(poller, &changed, seed) {
+    match runner::run(poller, &changed, seed, None) {
         Ok(r) => o.what_if = Some(Rerun { change, bps: r.bps }),
         Err(e) => eprintln!("#{} what-if {change}: {e:#}", o.situation.index),
     }
@@ -200,6 +219,17 @@ fn harness(cli: &Cli) -> anyhow::Result<()> {
     });
     let hz = kernel_hz()?.hz;
     let mut poller = scenarios::monitor::start(hz)?;
+    // Base runs recorded by no earlier build, run again to be.
+    if cli.record {
+        for o in &mut outcomes {
+            let s = o.situation.clone();
+            if !rejudge::recording_path(DIR, cli.seed, s.cc, s.index).exists() {
+                base_run(&mut poller, o, cli.seed, hz);
+                eprintln!("recorded {}/{} #{}", s.cc.name(), s.kind.name(), s.index);
+            }
+        }
+        outcomes.retain(|o| o.error.is_none());
+    }
     // Counterfactuals and what-ifs a checkpoint from an older build or
     // truth did not run yet.
     if !cli.no_counterfactual {
@@ -231,7 +261,7 @@ fn harness(cli: &Cli) -> anyhow::Result<()> {
                 continue;
             }
             let s = draw(cli.seed, cc, i);
-            let mut o = one(&mut poller, &s, cli.seed, !cli.no_counterfactual);
+            let mut o = one(&mut poller, &s, cli.seed, !cli.no_counterfactual, hz);
             if !cli.no_counterfactual {
                 check_what_if(&mut poller, &mut o, cli.seed);
             }
@@ -256,7 +286,84 @@ fn harness(cli: &Cli) -> anyhow::Result<()> {
             outcomes.push(o);
         }
     }
-    let r = score(&outcomes, cli.seed, &commit);
+    write_figures(cli, &outcomes, &commit)
+}
+
+/// Judges every recorded run of the checkpoint again with this build,
+/// and scores that. A what-if applied for a verdict that no longer gives
+/// it is dropped.
+fn rejudge_all(cli: &Cli) -> anyhow::Result<()> {
+    let commit = commit();
+    let mut outcomes = read_checkpoint(&checkpoint(cli.seed))?;
+    anyhow::ensure!(
+        !outcomes.is_empty(),
+        "no checkpoint for seed {}: run `cargo xtask accuracy --seed {}` first",
+        cli.seed,
+        cli.seed
+    );
+    let mut missing = 0;
+    for o in &mut outcomes {
+        let s = &o.situation;
+        let file = rejudge::recording_path(DIR, cli.seed, s.cc, s.index);
+        if !file.exists() {
+            missing += 1;
+            continue;
+        }
+        let (sender, receiver) = rejudge::rejudge(&file)?;
+        // Each verdict this build moves, for review.
+        let name =
+            |e: &Option<EndVerdict>| e.as_ref().map_or("-".to_string(), |e| e.verdict.clone());
+        for (end, was, now) in [
+            ("sender", &o.sender, &sender),
+            ("receiver", &o.receiver, &receiver),
+        ] {
+            if name(was) != name(now) {
+                eprintln!(
+                    "moved {}/{} #{} {end}: {} -> {}: {}",
+                    s.cc.name(),
+                    s.kind.name(),
+                    s.index,
+                    name(was),
+                    name(now),
+                    now.as_ref().map_or("", |e| e.explanation.as_str())
+                );
+            }
+        }
+        o.sender = sender;
+        o.receiver = receiver;
+        let asked = [&o.sender, &o.receiver]
+            .into_iter()
+            .flatten()
+            .find_map(|e| {
+                apply_what_if(&o.situation, &e.verdict, e.what_if_from?, e.what_if_window?)
+            });
+        if o.what_if.as_ref().map(|w| &w.change) != asked.as_ref().map(|(_, c)| c) {
+            o.what_if = None;
+        }
+    }
+    // The outcomes as judged again, beside the checkpoint (which keeps the
+    // verdicts given live).
+    let again = PathBuf::from(format!("{DIR}/rejudged-{}.ndjson", cli.seed));
+    let lines: Vec<String> = outcomes
+        .iter()
+        .map(serde_json::to_string)
+        .collect::<Result<_, _>>()?;
+    std::fs::write(&again, lines.join("\n") + "\n")
+        .with_context(|| format!("writing {}", again.display()))?;
+    if missing > 0 {
+        eprintln!(
+            "{missing} situations have no recording and keep their verdicts: \
+             `cargo xtask accuracy --seed {} --resume --record` records them",
+            cli.seed
+        );
+    }
+    write_figures(cli, &outcomes, &commit)
+}
+
+/// Scores `outcomes` and writes the figures: JSON, and the Markdown block
+/// to stdout and into `--markdown`'s page.
+fn write_figures(cli: &Cli, outcomes: &[Outcome], commit: &str) -> anyhow::Result<()> {
+    let r = score(outcomes, cli.seed, commit);
     let json = cli
         .json
         .clone()
@@ -276,7 +383,12 @@ fn harness(cli: &Cli) -> anyhow::Result<()> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match harness(&cli) {
+    let done = if cli.rejudge {
+        rejudge_all(&cli)
+    } else {
+        harness(&cli)
+    };
+    match done {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("accuracy: error: {e:#}");

@@ -12,7 +12,11 @@ use accuracy::{
     stack::{TCP_RMEM, TCP_WMEM},
 };
 use anyhow::Context as _;
-use observer::{attribution::Attribution, track::poller::Poller};
+use observer::{
+    attribution::Attribution,
+    model::clock::monotonic_ns,
+    track::{live::LiveFlows, poller::Poller, recording::Recorder},
+};
 use pathemu::{Link, Path, PathConfig, Side};
 
 use crate::traffic;
@@ -116,10 +120,67 @@ fn apply(path: &Path, settings: &[(Side, String)]) -> anyhow::Result<()> {
 }
 
 /// What observer said of one flow, as last seen.
-struct Seen {
+pub struct Seen {
     end: Side,
     bytes: u64,
     life: Attribution,
+}
+
+/// The network namespaces of a run's two ends (inode numbers), as the
+/// samples carry them: A sends the data, B receives it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ends {
+    /// The sending end's.
+    pub a: u32,
+    /// The receiving end's.
+    pub b: u32,
+}
+
+impl Ends {
+    /// The label a recording of the run files its polls under: `"A B"`.
+    pub fn label(self) -> String {
+        format!("{} {}", self.a, self.b)
+    }
+
+    /// The ends a recording's label names; `None` for another label.
+    pub fn from_label(label: &str) -> Option<Ends> {
+        let (a, b) = label.split_once(' ')?;
+        Some(Ends {
+            a: a.parse().ok()?,
+            b: b.parse().ok()?,
+        })
+    }
+}
+
+/// Notes in `seen` the life verdict of each flow of `live` at either of
+/// `ends`, but those in `earlier` (an earlier run's).
+pub fn note(live: &LiveFlows, ends: Ends, earlier: &HashSet<u64>, seen: &mut HashMap<u64, Seen>) {
+    for t in live.flows().filter(|t| !earlier.contains(&t.latest.cookie)) {
+        let end = if t.latest.netns == ends.a {
+            Side::A
+        } else if t.latest.netns == ends.b {
+            Side::B
+        } else {
+            continue;
+        };
+        let bytes = t.flow.bytes_acked.max(t.flow.bytes_received);
+        seen.insert(
+            t.latest.cookie,
+            Seen {
+                end,
+                bytes,
+                life: t.life.clone(),
+            },
+        );
+    }
+}
+
+/// Each end's verdict over the flows in `seen`: (sender, receiver).
+pub fn end_verdicts(seen: &HashMap<u64, Seen>) -> (Option<EndVerdict>, Option<EndVerdict>) {
+    (
+        end_verdict(seen.values().filter(|f| f.end == Side::A)),
+        end_verdict(seen.values().filter(|f| f.end == Side::B)),
+    )
 }
 
 /// The result of one run: the goodput and each end's verdict.
@@ -132,44 +193,52 @@ pub struct Run {
     pub receiver: Option<EndVerdict>,
 }
 
-/// Runs `s` over its path with `poller` attached.
+/// Runs `s` over its path with `poller` attached, and where `record` is
+/// given, records each poll's samples of the run's flows there (one
+/// label, [`Ends::label`], at the host's jiffy rate `record.1`) for
+/// `crate::rejudge`.
 ///
 /// # Errors
-/// The path could not be built, a setting was refused, or the traffic failed.
-pub fn run(poller: &mut Poller, s: &Situation, seed: u64) -> anyhow::Result<Run> {
+/// The path could not be built, a setting was refused, the traffic
+/// failed, or the recording could not be written.
+pub fn run(
+    poller: &mut Poller,
+    s: &Situation,
+    seed: u64,
+    record: Option<(&std::path::Path, u32)>,
+) -> anyhow::Result<Run> {
     let path = Path::new(path_config(s, seed)?).context("building the path")?;
     apply(&path, &sysctls(s))?;
     let netns = |side| path.netns_inode(side) as u32;
-    let (a, b) = (netns(Side::A), netns(Side::B));
+    let ends = Ends {
+        a: netns(Side::A),
+        b: netns(Side::B),
+    };
     // Flows seen before the traffic starts are an earlier run's, in a
     // namespace whose inode this path's reuses.
     poller.poll().context("polling observer")?;
     let earlier: HashSet<u64> = poller.live().flows().map(|t| t.latest.cookie).collect();
+    let mut recorder = record
+        .map(|(file, hz)| Recorder::create(file, hz))
+        .transpose()
+        .context("creating the recording")?;
+    let label = ends.label();
     let mut seen: HashMap<u64, Seen> = HashMap::new();
     let mut watch = |poller: &mut Poller| -> anyhow::Result<()> {
         poller.poll().context("polling observer")?;
-        for t in poller
-            .live()
-            .flows()
-            .filter(|t| !earlier.contains(&t.latest.cookie))
-        {
-            let end = if t.latest.netns == a {
-                Side::A
-            } else if t.latest.netns == b {
-                Side::B
-            } else {
-                continue;
-            };
-            let bytes = t.flow.bytes_acked.max(t.flow.bytes_received);
-            seen.insert(
-                t.latest.cookie,
-                Seen {
-                    end,
-                    bytes,
-                    life: t.life.clone(),
-                },
-            );
+        if let Some(r) = recorder.as_mut() {
+            let ours = poller
+                .live()
+                .flows()
+                .filter(|t| {
+                    !earlier.contains(&t.latest.cookie)
+                        && (t.latest.netns == ends.a || t.latest.netns == ends.b)
+                })
+                .map(|t| &*t.latest);
+            r.poll(&label, monotonic_ns(), ours)
+                .context("recording the poll")?;
         }
+        note(poller.live(), ends, &earlier, &mut seen);
         Ok(())
     };
     watch(poller)?;
@@ -179,10 +248,14 @@ pub fn run(poller: &mut Poller, s: &Situation, seed: u64) -> anyhow::Result<Run>
     watch(poller)?;
     std::thread::sleep(POLL);
     watch(poller)?;
+    if let Some(r) = recorder {
+        r.finish().context("finishing the recording")?;
+    }
+    let (sender, receiver) = end_verdicts(&seen);
     Ok(Run {
         bps: got.bps(),
-        sender: end_verdict(seen.values().filter(|f| f.end == Side::A)),
-        receiver: end_verdict(seen.values().filter(|f| f.end == Side::B)),
+        sender,
+        receiver,
     })
 }
 
@@ -222,4 +295,20 @@ fn end_verdict<'a>(flows: impl Iterator<Item = &'a Seen>) -> Option<EndVerdict> 
         what_if_from: what_if.map(|w| w.window_bytes),
         flows: data.len() as u32,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Ends;
+
+    #[test]
+    fn a_recordings_label_names_the_runs_ends() {
+        let ends = Ends {
+            a: 4_026_532_000,
+            b: 4_026_532_001,
+        };
+        assert_eq!(ends.label(), "4026532000 4026532001");
+        assert_eq!(Ends::from_label(&ends.label()), Some(ends));
+        assert_eq!(Ends::from_label("bbr/rx-bufferbloat"), None);
+    }
 }
