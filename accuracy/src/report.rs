@@ -70,6 +70,19 @@ pub fn markdown(r: &Report) -> String {
             b.low, b.high, b.n, b.mean_confidence, b.right
         );
     }
+    let _ = writeln!(
+        m,
+        "\n| rule | ends | mean confidence | right |\n| --- | --- | --- | --- |"
+    );
+    for (rule, s) in &r.rules {
+        let _ = writeln!(
+            m,
+            "| {rule} | {} | {:.2} | {:.2} |",
+            s.n,
+            s.mean_confidence,
+            f64::from(s.right) / f64::from(s.n.max(1))
+        );
+    }
     let _ = writeln!(m, "\nBrier score {:.3}.", r.brier);
     let _ = writeln!(
         m,

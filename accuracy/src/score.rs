@@ -238,6 +238,17 @@ pub struct KindScore {
     pub unscored: u32,
 }
 
+/// How one rule did: the precision a confidence it gives should match.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct RuleScore {
+    /// Ends it decided (clear and matched situations).
+    pub n: u32,
+    /// Of them right.
+    pub right: u32,
+    /// The mean confidence it gave them.
+    pub mean_confidence: f64,
+}
+
 /// The counterfactual check.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct CounterfactualScore {
@@ -302,6 +313,9 @@ pub struct Report {
     pub confusion: BTreeMap<String, BTreeMap<String, BTreeMap<String, u32>>>,
     /// Calibration over every judged end.
     pub calibration: Vec<Bin>,
+    /// Per end and rule (`sender/congestion_window`), over every judged
+    /// end: a rule's precision is what its confidence should be.
+    pub rules: BTreeMap<String, RuleScore>,
     /// Brier score over every judged end: mean (confidence - right)^2.
     pub brier: f64,
     /// The counterfactual check.
@@ -344,6 +358,7 @@ pub fn score(outcomes: &[Outcome], seed: u64, commit: &str) -> Report {
         kinds: BTreeMap::new(),
         confusion: BTreeMap::new(),
         calibration: Vec::new(),
+        rules: BTreeMap::new(),
         brier: 0.0,
         counterfactual: CounterfactualScore::default(),
         what_if: WhatIfScore::default(),
@@ -411,6 +426,17 @@ pub fn score(outcomes: &[Outcome], seed: u64, commit: &str) -> Report {
         }
     }
     r.calibration = calibration(&all);
+    for j in &all {
+        let end = match j.end {
+            End::Sender => "sender",
+            End::Receiver => "receiver",
+        };
+        let s = r.rules.entry(format!("{end}/{}", j.rule)).or_default();
+        s.mean_confidence =
+            (s.mean_confidence * f64::from(s.n) + j.confidence) / f64::from(s.n + 1);
+        s.n += 1;
+        s.right += u32::from(j.right);
+    }
     r.brier = if all.is_empty() {
         0.0
     } else {

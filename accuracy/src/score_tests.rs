@@ -90,6 +90,11 @@ fn calibration_and_brier() {
     assert_eq!(r.kinds["window"].n, 6);
     assert_eq!(r.kinds["window"].right, 3);
     assert_eq!(r.confusion["sender/cubic"]["receive_window"]["path"], 1);
+    // Per rule ("r" gave every end): 3 of 6 right at a mean of 0.83.
+    let rule = r.rules["sender/r"];
+    assert_eq!((rule.n, rule.right), (3, 2));
+    assert!((rule.mean_confidence - (0.95 + 0.95 + 0.6) / 3.0).abs() < 1e-12);
+    assert_eq!(r.rules["receiver/r"].right, 1);
 }
 
 #[test]
