@@ -222,6 +222,9 @@ offsets! {
     icsk_rto,
     /// `sock.sk_pacing_rate` (unsigned long, bytes/s; `~0UL`: no pacing).
     sk_pacing_rate,
+    /// `sock.sk_max_pacing_rate` (unsigned long, bytes/s; `~0UL`: no cap):
+    /// the cap `SO_MAX_PACING_RATE` sets.
+    sk_max_pacing_rate,
     /// `tcp_sock.lsndtime` (u32, jiffies): when data was last sent.
     lsndtime,
     /// `inet_connection_sock.icsk_ack.lrcvtime` (u32, jiffies): when data
@@ -306,6 +309,6 @@ mod tests {
             assert_eq!(v, i as u32);
         }
         assert_eq!(Offsets::NAMES[0], "family");
-        assert_eq!(Offsets::NAMES.len(), 96);
+        assert_eq!(Offsets::NAMES.len(), 97);
     }
 }

@@ -316,6 +316,11 @@ pub struct FlowSample {
     /// sent within the jiffy of that data is not counted: the gap is then
     /// the sender's time to answer.
     pub rx_gap_asked_ns: u64,
+    /// `sock.sk_max_pacing_rate` (bytes/s; `u64::MAX`, the kernel's
+    /// `~0UL`: no cap): the cap an application set with
+    /// `SO_MAX_PACING_RATE` (`sk_setsockopt()`, net/core/sock.c), which
+    /// `sk_pacing_rate` never exceeds.
+    pub max_pacing_rate: u64,
 }
 
 impl FlowSample {
@@ -423,11 +428,12 @@ impl FlowSample {
         rx_gap_shut_ns: 0,
         rx_shut_mark_ns: 0,
         rx_gap_asked_ns: 0,
+        max_pacing_rate: 0,
     };
 }
 
 /// Size of [`FlowSample`] in bytes; the kernel and user space must agree.
-pub const FLOW_SAMPLE_SIZE: usize = 552;
+pub const FLOW_SAMPLE_SIZE: usize = 560;
 const _: () = assert!(core::mem::size_of::<FlowSample>() == FLOW_SAMPLE_SIZE);
 const _: () = assert!(core::mem::align_of::<FlowSample>() == 8);
 
@@ -482,6 +488,7 @@ mod tests {
         assert_eq!(offset_of!(FlowSample, rx_gap_shut_ns), 528);
         assert_eq!(offset_of!(FlowSample, rx_shut_mark_ns), 536);
         assert_eq!(offset_of!(FlowSample, rx_gap_asked_ns), 544);
+        assert_eq!(offset_of!(FlowSample, max_pacing_rate), 552);
     }
 
     #[test]

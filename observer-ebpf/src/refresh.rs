@@ -186,6 +186,7 @@ unsafe fn fill_moved(s: *mut FlowSample, sk: Sk, moved: receive::Moved) {
         // net/ipv4/tcp.c reads the same members).
         (*s).rto_jiffies = sk.get(off!(icsk_rto));
         (*s).pacing_rate = sk.get(off!(sk_pacing_rate));
+        (*s).max_pacing_rate = sk.get(off!(sk_max_pacing_rate));
         (*s).lsndtime = sk.get(off!(lsndtime));
         (*s).lrcvtime = sk.get(off!(lrcvtime));
         (*s).rcv_tstamp = sk.get(off!(rcv_tstamp));

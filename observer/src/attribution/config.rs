@@ -90,6 +90,36 @@ pub struct Config {
     /// Receiver side: gaps over this share of the interval are pauses
     /// however short each is (a sender silent most of the time).
     pub silent_share: f64,
+    /// Sender side: at least this many segments retransmitted with under
+    /// `min_bytes` acknowledged is a stall (`stalled`): the path drops
+    /// what is sent, each retransmission timeout sending the same data
+    /// again.
+    pub stall_retransmits: u32,
+    /// Confidence of a stall.
+    pub stall_confidence: f64,
+    /// Confidence of a flow paced at its application's cap
+    /// (`pacing_cap`): the kernel reports the cap and paces at it.
+    pub pacing_cap_confidence: f64,
+    /// Receiver side: arrival gaps that end with at most this many
+    /// full-sized segments each, on average, are a slow link's spacing,
+    /// not the sender's pauses. Under about 1.2 Mbit/s a 1,500-byte
+    /// packet takes longer than the 10 ms a gap must last to be counted,
+    /// so a link that paces a bulk sender leaves a counted gap before
+    /// nearly every segment; a sender that pauses sends a window or a
+    /// write's worth after each gap.
+    pub link_paced_segments: f64,
+    /// Receiver side: segments whose mean payload is at least this share
+    /// of the peer's MSS are full-sized, as a bulk sender's are. An
+    /// application that paces its writes sends what each write holds,
+    /// mostly less than an MSS at the rates where a link spaces segments
+    /// more than a counted gap apart.
+    pub full_segment_share: f64,
+    /// Receiver side: a slow link's spacing also shows a queue (mean
+    /// receiver RTT above the base) of at least this many mean gaps: each
+    /// packet of a busy link waits behind the one before it, while a
+    /// sender that paces a small window over a long round trip leaves
+    /// the link idle between its segments.
+    pub link_paced_queue_gaps: f64,
     /// Receiver side: arrival gaps longer than the round trip with its
     /// queue (the mean receiver RTT) over at least this share of the
     /// interval show a sender that held data, and the RTT it stretched is
@@ -247,6 +277,11 @@ pub struct Config {
     /// fastest delivery-rate sample, or the rate within a download's
     /// bursts) fill the path: the next limit is shared.
     pub group_fills_path: f64,
+    /// Groups: a sum up to this multiple of what the path has shown still
+    /// fills it (`fills_path`): flows that share a shaper show its rate
+    /// and together run at it, give or take the noise of a mean. Well
+    /// above it, what was shown is one flow's own limit, not the path's.
+    pub group_shown_margin: f64,
     /// Groups: the standing queues (srtt - min_rtt) of flows at the path
     /// agree, one bottleneck, when the shortest is at least this share of
     /// the longest: a bottleneck's queue delays every flow through it by
@@ -306,11 +341,18 @@ impl Default for Config {
             ramp_ratio: 1.5,
             pause_rtts: 0.25,
             silent_share: 0.5,
+            stall_retransmits: 3,
+            stall_confidence: 0.8,
+            pacing_cap_confidence: 0.9,
+            link_paced_segments: 2.0,
+            full_segment_share: 0.9,
+            link_paced_queue_gaps: 0.4,
             hold_share: 0.1,
             group_concurrent_share: 0.5,
             group_dominant_share: 0.8,
             group_gain: 1.5,
             group_fills_path: 0.8,
+            group_shown_margin: 1.1,
             group_queue_agreement: 0.5,
         }
     }

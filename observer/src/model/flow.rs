@@ -300,6 +300,10 @@ pub struct Flow {
     /// Pacing rate (`tcpi_pacing_rate` x 8, bits/s; `None`: not paced,
     /// the kernel's `~0`).
     pub pacing_rate_bps: Option<u64>,
+    /// The pacing cap the application set with `SO_MAX_PACING_RATE`
+    /// (`sk_max_pacing_rate` x 8, bits/s; `None`: no cap, the kernel's
+    /// `~0`, or a kernel observer cannot read it on).
+    pub max_pacing_rate_bps: Option<u64>,
     /// Reordering the sender tolerates before it calls a segment lost
     /// (`tcpi_reordering`, segments; 3 unless reordering was seen).
     pub reordering: u32,
@@ -534,6 +538,8 @@ impl Flow {
             retrans_out: s.retrans_out,
             rto_us: u64::from(s.rto_jiffies) * 1_000_000 / hz,
             pacing_rate_bps: (s.pacing_rate != u64::MAX).then(|| s.pacing_rate.saturating_mul(8)),
+            max_pacing_rate_bps: (s.max_pacing_rate != u64::MAX && s.max_pacing_rate != 0)
+                .then(|| s.max_pacing_rate.saturating_mul(8)),
             reordering: s.reordering,
             delivered_ce: s.delivered_ce,
             dsack_dups: s.dsack_dups,

@@ -75,6 +75,17 @@ fn ss_fields_in_tcp_info_units() {
     assert_eq!(c.last_data_sent_ms, 400);
     s.pacing_rate = u64::MAX;
     assert_eq!(Flow::from_sample(&s, &clock, 0).pacing_rate_bps, None);
+    // SO_MAX_PACING_RATE: bytes/s to bits/s; ~0 (no cap) and 0 (a kernel
+    // observer read no member on) are none.
+    s.max_pacing_rate = 1_250_000;
+    assert_eq!(
+        Flow::from_sample(&s, &clock, 0).max_pacing_rate_bps,
+        Some(10_000_000)
+    );
+    for none in [u64::MAX, 0] {
+        s.max_pacing_rate = none;
+        assert_eq!(Flow::from_sample(&s, &clock, 0).max_pacing_rate_bps, None);
+    }
 }
 
 #[test]

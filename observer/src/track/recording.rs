@@ -7,11 +7,15 @@
 //! The file is gzip-compressed NDJSON: a header line
 //! `{"format":"observer-recording","version":2,"hz":250}`, then one line per
 //! poll, `{"label":"ref-a-w64k","now_ns":…,"samples":["<hex>",…]}`, each
-//! sample the [`FlowSample`] record's 552 bytes in lower-case hex, in this
+//! sample the [`FlowSample`] record's 560 bytes in lower-case hex, in this
 //! machine's byte order (a recording is read on a host of the same
 //! endianness). A poll lists only the samples that changed since the
 //! previous poll of the same label, as the change journal hands them to
 //! [`super::live::LiveFlows::ingest_changes`].
+//!
+//! Version 2 recorded 552-byte samples, before the sample carried the
+//! socket's pacing cap (`FlowSample::max_pacing_rate`); it is read with
+//! no cap (the kernel's `~0UL`).
 //!
 //! Version 1 recorded 528-byte samples, before the kernel told the
 //! sender's own pauses from those this host imposed
@@ -33,8 +37,12 @@ use serde::{Deserialize, Serialize};
 
 /// The header's `format` value.
 const FORMAT: &str = "observer-recording";
-/// The version written (and read, with [`V1`]).
-const VERSION: u32 = 2;
+/// The version written (and read, with [`V1`] and [`V2`]).
+const VERSION: u32 = 3;
+/// The version whose samples end before `max_pacing_rate`.
+const V2: u32 = 2;
+/// A version-2 sample's length (bytes).
+const V2_SAMPLE_SIZE: usize = 552;
 /// The version whose samples end before `rx_gap_shut_ns`.
 const V1: u32 = 1;
 /// A version-1 sample's length (bytes).
@@ -111,16 +119,17 @@ fn bytes_of(s: &FlowSample) -> &[u8] {
 
 /// A sample's length in a recording of `version` (bytes).
 fn sample_size(version: u32) -> usize {
-    if version == V1 {
-        V1_SAMPLE_SIZE
-    } else {
-        FLOW_SAMPLE_SIZE
+    match version {
+        V1 => V1_SAMPLE_SIZE,
+        V2 => V2_SAMPLE_SIZE,
+        _ => FLOW_SAMPLE_SIZE,
     }
 }
 
 /// The record in `bytes`, which must be [`FLOW_SAMPLE_SIZE`] long, or
-/// [`V1_SAMPLE_SIZE`] in a recording of [`V1`]: zero-extended, with
-/// every gap taken as one the sender may have waited on this host for.
+/// as long as a sample of an older `version` was: zero-extended, with no
+/// pacing cap (before [`VERSION`]), and with every gap taken as one the
+/// sender may have waited on this host for (in [`V1`]).
 fn sample_of(bytes: &[u8], version: u32) -> Option<FlowSample> {
     let mut full = [0u8; FLOW_SAMPLE_SIZE];
     let size = sample_size(version);
@@ -131,6 +140,9 @@ fn sample_of(bytes: &[u8], version: u32) -> Option<FlowSample> {
         let mut s = unsafe { std::ptr::read_unaligned(full.as_ptr().cast::<FlowSample>()) };
         if version == V1 {
             s.rx_gap_asked_ns = s.rx_gap_ns;
+        }
+        if version < VERSION {
+            s.max_pacing_rate = u64::MAX;
         }
         s
     })
@@ -248,11 +260,11 @@ impl Recording {
         let header: Header = next(1)?
             .ok_or_else(|| bad(1, "empty: no header".to_string()))
             .and_then(|l| serde_json::from_str(&l).map_err(|e| bad(1, e.to_string())))?;
-        if header.format != FORMAT || (header.version != VERSION && header.version != V1) {
+        if header.format != FORMAT || !(V1..=VERSION).contains(&header.version) {
             return Err(bad(
                 1,
                 format!(
-                    "not an {FORMAT} of version {V1} or {VERSION} (format {:?}, version {})",
+                    "not an {FORMAT} of version {V1} to {VERSION} (format {:?}, version {})",
                     header.format, header.version
                 ),
             ));

@@ -65,7 +65,7 @@ fn held(ns: &Namespace, n: usize) -> Vec<(TcpStream, TcpStream)> {
     .unwrap()
 }
 
-/// A poller whose ring buffer is one page (7 records of 552 bytes): far
+/// A poller whose ring buffer is one page (7 records of 560 bytes): far
 /// fewer than a burst of closes makes in one 50 ms drain period.
 fn one_page_poller(max_flows: u32) -> Poller {
     let probes = Probes::load(ProbeConfig {

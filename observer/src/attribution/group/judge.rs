@@ -309,7 +309,14 @@ fn at_the_path(fig: &Figures, shared: &[&Member<'_>], cfg: &Config) -> Judged {
 /// the fastest alone and short of what the path has shown.
 fn own_limits(fig: &Figures, own: &[&Member<'_>], cfg: &Config) -> Judged {
     let words = own_words(own);
-    if fig.shown_bps > fig.rate_bps && fig.rate_bps >= cfg.group_fills_path * fig.shown_bps {
+    // At what the path has shown counts too, up to `group_shown_margin`
+    // above it: two downloads that share a shaper show its rate, and
+    // together run at it. Well above it, what was shown is one flow's own
+    // limit (a policer's rate), not the path's.
+    let shown = fig.shown_bps;
+    if fig.rate_bps >= cfg.group_fills_path * shown
+        && fig.rate_bps <= cfg.group_shown_margin * shown
+    {
         return judged(
             Limit::Shared,
             "fills_path",

@@ -301,6 +301,26 @@ fn own_limits_that_fill_what_the_path_showed_are_shared() {
     // At 7.9 Mbit/s each, 79%: per flow.
     let g = one(&[at(7.9e6), at(7.9e6), at(7.9e6), at(7.9e6)]);
     assert_eq!((g.limit, g.rule), (Limit::PerFlow, "own_limits"));
+    // A sum equal to what the path has shown (two downloads through one
+    // shaper show its rate only together) fills it: shared, not per flow.
+    let both = |rate| F {
+        shown_bps: 50e6,
+        ..policed(rate)
+    };
+    let g = one(&[both(25e6), both(25e6)]);
+    assert_eq!(
+        (g.limit, g.rule),
+        (Limit::Shared, "fills_path"),
+        "{}",
+        g.explanation
+    );
+    let g = one(&[both(26e6), both(26e6)]);
+    assert_eq!(
+        (g.limit, g.rule),
+        (Limit::Shared, "fills_path"),
+        "{}",
+        g.explanation
+    );
 }
 
 #[test]

@@ -89,6 +89,10 @@ pub struct ReceiverCtx<'a> {
     /// A share of the bytes in bursts, at a rate the flow uses under
     /// `cfg.at_ceiling` of.
     pub bursty: bool,
+    /// The arrival gaps are a slow link's spacing of full-sized segments,
+    /// not the sender's pauses (`link_paced`): neither `paused` nor
+    /// `own_pause` counts them.
+    pub link_paced: bool,
     /// The longest mean pause of a sender that waits for ACKs (µs).
     pub ack_wait_us: f64,
     /// The sender's pauses are no longer than `ack_wait_us` on average.
@@ -134,32 +138,11 @@ impl<'a> ReceiverCtx<'a> {
             && rx.ooo_packets == 0
             && rx.gap_share >= cfg.hold_share
             && rx.mean_gap_us > rtt;
-        let queued = !holds
-            && f64::from(rx.queue_delay_us)
-                > (cfg.queue_fraction * f64::from(rx.base_rtt_us)).max(cfg.queue_floor_us as f64);
+        let queued = !holds && queue_stands(rx, cfg);
         let queue_only = (queued && rx.base_rtt_us > 0 && rx.gap_share < cfg.sender_gap_share)
             .then(|| full_through_queue(rx.rcv_wnd_mean, path_rtt, rate, cfg))
             .flatten();
-        // Gaps (over 10 ms) count as the sender's pauses when they last a
-        // good part of a round trip, or fill most of the interval: at
-        // 300 ms, 40 ms gaps between a BBR sender's paced bursts a third
-        // of the time are within its round trip, not pauses; a cubic
-        // sender held to 11 segments a round trip is silent 94% of it,
-        // whatever the gaps' length. A gap still running at the interval's
-        // end (none ended) counts.
-        let long_gaps = rx.mean_gap_us == 0.0
-            || rx.mean_gap_us >= cfg.pause_rtts * path_rtt
-            || rx.gap_share >= cfg.silent_share;
-        let paused = rx.gap_share >= cfg.sender_gap_share && long_gaps;
-        let bursty = rx.burst_share >= cfg.sender_gap_share && rx.path_use < cfg.at_ceiling;
-        // Pauses no longer than a few round trips of the path, or than a
-        // retransmission timeout and a round trip: what a sender waiting
-        // for ACKs shows. The timeout floor also keeps short paths
-        // judgeable: only gaps over 10 ms are counted, which is many
-        // round trips of a LAN.
-        let ack_wait_us = (cfg.ack_wait_rtts * path_rtt).max(cfg.rto_min_us as f64 + path_rtt);
-        let acked_pauses = rx.mean_gap_us <= ack_wait_us;
-        let own_pause = rx.own_pause_share(ev.interval_us, rtt.max(path_rtt));
+        let pauses = Pauses::new(ev, flow, (path_rtt, rtt), cfg);
         ReceiverCtx {
             ev,
             rx,
@@ -182,17 +165,18 @@ impl<'a> ReceiverCtx<'a> {
                 cfg.confidence_floor,
             ),
             queue_only,
-            own_pause,
-            sender_outwaits: own_pause >= cfg.sender_gap_share && own_pause > rx.closed_share,
-            paused,
-            bursty,
-            ack_wait_us,
-            acked_pauses,
+            own_pause: pauses.own,
+            sender_outwaits: pauses.own >= cfg.sender_gap_share && pauses.own > rx.closed_share,
+            paused: pauses.paused,
+            bursty: pauses.bursty,
+            link_paced: pauses.link_paced,
+            ack_wait_us: pauses.ack_wait_us,
+            acked_pauses: pauses.acked,
             recent_loss: recent_loss(
                 rx,
                 Pausing {
-                    paused,
-                    acked_pauses,
+                    paused: pauses.paused,
+                    acked_pauses: pauses.acked,
                 },
                 path_rtt,
                 f64::from(flow.rcv_mss.max(DEFAULT_MSS)),
@@ -212,6 +196,92 @@ impl<'a> ReceiverCtx<'a> {
                 && self.window_binds
                 && self.rx.unread_mean >= self.cfg.reader_min_segments * mss)
     }
+}
+
+/// How the sender paused over an interval, as the arrival gaps show it.
+struct Pauses {
+    /// [`ReceiverCtx::paused`].
+    paused: bool,
+    /// [`ReceiverCtx::bursty`].
+    bursty: bool,
+    /// [`ReceiverCtx::link_paced`].
+    link_paced: bool,
+    /// [`ReceiverCtx::own_pause`].
+    own: f64,
+    /// [`ReceiverCtx::ack_wait_us`].
+    ack_wait_us: f64,
+    /// [`ReceiverCtx::acked_pauses`].
+    acked: bool,
+}
+
+impl Pauses {
+    /// The pauses of `ev` for `flow`, on a path whose own round trip is
+    /// `path_rtt` and the flow's, with its queue, `rtt` (µs).
+    fn new(ev: &Evidence, flow: &Flow, (path_rtt, rtt): (f64, f64), cfg: &Config) -> Pauses {
+        let rx = &ev.receive;
+        // Gaps (over 10 ms) count as the sender's pauses when they last a
+        // good part of a round trip, or fill most of the interval: at
+        // 300 ms, 40 ms gaps between a BBR sender's paced bursts a third
+        // of the time are within its round trip, not pauses; a cubic
+        // sender held to 11 segments a round trip is silent 94% of it,
+        // whatever the gaps' length. A gap still running at the interval's
+        // end (none ended) counts. A slow link's spacing does not.
+        let long_gaps = rx.mean_gap_us == 0.0
+            || rx.mean_gap_us >= cfg.pause_rtts * path_rtt
+            || rx.gap_share >= cfg.silent_share;
+        // The path must show itself full: by its drops, and by a queue of
+        // a good part of a gap, as each packet of a busy link waits behind
+        // the one before it. A sender that paces a small window over a
+        // long round trip (CUBIC held to 11 segments on a 300 ms tunnel
+        // with random loss) spaces its segments as a slow link would, but
+        // leaves no such queue. Neither alone: each of a paced writer's
+        // pauses stretches the receiver's RTT sample it falls in.
+        let link_paced = rx.ooo_packets > 0
+            && f64::from(rx.queue_delay_us) >= cfg.link_paced_queue_gaps * rx.mean_gap_us
+            && link_paced(rx, ev.bytes_received, flow.rcv_mss, cfg);
+        // Pauses no longer than a few round trips of the path, or than a
+        // retransmission timeout and a round trip: what a sender waiting
+        // for ACKs shows. The timeout floor also keeps short paths
+        // judgeable: only gaps over 10 ms are counted, which is many
+        // round trips of a LAN.
+        let ack_wait_us = (cfg.ack_wait_rtts * path_rtt).max(cfg.rto_min_us as f64 + path_rtt);
+        Pauses {
+            paused: !link_paced && rx.gap_share >= cfg.sender_gap_share && long_gaps,
+            bursty: rx.burst_share >= cfg.sender_gap_share && rx.path_use < cfg.at_ceiling,
+            link_paced,
+            own: if link_paced {
+                0.0
+            } else {
+                rx.own_pause_share(ev.interval_us, rtt.max(path_rtt))
+            },
+            ack_wait_us,
+            acked: rx.mean_gap_us <= ack_wait_us,
+        }
+    }
+}
+
+/// Whether the mean receiver RTT of `rx` stands above its base by
+/// `cfg.queue_fraction` of it and `cfg.queue_floor_us`.
+fn queue_stands(rx: &Receive, cfg: &Config) -> bool {
+    f64::from(rx.queue_delay_us)
+        > (cfg.queue_fraction * f64::from(rx.base_rtt_us)).max(cfg.queue_floor_us as f64)
+}
+
+/// Whether the arrival gaps of `rx` have the shape of a slow link's
+/// spacing: each ends with at most `cfg.link_paced_segments` segments on
+/// average, and those are full-sized (`cfg.full_segment_share` of `mss`,
+/// the peer's MSS in bytes, over the `bytes` received). A link under
+/// about 1.2 Mbit/s takes longer than a counted gap (10 ms) to carry one
+/// 1,500-byte packet. An application that writes a segment's worth at a
+/// time (or whose small writes Nagle gathers), or a sender that paces a
+/// small window over a long round trip, has the same shape: the caller
+/// asks also that the path show itself full, by its drops and a queue.
+fn link_paced(rx: &Receive, bytes: u64, mss: u32, cfg: &Config) -> bool {
+    let segments = f64::from(rx.data_segments);
+    rx.gaps > 0
+        && mss > 0
+        && segments <= cfg.link_paced_segments * f64::from(rx.gaps)
+        && bytes as f64 >= cfg.full_segment_share * f64::from(mss) * segments
 }
 
 /// An interval counted in rounds the samples can resolve: round trips of

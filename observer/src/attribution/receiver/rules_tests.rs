@@ -493,3 +493,63 @@ fn even_arrival_always_finds_and_ends_the_table() {
     }
     assert_eq!(RECEIVER_RULES.last().map(|r| r.name), Some("even_arrival"));
 }
+
+/// Two seconds through a 0.6 Mbit/s link: 104 full-sized segments, each
+/// after a counted gap of about 19 ms (a 1,500-byte packet's time on the
+/// link), silent 99% of the time by the gap counter; loss upstream.
+fn slow_link() -> Evidence {
+    let mut ev = rx(base(), |r| {
+        r.data_segments = 104;
+        r.gaps = 100;
+        r.gap_share = 0.99;
+        r.mean_gap_us = 19_800.0;
+        r.ooo_packets = 4;
+        r.since_ooo_s = Some(0.5);
+        r.in_flight_bytes = 3_750.0;
+        r.window_fill = 0.004;
+        r.queue_delay_us = 8_000;
+        r.rtt_mean_us = 58_000.0;
+    });
+    ev.bytes_received = 150_000;
+    ev.recv_rate_bps = 0.6e6;
+    ev
+}
+
+#[test]
+fn a_slow_links_spacing_of_full_segments_is_not_a_pause() {
+    let ev = slow_link();
+    for name in ["loss_held", "sender_held"] {
+        assert_eq!(rule(name, &ev), None, "{name}");
+    }
+    assert!(matches!(
+        rule("even_arrival", &ev),
+        Some((Verdict::Path, Reason::EvenArrival))
+    ));
+    let cfg = Config::default();
+    let f = flow();
+    let c = ReceiverCtx::new(&ev, &f, &cfg);
+    let text = super::text::explain(Reason::EvenArrival, &c);
+    assert!(
+        text.contains("after each of 100 gaps of 19.8 ms on average: a slow link's pace"),
+        "{text}"
+    );
+    // Just outside: three segments a gap (a sender's bursts) ...
+    let bursts = rx(ev.clone(), |r| r.data_segments = 300);
+    let mut bursts = bursts;
+    bursts.bytes_received = 300 * 1448;
+    assert!(rule("loss_held", &bursts).is_some());
+    // ... or segments under 0.9 of the MSS (a writer's small writes) ...
+    let mut small = ev.clone();
+    small.bytes_received = 104 * 1300;
+    assert!(rule("sender_held", &small).is_some());
+    // ... or a path that shows itself neither full nor lossy: a writer
+    // that sends a segment's worth every 19 ms has the link's shape.
+    // A receiver RTT stretched by the writer's pauses is no witness.
+    let app = rx(ev.clone(), |r| r.ooo_packets = 0);
+    assert!(rule("sender_held", &app).is_some());
+    assert!(rule("sender_held", &queued(app, 20_000)).is_some());
+    // A queue under 0.4 of the 19.8 ms mean gap: a sender pacing a small
+    // window over the round trip, the link idle between its segments.
+    assert!(rule("loss_held", &queued(ev.clone(), 7_919)).is_some());
+    assert_eq!(rule("loss_held", &queued(ev, 7_920)), None);
+}

@@ -229,6 +229,14 @@ fn how(c: &ReceiverCtx<'_>) -> String {
             units::share(rx.path_use),
             units::rate(rx.burst_rate_bps)
         )
+    } else if c.link_paced {
+        // The gaps are the link's own spacing of full-sized segments.
+        format!(
+            "data arrives evenly at {}, a full-sized segment or two after each of {} gaps of {} on average: a slow link's pace, not the sender pausing",
+            units::rate(c.rate),
+            rx.gaps,
+            units::time_us(rx.mean_gap_us)
+        )
     } else {
         format!("data arrives evenly at {}", units::rate(c.rate))
     }

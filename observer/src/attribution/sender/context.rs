@@ -85,6 +85,12 @@ pub struct SenderCtx<'a> {
     /// The kernel's pacing rate at the interval's end (bits/s; 0: not
     /// paced).
     pub pacing: f64,
+    /// The application's pacing cap, where the kernel paces at it
+    /// (`Flow::max_pacing_rate_bps`, bits/s): the pacing rate at least
+    /// `cfg.at_ceiling` of the cap. `sk_pacing_rate` never exceeds
+    /// `sk_max_pacing_rate` (net/ipv4/tcp_output.c, `tcp_update_pacing_rate()`
+    /// and the congestion controls' own, as `SO_MAX_PACING_RATE` clamps them).
+    pub pacing_cap: Option<f64>,
     /// Share of the segments sent in the interval that were retransmitted
     /// (0 to 1).
     pub loss_share: f64,
@@ -173,6 +179,10 @@ impl<'a> SenderCtx<'a> {
             path_rtt,
             model_based,
             pacing: flow.pacing_rate_bps.unwrap_or(0) as f64,
+            pacing_cap: flow.max_pacing_rate_bps.map(|b| b as f64).filter(|&cap| {
+                flow.pacing_rate_bps
+                    .is_some_and(|p| p as f64 >= cfg.at_ceiling * cap)
+            }),
             loss_share,
             isolated_loss_rate,
         }

@@ -17,12 +17,18 @@ pub enum Reason {
     NotObserved,
     /// Busy, nothing delivered, rwnd-limited: the peer's window is shut.
     ShutWindow,
+    /// Retransmissions with (almost) nothing acknowledged: the path drops
+    /// what is sent.
+    Stalled,
     /// Nothing sent or received.
     NothingSent,
     /// Too few bytes acked or round trips: (round trips of srtt).
     TooLittle(f64),
     /// Idle most of the interval.
     MostlyIdle,
+    /// Paced at the cap the application set (`SO_MAX_PACING_RATE`,
+    /// bits/s), delivering near it.
+    PacingCap(f64),
     /// The send buffer is full only through a queue: its ceiling at
     /// min_rtt (bits/s).
     BufferThroughQueue(f64),
@@ -73,6 +79,11 @@ pub const SENDER_RULES: &[Rule<Judge>] = &[
         judge: shut_window,
     },
     Rule {
+        name: "stalled",
+        recognises: "stall_retransmits retransmissions with under min_bytes acked: the path drops what is sent",
+        judge: stalled,
+    },
+    Rule {
         name: "nothing_sent",
         recognises: "nothing sent or received at all: idle",
         judge: nothing_sent,
@@ -86,6 +97,11 @@ pub const SENDER_RULES: &[Rule<Judge>] = &[
         name: "mostly_idle",
         recognises: "idle (nothing outstanding) for idle_share of the interval",
         judge: mostly_idle,
+    },
+    Rule {
+        name: "pacing_cap",
+        recognises: "paced at the application's SO_MAX_PACING_RATE and delivering near it",
+        judge: pacing_cap,
     },
     Rule {
         name: "buffer_through_queue",
@@ -185,6 +201,21 @@ fn shut_window(c: &SenderCtx) -> Option<Finding<Reason>> {
     })
 }
 
+// Before `nothing_sent` and `too_little`: a sender whose segments all
+// vanish (an outage, a PMTU black hole that drops every full-sized one)
+// sends the same segment again at each retransmission timeout, with
+// nothing acknowledged: that silence is the path's, not the application's
+// and not too little to judge.
+// Data must still wait at the interval's end (unacknowledged, or queued
+// unsent): a flow that sends little (a control connection) and had a few
+// segments dropped in a full queue has sent what it had.
+fn stalled(c: &SenderCtx) -> Option<Finding<Reason>> {
+    let ev = c.ev;
+    let waiting = c.flow.unacked > 0 || c.flow.notsent > 0;
+    (waiting && ev.bytes_acked < c.cfg.min_bytes && ev.retransmits >= c.cfg.stall_retransmits)
+        .then(|| Finding::new(Verdict::Path, c.cfg.stall_confidence, Reason::Stalled))
+}
+
 fn nothing_sent(c: &SenderCtx) -> Option<Finding<Reason>> {
     c.nothing_moved.then(|| {
         Finding::new(
@@ -204,6 +235,22 @@ fn too_little_acked(c: &SenderCtx) -> Option<Finding<Reason>> {
 fn mostly_idle(c: &SenderCtx) -> Option<Finding<Reason>> {
     let idle = c.ev.shares.idle;
     (idle >= c.cfg.idle_share).then(|| Finding::new(Verdict::Application, idle, Reason::MostlyIdle))
+}
+
+// The application chose the rate: the kernel paces at the cap it set and
+// the flow delivers near it (`at_ceiling`), so neither the windows nor the
+// path hold it; a congestion control's own pacing follows cwnd/srtt or
+// its model of the path, never a cap. Below the cap's share of delivery,
+// something else holds the flow under the cap.
+fn pacing_cap(c: &SenderCtx) -> Option<Finding<Reason>> {
+    let cap = c.pacing_cap?;
+    (c.rate >= c.cfg.at_ceiling * cap).then(|| {
+        Finding::new(
+            Verdict::Application,
+            c.cfg.pacing_cap_confidence,
+            Reason::PacingCap(cap),
+        )
+    })
 }
 
 // Before the send buffer, whatever the shares: a buffer full only through

@@ -147,6 +147,75 @@ fn nothing_sent_is_an_interval_without_a_byte() {
 }
 
 #[test]
+fn stalled_is_retransmissions_with_next_to_nothing_acked() {
+    let mut f = flow();
+    f.unacked = 1;
+    let cfg = Config::default();
+    // A black hole: six seconds, the same full-sized segment sent again
+    // at each timeout, nothing acknowledged.
+    let dark = Evidence {
+        interval_us: 6_000_000,
+        retransmits: 4,
+        ..nothing_moved(base())
+    };
+    assert_eq!(
+        rule("stalled", &dark, &f),
+        Some((Verdict::Path, Reason::Stalled))
+    );
+    // The table calls it that before `nothing_sent` and `too_little`.
+    let c = SenderCtx::new(&dark, &f, &cfg);
+    assert_eq!(
+        super::rules::first(&c).map(|(name, _)| name),
+        Some("stalled")
+    );
+    // Two retransmissions, or as much acknowledged as min_bytes: not a stall.
+    let two = Evidence {
+        retransmits: 2,
+        ..dark.clone()
+    };
+    assert_eq!(rule("stalled", &two, &f), None);
+    let moving = Evidence {
+        bytes_acked: cfg.min_bytes,
+        ..dark.clone()
+    };
+    assert_eq!(rule("stalled", &moving, &f), None);
+    // Nothing left waiting (a control connection whose few segments a
+    // full queue dropped, then delivered): it sent what it had.
+    f.unacked = 0;
+    assert_eq!(rule("stalled", &dark, &f), None);
+    f.notsent = 1;
+    assert!(rule("stalled", &dark, &f).is_some());
+}
+
+#[test]
+fn pacing_cap_is_pacing_at_the_applications_cap_and_delivering_near_it() {
+    // SO_MAX_PACING_RATE at 10 Mbit/s, the kernel pacing at it, the flow
+    // delivering 10 Mbit/s with windows that allow 100.
+    let mut f = flow();
+    f.max_pacing_rate_bps = Some(10_000_000);
+    f.pacing_rate_bps = Some(10_000_000);
+    let ev = base();
+    assert!(matches!(
+        rule("pacing_cap", &ev, &f),
+        Some((Verdict::Application, Reason::PacingCap(cap))) if cap == 10e6
+    ));
+    // Delivering under 80% of the cap: something else holds the flow.
+    let slow = Evidence {
+        rate_bps: 7.9e6,
+        bytes_acked: 987_500,
+        ..base()
+    };
+    assert_eq!(rule("pacing_cap", &slow, &f), None);
+    // Pacing under 80% of the cap: the congestion control's own rate.
+    f.pacing_rate_bps = Some(7_900_000);
+    assert_eq!(rule("pacing_cap", &ev, &f), None);
+    // No cap set.
+    f.pacing_rate_bps = Some(10_000_000);
+    f.max_pacing_rate_bps = None;
+    assert_eq!(rule("pacing_cap", &ev, &f), None);
+}
+
+#[test]
 fn too_little_is_under_min_bytes_or_min_rtts() {
     let f = flow();
     let cfg = Config::default();

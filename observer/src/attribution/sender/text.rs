@@ -12,7 +12,9 @@ pub fn explain(reason: Reason, c: &SenderCtx<'_>) -> String {
     }
     match reason {
         Reason::NotObserved | Reason::TooLittle(_) | Reason::Outran(..) => unknown(reason, c),
-        Reason::NothingSent | Reason::MostlyIdle | Reason::Application => application(reason, c),
+        Reason::NothingSent | Reason::MostlyIdle | Reason::PacingCap(_) | Reason::Application => {
+            application(reason, c)
+        }
         Reason::ShutWindow
         | Reason::PeerReader
         | Reason::ReceiveWindow
@@ -24,6 +26,7 @@ pub fn explain(reason: Reason, c: &SenderCtx<'_>) -> String {
         | Reason::WindowThroughQueue(_)
         | Reason::FullBottleneck
         | Reason::DropsWithoutQueue
+        | Reason::Stalled
         | Reason::Pacing => path(reason, c),
     }
 }
@@ -54,6 +57,15 @@ fn application(reason: Reason, c: &SenderCtx<'_>) -> String {
     let t = |us: u64| units::time_us(us as f64);
     match reason {
         Reason::NothingSent => format!("application: idle, nothing sent for {}", t(ev.interval_us)),
+        Reason::PacingCap(cap) => format!(
+            "application: paced at the {} cap the application set (SO_MAX_PACING_RATE), delivering {}; cwnd {} x {} B / srtt {} would allow {}",
+            units::rate(cap),
+            units::rate(c.rate),
+            ev.snd_cwnd,
+            ev.mss,
+            t(u64::from(ev.srtt_us)),
+            units::rate(ev.ceilings.cwnd_bps)
+        ),
         Reason::MostlyIdle => format!(
             "application: idle {} of the time (no data outstanding), sending {}",
             units::share(ev.shares.idle),
@@ -139,6 +151,13 @@ fn path(reason: Reason, c: &SenderCtx<'_>) -> String {
     let ev = c.ev;
     let t = |us: u64| units::time_us(us as f64);
     match reason {
+        Reason::Stalled => format!(
+            "path: stalled: {} retransmissions with {} acknowledged over {} (retransmission timeouts, the same data sent again): the path drops what is sent; a PMTU black hole where only full-sized segments vanish (mss {} B)",
+            ev.retransmits,
+            units::bytes(ev.bytes_acked as f64),
+            t(ev.interval_us),
+            ev.mss
+        ),
         Reason::BufferThroughQueue(at_base) => format!(
             "path: the bottleneck is full: the send buffer is full (the writer waited {} of busy time) only through a queue: sk_sndbuf {} allows {} at min_rtt {}, and {}; delivering {}, {} retransmits: a larger buffer would add queue, not rate",
             units::share(c.sndbuf),
@@ -177,11 +196,18 @@ fn path(reason: Reason, c: &SenderCtx<'_>) -> String {
             units::rate(c.isolated_loss_rate),
             queue_line(c)
         ),
+        // Only a model-based congestion control (BBR) paces at an estimate
+        // of the path; CUBIC's pacing follows its cwnd over srtt.
         Reason::Pacing => format!(
-            "path: busy {} of the time without window limits, delivering {}{} as the congestion control estimates the path; {}; {} retransmits",
+            "path: busy {} of the time without window limits, delivering {}{}{}; {}; {} retransmits",
             units::share(ev.busy()),
             units::rate(c.rate),
             pacing_at(c),
+            if c.model_based {
+                " as the congestion control estimates the path"
+            } else {
+                ""
+            },
             queue_line(c),
             ev.retransmits
         ),

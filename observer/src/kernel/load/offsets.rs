@@ -252,6 +252,13 @@ fn specs() -> Vec<Spec> {
             Byte,
             Optional
         ),
+        spec!(
+            "sk_max_pacing_rate",
+            "tcp_sock",
+            sk("sk_max_pacing_rate"),
+            Byte,
+            Optional
+        ),
         spec!("lsndtime", "tcp_sock", "lsndtime", Byte, Optional),
         spec!(
             "lrcvtime",
