@@ -12,7 +12,7 @@ use accuracy::{
     outcome::{EndVerdict, Outcome, Rerun},
     relax::{apply_what_if, changes, relax, sampled},
     report,
-    score::score,
+    score::{End, is_right, score},
     space::{Cc, Situation, draw},
     truth::truth,
 };
@@ -175,6 +175,18 @@ fn check_counterfactual(poller: &mut Poller, o: &mut Outcome, seed: u64) {
     }
 }
 
+/// Drops `o`'s what-if rerun where its verdicts no longer ask for the
+/// setting it applied (judged again, or run again).
+fn drop_stale_what_if(o: &mut Outcome) {
+    let asked = [&o.sender, &o.receiver]
+        .into_iter()
+        .flatten()
+        .find_map(|e| apply_what_if(&o.situation, &e.verdict, e.what_if_from?, e.what_if_window?));
+    if o.what_if.as_ref().map(|w| &w.change) != asked.as_ref().map(|(_, c)| c) {
+        o.what_if = None;
+    }
+}
+
 /// Where an end's verdict gave a window what-if, runs `o`'s situation
 /// again with that window's setting, once.
 fn check_what_if(poller: &mut Poller, o: &mut Outcome, seed: u64) {
@@ -225,6 +237,7 @@ fn harness(cli: &Cli) -> anyhow::Result<()> {
             let s = o.situation.clone();
             if !rejudge::recording_path(DIR, cli.seed, s.cc, s.index).exists() {
                 base_run(&mut poller, o, cli.seed, hz);
+                drop_stale_what_if(o);
                 eprintln!("recorded {}/{} #{}", s.cc.name(), s.kind.name(), s.index);
             }
         }
@@ -235,6 +248,7 @@ fn harness(cli: &Cli) -> anyhow::Result<()> {
     if !cli.no_counterfactual {
         for o in &mut outcomes {
             check_counterfactual(&mut poller, o, cli.seed);
+            drop_stale_what_if(o);
             check_what_if(&mut poller, o, cli.seed);
         }
         outcomes.retain(|o| o.error.is_none());
@@ -310,36 +324,41 @@ fn rejudge_all(cli: &Cli) -> anyhow::Result<()> {
             continue;
         }
         let (sender, receiver) = rejudge::rejudge(&file)?;
-        // Each verdict this build moves, for review.
-        let name =
-            |e: &Option<EndVerdict>| e.as_ref().map_or("-".to_string(), |e| e.verdict.clone());
-        for (end, was, now) in [
-            ("sender", &o.sender, &sender),
-            ("receiver", &o.receiver, &receiver),
+        // Each verdict this build moves, for review, marked right or wrong
+        // by the truth.
+        let t = truth(s);
+        let said = |e: &Option<EndVerdict>, end| match e {
+            Some(e) => format!(
+                "{} ({})",
+                e.verdict,
+                if is_right(&t, end, e) {
+                    "right"
+                } else {
+                    "wrong"
+                }
+            ),
+            None => "- (wrong)".to_string(),
+        };
+        for (name, end, was, now) in [
+            ("sender", End::Sender, &o.sender, &sender),
+            ("receiver", End::Receiver, &o.receiver, &receiver),
         ] {
-            if name(was) != name(now) {
+            let verdict = |e: &Option<EndVerdict>| e.as_ref().map(|e| e.verdict.clone());
+            if verdict(was) != verdict(now) {
                 eprintln!(
-                    "moved {}/{} #{} {end}: {} -> {}: {}",
+                    "moved {}/{} #{} {name}: {} -> {}: {}",
                     s.cc.name(),
                     s.kind.name(),
                     s.index,
-                    name(was),
-                    name(now),
+                    said(was, end),
+                    said(now, end),
                     now.as_ref().map_or("", |e| e.explanation.as_str())
                 );
             }
         }
         o.sender = sender;
         o.receiver = receiver;
-        let asked = [&o.sender, &o.receiver]
-            .into_iter()
-            .flatten()
-            .find_map(|e| {
-                apply_what_if(&o.situation, &e.verdict, e.what_if_from?, e.what_if_window?)
-            });
-        if o.what_if.as_ref().map(|w| &w.change) != asked.as_ref().map(|(_, c)| c) {
-            o.what_if = None;
-        }
+        drop_stale_what_if(o);
     }
     // The outcomes as judged again, beside the checkpoint (which keeps the
     // verdicts given live).
