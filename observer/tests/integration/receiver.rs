@@ -344,7 +344,17 @@ fn gaps_that_wait_for_this_hosts_request_are_told_as_asked() {
         "rx_gap_us {}",
         flow.rx_gap_us
     );
-    assert_eq!(flow.rx_gap_asked_us, flow.rx_gap_us);
+    // Every gap that follows a request is asked. A VM may also stall the
+    // sender mid-chunk for over the 10 ms a gap must last (6.1 once: a
+    // twelfth gap of 10.8 ms): such a gap is the sender's own, not asked,
+    // and shorter than the 60 ms each request waits, so the time not
+    // asked is at most 50 ms for each gap beyond the eleven.
+    let own = flow.rx_gap_us - flow.rx_gap_asked_us;
+    let extra = u64::from(flow.rx_gaps.saturating_sub(11));
+    assert!(
+        own <= extra * 50_000,
+        "{own} µs of gaps not asked, {extra} gaps beyond the requests'"
+    );
     assert!(
         flow.rx_gap_shut_us * 20 <= flow.rx_gap_us,
         "rx_gap_shut_us {} of {}",
