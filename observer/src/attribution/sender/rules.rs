@@ -66,6 +66,10 @@ pub enum Reason {
 /// A sender rule's test.
 pub type Judge = fn(&SenderCtx<'_>) -> Option<Finding<Reason>>;
 
+/// `TCP_CA_Loss` of `enum tcp_ca_state` (include/net/inet_connection_sock.h):
+/// the state a retransmission timeout puts the sender in.
+const TCP_CA_LOSS: u8 = 4;
+
 /// The sender's table: the first rule that finds decides.
 pub const SENDER_RULES: &[Rule<Judge>] = &[
     Rule {
@@ -208,10 +212,12 @@ fn shut_window(c: &SenderCtx) -> Option<Finding<Reason>> {
 // and not too little to judge.
 // Data must still wait at the interval's end (unacknowledged, or queued
 // unsent): a flow that sends little (a control connection) and had a few
-// segments dropped in a full queue has sent what it had.
+// segments dropped in a full queue has sent what it had. And a timeout
+// must have fired (the sender in TCP_CA_Loss): a slow, lossy flow that
+// moves under min_bytes in a short window retransmits fast, in Recovery.
 fn stalled(c: &SenderCtx) -> Option<Finding<Reason>> {
     let ev = c.ev;
-    let waiting = c.flow.unacked > 0 || c.flow.notsent > 0;
+    let waiting = (c.flow.unacked > 0 || c.flow.notsent > 0) && c.flow.ca_state == TCP_CA_LOSS;
     (waiting && ev.bytes_acked < c.cfg.min_bytes && ev.retransmits >= c.cfg.stall_retransmits)
         .then(|| Finding::new(Verdict::Path, c.cfg.stall_confidence, Reason::Stalled))
 }

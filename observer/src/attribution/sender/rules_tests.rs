@@ -150,6 +150,7 @@ fn nothing_sent_is_an_interval_without_a_byte() {
 fn stalled_is_retransmissions_with_next_to_nothing_acked() {
     let mut f = flow();
     f.unacked = 1;
+    f.ca_state = 4;
     let cfg = Config::default();
     // A black hole: six seconds, the same full-sized segment sent again
     // at each timeout, nothing acknowledged.
@@ -185,6 +186,10 @@ fn stalled_is_retransmissions_with_next_to_nothing_acked() {
     assert_eq!(rule("stalled", &dark, &f), None);
     f.notsent = 1;
     assert!(rule("stalled", &dark, &f).is_some());
+    // Retransmitting fast, in Recovery (3), not after a timeout: a slow,
+    // lossy flow, not a stall.
+    f.ca_state = 3;
+    assert_eq!(rule("stalled", &dark, &f), None);
 }
 
 #[test]
