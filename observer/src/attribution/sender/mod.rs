@@ -34,4 +34,6 @@ pub fn attribute(ev: &Evidence, flow: &Flow, cfg: &Config) -> Attribution {
 }
 
 #[cfg(test)]
+mod early_rules_tests;
+#[cfg(test)]
 mod rules_tests;
