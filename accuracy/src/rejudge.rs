@@ -18,9 +18,9 @@ use observer::{
     track::{
         live::{LiveConfig, LiveFlows},
         recording::Recording,
+        replay::split,
     },
 };
-use observer_common::FlowSample;
 
 use crate::runner::{Ends, end_verdicts, note};
 
@@ -58,12 +58,7 @@ pub fn rejudge(file: &Path) -> anyhow::Result<(Option<EndVerdict>, Option<EndVer
     let mut seen = HashMap::new();
     let none = HashSet::new();
     for p in &rec.polls {
-        let (closed, active): (Vec<FlowSample>, Vec<FlowSample>) =
-            p.samples.iter().partition(|s| s.closed_ns != 0);
-        let closed: Vec<FlowSample> = closed
-            .into_iter()
-            .filter(|s| closed_seen.insert(s.cookie))
-            .collect();
+        let (active, closed) = split(p, &mut closed_seen);
         live.ingest_changes(&active, &closed, p.now_ns, false);
         note(&live, ends, &none, &mut seen);
     }

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::{
     live::{LiveConfig, LiveFlows},
-    recording::Recording,
+    recording::{Poll, Recording},
     snapshot::FlowTable,
 };
 use crate::{
@@ -67,6 +67,19 @@ fn line(label: &str, poll: usize, cookie: u64, judged: Judged, a: &Attribution) 
     }
 }
 
+/// The samples of poll `p` as a live read hands them over: the open
+/// flows', and the close records not met before (`closed_seen`, the
+/// cookies closed so far, which it adds to), as (active, closed).
+pub fn split(p: &Poll, closed_seen: &mut HashSet<u64>) -> (Vec<FlowSample>, Vec<FlowSample>) {
+    let (closed, active): (Vec<FlowSample>, Vec<FlowSample>) =
+        p.samples.iter().partition(|s| s.closed_ns != 0);
+    let closed = closed
+        .into_iter()
+        .filter(|s| closed_seen.insert(s.cookie))
+        .collect();
+    (active, closed)
+}
+
 /// Every verdict of `rec` judged with `cfg`: each label replayed on its own
 /// (new live flows and a table that start one nanosecond before its first poll,
 /// so its flows count as born in the run), the live flows' current and life
@@ -90,12 +103,7 @@ pub fn replay(rec: &Recording, cfg: &attribution::Config) -> Vec<Line> {
         let mut now = start;
         for (i, p) in polls.iter().enumerate() {
             now = p.now_ns;
-            let (closed, active): (Vec<FlowSample>, Vec<FlowSample>) =
-                p.samples.iter().partition(|s| s.closed_ns != 0);
-            let closed: Vec<FlowSample> = closed
-                .into_iter()
-                .filter(|s| closed_seen.insert(s.cookie))
-                .collect();
+            let (active, closed) = split(p, &mut closed_seen);
             live.ingest_changes(&active, &closed, now, false);
             table.ingest(&active, &closed, now);
             let mut open: Vec<_> = live.flows().filter(|t| !t.is_closed()).collect();
