@@ -225,6 +225,50 @@ pub fn on_destroy(sk: *const u8) {
     crate::close::close(sk, tcp_state::CLOSE);
 }
 
+/// `TCP_CA_Loss` of `enum tcp_ca_state` (include/net/inet_connection_sock.h):
+/// the state a retransmission timeout puts the sender in
+/// (`tcp_enter_loss()`, net/ipv4/tcp_input.c).
+const TCP_CA_LOSS: u8 = 4;
+
+/// The read gate's tag for the retransmission hook: no process has it
+/// (a tgid is at most `PID_MAX_LIMIT`, 4,194,304).
+const RETRANSMIT_TAG: u32 = u32::MAX;
+
+/// Retransmission hook (`tcp_retransmit_skb`, net/ipv4/tcp_output.c): a
+/// sender whose segments all vanish (an outage, a PMTU black hole) gets
+/// no ACK, so no segment samples it, and where no walk reaches it (a flow
+/// in another network namespace when only the TCP iterator runs) its
+/// figures would stay at its last ACK for good. A retransmission timeout
+/// (`tcp_retransmit_timer()`, net/ipv4/tcp_timer.c) enters `TCP_CA_Loss`
+/// before it resends the head: that resend is sampled, at most once a
+/// jiffy per CPU ([`gate::held`]), so each timeout shows as
+/// `total_retrans` growing with nothing acked. Fast retransmits (in
+/// Recovery) are left to the ACKs that trigger them, which the packet
+/// hook samples; so are the resends a timeout's ACKs clock out in Loss,
+/// which the gate holds within the ACK's jiffy. Only a flow observer
+/// already tracks is sampled.
+#[inline(always)]
+pub fn on_retransmit(sk: *const u8) {
+    let Some(sk) = Sk::of(sk) else {
+        return;
+    };
+    let ca_state = sk.bits(off!(ca_state_bit), off!(ca_state_width)) as u8;
+    if ca_state != TCP_CA_LOSS {
+        return;
+    }
+    let key = key_of(sk);
+    if gate::held(key, RETRANSMIT_TAG) {
+        return;
+    }
+    if let Some(s) = entry(sk, key, false) {
+        // SAFETY: `s` points into the flow map's value for this socket.
+        unsafe {
+            refresh(s, sk);
+            poll::note_clocks(sk, key, s);
+        }
+    }
+}
+
 /// Process-context hook after a receive call on any socket: attribute a
 /// TCP flow to the calling process (the only way observer learns the
 /// owner of a flow accepted by a listener; a connecting one has it from

@@ -126,6 +126,16 @@ macro_rules! agent_programs {
             0
         }
 
+        /// `TP_PROTO(const struct sock *sk, const struct sk_buff *skb)`
+        /// (include/trace/events/tcp.h; later kernels add arguments after
+        /// these): a segment sent again (see `flow::on_retransmit`).
+        #[::aya_ebpf::macros::btf_tracepoint(function = "tcp_retransmit_skb")]
+        pub fn observer_retransmit(ctx: ::aya_ebpf::programs::BtfTracePointContext) -> i32 {
+            let sk: *const u8 = ctx.arg(0);
+            $crate::flow::on_retransmit(sk);
+            0
+        }
+
         /// `TP_PROTO(struct sock *sk)` (include/trace/events/tcp.h): a
         /// socket being freed (see `flow::on_destroy`).
         #[::aya_ebpf::macros::btf_tracepoint(function = "tcp_destroy_sock")]

@@ -223,3 +223,55 @@ fn an_application_limited_sender_is_neither() {
     assert!(cwnd < 0.1, "cwnd-limited {cwnd:.3} of busy");
     assert_eq!(flow.sndbuf_full_us, 0);
 }
+
+/// A PMTU black hole (every packet over 1,300 bytes dropped, 5 ms each
+/// way): the sender's full-sized segments all vanish, so no ACK comes and
+/// no segment samples it. Its retransmission timeouts do (the
+/// `tcp_retransmit_skb` hook; on a kernel that refuses the storage
+/// iterator no walk reaches the path's namespaces either): its figures
+/// show the timeouts and the engine names the stall.
+#[test]
+fn a_sender_whose_segments_all_vanish_is_seen_stalled() {
+    if !root_or_skip("a_sender_whose_segments_all_vanish_is_seen_stalled") {
+        return;
+    }
+    let _serial = serial();
+    let each_way = Duration::from_millis(5);
+    let path = Path::new(PathConfig::new(
+        pathemu::Link::with_delay_only(each_way).drop_over(1300),
+        pathemu::Link::with_delay_only(each_way),
+    ))
+    .unwrap();
+    let mut obs = Observer::start();
+    let (_rx, mut tx) = connect_across(&path, Side::B, path.ip(Side::B));
+    tx.set_nonblocking(true).unwrap();
+    // What the send buffer takes: nothing of it ever arrives.
+    let sent = tx.write(&vec![7u8; 256 * 1024]).unwrap();
+    assert!(sent > 4 * 1448, "{sent}");
+    let key = cookie(&tx);
+    // Timeouts at about 0.2, 0.6, 1.4 and 3.0 s (RTO doubling from its
+    // 200 ms floor); each sample shows the ones before it.
+    let flow = obs.wait_for_flow(
+        key,
+        Duration::from_secs(6),
+        "three retransmissions in TCP_CA_Loss",
+        |f| f.retransmits >= 3 && f.ca_state == 4,
+    );
+    assert!(flow.bytes_acked <= 1, "{}", flow.bytes_acked);
+    assert_eq!(flow.snd_cwnd, 1);
+    let point = obs.point(key).unwrap();
+    let a = observer::attribution::attribute(None, &point, &Default::default());
+    assert_eq!(
+        a.verdict,
+        observer::attribution::Verdict::Path,
+        "{}",
+        a.explanation
+    );
+    assert_eq!(a.rule, "stalled");
+    assert!(
+        a.explanation
+            .contains("a PMTU black hole where only full-sized segments vanish"),
+        "{}",
+        a.explanation
+    );
+}

@@ -129,6 +129,11 @@ impl std::fmt::Display for Degraded {
                         ": a close the kernel skips reporting (nested in another) leaves its \
                          flow open",
                     ),
+                    Need::Stalls => f.write_str(
+                        ": a sender that gets no ACK at all (an outage, a PMTU black hole) \
+                         shows its last ACK's figures until one comes, where the poll-time \
+                         read does not reach it",
+                    ),
                     Need::Owner => write!(
                         f,
                         ": flows accepted by a listener show no pid or comm until the owner \

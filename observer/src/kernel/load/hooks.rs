@@ -18,6 +18,9 @@ pub enum Need {
     /// attached ([`When::WithoutWalks`]): flows accepted by a listener
     /// show no pid or comm until the owner walk finds them.
     Owner,
+    /// `tcp_retransmit_skb`: a sender whose segments all vanish, where no
+    /// walk reaches it, shows the figures of its last ACK.
+    Stalls,
 }
 
 /// When a hook is attached.
@@ -88,6 +91,22 @@ pub const RCV_SPACE: Hook = Hook {
     fallback: None,
 };
 
+/// `tcp_retransmit_skb` (Linux 4.15): a segment sent again. Only the
+/// resends of a retransmission timeout are sampled (`flow::on_retransmit`
+/// in observer-ebpf): a sender that gets no ACK at all (an outage, a PMTU
+/// black hole) has no other hook, and the walk reaches only the agent's
+/// network namespace where the kernel refuses the storage iterator. The
+/// tracepoint fires before the kernel counts the resend
+/// (`__tcp_retransmit_skb()`, net/ipv4/tcp_output.c), so a sample there
+/// shows `total_retrans` one short until the next.
+pub const RETRANSMIT: Hook = Hook {
+    program: "observer_retransmit",
+    tracepoint: "tcp_retransmit_skb",
+    need: Need::Stalls,
+    when: When::Always,
+    fallback: None,
+};
+
 /// `sock_recv_length` (Linux 6.3): the owner of a read, and a refresh
 /// after it. Sends have no hook (a sender is sampled as its ACKs arrive):
 /// every program on a path costs at least the empty-program floor there.
@@ -104,7 +123,7 @@ pub const RECV_LENGTH: Hook = Hook {
 /// (attached the other way round, the flows of a busy host that closed
 /// in between stayed in the map, open for good). Fallbacks attach in
 /// their hook's place.
-pub const ATTACH_ORDER: [&Hook; 4] = [&DESTROY, &SET_STATE, &TCP_PROBE, &RECV_LENGTH];
+pub const ATTACH_ORDER: [&Hook; 5] = [&DESTROY, &SET_STATE, &TCP_PROBE, &RETRANSMIT, &RECV_LENGTH];
 
 /// An iterator program: not attached to a tracepoint, but linked once and
 /// run by the agent at a poll (`BPF_ITER_CREATE`).
@@ -216,6 +235,7 @@ mod tests {
                 "tcp_destroy_sock",
                 "inet_sock_set_state",
                 "tcp_probe",
+                "tcp_retransmit_skb",
                 "sock_recv_length",
                 "tcp_rcv_space_adjust",
             ]

@@ -11,7 +11,8 @@ use std::{
 use observer_common::FlowSample;
 
 /// Programs the `observer` binary attaches on this kernel by default: the
-/// 2 required ones, tcp_destroy_sock, the poll-time read's iterator
+/// 2 required ones, tcp_destroy_sock, tcp_retransmit_skb, the poll-time
+/// read's iterator
 /// (`--poll-read auto`; Linux 5.11+, where tracing programs may use
 /// socket-local storage) and the owner walk; and, only where those two
 /// walks do not both run, sock_recv_length (Linux 6.3+) or in its place
@@ -21,6 +22,7 @@ pub fn attached_programs() -> usize {
     *N.get_or_init(|| {
         let poll = poll_walk();
         2 + usize::from(has_tracepoint("tcp_destroy_sock"))
+            + usize::from(has_tracepoint("tcp_retransmit_skb"))
             + usize::from(poll)
             + usize::from(owner_walk())
             + usize::from(read_hook_attached())
@@ -38,6 +40,7 @@ pub fn read_hook_attached() -> bool {
 /// is an unpinned agent's alone, so the read hook is attached.
 pub fn attached_programs_pinned() -> usize {
     2 + usize::from(has_tracepoint("tcp_destroy_sock"))
+        + usize::from(has_tracepoint("tcp_retransmit_skb"))
         + usize::from(poll_walk())
         + usize::from(read_hook())
 }
