@@ -100,13 +100,15 @@ pub struct Config {
     /// Confidence of a flow paced at its application's cap
     /// (`pacing_cap`): the kernel reports the cap and paces at it.
     pub pacing_cap_confidence: f64,
-    /// Receiver side: arrival gaps that end with at most this many
-    /// full-sized segments each, on average, are a slow link's spacing,
-    /// not the sender's pauses. Under about 1.2 Mbit/s a 1,500-byte
-    /// packet takes longer than the 10 ms a gap must last to be counted,
-    /// so a link that paces a bulk sender leaves a counted gap before
-    /// nearly every segment; a sender that pauses sends a window or a
-    /// write's worth after each gap.
+    /// Receiver side: arrival gaps no longer on average than this many
+    /// full-sized segments take at the flow's own rate are a slow link's
+    /// spacing, not the sender's pauses. Under about 1.2 Mbit/s a
+    /// 1,500-byte packet takes longer than the 10 ms a gap must last to
+    /// be counted, so a link that paces a bulk sender leaves a counted gap
+    /// before nearly every segment (near that rate, before those whose
+    /// spacing runs over 10 ms); a sender that pauses sends a window or a
+    /// write's worth after each gap, and its gaps last as long as that
+    /// took at its rate.
     pub link_paced_segments: f64,
     /// Receiver side: segments whose mean payload is at least this share
     /// of the peer's MSS are full-sized, as a bulk sender's are. An

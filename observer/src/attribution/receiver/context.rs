@@ -238,7 +238,7 @@ impl Pauses {
         // pauses stretches the receiver's RTT sample it falls in.
         let link_paced = rx.ooo_packets > 0
             && f64::from(rx.queue_delay_us) >= cfg.link_paced_queue_gaps * rx.mean_gap_us
-            && link_paced(rx, ev.bytes_received, flow.rcv_mss, cfg);
+            && link_paced(rx, (ev.bytes_received, ev.recv_rate_bps), flow.rcv_mss, cfg);
         // Pauses no longer than a few round trips of the path, or than a
         // retransmission timeout and a round trip: what a sender waiting
         // for ACKs shows. The timeout floor also keeps short paths
@@ -268,19 +268,26 @@ fn queue_stands(rx: &Receive, cfg: &Config) -> bool {
 }
 
 /// Whether the arrival gaps of `rx` have the shape of a slow link's
-/// spacing: each ends with at most `cfg.link_paced_segments` segments on
-/// average, and those are full-sized (`cfg.full_segment_share` of `mss`,
-/// the peer's MSS in bytes, over the `bytes` received). A link under
-/// about 1.2 Mbit/s takes longer than a counted gap (10 ms) to carry one
-/// 1,500-byte packet. An application that writes a segment's worth at a
-/// time (or whose small writes Nagle gathers), or a sender that paces a
-/// small window over a long round trip, has the same shape: the caller
-/// asks also that the path show itself full, by its drops and a queue.
-fn link_paced(rx: &Receive, bytes: u64, mss: u32, cfg: &Config) -> bool {
+/// spacing: the mean gap lasts at most `cfg.link_paced_segments` times
+/// the time a full-sized segment takes at the flow's own rate (`rate`,
+/// bits/s, over an interval of `interval_us`), and the segments are
+/// full-sized (`cfg.full_segment_share` of `mss`, the peer's MSS in
+/// bytes, over the `bytes` received). A link under about 1.2 Mbit/s takes
+/// longer than a counted gap (10 ms) to carry one 1,500-byte packet, so
+/// nearly every segment follows a counted gap; near that rate only the
+/// spacings that run over 10 ms are counted, each no longer than a few
+/// segments' time, while a sender that pauses sends a window's or a
+/// write's worth after each gap, which lasts as long as that took at the
+/// flow's rate. An application that writes a segment's worth at a time
+/// (or whose small writes Nagle gathers), or a sender that paces a small
+/// window over a long round trip, has the same shape: the caller asks
+/// also that the path show itself full, by its drops and a queue.
+fn link_paced(rx: &Receive, (bytes, rate): (u64, f64), mss: u32, cfg: &Config) -> bool {
     let segments = f64::from(rx.data_segments);
+    let segment_us = f64::from(mss) * 8.0 / rate.max(1.0) * 1e6;
     rx.gaps > 0
         && mss > 0
-        && segments <= cfg.link_paced_segments * f64::from(rx.gaps)
+        && rx.mean_gap_us <= cfg.link_paced_segments * segment_us
         && bytes as f64 >= cfg.full_segment_share * f64::from(mss) * segments
 }
 

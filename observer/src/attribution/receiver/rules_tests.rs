@@ -533,10 +533,12 @@ fn a_slow_links_spacing_of_full_segments_is_not_a_pause() {
         text.contains("after each of 100 gaps of 19.8 ms on average: a slow link's pace"),
         "{text}"
     );
-    // Just outside: three segments a gap (a sender's bursts) ...
-    let bursts = rx(ev.clone(), |r| r.data_segments = 300);
-    let mut bursts = bursts;
+    // Just outside: three segments a gap (a sender's bursts, at 1.74
+    // Mbit/s: each 19.8 ms gap three segments' time, over the two the
+    // spacing allows) ...
+    let mut bursts = rx(ev.clone(), |r| r.data_segments = 300);
     bursts.bytes_received = 300 * 1448;
+    bursts.recv_rate_bps = 1.74e6;
     assert!(rule("loss_held", &bursts).is_some());
     // ... or segments under 0.9 of the MSS (a writer's small writes) ...
     let mut small = ev.clone();
@@ -552,4 +554,47 @@ fn a_slow_links_spacing_of_full_segments_is_not_a_pause() {
     // window over the round trip, the link idle between its segments.
     assert!(rule("loss_held", &queued(ev.clone(), 7_919)).is_some());
     assert_eq!(rule("loss_held", &queued(ev, 7_920)), None);
+}
+
+/// Six seconds through a 1.3 Mbit/s link (seed 1's cubic/loss #97 of the
+/// accuracy harness): a full-sized segment every 9.8 ms on average, so
+/// only the spacings that run over the 10 ms a gap must last are counted:
+/// 173 gaps of 11.3 ms before 613 segments, silent 32% of the time by the
+/// gap counter; drops at the full link's queue.
+fn link_near_the_gap_floor() -> Evidence {
+    let mut ev = rx(base(), |r| {
+        r.data_segments = 613;
+        r.gaps = 173;
+        r.gap_share = 0.32;
+        r.mean_gap_us = 11_250.0;
+        r.ooo_packets = 146;
+        r.since_ooo_s = Some(0.06);
+        r.in_flight_bytes = 1_780.0;
+        r.window_fill = 0.02;
+        r.queue_delay_us = 9_800;
+        r.rtt_mean_us = 12_000.0;
+    });
+    ev.bytes_received = 886_000;
+    ev.recv_rate_bps = 1.18e6;
+    ev
+}
+
+#[test]
+fn a_links_spacing_counted_only_where_it_runs_over_the_gap_floor_is_no_pause() {
+    // Three and a half segments a counted gap, but each gap 1.15 of a
+    // segment's time at the flow's rate (9.8 ms): the link's spacing.
+    let ev = link_near_the_gap_floor();
+    for name in ["loss_held", "sender_held"] {
+        assert_eq!(rule(name, &ev), None, "{name}");
+    }
+    assert!(matches!(
+        rule("even_arrival", &ev),
+        Some((Verdict::Path, Reason::EvenArrival))
+    ));
+    // Just outside: gaps of over two segments' time (19.6 ms) at that
+    // rate are a sender's pauses, its bursts sent between them.
+    let paused = rx(ev.clone(), |r| r.mean_gap_us = 19_700.0);
+    assert!(rule("loss_held", &paused).is_some());
+    let within = rx(ev, |r| r.mean_gap_us = 19_500.0);
+    assert_eq!(rule("loss_held", &within), None);
 }
