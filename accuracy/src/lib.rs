@@ -18,10 +18,13 @@
 //! - [`score`]: the verdicts against the truth, and a run's figures.
 //! - [`relax`]: the counterfactual: a limit relaxed, and the sample checked so.
 //! - [`report`]: the figures as Markdown, in docs/accuracy.md.
+//! - [`calibrate`]: each rule's record, as observer's table of measured
+//!   confidences.
 //!
 //! The runner (root, pathemu and observer's probes) is in the binary.
 //! docs/accuracy.md defines the space, the truth and the figures.
 
+pub mod calibrate;
 pub mod outcome;
 pub mod relax;
 pub mod report;

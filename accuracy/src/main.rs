@@ -9,10 +9,11 @@ use std::{
 };
 
 use accuracy::{
+    calibrate,
     outcome::{EndVerdict, Outcome, Rerun},
     relax::{apply_what_if, changes, relax, sampled},
     report,
-    score::{End, is_right, score},
+    score::{End, is_right, judged, score},
     space::{Cc, Situation, draw},
     truth::truth,
 };
@@ -71,6 +72,11 @@ struct Cli {
     /// this build (target/accuracy/recordings-<seed>/), and score that.
     #[arg(long, conflicts_with_all = ["resume", "only", "record"])]
     rejudge: bool,
+    /// With --rejudge: write each rule's record over this seed as
+    /// observer's table of measured confidences (the Rust source of
+    /// observer/src/attribution/measured.rs) to FILE.
+    #[arg(long, value_name = "FILE", requires = "rejudge")]
+    calibrate: Option<PathBuf>,
 }
 
 const DIR: &str = "target/accuracy";
@@ -376,6 +382,11 @@ fn rejudge_all(cli: &Cli) -> anyhow::Result<()> {
             cli.seed
         );
     }
+    if let Some(file) = &cli.calibrate {
+        let table = calibrate::source(&calibrate::records(&judged(&outcomes)), cli.seed, &commit);
+        std::fs::write(file, table).with_context(|| format!("writing {}", file.display()))?;
+        eprintln!("measured confidences: {}", file.display());
+    }
     write_figures(cli, &outcomes, &commit)
 }
 
@@ -389,6 +400,14 @@ fn write_figures(cli: &Cli, outcomes: &[Outcome], commit: &str) -> anyhow::Resul
         .unwrap_or_else(|| PathBuf::from(format!("{DIR}/results-{}.json", cli.seed)));
     std::fs::write(&json, serde_json::to_string_pretty(&r)?)
         .with_context(|| format!("writing {}", json.display()))?;
+    // Every judged end, one per line, for a look at the misses by hand.
+    let ends = PathBuf::from(format!("{DIR}/judged-{}.ndjson", cli.seed));
+    let lines = judged(outcomes)
+        .iter()
+        .map(serde_json::to_string)
+        .collect::<Result<Vec<_>, _>>()?;
+    std::fs::write(&ends, lines.join("\n") + "\n")
+        .with_context(|| format!("writing {}", ends.display()))?;
     let block = report::markdown(&r);
     print!("{block}");
     if let Some(md) = &cli.markdown {

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::score::{Report, Tally};
+use crate::score::{CALIBRATED_MIN, CALIBRATED_WITHIN, Report, Tally, calibrated};
 
 fn pct(t: &Tally) -> String {
     if t.judged == 0 {
@@ -70,6 +70,16 @@ pub fn markdown(r: &Report) -> String {
             b.low, b.high, b.n, b.mean_confidence, b.right
         );
     }
+    let _ = writeln!(
+        m,
+        "\nCalibration {} (every bin of {CALIBRATED_MIN} or more verdicts has its mean \
+         confidence within {CALIBRATED_WITHIN} of its share right).",
+        if calibrated(&r.calibration) {
+            "holds"
+        } else {
+            "fails"
+        },
+    );
     let _ = writeln!(
         m,
         "\n| rule | ends | mean confidence | right |\n| --- | --- | --- | --- |"

@@ -20,6 +20,12 @@ pub const BINS: [(f64, f64); 4] = [(0.0, 0.5), (0.5, 0.7), (0.7, 0.9), (0.9, 1.0
 pub const RELAXED_GAIN: f64 = 1.3;
 /// ... and the second tightest relaxed by less than this.
 pub const SECOND_GAIN: f64 = 1.1;
+/// Calibration holds when, in every bin of at least [`CALIBRATED_MIN`]
+/// verdicts, the mean confidence and the share right differ by at most
+/// this.
+pub const CALIBRATED_WITHIN: f64 = 0.1;
+/// The least verdicts a bin needs to count for calibration.
+pub const CALIBRATED_MIN: u32 = 20;
 /// A what-if comes true when the rate reached is within this share of
 /// the rate promised.
 pub const WHAT_IF_TOLERANCE: f64 = 0.3;
@@ -479,4 +485,13 @@ pub fn calibration(judged: &[Judged]) -> Vec<Bin> {
             }
         })
         .collect()
+}
+
+/// Whether `bins` are calibrated: every bin of at least
+/// [`CALIBRATED_MIN`] verdicts has its mean confidence within
+/// [`CALIBRATED_WITHIN`] of its share right.
+pub fn calibrated(bins: &[Bin]) -> bool {
+    bins.iter()
+        .filter(|b| b.n >= CALIBRATED_MIN)
+        .all(|b| (b.mean_confidence - b.right).abs() <= CALIBRATED_WITHIN)
 }

@@ -189,3 +189,60 @@ fn a_what_if_is_held_to_its_target_capped_by_the_next_ceiling() {
     let r = score(&[o], 1, "c");
     assert_eq!((r.what_if.checked, r.what_if.within_30pct), (1, 0));
 }
+
+#[test]
+fn calibration_holds_only_within_a_tenth_in_bins_large_enough() {
+    use crate::score::{Bin, calibrated};
+    let bin = |n, mean_confidence, right| Bin {
+        low: 0.5,
+        high: 0.7,
+        n,
+        mean_confidence,
+        right,
+    };
+    assert!(calibrated(&[bin(20, 0.6, 0.7), bin(100, 0.95, 0.9)]));
+    // Just outside: 0.11 apart in a bin of 20.
+    assert!(!calibrated(&[bin(20, 0.6, 0.71), bin(100, 0.95, 0.9)]));
+    // A bin of 19 does not count, however far off.
+    assert!(calibrated(&[bin(19, 0.6, 0.0)]));
+}
+
+#[test]
+fn the_measured_table_holds_each_rules_record_and_leaves_unknowns_out() {
+    use crate::calibrate::{records, source};
+    // Planted verdicts (rule "r" is no rule of either table) are left
+    // out; rename them to real rules.
+    let mut outcomes: Vec<Outcome> = (0..4)
+        .map(|i| outcome(i, "receive_window", "receive_window", 0.9))
+        .collect();
+    outcomes[3].sender = end("path", 0.9);
+    for o in &mut outcomes {
+        for e in [&mut o.sender, &mut o.receiver].into_iter().flatten() {
+            e.rule = "receive_window".into();
+        }
+    }
+    let mut unknown = outcome(4, "unknown", "unknown", 0.0);
+    for e in [&mut unknown.sender, &mut unknown.receiver]
+        .into_iter()
+        .flatten()
+    {
+        e.rule = "too_little".into();
+    }
+    outcomes.push(unknown);
+    let r = records(&crate::score::judged(&outcomes));
+    let got: Vec<_> = r
+        .iter()
+        .map(|(end, rule, rec)| (*end, *rule, rec.ends, rec.right))
+        .collect();
+    use crate::score::End;
+    assert_eq!(
+        got,
+        [
+            (End::Sender, "receive_window", 4, 3),
+            (End::Receiver, "receive_window", 4, 4)
+        ]
+    );
+    let text = source(&r, 1, "abc1234");
+    assert!(text.contains("rule: \"receive_window\",\n        ends: 4,\n        right: 3,"));
+    assert!(!text.contains("too_little"));
+}

@@ -3,6 +3,7 @@
 //! arithmetic for window verdicts).
 
 use super::{
+    calibration::measured,
     config::Config,
     evidence::Evidence,
     verdict::{Attribution, Side, Verdict},
@@ -75,7 +76,8 @@ impl Judgement {
 }
 
 /// Assembles an attribution: window arithmetic for window verdicts, folded
-/// into the explanation, and the confidence rounded to two places.
+/// into the explanation, and the confidence (the rule's measured one
+/// where `cfg` has it) rounded to two places.
 pub(super) fn assemble(j: Judgement, ev: &Evidence, flow: &Flow, cfg: &Config) -> Attribution {
     let Judgement {
         rule,
@@ -106,6 +108,13 @@ pub(super) fn assemble(j: Judgement, ev: &Evidence, flow: &Flow, cfg: &Config) -
     let explanation = match &what_if {
         Some(w) => explain!(cfg, "{explanation}; {}", w.summary),
         None => explanation,
+    };
+    // A verdict is given at its rule's measured precision where the
+    // harness has one (`calibration`); `unknown` stays at 0.
+    let confidence = if verdict == Verdict::Unknown {
+        confidence
+    } else {
+        measured(cfg, side, rule).unwrap_or(confidence)
     };
     Attribution {
         verdict,

@@ -2,6 +2,8 @@
 //! with their defaults. docs/attribution.md gives each rule in context,
 //! with the measurements behind the values.
 
+use super::{calibration::Measured, measured::MEASURED};
+
 /// Thresholds and confidences of the engine. The defaults are what the
 /// scenario suite checks. Shares are 0 to 1; "of busy" shares are of the
 /// sender's busy time.
@@ -289,6 +291,28 @@ pub struct Config {
     /// the longest: a bottleneck's queue delays every flow through it by
     /// the same time, whatever their RTTs.
     pub group_queue_agreement: f64,
+    /// Each rule's record over the accuracy harness's tuning seed: a
+    /// verdict other than `unknown` is given at its rule's measured
+    /// precision ([`super::calibration`]); empty, every rule keeps the
+    /// confidence it computes.
+    pub measured: &'static [Measured],
+    /// A rule's record counts once it decided at least this many scored
+    /// ends of the tuning seed: fewer cannot tell a precision of 0.7 from
+    /// one of 0.9.
+    pub measured_min_ends: u32,
+}
+
+impl Config {
+    /// This configuration with every rule at the confidence it computes
+    /// (no measured table): what the rules' own arithmetic gives, for
+    /// tests of that arithmetic and the recorded suite's golden verdicts,
+    /// which a new calibration would otherwise move.
+    pub fn rules_own(self) -> Config {
+        Config {
+            measured: &[],
+            ..self
+        }
+    }
 }
 
 impl Default for Config {
@@ -356,6 +380,8 @@ impl Default for Config {
             group_fills_path: 0.8,
             group_shown_margin: 1.1,
             group_queue_agreement: 0.5,
+            measured: MEASURED,
+            measured_min_ends: 10,
         }
     }
 }

@@ -31,9 +31,11 @@ macro_rules! explain {
 }
 
 mod assemble;
+pub mod calibration;
 mod config;
 mod evidence;
 pub mod group;
+mod measured;
 mod point;
 pub mod receiver;
 pub mod rule;

@@ -136,8 +136,9 @@ pub(super) fn interval(rate_bps: f64, end: R) -> (Point, Point) {
     (point(from), point(to))
 }
 
-/// The verdict over 0..2 s of [`interval`]`(rate_bps, end)`.
+/// The verdict over 0..2 s of [`interval`]`(rate_bps, end)`, at the
+/// confidence its rule computes ([`Config::rules_own`]).
 pub(super) fn judge(rate_bps: f64, end: R) -> Attribution {
     let (from, to) = interval(rate_bps, end);
-    super::tests::checked(attribute(Some(&from), &to, &Config::default()))
+    super::tests::checked(attribute(Some(&from), &to, &Config::default().rules_own()))
 }

@@ -151,13 +151,15 @@ mod tests {
     /// Every verdict of the recorded suite, judged now, equals the golden
     /// file's: a change to the engine that moves a verdict, a confidence
     /// or an explanation fails here, with a count of the verdicts it
-    /// moved. `OBSERVER_BLESS=1` writes the new golden file instead (for a
+    /// moved. Confidences are the rules' own ([`attribution::Config::rules_own`]):
+    /// the measured ones move with each calibration, whose own tests
+    /// (`attribution::calibration`, `attribution::tests`) check them. `OBSERVER_BLESS=1` writes the new golden file instead (for a
     /// change that means to move them: review its diff,
     /// `zdiff` of the old and new file).
     #[test]
     fn the_recorded_suite_judges_as_its_golden_file() {
         let rec = Recording::read(&fixture("suite.rec.gz")).expect("the recording reads");
-        let lines: Vec<String> = replay(&rec, &attribution::Config::default())
+        let lines: Vec<String> = replay(&rec, &attribution::Config::default().rules_own())
             .iter()
             .map(|l| serde_json::to_string(l).expect("a line serialises"))
             .collect();

@@ -1,0 +1,102 @@
+//! Prints the samples of a recording, one line per flow per poll, with the
+//! figures that a look at a verdict by hand needs most:
+//! `cargo run -p accuracy --example samples -- target/accuracy/recordings-1/cubic-46.ndjson.gz`;
+//! with `--life` after the file, each flow's last life verdict and its
+//! evidence instead (JSON), replayed as `--rejudge` judges it.
+
+use std::collections::HashSet;
+
+use observer::{
+    attribution::Config,
+    model::clock::Clock,
+    track::{
+        live::{LiveConfig, LiveFlows},
+        recording::Recording,
+        replay::split,
+    },
+};
+
+fn main() -> anyhow::Result<()> {
+    let path = std::env::args()
+        .nth(1)
+        .ok_or_else(|| anyhow::anyhow!("usage: samples RECORDING"))?;
+    let rec = Recording::read(std::path::Path::new(&path))?;
+    let t0 = rec.polls.first().map_or(0, |p| p.now_ns);
+    if std::env::args().nth(2).as_deref() == Some("--life") {
+        let cfg = LiveConfig {
+            history: 1,
+            attribution: Config::default().with_hz(rec.hz),
+            ..LiveConfig::default()
+        };
+        let mut live = LiveFlows::new(cfg, Clock::fixed(0, rec.hz), t0.saturating_sub(1));
+        let mut closed_seen = HashSet::new();
+        let mut last = std::collections::BTreeMap::new();
+        for p in &rec.polls {
+            let (active, closed) = split(p, &mut closed_seen);
+            live.ingest_changes(&active, &closed, p.now_ns, false);
+            for t in live.flows() {
+                let end = match p
+                    .label
+                    .split(' ')
+                    .position(|n| n == t.latest.netns.to_string())
+                {
+                    Some(0) => "a",
+                    Some(1) => "b",
+                    _ => "-",
+                };
+                let bytes = t.flow.bytes_acked.max(t.flow.bytes_received);
+                last.insert(t.latest.cookie, (end, bytes, t.life.clone()));
+            }
+        }
+        let compact = std::env::args().nth(3).as_deref() == Some("--compact");
+        for (cookie, (end, bytes, life)) in last {
+            if compact {
+                println!(
+                    "{path} {cookie:x} {end} {bytes} {}",
+                    serde_json::to_string(&life)?
+                );
+            } else {
+                println!("{cookie:x} {}", serde_json::to_string_pretty(&life)?);
+            }
+        }
+        return Ok(());
+    }
+    for p in &rec.polls {
+        for s in &p.samples {
+            println!(
+                "t {:7.3} cookie {:x} port {}->{} st {} ca {} last {:7.3} acked {} recv {} \
+                 cwnd {} ssthr {} srtt {} minrtt {} out {} retr_out {} lost {} sacked {} \
+                 total_retr {} snd_wnd {} rcv_wnd {} samples {} ooo {} segs_in {} rx_gap_ns {} \
+                 rcv_rtt {} app_lim {} closed {}",
+                (p.now_ns - t0) as f64 / 1e9,
+                s.cookie,
+                s.sport,
+                s.dport,
+                s.state,
+                s.ca_state,
+                (s.last_seen_ns as f64 - t0 as f64) / 1e9,
+                s.bytes_acked,
+                s.bytes_received,
+                s.snd_cwnd,
+                s.snd_ssthresh,
+                s.srtt_us,
+                s.min_rtt_us,
+                s.packets_out,
+                s.retrans_out,
+                s.lost_out,
+                s.sacked_out,
+                s.total_retrans,
+                s.snd_wnd,
+                s.rcv_wnd,
+                s.samples,
+                s.rcv_ooopack,
+                s.segs_in,
+                s.rx_gap_ns,
+                s.rcv_rtt_us,
+                s.rate_app_limited,
+                s.closed_ns != 0,
+            );
+        }
+    }
+    Ok(())
+}
