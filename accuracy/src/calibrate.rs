@@ -57,7 +57,7 @@ pub fn source(records: &[(End, &'static str, Record)], seed: u64, commit: &str) 
          //! over the accuracy harness's tuning seed ([`super::calibration`]). Do\n\
          //! not edit by hand; write it again after a change that moves verdicts.\n\
          \n\
-         use super::{{calibration::Measured, verdict::Side}};\n\
+         use super::{{calibration::Measured, side::Side}};\n\
          \n\
          /// The tuning seed's records, by side and rule.\n\
          pub const MEASURED: &[Measured] = &[\n"

@@ -6,7 +6,8 @@ use super::{
     calibration::measured,
     config::Config,
     evidence::Evidence,
-    verdict::{Attribution, Side, Verdict},
+    side::Side,
+    verdict::{Attribution, Verdict},
     whatif::{Bounds, PeerWindow, what_if},
 };
 use crate::{model::flow::Flow, units};
@@ -114,7 +115,7 @@ pub(super) fn assemble(j: Judgement, ev: &Evidence, flow: &Flow, cfg: &Config) -
     let confidence = if verdict == Verdict::Unknown {
         confidence
     } else {
-        measured(cfg, side, rule).unwrap_or(confidence)
+        measured(cfg.measured, cfg.measured_min_ends, side, rule).unwrap_or(confidence)
     };
     Attribution {
         verdict,

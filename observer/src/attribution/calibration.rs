@@ -10,7 +10,7 @@
 //! report's calibration bins). A rule the harness met fewer than
 //! `Config::measured_min_ends` times keeps the confidence it computes.
 
-use super::{config::Config, verdict::Side};
+use super::side::Side;
 
 /// One rule's record over the tuning seed: how often its verdict was
 /// right at the ends it decided.
@@ -35,14 +35,14 @@ impl Measured {
     }
 }
 
-/// The measured confidence of `rule` on `side` under `cfg`: None where
-/// the table has no record of it, or one of fewer than
-/// `cfg.measured_min_ends` ends.
-pub fn measured(cfg: &Config, side: Side, rule: &str) -> Option<f64> {
-    cfg.measured
+/// The measured confidence of `rule` on `side` in `table`: None where the
+/// table has no record of it, or one of fewer than `min_ends` ends
+/// (`Config::measured`, `Config::measured_min_ends`).
+pub fn measured(table: &[Measured], min_ends: u32, side: Side, rule: &str) -> Option<f64> {
+    table
         .iter()
         .find(|m| m.side == side && m.rule == rule)
-        .filter(|m| m.ends >= cfg.measured_min_ends)
+        .filter(|m| m.ends >= min_ends)
         .map(Measured::confidence)
 }
 
@@ -67,22 +67,16 @@ mod tests {
 
     #[test]
     fn a_rule_says_its_smoothed_precision_once_met_often_enough() {
-        let cfg = Config {
-            measured: TABLE,
-            measured_min_ends: 8,
-            ..Config::default()
-        };
         // 49 / 50: right every time in 48 ends is not certainty.
-        assert_eq!(measured(&cfg, Side::Sender, "full_bottleneck"), Some(0.98));
-        assert_eq!(measured(&cfg, Side::Receiver, "loss_held"), Some(0.5));
+        assert_eq!(
+            measured(TABLE, 8, Side::Sender, "full_bottleneck"),
+            Some(0.98)
+        );
+        assert_eq!(measured(TABLE, 8, Side::Receiver, "loss_held"), Some(0.5));
         // The other side's rule of the same name, or one never met.
-        assert_eq!(measured(&cfg, Side::Receiver, "full_bottleneck"), None);
-        assert_eq!(measured(&cfg, Side::Sender, "pacing"), None);
+        assert_eq!(measured(TABLE, 8, Side::Receiver, "full_bottleneck"), None);
+        assert_eq!(measured(TABLE, 8, Side::Sender, "pacing"), None);
         // Just under the ends asked for: the rule's own confidence.
-        let stricter = Config {
-            measured_min_ends: 9,
-            ..cfg
-        };
-        assert_eq!(measured(&stricter, Side::Receiver, "loss_held"), None);
+        assert_eq!(measured(TABLE, 9, Side::Receiver, "loss_held"), None);
     }
 }

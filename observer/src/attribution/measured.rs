@@ -3,7 +3,7 @@
 //! over the accuracy harness's tuning seed ([`super::calibration`]). Do
 //! not edit by hand; write it again after a change that moves verdicts.
 
-use super::{calibration::Measured, verdict::Side};
+use super::{calibration::Measured, side::Side};
 
 /// The tuning seed's records, by side and rule.
 pub const MEASURED: &[Measured] = &[

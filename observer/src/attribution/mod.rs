@@ -40,13 +40,15 @@ mod point;
 pub mod receiver;
 pub mod rule;
 pub mod sender;
+mod side;
 mod verdict;
 mod whatif;
 
 pub use config::Config;
 pub use evidence::{Ceilings, Evidence, LimitedTime, Receive, Shares};
 pub use point::Point;
-pub use verdict::{Attribution, Side, Verdict, ends_agree, ends_agree_by_rule};
+pub use side::Side;
+pub use verdict::{Attribution, Verdict, ends_agree, ends_agree_by_rule};
 pub use whatif::{Bounds, PeerWindow, WhatIf, what_if};
 
 use assemble::{Judgement, assemble};

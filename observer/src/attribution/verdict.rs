@@ -1,9 +1,9 @@
-//! What attribution returns: the verdict, the side that judged it, and the
-//! whole answer with its evidence ([`Attribution`]).
+//! What attribution returns: the verdict, and the whole answer with the
+//! side that judged it and its evidence ([`Attribution`]).
 
 use serde::Serialize;
 
-use super::{evidence::Evidence, whatif::WhatIf};
+use super::{evidence::Evidence, side::Side, whatif::WhatIf};
 
 /// What limits a flow's throughput.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -99,16 +99,6 @@ pub fn ends_agree_by_rule((sender, rule): (Verdict, &str), receiver: Verdict) ->
         || (sender == Verdict::Path
             && matches!(rule, "drops_without_queue" | "full_bottleneck")
             && receiver == Verdict::CongestionWindow)
-}
-
-/// Which end of the flow the verdict was made from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Side {
-    /// This host sends the data.
-    Sender,
-    /// This host receives the data.
-    Receiver,
 }
 
 /// A verdict with its confidence, evidence and explanation.

@@ -17,7 +17,8 @@ use super::{
     assemble::{Judgement, assemble},
     config::Config,
     evidence::Evidence,
-    verdict::{Attribution, Side},
+    side::Side,
+    verdict::Attribution,
 };
 use crate::model::flow::Flow;
 use context::ReceiverCtx;
