@@ -124,6 +124,13 @@ pub struct Config {
     /// sender that paces a small window over a long round trip leaves
     /// the link idle between its segments.
     pub link_paced_queue_gaps: f64,
+    /// Receiver side: a slow link's spacing shows itself without drops
+    /// by a queue (mean receiver RTT above the base) of at least this
+    /// many mean gaps: packets in line, each waiting behind the one
+    /// before it, at a link or at a slow way back for the ACKs. A
+    /// sender's own pauses cannot make one: each stretches only the
+    /// receiver RTT sample it falls in, by about a gap.
+    pub link_paced_queue_alone_gaps: f64,
     /// Receiver side: arrival gaps longer than the round trip with its
     /// queue (the mean receiver RTT) over at least this share of the
     /// interval show a sender that held data, and the RTT it stretched is
@@ -373,6 +380,7 @@ impl Default for Config {
             link_paced_segments: 2.0,
             full_segment_share: 0.9,
             link_paced_queue_gaps: 0.4,
+            link_paced_queue_alone_gaps: 3.0,
             hold_share: 0.1,
             group_concurrent_share: 0.5,
             group_dominant_share: 0.8,

@@ -235,10 +235,15 @@ impl Pauses {
         // long round trip (CUBIC held to 11 segments on a 300 ms tunnel
         // with random loss) spaces its segments as a slow link would, but
         // leaves no such queue. Neither alone: each of a paced writer's
-        // pauses stretches the receiver's RTT sample it falls in.
-        let link_paced = rx.ooo_packets > 0
-            && f64::from(rx.queue_delay_us) >= cfg.link_paced_queue_gaps * rx.mean_gap_us
-            && link_paced(rx, (ev.bytes_received, ev.recv_rate_bps), flow.rcv_mss, cfg);
+        // pauses stretches the receiver's RTT sample it falls in, by
+        // about a gap. A queue of several gaps is packets in line, which
+        // no pause makes: that shows a busy link without drops, or ACKs
+        // that wait on a slow way back and clock the sender at their pace.
+        let queue_gaps = f64::from(rx.queue_delay_us) / rx.mean_gap_us.max(1.0);
+        let witnessed = (rx.ooo_packets > 0 && queue_gaps >= cfg.link_paced_queue_gaps)
+            || queue_gaps >= cfg.link_paced_queue_alone_gaps;
+        let link_paced =
+            witnessed && link_paced(rx, (ev.bytes_received, ev.recv_rate_bps), flow.rcv_mss, cfg);
         // Pauses no longer than a few round trips of the path, or than a
         // retransmission timeout and a round trip: what a sender waiting
         // for ACKs shows. The timeout floor also keeps short paths

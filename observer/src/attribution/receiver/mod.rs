@@ -42,4 +42,6 @@ pub fn attribute(ev: &Evidence, flow: &Flow, cfg: &Config) -> Attribution {
 }
 
 #[cfg(test)]
+mod pace_tests;
+#[cfg(test)]
 mod rules_tests;

@@ -230,9 +230,16 @@ fn how(c: &ReceiverCtx<'_>) -> String {
             units::rate(rx.burst_rate_bps)
         )
     } else if c.link_paced {
-        // The gaps are the link's own spacing of full-sized segments.
+        // The gaps are the link's own spacing of full-sized segments; with
+        // no drops, the queue that shows it may be the ACKs' on their way
+        // back, which then clock the sender.
+        let pace = if rx.ooo_packets == 0 {
+            "the pace of a slow link, or of ACKs queued on a slow way back"
+        } else {
+            "a slow link's pace"
+        };
         format!(
-            "data arrives evenly at {}, a full-sized segment or two after each of {} gaps of {} on average: a slow link's pace, not the sender pausing",
+            "data arrives evenly at {}, a full-sized segment or two after each of {} gaps of {} on average: {pace}, not the sender pausing",
             units::rate(c.rate),
             rx.gaps,
             units::time_us(rx.mean_gap_us)
