@@ -242,3 +242,31 @@ fn concurrency_is_found_whatever_the_order() {
     let g = one(&[at(40.0), at(0.0), at(20.0), at(30.0)]);
     assert_eq!((g.limit, g.rule), (Limit::Unknown, "not_concurrent"));
 }
+
+#[test]
+fn the_group_table_ends_with_a_rule_that_always_finds() {
+    use super::{
+        Figures,
+        judge::{GROUP_RULES, GroupCtx},
+    };
+    assert_eq!(GROUP_RULES.last().map(|r| r.name), Some("own_limits"));
+    // Even over nothing: no flow, no bytes, no rate.
+    let fig = Figures {
+        by: GroupBy::Peer,
+        key: String::new(),
+        flows: 0,
+        bytes: 0,
+        rate_bps: 0.0,
+        fastest_bps: 0.0,
+        shown_bps: 0.0,
+        path_bps: 0.0,
+        concurrent: 0,
+    };
+    let cfg = Config::default();
+    let c = GroupCtx::new(&fig, &[], &cfg);
+    let last = GROUP_RULES.last().map(|r| (r.judge)(&c));
+    assert!(
+        matches!(last, Some(Some(ref j)) if j.rule == "own_limits"),
+        "{last:?}"
+    );
+}

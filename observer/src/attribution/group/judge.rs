@@ -1,7 +1,8 @@
 //! A group's judgement: per-flow, shared, mixed or unknown, by an ordered
-//! list of named rules over the flows' own verdicts, their sum, and what
-//! the path has shown (docs/attribution.md, "Groups", lists them in the
-//! same order).
+//! table of named rules ([`GROUP_RULES`]) over a context computed once
+//! ([`GroupCtx`]): the flows' own verdicts, their sum, and what the path
+//! has shown (docs/attribution.md, "Groups", lists them in the same
+//! order).
 
 use serde::Serialize;
 
@@ -9,7 +10,10 @@ use super::{
     Figures,
     member::{Class, Knob, Member},
 };
-use crate::{attribution::Config, units};
+use crate::{
+    attribution::{Config, rule::Rule},
+    units,
+};
 
 /// What limits a group as a whole.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -59,20 +63,6 @@ fn judged(limit: Limit, rule: &'static str, explanation: String) -> Judged {
         explanation,
     }
 }
-
-/// The rules' names, in the order they are tried (docs/attribution.md
-/// lists them so).
-pub const GROUP_RULES: [&str; 9] = [
-    "too_little",
-    "one_flow",
-    "not_concurrent",
-    "own_and_path",
-    "different_queues",
-    "one_bottleneck",
-    "fills_path",
-    "no_gain",
-    "own_limits",
-];
 
 /// The limit a knob names, in words.
 pub fn knob_words(k: Knob) -> &'static str {
@@ -132,72 +122,190 @@ pub fn flows_word(n: usize) -> String {
     }
 }
 
-/// Judges a group of `members` whose figures are `fig`.
+/// What the group rules read, computed once per judgement: the judged
+/// flows, split into those held by their own limits and those at the
+/// path, the share of the judged bytes each set moved, and whether any
+/// two of them ran at once.
+pub struct GroupCtx<'a> {
+    /// The group's figures.
+    pub fig: &'a Figures,
+    /// The thresholds.
+    pub cfg: &'a Config,
+    /// The members with a verdict over enough of their interval.
+    pub judged: Vec<&'a Member<'a>>,
+    /// Of those, the ones held by a limit of their own.
+    pub own: Vec<&'a Member<'a>>,
+    /// The others: at the path's bottleneck.
+    pub shared: Vec<&'a Member<'a>>,
+    /// The share of the judged bytes `own` moved (0 to 1).
+    pub own_share: f64,
+    /// The share of the judged bytes `shared` moved (0 to 1).
+    pub shared_share: f64,
+    /// Two of the judged flows ran at once.
+    pub concurrent: bool,
+}
+
+impl<'a> GroupCtx<'a> {
+    /// The context of a group of `members` whose figures are `fig`.
+    pub fn new(fig: &'a Figures, members: &'a [Member<'a>], cfg: &'a Config) -> GroupCtx<'a> {
+        let judged: Vec<&Member<'_>> = members.iter().filter(|m| m.judged()).collect();
+        let judged_bytes: u64 = judged.iter().map(|m| m.bytes).sum();
+        // By start: a flow can overlap only those that start before it
+        // ends, so a host's thousands of short requests cost a sort, not
+        // all pairs.
+        let mut by_start = judged.clone();
+        by_start.sort_by(|a, b| a.start_us.total_cmp(&b.start_us));
+        let concurrent = by_start.iter().enumerate().any(|(i, a)| {
+            by_start[i + 1..]
+                .iter()
+                .take_while(|b| b.start_us < a.end_us)
+                .any(|b| a.concurrent_with(b, cfg))
+        });
+        let (own, shared): (Vec<&Member<'_>>, Vec<&Member<'_>>) = judged
+            .iter()
+            .partition(|m| matches!(m.class, Class::Own(_)));
+        let share = |set: &[&Member<'_>]| {
+            set.iter().map(|m| m.bytes).sum::<u64>() as f64 / judged_bytes.max(1) as f64
+        };
+        let (own_share, shared_share) = (share(&own), share(&shared));
+        GroupCtx {
+            fig,
+            cfg,
+            judged,
+            own,
+            shared,
+            own_share,
+            shared_share,
+            concurrent,
+        }
+    }
+
+    /// The flows at the path moved `group_dominant_share` of the judged
+    /// bytes or more.
+    fn shared_dominant(&self) -> bool {
+        self.shared_share >= self.cfg.group_dominant_share
+    }
+
+    /// The standing queues of the flows at the path that can be compared
+    /// ([`Member::queue_comparable`]: senders' only), µs.
+    fn standing(&self) -> Vec<u32> {
+        self.shared
+            .iter()
+            .filter(|m| m.queue_comparable() && m.queue_stands(self.cfg))
+            .map(|m| m.queue_us)
+            .collect()
+    }
+}
+
+/// A group rule's test.
+pub type GroupJudge = fn(&GroupCtx<'_>) -> Option<Judged>;
+
+/// The group's table: the first rule that finds decides
+/// (docs/attribution.md, "Groups", lists them in this order).
+pub const GROUP_RULES: &[Rule<GroupJudge>] = &[
+    Rule {
+        name: "too_little",
+        recognises: "no judged flow, or under min_bytes moved: too little to say",
+        judge: too_little,
+    },
+    Rule {
+        name: "one_flow",
+        recognises: "one judged flow: its own verdict answers",
+        judge: one_flow,
+    },
+    Rule {
+        name: "not_concurrent",
+        recognises: "judged flows never concurrent: their sum says nothing",
+        judge: not_concurrent,
+    },
+    Rule {
+        name: "own_and_path",
+        recognises: "neither own limits nor the path hold group_dominant_share of the bytes",
+        judge: own_and_path,
+    },
+    Rule {
+        name: "different_queues",
+        recognises: "flows at the path whose standing queues disagree: not one bottleneck",
+        judge: different_queues,
+    },
+    Rule {
+        name: "one_bottleneck",
+        recognises: "flows at the path, their queues agreeing: one shared bottleneck",
+        judge: one_bottleneck,
+    },
+    Rule {
+        name: "fills_path",
+        recognises: "flows held by their own limits whose sum is at what the path has shown",
+        judge: fills_path,
+    },
+    Rule {
+        name: "no_gain",
+        recognises: "flows held by their own limits whose sum is under group_gain times the fastest",
+        judge: no_gain,
+    },
+    Rule {
+        name: "own_limits",
+        recognises: "flows held by their own limits whose sum is well above the fastest alone",
+        judge: own_limits,
+    },
+];
+
+/// Judges a group of `members` whose figures are `fig`: the first rule of
+/// [`GROUP_RULES`] that finds (the last always does; a test holds it).
 pub fn judge(fig: &Figures, members: &[Member<'_>], cfg: &Config) -> Judged {
-    let judged_members: Vec<&Member<'_>> = members.iter().filter(|m| m.judged()).collect();
-    let judged_bytes: u64 = judged_members.iter().map(|m| m.bytes).sum();
-    if judged_members.is_empty() || fig.bytes < cfg.min_bytes {
-        return judged(
+    let c = GroupCtx::new(fig, members, cfg);
+    GROUP_RULES
+        .iter()
+        .find_map(|r| (r.judge)(&c))
+        .unwrap_or_else(|| judged(Limit::Unknown, "none", String::new()))
+}
+
+fn too_little(c: &GroupCtx<'_>) -> Option<Judged> {
+    (c.judged.is_empty() || c.fig.bytes < c.cfg.min_bytes).then(|| {
+        judged(
             Limit::Unknown,
             "too_little",
             format!(
                 "unknown: too little to say: {} moved {}, {} judged",
-                flows_word(fig.flows),
-                units::bytes(fig.bytes as f64),
-                judged_members.len()
+                flows_word(c.fig.flows),
+                units::bytes(c.fig.bytes as f64),
+                c.judged.len()
             ),
-        );
-    }
-    if let [m] = judged_members[..] {
-        return one_flow(m);
-    }
-    // By start: a flow can overlap only those that start before it ends,
-    // so a host's thousands of short requests cost a sort, not all pairs.
-    let mut by_start = judged_members.clone();
-    by_start.sort_by(|a, b| a.start_us.total_cmp(&b.start_us));
-    let concurrent = by_start.iter().enumerate().any(|(i, a)| {
-        by_start[i + 1..]
-            .iter()
-            .take_while(|b| b.start_us < a.end_us)
-            .any(|b| a.concurrent_with(b, cfg))
-    });
-    if !concurrent {
-        return judged(
+        )
+    })
+}
+
+fn not_concurrent(c: &GroupCtx<'_>) -> Option<Judged> {
+    (!c.concurrent).then(|| {
+        judged(
             Limit::Unknown,
             "not_concurrent",
             format!(
                 "unknown: {} judged, never concurrent: their sum says nothing of a shared limit; each flow's own verdict stands",
-                flows_word(judged_members.len())
+                flows_word(c.judged.len())
             ),
-        );
-    }
-    let (own, shared): (Vec<&Member<'_>>, Vec<&Member<'_>>) = judged_members
-        .iter()
-        .partition(|m| matches!(m.class, Class::Own(_)));
-    let share = |set: &[&Member<'_>]| {
-        set.iter().map(|m| m.bytes).sum::<u64>() as f64 / judged_bytes.max(1) as f64
-    };
-    let (own_share, shared_share) = (share(&own), share(&shared));
-    if own_share < cfg.group_dominant_share && shared_share < cfg.group_dominant_share {
-        return judged(
+        )
+    })
+}
+
+fn own_and_path(c: &GroupCtx<'_>) -> Option<Judged> {
+    let dominant = c.cfg.group_dominant_share;
+    (c.own_share < dominant && c.shared_share < dominant).then(|| {
+        judged(
             Limit::Mixed,
             "own_and_path",
             format!(
                 "mixed: {} of the judged bytes held by limits of their own ({}: {} of {}), {} at the path's bottleneck ({} of {})",
-                units::share(own_share),
-                own_words(&own),
-                flows_word(own.len()),
-                owners(&own),
-                units::share(shared_share),
-                flows_word(shared.len()),
-                owners(&shared)
+                units::share(c.own_share),
+                own_words(&c.own),
+                flows_word(c.own.len()),
+                owners(&c.own),
+                units::share(c.shared_share),
+                flows_word(c.shared.len()),
+                owners(&c.shared)
             ),
-        );
-    }
-    if shared_share >= cfg.group_dominant_share {
-        return at_the_path(fig, &shared, cfg);
-    }
-    own_limits(fig, &own, cfg)
+        )
+    })
 }
 
 /// The one judged flow's own verdict answers. A window, a congestion
@@ -205,8 +313,11 @@ pub fn judge(fig: &Figures, members: &[Member<'_>], cfg: &Config) -> Judged {
 /// its own; a limit in an end host (its application, its reader, the
 /// sending host) may be one process's or the whole host's, which one
 /// flow cannot show.
-fn one_flow(m: &Member<'_>) -> Judged {
-    match m.class {
+fn one_flow(c: &GroupCtx<'_>) -> Option<Judged> {
+    let [m] = c.judged[..] else {
+        return None;
+    };
+    Some(match m.class {
         Class::Own(k) => judged(
             Limit::PerFlow,
             "one_flow",
@@ -231,7 +342,7 @@ fn one_flow(m: &Member<'_>) -> Judged {
                 units::rate(m.rate_bps)
             ),
         ),
-    }
+    })
 }
 
 /// Why no queue compares among the path's flows `shared`: downloads,
@@ -249,105 +360,127 @@ fn no_queue_words(shared: &[&Member<'_>]) -> String {
     }
 }
 
-/// Flows at the path: one bottleneck when their standing queues agree.
-fn at_the_path(fig: &Figures, shared: &[&Member<'_>], cfg: &Config) -> Judged {
-    // Only senders' queues compare ([`Member::queue_comparable`]).
-    let standing: Vec<u32> = shared
-        .iter()
-        .filter(|m| m.queue_comparable() && m.queue_stands(cfg))
-        .map(|m| m.queue_us)
-        .collect();
-    let shortest = standing.iter().copied().min().unwrap_or(0);
-    let longest = standing.iter().copied().max().unwrap_or(0);
-    let queues = if standing.is_empty() {
-        no_queue_words(shared)
-    } else {
-        format!(
+/// The standing queues of the flows at the path, in words: their range,
+/// or why none compares.
+fn queue_words(c: &GroupCtx<'_>, standing: &[u32]) -> String {
+    match (standing.iter().min(), standing.iter().max()) {
+        (Some(&shortest), Some(&longest)) => format!(
             "queue delay {} to {} on {} of them",
             units::time_us(f64::from(shortest)),
             units::time_us(f64::from(longest)),
             standing.len()
-        )
-    };
-    if standing.len() >= 2 && f64::from(shortest) < cfg.group_queue_agreement * f64::from(longest) {
-        return judged(
+        ),
+        _ => no_queue_words(&c.shared),
+    }
+}
+
+// Flows at the path whose queues disagree are not at one bottleneck: a
+// bottleneck's queue delays every flow through it by the same time.
+fn different_queues(c: &GroupCtx<'_>) -> Option<Judged> {
+    let standing = c.standing();
+    let shortest = standing.iter().copied().min().unwrap_or(0);
+    let longest = standing.iter().copied().max().unwrap_or(0);
+    (c.shared_dominant()
+        && standing.len() >= 2
+        && f64::from(shortest) < c.cfg.group_queue_agreement * f64::from(longest))
+    .then(|| {
+        judged(
             Limit::Mixed,
             "different_queues",
             format!(
-                "mixed: {} at the path, but their queues differ ({queues}): not one bottleneck (different paths, an ECMP hash?)",
-                flows_word(shared.len())
+                "mixed: {} at the path, but their queues differ ({}): not one bottleneck (different paths, an ECMP hash?)",
+                flows_word(c.shared.len()),
+                queue_words(c, &standing)
             ),
-        );
+        )
+    })
+}
+
+fn one_bottleneck(c: &GroupCtx<'_>) -> Option<Judged> {
+    if !c.shared_dominant() {
+        return None;
     }
+    let fig = c.fig;
     // The rate is the group's: where some of its flows are not at the
     // path (held by their own limits with under a fifth of the bytes, or
     // not judged), the text says how many are.
-    let who = if shared.len() < fig.flows {
+    let who = if c.shared.len() < fig.flows {
         format!(
             "{} of {} at the path's bottleneck; the group ran",
-            shared.len(),
+            c.shared.len(),
             flows_word(fig.flows)
         )
     } else {
         format!(
             "{} at the path's bottleneck together ran",
-            flows_word(shared.len())
+            flows_word(c.shared.len())
         )
     };
-    judged(
+    Some(judged(
         Limit::Shared,
         "one_bottleneck",
         format!(
-            "shared limit: {who} {} (the fastest alone {}), {queues}: one bottleneck; more streams would share it",
+            "shared limit: {who} {} (the fastest alone {}), {}: one bottleneck; more streams would share it",
             units::rate(fig.rate_bps),
-            units::rate(fig.fastest_bps)
+            units::rate(fig.fastest_bps),
+            queue_words(c, &c.standing())
         ),
-    )
+    ))
 }
 
-/// Flows held by their own limits: per-flow while their sum is well above
-/// the fastest alone and short of what the path has shown.
-fn own_limits(fig: &Figures, own: &[&Member<'_>], cfg: &Config) -> Judged {
-    let words = own_words(own);
-    // At what the path has shown counts too, up to `group_shown_margin`
-    // above it: two downloads that share a shaper show its rate, and
-    // together run at it. Well above it, what was shown is one flow's own
-    // limit (a policer's rate), not the path's.
+// Reached with the flows held by their own limits moving most of the
+// bytes (the rules above take the rest). At what the path has shown
+// counts too, up to `group_shown_margin` above it: two downloads that
+// share a shaper show its rate, and together run at it. Well above it,
+// what was shown is one flow's own limit (a policer's rate), not the
+// path's.
+fn fills_path(c: &GroupCtx<'_>) -> Option<Judged> {
+    let (fig, cfg) = (c.fig, c.cfg);
     let shown = fig.shown_bps;
-    if fig.rate_bps >= cfg.group_fills_path * shown
-        && fig.rate_bps <= cfg.group_shown_margin * shown
-    {
-        return judged(
-            Limit::Shared,
-            "fills_path",
-            format!(
-                "shared limit: {} each held by its own limit ({words}), but together they ran {}, {} of the {} the path has shown: more streams would not add rate",
-                flows_word(own.len()),
-                units::rate(fig.rate_bps),
-                units::share(fig.rate_bps / fig.shown_bps),
-                units::rate(fig.shown_bps)
-            ),
-        );
-    }
-    if fig.rate_bps < cfg.group_gain * fig.fastest_bps {
-        return judged(
+    (fig.rate_bps >= cfg.group_fills_path * shown && fig.rate_bps <= cfg.group_shown_margin * shown)
+        .then(|| {
+            judged(
+                Limit::Shared,
+                "fills_path",
+                format!(
+                    "shared limit: {} each held by its own limit ({}), but together they ran {}, {} of the {} the path has shown: more streams would not add rate",
+                    flows_word(c.own.len()),
+                    own_words(&c.own),
+                    units::rate(fig.rate_bps),
+                    units::share(fig.rate_bps / fig.shown_bps),
+                    units::rate(fig.shown_bps)
+                ),
+            )
+        })
+}
+
+fn no_gain(c: &GroupCtx<'_>) -> Option<Judged> {
+    let fig = c.fig;
+    (fig.rate_bps < c.cfg.group_gain * fig.fastest_bps).then(|| {
+        judged(
             Limit::Unknown,
             "no_gain",
             format!(
-                "unknown: {} each held by its own limit ({words}), but together they ran {}, {:.1} times the fastest alone ({}): the sum does not show that more streams add rate",
-                flows_word(own.len()),
+                "unknown: {} each held by its own limit ({}), but together they ran {}, {:.1} times the fastest alone ({}): the sum does not show that more streams add rate",
+                flows_word(c.own.len()),
+                own_words(&c.own),
                 units::rate(fig.rate_bps),
                 fig.rate_bps / fig.fastest_bps.max(1.0),
                 units::rate(fig.fastest_bps)
             ),
-        );
-    }
-    // Bigger windows help only where every flow's own what-if says so (not
-    // a peer window its reader holds, not a path with no headroom), and
-    // the path has shown more than each flow's share of it ran (as the
-    // window advice, `knobs::window`, reckons).
+        )
+    })
+}
+
+// Per-flow: the sum is well above the fastest alone and short of what the
+// path has shown. Bigger windows help only where every flow's own what-if
+// says so (not a peer window its reader holds, not a path with no
+// headroom), and the path has shown more than each flow's share of it
+// ran (as the window advice, `knobs::window`, reckons).
+fn own_limits(c: &GroupCtx<'_>) -> Option<Judged> {
+    let (fig, cfg) = (c.fig, c.cfg);
     let share = fig.share_bps();
-    let windows = own.iter().all(|m| {
+    let windows = c.own.iter().all(|m| {
         matches!(
             m.class,
             Class::Own(Knob::HostWindow | Knob::PeerWindow | Knob::SendBuffer)
@@ -359,16 +492,17 @@ fn own_limits(fig: &Figures, own: &[&Member<'_>], cfg: &Config) -> Judged {
     } else {
         "more streams would add rate"
     };
-    judged(
+    Some(judged(
         Limit::PerFlow,
         "own_limits",
         format!(
-            "per-flow limit: {} each held by its own limit ({words}) together ran {}, {:.1} times the fastest alone ({}); {}: {helps}",
-            flows_word(own.len()),
+            "per-flow limit: {} each held by its own limit ({}) together ran {}, {:.1} times the fastest alone ({}); {}: {helps}",
+            flows_word(c.own.len()),
+            own_words(&c.own),
             units::rate(fig.rate_bps),
             fig.rate_bps / fig.fastest_bps.max(1.0),
             units::rate(fig.fastest_bps),
             fig.path_words()
         ),
-    )
+    ))
 }

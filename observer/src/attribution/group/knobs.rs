@@ -244,28 +244,8 @@ fn window(
         );
         return w;
     };
-    // A peer window that binds only through its reader: no window helps.
-    let reader_bytes: u64 = with
-        .iter()
-        .filter(|m| {
-            m.att
-                .what_if
-                .as_ref()
-                .is_some_and(|x| !x.window_helps && x.other_fix.is_some())
-        })
-        .map(|m| m.bytes)
-        .sum();
-    let weights = weights(&with);
-    let mean = |f: &dyn Fn(&Member<'_>) -> f64| -> f64 {
-        with.iter().zip(&weights).map(|(m, wt)| f(m) * wt).sum()
-    };
-    let win = mean(&|m| {
-        m.att
-            .what_if
-            .as_ref()
-            .map_or(0.0, |x| x.window_bytes as f64)
-    });
-    let rtt = mean(&|m| m.att.what_if.as_ref().map_or(0.0, |x| f64::from(x.rtt_us)));
+    let reader_bytes = reader_held(&with);
+    let (win, rtt) = mean_window(&with);
     let ceiling = crate::attribution::whatif::ceiling(win, rtt);
     w.window_bytes = Some(win);
     w.rtt_us = Some(rtt);
@@ -322,6 +302,38 @@ fn window(
         fig.path_words()
     );
     w
+}
+
+/// Bytes of `with` whose peer window binds only through its reader (its
+/// what-if names another fix and no window helps): past half the group's,
+/// no window helps the group.
+fn reader_held(with: &[&Member<'_>]) -> u64 {
+    with.iter()
+        .filter(|m| {
+            m.att
+                .what_if
+                .as_ref()
+                .is_some_and(|x| !x.window_helps && x.other_fix.is_some())
+        })
+        .map(|m| m.bytes)
+        .sum()
+}
+
+/// The window (bytes) and RTT (µs) of the what-ifs of `with`, each a mean
+/// weighted as [`weights`] weighs the flows.
+fn mean_window(with: &[&Member<'_>]) -> (f64, f64) {
+    let weights = weights(with);
+    let mean = |f: &dyn Fn(&Member<'_>) -> f64| -> f64 {
+        with.iter().zip(&weights).map(|(m, wt)| f(m) * wt).sum()
+    };
+    let win = mean(&|m| {
+        m.att
+            .what_if
+            .as_ref()
+            .map_or(0.0, |x| x.window_bytes as f64)
+    });
+    let rtt = mean(&|m| m.att.what_if.as_ref().map_or(0.0, |x| f64::from(x.rtt_us)));
+    (win, rtt)
 }
 
 /// The window limit `knob` of `flow` in words with its size, and the fix

@@ -100,6 +100,25 @@ pub struct SenderCtx<'a> {
     pub isolated_loss_rate: f64,
 }
 
+/// The share of the segments sent in `ev` that were retransmitted, and
+/// the rate a loss-based sender reaches at that share if its losses were
+/// isolated, over a path of round trip `path_rtt` (µs): the context's
+/// `loss_share` and `isolated_loss_rate`.
+fn losses(ev: &Evidence, path_rtt: f64) -> (f64, f64) {
+    let sent = ev.bytes_acked as f64 / f64::from(ev.mss.max(1)) + f64::from(ev.retransmits);
+    let loss_share = if sent > 0.0 {
+        f64::from(ev.retransmits) / sent
+    } else {
+        0.0
+    };
+    let isolated_loss_rate = if loss_share > 0.0 && path_rtt > 0.0 {
+        f64::from(ev.mss) * 8e6 / path_rtt * (1.5 / loss_share).sqrt()
+    } else {
+        f64::INFINITY
+    };
+    (loss_share, isolated_loss_rate)
+}
+
 impl<'a> SenderCtx<'a> {
     /// The context of `ev` for `flow` under `cfg`.
     pub fn new(ev: &'a Evidence, flow: &'a Flow, cfg: &'a Config) -> SenderCtx<'a> {
@@ -138,17 +157,7 @@ impl<'a> SenderCtx<'a> {
         } else {
             f64::from(ev.srtt_us)
         };
-        let sent = ev.bytes_acked as f64 / f64::from(ev.mss.max(1)) + f64::from(ev.retransmits);
-        let loss_share = if sent > 0.0 {
-            f64::from(ev.retransmits) / sent
-        } else {
-            0.0
-        };
-        let isolated_loss_rate = if loss_share > 0.0 && path_rtt > 0.0 {
-            f64::from(ev.mss) * 8e6 / path_rtt * (1.5 / loss_share).sqrt()
-        } else {
-            f64::INFINITY
-        };
+        let (loss_share, isolated_loss_rate) = losses(ev, path_rtt);
         SenderCtx {
             ev,
             flow,
