@@ -1,5 +1,5 @@
 //! The values users type on observer's command line: durations, rates,
-//! prefix lengths, ring-buffer sizes and sort columns. Every input gives a
+//! prefix lengths, ring-buffer sizes, counts and sort columns. Every input gives a
 //! value within the documented range or an error message: never a panic.
 #![no_main]
 
@@ -22,6 +22,10 @@ fuzz_target!(|data: &[u8]| {
             n.is_power_of_two() && n >= args::page_size(),
             "{s:?} -> {n}"
         );
+    }
+    if let Ok(n) = args::parse_count(&s) {
+        // A count reads back as the number it was.
+        assert_eq!(args::parse_count(&n.to_string()), Ok(n), "{s:?}");
     }
     if let Ok(a) = args::parse_listen(&s) {
         // What it parsed reads back as the same address.

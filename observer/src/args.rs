@@ -186,9 +186,35 @@ pub fn parse_ringbuf_bytes(s: &str) -> Result<u32, String> {
     Ok(n)
 }
 
+/// Parses a count of things to export or show: a whole number, 0 or
+/// more (`--top-flows 10`; 0 turns the thing off).
+///
+/// # Errors
+/// A message saying what is wrong with `s`.
+pub fn parse_count(s: &str) -> Result<usize, String> {
+    s.trim().parse().map_err(|_| {
+        format!("'{s}' is not a count: give a whole number, 0 or more (0 turns it off)")
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_are_whole_numbers_from_zero() {
+        assert_eq!(parse_count("0"), Ok(0));
+        assert_eq!(parse_count(" 25 "), Ok(25));
+        for bad in ["-1", "1.5", "ten", ""] {
+            assert_eq!(
+                parse_count(bad),
+                Err(format!(
+                    "'{bad}' is not a count: give a whole number, 0 or more (0 turns it off)"
+                )),
+                "{bad}"
+            );
+        }
+    }
 
     #[test]
     fn durations_that_may_be_zero() {

@@ -34,13 +34,13 @@ pub struct Args {
     interval: Duration,
     /// Export per-flow gauges for the N fastest flows (labelled by local and
     /// remote address). 0 turns them off.
-    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = 0, value_parser = observer::args::parse_count, allow_hyphen_values = true)]
     top_flows: usize,
     /// Export per-peer gauges for the N peers (remote addresses, within
     /// their network namespace) whose open flows moved the most bytes,
     /// with their group's limit (per_flow, shared, mixed, unknown: as
     /// `flows --by peer`). 0 turns them off.
-    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = 0, value_parser = observer::args::parse_count, allow_hyphen_values = true)]
     top_peers: usize,
     /// Add a `comm` label (process name) to the flow and byte counters.
     #[arg(long)]

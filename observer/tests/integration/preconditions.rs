@@ -306,7 +306,11 @@ fn bad_values_are_clap_errors_never_panics() {
         ),
         (
             &["run", "--top-flows", "-1"],
-            "for '--top-flows <TOP_FLOWS>'",
+            "'-1' is not a count: give a whole number, 0 or more (0 turns it off)",
+        ),
+        (
+            &["run", "--top-peers", "ten"],
+            "'ten' is not a count: give a whole number, 0 or more (0 turns it off)",
         ),
         (
             &["run", "--top-flows", huge],

@@ -131,7 +131,7 @@ impl AgentMetrics {
             program_last: HashMap::new(),
             map_fill: r.gauge(
                 "observer_flow_map_fill_ratio",
-                "TrackedFlow flows over the kernel flow map's max_entries.",
+                "Flows in the kernel flow map over its max_entries (the --max-flows it was made with).",
             )?,
             tracked: r.int_gauge("observer_tracked_flows", "Flows in the agent's flow table.")?,
             poll_duration: r.histogram(
