@@ -66,9 +66,28 @@ fn held_back_packets_are_overtaken_without_delaying_the_rest() {
     // A held packet (5 ms) is overtaken by the next ones (1 ms apart),
     // unless the five after it were all held too.
     assert!(late <= held && late * 10 >= held * 9, "{late} of {held}");
-    // Only the held packets are slow: the rest did not wait behind them.
-    assert!(slow <= held + 5, "{slow} slow, {held} held");
+    // The held packets are slow ...
     assert!(slow * 10 >= held * 9, "{slow} slow, {held} held");
+    // ... and the rest did not wait behind them: those no later packet
+    // overtook keep the path's delay. A quantile, not every one: a stall
+    // of the emulator's thread on a loaded host (3 ms or more, which a
+    // full test run on two cores shows now and then) delays a run of
+    // packets held or not, while waiting behind each held packet would
+    // delay the five after it, half the rest.
+    let mut highest = 0;
+    let mut kept: Vec<u64> = Vec::new();
+    for a in &arrivals {
+        if a.seq >= highest {
+            kept.push(a.one_way_ns());
+        }
+        highest = highest.max(a.seq);
+    }
+    let p95 = quantile(&kept, 0.95);
+    assert!(
+        p95 <= ONE_WAY.as_nanos() as u64 + MS,
+        "p95 of the {} packets not held: {p95} ns",
+        kept.len()
+    );
 }
 
 #[test]
