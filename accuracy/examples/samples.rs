@@ -4,17 +4,8 @@
 //! with `--life` after the file, each flow's last life verdict and its
 //! evidence instead (JSON), replayed as `--rejudge` judges it.
 
-use std::collections::HashSet;
-
-use observer::{
-    attribution::Config,
-    model::clock::Clock,
-    track::{
-        live::{LiveConfig, LiveFlows},
-        recording::Recording,
-        replay::split,
-    },
-};
+use accuracy::replayed::{Ends, replay};
+use observer::track::recording::Recording;
 
 fn main() -> anyhow::Result<()> {
     let path = std::env::args()
@@ -23,31 +14,19 @@ fn main() -> anyhow::Result<()> {
     let rec = Recording::read(std::path::Path::new(&path))?;
     let t0 = rec.polls.first().map_or(0, |p| p.now_ns);
     if std::env::args().nth(2).as_deref() == Some("--life") {
-        let cfg = LiveConfig {
-            history: 1,
-            attribution: Config::default().with_hz(rec.hz),
-            ..LiveConfig::default()
-        };
-        let mut live = LiveFlows::new(cfg, Clock::fixed(0, rec.hz), t0.saturating_sub(1));
-        let mut closed_seen = HashSet::new();
         let mut last = std::collections::BTreeMap::new();
-        for p in &rec.polls {
-            let (active, closed) = split(p, &mut closed_seen);
-            live.ingest_changes(&active, &closed, p.now_ns, false);
+        replay(&rec, |p, live| {
+            let ends = Ends::from_label(&p.label);
             for t in live.flows() {
-                let end = match p
-                    .label
-                    .split(' ')
-                    .position(|n| n == t.latest.netns.to_string())
-                {
-                    Some(0) => "a",
-                    Some(1) => "b",
+                let end = match ends {
+                    Some(e) if t.latest.netns == e.a => "a",
+                    Some(e) if t.latest.netns == e.b => "b",
                     _ => "-",
                 };
                 let bytes = t.flow.bytes_acked.max(t.flow.bytes_received);
                 last.insert(t.latest.cookie, (end, bytes, t.life.clone()));
             }
-        }
+        });
         let compact = std::env::args().nth(3).as_deref() == Some("--compact");
         for (cookie, (end, bytes, life)) in last {
             if compact {

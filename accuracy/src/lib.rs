@@ -17,6 +17,7 @@
 //! - [`outcome`]: what a run of one situation gave (a checkpoint line).
 //! - [`score`]: the verdicts against the truth, and a run's figures.
 //! - [`relax`]: the counterfactual: a limit relaxed, and the sample checked so.
+//! - [`replayed`]: a recorded run replayed through the live flows.
 //! - [`report`]: the figures as Markdown, in docs/accuracy.md.
 //! - [`calibrate`]: each rule's record, as observer's table of measured
 //!   confidences.
@@ -27,6 +28,7 @@
 pub mod calibrate;
 pub mod outcome;
 pub mod relax;
+pub mod replayed;
 pub mod report;
 pub mod sawtooth;
 pub mod score;

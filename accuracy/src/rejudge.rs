@@ -1,6 +1,7 @@
 //! Judges a run again from its recording: the samples observer read at
 //! each poll, replayed through the live flows as the run judged them
-//! (`observer::track::replay` does the same for the scenario suite). A
+//! (`accuracy::replayed`; `observer::track::replay` does the same for
+//! the scenario suite). A
 //! change to the engine is then measured over a whole seed in seconds,
 //! on the very runs the checkpoint holds, instead of in the 40 minutes of
 //! running them again.
@@ -10,19 +11,15 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use accuracy::{outcome::EndVerdict, space::Cc};
-use anyhow::Context as _;
-use observer::{
-    attribution::Config,
-    model::clock::Clock,
-    track::{
-        live::{LiveConfig, LiveFlows},
-        recording::Recording,
-        replay::split,
-    },
+use accuracy::{
+    outcome::EndVerdict,
+    replayed::{Ends, replay},
+    space::Cc,
 };
+use anyhow::Context as _;
+use observer::track::recording::Recording;
 
-use crate::runner::{Ends, end_verdicts, note};
+use crate::runner::{end_verdicts, note};
 
 /// Where the base run of situation `index` of (`seed`, `cc`) is recorded:
 /// `target/accuracy/recordings-<seed>/<cc>-<index>.ndjson.gz`.
@@ -47,20 +44,8 @@ pub fn rejudge(file: &Path) -> anyhow::Result<(Option<EndVerdict>, Option<EndVer
     };
     let ends = Ends::from_label(label)
         .with_context(|| format!("{}: label {label:?} names no ends", file.display()))?;
-    let cfg = LiveConfig {
-        history: 1,
-        attribution: Config::default().with_hz(rec.hz),
-        ..LiveConfig::default()
-    };
-    let start = rec.polls.first().map_or(0, |p| p.now_ns.saturating_sub(1));
-    let mut live = LiveFlows::new(cfg, Clock::fixed(0, rec.hz), start);
-    let mut closed_seen: HashSet<u64> = HashSet::new();
     let mut seen = HashMap::new();
     let none = HashSet::new();
-    for p in &rec.polls {
-        let (active, closed) = split(p, &mut closed_seen);
-        live.ingest_changes(&active, &closed, p.now_ns, false);
-        note(&live, ends, &none, &mut seen);
-    }
+    replay(&rec, |_, live| note(live, ends, &none, &mut seen));
     Ok(end_verdicts(&seen))
 }

@@ -8,6 +8,7 @@ use std::{
 
 use accuracy::{
     outcome::EndVerdict,
+    replayed::Ends,
     space::{Disorder, RcvLimit, Situation, SndLimit, Stall},
     stack::{TCP_RMEM, TCP_WMEM},
 };
@@ -124,32 +125,6 @@ pub struct Seen {
     end: Side,
     bytes: u64,
     life: Attribution,
-}
-
-/// The network namespaces of a run's two ends (inode numbers), as the
-/// samples carry them: A sends the data, B receives it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Ends {
-    /// The sending end's.
-    pub a: u32,
-    /// The receiving end's.
-    pub b: u32,
-}
-
-impl Ends {
-    /// The label a recording of the run files its polls under: `"A B"`.
-    pub fn label(self) -> String {
-        format!("{} {}", self.a, self.b)
-    }
-
-    /// The ends a recording's label names; `None` for another label.
-    pub fn from_label(label: &str) -> Option<Ends> {
-        let (a, b) = label.split_once(' ')?;
-        Some(Ends {
-            a: a.parse().ok()?,
-            b: b.parse().ok()?,
-        })
-    }
 }
 
 /// Notes in `seen` the life verdict of each flow of `live` at either of
@@ -295,20 +270,4 @@ fn end_verdict<'a>(flows: impl Iterator<Item = &'a Seen>) -> Option<EndVerdict> 
         what_if_from: what_if.map(|w| w.window_bytes),
         flows: data.len() as u32,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Ends;
-
-    #[test]
-    fn a_recordings_label_names_the_runs_ends() {
-        let ends = Ends {
-            a: 4_026_532_000,
-            b: 4_026_532_001,
-        };
-        assert_eq!(ends.label(), "4026532000 4026532001");
-        assert_eq!(Ends::from_label(&ends.label()), Some(ends));
-        assert_eq!(Ends::from_label("bbr/rx-bufferbloat"), None);
-    }
 }

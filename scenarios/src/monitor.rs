@@ -28,10 +28,21 @@ pub fn start(hz: u32) -> anyhow::Result<Poller> {
         ..ProbeConfig::default()
     };
     let probes = Probes::load(cfg.clone()).context("cannot start the kernel probes")?;
-    let live_cfg = LiveConfig {
+    Ok(Poller::new(
+        probes,
+        Clock::new(hz),
+        live_config(hz),
+        cfg.max_flows,
+    ))
+}
+
+/// The live flows' settings the runners judge with on a host whose jiffy
+/// rate is `hz`: the default attribution, one history point. A replay of
+/// their recordings judges with the same (`accuracy::replayed`).
+pub fn live_config(hz: u32) -> LiveConfig {
+    LiveConfig {
         history: 1,
         attribution: observer::attribution::Config::default().with_hz(hz),
         ..LiveConfig::default()
-    };
-    Ok(Poller::new(probes, Clock::new(hz), live_cfg, cfg.max_flows))
+    }
 }
