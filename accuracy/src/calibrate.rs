@@ -25,11 +25,13 @@ pub struct Record {
 /// table does not have (a receiving end judged by the sender's rules
 /// because nothing moved) is left out.
 pub fn records(judged: &[Judged]) -> Vec<(End, &'static str, Record)> {
+    let sender: Vec<&'static str> = SENDER_RULES.iter().map(|r| r.name).collect();
+    let receiver: Vec<&'static str> = RECEIVER_RULES.iter().map(|r| r.name).collect();
     let mut by: BTreeMap<(u8, usize), (End, &'static str, Record, bool)> = BTreeMap::new();
     for j in judged {
-        let (side, table): (u8, Vec<&'static str>) = match j.end {
-            End::Sender => (0, SENDER_RULES.iter().map(|r| r.name).collect()),
-            End::Receiver => (1, RECEIVER_RULES.iter().map(|r| r.name).collect()),
+        let (side, table) = match j.end {
+            End::Sender => (0, &sender),
+            End::Receiver => (1, &receiver),
         };
         let Some(place) = table.iter().position(|r| *r == j.rule) else {
             continue;

@@ -118,8 +118,8 @@ pub struct Config {
     /// mostly less than an MSS at the rates where a link spaces segments
     /// more than a counted gap apart.
     pub full_segment_share: f64,
-    /// Receiver side: a slow link's spacing also shows a queue (mean
-    /// receiver RTT above the base) of at least this many mean gaps: each
+    /// Receiver side: with drops, a slow link's spacing also shows a queue
+    /// (mean receiver RTT above the base) of at least this many mean gaps: each
     /// packet of a busy link waits behind the one before it, while a
     /// sender that paces a small window over a long round trip leaves
     /// the link idle between its segments.

@@ -376,6 +376,21 @@ fn pacing_bound_busy_sender_is_path() {
     assert_eq!(a.verdict, Verdict::Path, "{}", a.explanation);
 }
 
+/// `cfg` with one record in its table of measured confidences: the
+/// sender rule `rule` right `right` times in `ends`.
+fn with_record(cfg: Config, rule: &'static str, ends: u32, right: u32) -> Config {
+    let record = super::calibration::Measured {
+        side: Side::Sender,
+        rule,
+        ends,
+        right,
+    };
+    Config {
+        measured: Box::leak(Box::new([record])),
+        ..cfg
+    }
+}
+
 #[test]
 fn a_verdict_is_given_at_its_rules_measured_precision() {
     // Reference A's window-bound sender: the rule's own confidence, and
@@ -385,42 +400,21 @@ fn a_verdict_is_given_at_its_rules_measured_precision() {
     let (from, to) = (point(from), point(to));
     let cfg = Config::default();
     let own = attribute(Some(&from), &to, &cfg.rules_own());
-    let table = Config {
-        measured: &[super::calibration::Measured {
-            side: Side::Sender,
-            rule: "receive_window",
-            ends: 18,
-            right: 12,
-        }],
-        ..cfg
-    };
-    let measured = attribute(Some(&from), &to, &table);
+    let measured = attribute(
+        Some(&from),
+        &to,
+        &with_record(cfg, "receive_window", 18, 12),
+    );
     assert_eq!(measured.verdict, own.verdict);
     assert_eq!(measured.explanation, own.explanation);
     // 13 / 20.
     assert_eq!(measured.confidence, 0.65);
     assert_ne!(own.confidence, 0.65, "the test must tell them apart");
     // Under measured_min_ends (10): the rule's own.
-    let few = Config {
-        measured: &[super::calibration::Measured {
-            side: Side::Sender,
-            rule: "receive_window",
-            ends: 9,
-            right: 1,
-        }],
-        ..cfg
-    };
+    let few = with_record(cfg, "receive_window", 9, 1);
     assert_eq!(attribute(Some(&from), &to, &few).confidence, own.confidence);
     // `unknown` stays at 0 whatever the table says of its rule.
-    let table = Config {
-        measured: &[super::calibration::Measured {
-            side: Side::Sender,
-            rule: "too_little",
-            ends: 50,
-            right: 50,
-        }],
-        ..cfg
-    };
+    let table = with_record(cfg, "too_little", 50, 50);
     let (from, to) = window_bound_pair(1_000);
     let a = attribute(Some(&point(from)), &point(to), &table);
     assert_eq!(

@@ -275,7 +275,7 @@ fn queue_stands(rx: &Receive, cfg: &Config) -> bool {
 /// Whether the arrival gaps of `rx` have the shape of a slow link's
 /// spacing: the mean gap lasts at most `cfg.link_paced_segments` times
 /// the time a full-sized segment takes at the flow's own rate (`rate`,
-/// bits/s, over an interval of `interval_us`), and the segments are
+/// bits/s), and the segments are
 /// full-sized (`cfg.full_segment_share` of `mss`, the peer's MSS in
 /// bytes, over the `bytes` received). A link under about 1.2 Mbit/s takes
 /// longer than a counted gap (10 ms) to carry one 1,500-byte packet, so
@@ -286,7 +286,8 @@ fn queue_stands(rx: &Receive, cfg: &Config) -> bool {
 /// flow's rate. An application that writes a segment's worth at a time
 /// (or whose small writes Nagle gathers), or a sender that paces a small
 /// window over a long round trip, has the same shape: the caller asks
-/// also that the path show itself full, by its drops and a queue.
+/// also that the path show itself busy, by its drops and a queue, or by a
+/// queue of several gaps.
 fn link_paced(rx: &Receive, (bytes, rate): (u64, f64), mss: u32, cfg: &Config) -> bool {
     let segments = f64::from(rx.data_segments);
     let segment_us = f64::from(mss) * 8.0 / rate.max(1.0) * 1e6;
