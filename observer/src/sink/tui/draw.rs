@@ -13,7 +13,7 @@ use ratatui::{
 use super::{
     detail,
     fit::keep_tail,
-    peers,
+    help, peers,
     row::Row,
     sort::SortKey,
     state::{App, Mode, Sorting},
@@ -402,46 +402,9 @@ fn draw_footer(frame: &mut Frame, app: &App, area: Rect) {
     frame.render_widget(Paragraph::new(line), area);
 }
 
-const HELP: [(&str, &str); 16] = [
-    ("q, Ctrl-C", "quit"),
-    (
-        "Up Down, j k",
-        "select a flow (PgUp PgDn, g G: page, first, last)",
-    ),
-    ("s", "sort by the next column (its title is underlined)"),
-    ("r", "reverse the sort order"),
-    ("/", "filter: an expression (dport = :443, dst 10.0.0.0/8,"),
-    ("", "comm nginx, verdict path; and/or/not), or words that"),
-    ("", "must all occur in the process, pid, addresses, verdict"),
-    ("p", "pause the display (polling goes on)"),
-    (
-        "v",
-        "peers: flows by remote address, per_flow or shared limit",
-    ),
-    (
-        "Enter",
-        "details of the selected flow: evidence, what-if, history",
-    ),
-    ("Esc", "close help, then the details, then the peers"),
-    ("RATE", "send or receive rate over the verdict window"),
-    (
-        "↓",
-        "a download: rcv_rtt, base RTT, rcv_wnd, out-of-order, fill",
-    ),
-    (
-        "RWND% CWND%",
-        "rwnd-/cwnd-limited share of busy time, same window",
-    ),
-    (
-        "CWND",
-        "segments/bytes; SRTT, MINRTT in µs or ms; INFLT segments",
-    ),
-    ("dim rows", "closed flows, shown for a few seconds"),
-];
-
 fn draw_help(frame: &mut Frame, area: Rect) {
-    let lines: Vec<Line> = HELP
-        .iter()
+    let entries = help::KEYS.iter().chain(help::LEGEND.iter());
+    let lines: Vec<Line> = entries
         .map(|(k, v)| {
             Line::from(vec![
                 Span::styled(format!(" {k:<13}"), theme::bold()),
@@ -450,7 +413,9 @@ fn draw_help(frame: &mut Frame, area: Rect) {
         })
         .collect();
     let w = area.width.min(74);
-    let h = area.height.min(HELP.len() as u16 + 2);
+    let h = area
+        .height
+        .min((help::KEYS.len() + help::LEGEND.len()) as u16 + 2);
     let popup = Rect {
         x: area.x + (area.width - w) / 2,
         y: area.y + (area.height - h) / 2,

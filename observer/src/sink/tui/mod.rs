@@ -7,7 +7,7 @@
 //! state, made of [`row::Row`]s (one flow each, sorted by [`sort`],
 //! chosen by [`select`]);
 //! [`draw`] renders it (the detail pane in [`detail`], the peers view in
-//! [`peers`]) in the colours and
+//! [`peers`], the `?` overlay from [`help`]'s table) in the colours and
 //! styles of [`theme`]; [`keys`] maps a key to a state change; and
 //! [`run`] is the loop: `tokio::select!` over the poll tick, terminal
 //! events and signals. The terminal is restored on every way out: return,
@@ -16,6 +16,7 @@
 pub mod detail;
 pub mod draw;
 pub mod fit;
+pub mod help;
 pub mod keys;
 pub mod peers;
 pub mod row;

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, reason = "tests: a failure should panic")]
 
 mod draw;
+mod help;
 mod peers;
 mod state;
 

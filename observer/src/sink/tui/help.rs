@@ -1,0 +1,75 @@
+//! The keys of `observer top` and the marks on its screen, in one table:
+//! the `?` overlay ([`super::draw`]) draws it, and observer-top(1)'s KEYS
+//! and SCREEN sections are made from it (`observer::manual`), so the
+//! two cannot say different things.
+
+/// One line of the help: a key (or a mark on the screen) and what it
+/// does or means. An empty key continues the entry above on a line of
+/// its own (the overlay is 74 columns wide: 13 for the key, 58 for the
+/// text).
+pub type Entry = (&'static str, &'static str);
+
+/// Every key `observer top` accepts ([`super::keys`]), in the overlay's
+/// order.
+pub const KEYS: [Entry; 11] = [
+    ("q, Ctrl-C", "quit"),
+    (
+        "Up Down, j k",
+        "select a flow (PgUp PgDn: a page; g G, Home End: ends)",
+    ),
+    (
+        "s, r",
+        "sort by the next column (title underlined); reverse it",
+    ),
+    ("/", "filter: an expression (dport = :443, dst 10.0.0.0/8,"),
+    ("", "comm nginx, verdict path; and/or/not), or words that"),
+    ("", "must all occur in the process, pid, addresses, verdict"),
+    ("", "(Enter applies, Esc cancels, Backspace, Ctrl-U erase)"),
+    ("p", "pause the display (polling goes on)"),
+    (
+        "v",
+        "peers: flows by remote address, per_flow or shared limit",
+    ),
+    (
+        "Enter",
+        "details of the selected flow: evidence, what-if, history",
+    ),
+    (
+        "?, Esc",
+        "this help; Esc closes it, then the details, the peers",
+    ),
+];
+
+/// What the marks and columns of the screen mean, after the keys.
+pub const LEGEND: [Entry; 5] = [
+    ("RATE", "send or receive rate over the verdict window"),
+    (
+        "↓",
+        "a download: rcv_rtt, base RTT, rcv_wnd, out-of-order, fill",
+    ),
+    (
+        "RWND% CWND%",
+        "rwnd-/cwnd-limited share of busy time, same window",
+    ),
+    (
+        "CWND",
+        "segments/bytes; SRTT, MINRTT in µs or ms; INFLT segments",
+    ),
+    ("dim rows", "closed flows, shown for a few seconds"),
+];
+
+/// `table`'s entries with their continuation lines joined: one
+/// `(key, text)` per entry, for a page that wraps text itself.
+pub fn joined(table: &[Entry]) -> Vec<(&'static str, String)> {
+    let mut out: Vec<(&'static str, String)> = Vec::new();
+    for (key, text) in table {
+        match out.last_mut() {
+            Some((_, whole)) if key.is_empty() => {
+                whole.push(' ');
+                whole.push_str(text);
+            }
+            _ => out.push((key, (*text).to_string())),
+        }
+    }
+    out
+}
