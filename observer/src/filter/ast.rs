@@ -24,7 +24,8 @@ pub(super) enum Expr {
 /// One test of a flow.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(super) enum Term {
-    /// `sport`, `dport`, `pid`, `cgroup`, `netns` against a number.
+    /// `sport`, `dport`, `port`, `pid`, `cgroup`, `netns` against a
+    /// number.
     Num { field: Field, op: Cmp, value: u64 },
     /// `src` or `dst` within a prefix, on a port.
     Host { end: End, host: Host },
@@ -93,6 +94,8 @@ impl Cmp {
 pub(super) enum Field {
     Sport,
     Dport,
+    /// Either end's port, as tcpdump's `port`; `!=` is neither end's.
+    Port,
     Pid,
     Cgroup,
     Netns,
@@ -100,9 +103,10 @@ pub(super) enum Field {
 
 impl Field {
     /// Every field with its keyword.
-    pub const ALL: [(&'static str, Field); 5] = [
+    pub const ALL: [(&'static str, Field); 6] = [
         ("sport", Field::Sport),
         ("dport", Field::Dport),
+        ("port", Field::Port),
         ("pid", Field::Pid),
         ("cgroup", Field::Cgroup),
         ("netns", Field::Netns),
@@ -113,6 +117,7 @@ impl Field {
         match self {
             Field::Sport => "sport",
             Field::Dport => "dport",
+            Field::Port => "port",
             Field::Pid => "pid",
             Field::Cgroup => "cgroup",
             Field::Netns => "netns",
@@ -122,7 +127,7 @@ impl Field {
     /// The largest value the field holds.
     pub fn max(self) -> u64 {
         match self {
-            Field::Sport | Field::Dport => u64::from(u16::MAX),
+            Field::Sport | Field::Dport | Field::Port => u64::from(u16::MAX),
             Field::Pid | Field::Netns => u64::from(u32::MAX),
             Field::Cgroup => u64::MAX,
         }
@@ -130,7 +135,7 @@ impl Field {
 
     /// Whether the value is a port (written `:443` or `443`).
     pub fn is_port(self) -> bool {
-        matches!(self, Field::Sport | Field::Dport)
+        matches!(self, Field::Sport | Field::Dport | Field::Port)
     }
 }
 

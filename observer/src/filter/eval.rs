@@ -1,6 +1,6 @@
 //! Judging a flow by a parsed filter.
 
-use super::ast::{End, Expr, Field, StateSel, Term};
+use super::ast::{Cmp, End, Expr, Field, StateSel, Term};
 use crate::{attribution::Attribution, model::flow::Flow};
 
 impl Expr {
@@ -29,6 +29,7 @@ impl Term {
         match self {
             Term::Num { field, op, value } => {
                 let have = match field {
+                    Field::Port => return either_port(flow, *op, *value),
                     Field::Sport => u64::from(flow.local.port()),
                     Field::Dport => u64::from(flow.remote.port()),
                     Field::Pid => u64::from(flow.pid),
@@ -51,6 +52,18 @@ impl Term {
             Term::Verdict(v) => attribution.is_some_and(|a| a.verdict == *v),
             Term::Side(s) => attribution.is_some_and(|a| a.side == *s),
         }
+    }
+}
+
+/// `port OP value`: either end's port holds `OP`, as tcpdump's `port`;
+/// but `!=` is neither end's (`port != 22` is `not port 22`, tcpdump's
+/// reading), since an either-end `!=` would hold for nearly every flow,
+/// by its other end.
+fn either_port(flow: &Flow, op: Cmp, value: u64) -> bool {
+    let [local, remote] = [flow.local.port(), flow.remote.port()].map(u64::from);
+    match op {
+        Cmp::Ne => local != value && remote != value,
+        _ => op.holds(local, value) || op.holds(remote, value),
     }
 }
 

@@ -11,7 +11,7 @@
 //! run   := st st+ | unary      juxtaposed st's are one operand: their "or"
 //! st    := "state" ["=" | "=="] STATE               (as ss's repeated state)
 //! unary := ("not" | "!") unary | "(" expr ")" | term
-//! term  := ("sport" | "dport") [OP] PORT      PORT: :443, 443, :ssh, ssh
+//! term  := ("sport" | "dport" | "port") [OP] PORT   PORT: :443, 443, :ssh, ssh
 //!        | ("pid" | "netns" | "cgroup") [OP] NUMBER      cgroup: cgroup v2 id
 //!        | ("src" | "dst") [EQ] HOST
 //!        | "state" [EQ] STATE | "comm" [EQ] NAME
@@ -39,7 +39,10 @@
 //! not resolved: a host is an address or prefix.
 //!
 //! `src`/`sport` are the local end and `dst`/`dport` the remote one, as in
-//! `ss`. Addresses are compared in one shape, IPv6 with IPv4 as
+//! `ss`; `port` is either end, as tcpdump's `port` (`port = :22` selects
+//! an ssh server's flows and a client's alike), save that `port != 22` is
+//! neither end, as tcpdump's `not port 22` (an either-end `!=` would hold
+//! for nearly every flow, by its other end): `port != X` is `not port X`. Addresses are compared in one shape, IPv6 with IPv4 as
 //! IPv4-mapped (`::ffff:a.b.c.d`), the shape of the kernel's flow key: an
 //! IPv4 prefix matches an IPv4 socket and an IPv6 socket with a mapped
 //! address alike, while a prefix written as IPv6 (`::ffff:10.0.0.1` and
@@ -66,9 +69,9 @@
 /// The words a term or a negation begins with (case-insensitive): what
 /// tells an expression from other text (`observer top`'s `/` also takes
 /// plain words).
-pub const KEYWORDS: [&str; 12] = [
-    "sport", "dport", "src", "dst", "state", "comm", "pid", "cgroup", "netns", "verdict", "side",
-    "not",
+pub const KEYWORDS: [&str; 13] = [
+    "sport", "dport", "port", "src", "dst", "state", "comm", "pid", "cgroup", "netns", "verdict",
+    "side", "not",
 ];
 
 /// The language in brief, for `--help` and the manual pages of the
@@ -76,6 +79,7 @@ pub const KEYWORDS: [&str; 12] = [
 pub const SYNTAX: &str = "\
 FILTERS (--filter EXPR, as ss(8) writes them):
   sport|dport [OP] PORT    PORT: :443, 443 or a service name (:https)
+  port [OP] PORT           either end's port, as tcpdump's; port != 22: neither end
   src|dst HOST             10.0.0.1, 10.0.0.0/8, 10.0.0.0/8:80, [2001:db8::1]:443,
                            2001:db8::/32, *:80 (IPv4 also matches IPv4-mapped flows)
   state NAME               established, syn-sent, syn-recv, fin-wait-1, fin-wait-2,
@@ -99,6 +103,8 @@ mod host;
 mod lex;
 mod number;
 mod parse;
+#[cfg(test)]
+mod port_rate_tests;
 mod print;
 #[cfg(test)]
 mod prop_tests;

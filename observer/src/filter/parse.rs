@@ -14,8 +14,8 @@ use super::{
 use crate::attribution::{Side, Verdict};
 
 /// What may start a term, for errors.
-const TERM: &str = "a term (sport, dport, src, dst, state, comm, pid, cgroup, netns, \
-                    verdict, side), \"not\" or \"(\"";
+const TERM: &str = "a term (sport, dport, port, src, dst, state, comm, pid, cgroup, \
+                    netns, verdict, side), \"not\" or \"(\"";
 
 /// Parses a whole filter, port names from the system's services.
 ///
@@ -247,7 +247,7 @@ impl Parser<'_> {
         let v = self.bump();
         let op = op.unwrap_or(Cmp::Eq);
         let noun = match field {
-            Field::Sport | Field::Dport => {
+            Field::Sport | Field::Dport | Field::Port => {
                 // `:443`, `443`, `:https` or `https`.
                 let text = match &v.tok {
                     Tok::Word(w) => w.strip_prefix(':').unwrap_or(w),

@@ -124,6 +124,7 @@ fn soup() -> impl Strategy<Value = String> {
     let words = select(vec![
         "sport",
         "dport",
+        "port",
         "src",
         "dst",
         "state",
