@@ -42,6 +42,7 @@ pub mod rule;
 pub mod sender;
 mod side;
 mod verdict;
+mod verdict_text;
 mod whatif;
 
 pub use config::Config;
