@@ -48,7 +48,7 @@ pub struct Args {
     every: Option<Duration>,
     /// Print only the flows this expression selects, e.g. 'dport = :443',
     /// 'dst 10.0.0.0/8 and not state time-wait', 'comm iperf3'
-    /// (docs/filters.md lists every term).
+    /// (FILTERS below lists every term).
     #[arg(long, value_name = "EXPR", allow_hyphen_values = true)]
     filter: Option<Filter>,
     /// Target rate for the window what-if arithmetic, in bits/s with an
@@ -67,11 +67,10 @@ pub struct Args {
     pin: Option<std::path::PathBuf>,
     /// Group the flows and judge each group: a per-flow limit (each flow
     /// held by its own window, reader or policer, their sum well above any
-    /// one) or a shared one (one bottleneck): `peer` (the remote address),
-    /// `prefix/24` (`prefix/V4[,V6]`, IPv6 /64 by default), `process` or
-    /// `workload`, each within its network namespace (docs/attribution.md,
-    /// "Groups").
-    #[arg(long, value_name = "GROUPING", conflicts_with = "follow")]
+    /// one) or a shared one (one bottleneck), each group within its
+    /// network namespace. A prefix may have any lengths: prefix/V4[,V6],
+    /// IPv6 /64 by default.
+    #[arg(long, value_name = "GROUPING", conflicts_with = "follow", value_parser = super::grouping::Grouping)]
     by: Option<GroupBy>,
     /// Print the host view in words: one line per group (by --by, peer by
     /// default) and what would help it.

@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod flows;
+pub mod grouping;
 pub mod man;
 pub mod poll_read;
 pub mod run;

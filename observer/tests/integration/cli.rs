@@ -308,6 +308,42 @@ fn bash_completion_loads() {
     }
 }
 
+/// What bash offers after `observer WORDS...` and the word `cur`, from
+/// the completion script as installed.
+fn bash_offers(words: &[&str], cur: &str) -> Vec<String> {
+    let prev = words.last().copied().unwrap_or("observer");
+    let line = format!(
+        "source <({BIN} completions bash) && COMP_WORDS=(observer {} '{cur}') && \
+         COMP_CWORD=${{#COMP_WORDS[@]}} && COMP_CWORD=$((COMP_CWORD - 1)) && \
+         _observer observer '{cur}' '{prev}' && printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        words.join(" ")
+    );
+    stdout_of(Command::new("bash").args(["-c", &line]))
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn bash_completes_the_values_of_fixed_sets_not_file_names() {
+    if !have(
+        "bash",
+        "bash_completes_the_values_of_fixed_sets_not_file_names",
+    ) {
+        return;
+    }
+    assert_eq!(
+        bash_offers(&["flows", "--by"], ""),
+        ["peer", "prefix/24", "prefix/24,64", "process", "workload"]
+    );
+    assert_eq!(
+        bash_offers(&["flows", "--by"], "pre"),
+        ["prefix/24", "prefix/24,64"]
+    );
+    assert_eq!(bash_offers(&["top", "--sort"], "rw"), ["rwnd_limited"]);
+    assert_eq!(bash_offers(&["flows", "--poll-read"], "o"), ["on", "off"]);
+}
+
 #[test]
 fn manual_pages_render() {
     if !have("man", "manual_pages_render") {
