@@ -72,7 +72,7 @@ pub struct Args {
     #[arg(long)]
     label_workload: bool,
     /// Count only the flows this expression selects in every flow metric
-    /// (e.g. 'dport = :443', 'not dst 10.0.0.0/8'; docs/filters.md);
+    /// (e.g. 'dport = :443', 'not dst 10.0.0.0/8'; FILTERS below);
     /// `observer_filter_info` names it. The agent's own
     /// metrics still count every flow.
     #[arg(long, value_name = "EXPR", allow_hyphen_values = true)]
@@ -104,9 +104,11 @@ pub struct Args {
     pin: Option<std::path::PathBuf>,
     /// Serve /metrics over TLS and/or behind basic auth, as this YAML file
     /// says: Prometheus exporter-toolkit's web-config format (what
-    /// node_exporter's --web.config.file reads; docs/security.md). The
-    /// certificate and key are re-read when they change; /healthz needs
-    /// no password.
+    /// node_exporter's --web.config.file reads): `tls_server_config`
+    /// with `cert_file` and `key_file` (and `client_auth_type`,
+    /// `client_ca_file` for client certificates), `basic_auth_users`
+    /// mapping each user to a bcrypt hash. The certificate and key are
+    /// re-read when they change; /healthz needs no password.
     #[arg(long, value_name = "FILE")]
     web_config: Option<std::path::PathBuf>,
     #[command(flatten)]

@@ -23,7 +23,7 @@ pub struct Args {
     #[arg(long, default_value = "1s", value_parser = parse_positive, allow_hyphen_values = true)]
     interval: Duration,
     /// Show only the flows an expression selects (e.g. 'dport = :5201',
-    /// 'comm iperf3 and verdict receive_window'; docs/filters.md),
+    /// 'comm iperf3 and verdict receive_window'; FILTERS below),
     /// or whose process, pid, addresses or verdict contain every word of
     /// a TEXT that is not one (e.g. "iperf3 :5201").
     #[arg(long, value_name = "EXPR|TEXT", allow_hyphen_values = true, value_parser = parse_filter)]

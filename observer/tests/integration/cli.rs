@@ -363,7 +363,37 @@ fn manual_pages_render() {
     let top = render("observer.1");
     let flows = render("observer-flows.1");
     let run = render("observer-run.1");
+    let live = render("observer-top.1");
+    // Each page stands alone: an installed binary has no docs/ tree.
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let page = entry.unwrap().file_name();
+        let text = render(page.to_str().unwrap());
+        assert!(!text.contains("docs/"), "{page:?} points into docs/");
+        assert!(text.contains("SEE ALSO"), "{page:?}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
+    for (section, says) in [
+        ("KEYS", "Ctrl-C"),
+        ("SCREEN", "dim rows"),
+        ("FILTERS", "verdict NAME"),
+    ] {
+        let body = live
+            .split(&format!("\n{section}\n"))
+            .nth(1)
+            .unwrap_or_default();
+        assert!(body.contains(says), "observer-top(1) {section}: {live}");
+    }
+    for (section, says) in [
+        ("VERDICTS", "receiver_application"),
+        ("JSON FIELDS", "snd_wnd"),
+        ("FILTERS", "verdict NAME"),
+    ] {
+        let body = flows
+            .split(&format!("\n{section}\n"))
+            .nth(1)
+            .unwrap_or_default();
+        assert!(body.contains(says), "observer-flows(1) {section}: {flows}");
+    }
     assert!(
         top.contains("SUBCOMMANDS") && top.contains("observer-flows(1)"),
         "{top}"

@@ -1,5 +1,14 @@
 //! `observer man`: the manual pages, generated from the same argument
-//! definitions as `--help` (clap_mangen), so they never drift from it.
+//! definitions as `--help` (clap_mangen), so they never drift from it,
+//! with sections of observer's own ([`page`]) made from the tables the
+//! program uses ([`sections`], [`json_fields`]): each page stands alone,
+//! with no pointer into a source tree an installed binary lacks.
+
+mod json_fields;
+mod page;
+mod sections;
+#[cfg(test)]
+mod tests;
 
 use std::path::PathBuf;
 
@@ -36,20 +45,22 @@ pub fn print(bytes: &[u8]) -> std::io::Result<()> {
 /// The folder cannot be written, or standard output fails (a reader
 /// closing it early is not an error).
 pub fn run(args: &Args, cmd: clap::Command) -> anyhow::Result<()> {
+    let mut pages = page::all(cmd).context("cannot render the manual pages")?;
     match &args.dir {
         Some(dir) => {
             std::fs::create_dir_all(dir)
                 .with_context(|| format!("cannot create {}", dir.display()))?;
-            clap_mangen::generate_to(cmd, dir)
-                .with_context(|| format!("cannot write the manual pages into {}", dir.display()))?;
+            for p in &pages {
+                let path = dir.join(&p.file_name);
+                std::fs::write(&path, &p.roff)
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+            }
             Ok(())
         }
         None => {
-            let mut page = Vec::new();
-            clap_mangen::Man::new(cmd)
-                .render(&mut page)
-                .context("cannot render the manual page")?;
-            print(&page).context("cannot write the manual page")
+            // The command's own page comes last.
+            let top = pages.pop().context("no manual page to print")?;
+            print(&top.roff).context("cannot write the manual page")
         }
     }
 }

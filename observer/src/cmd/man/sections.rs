@@ -1,0 +1,117 @@
+//! The sections observer adds to clap_mangen's pages ([`super::page`]),
+//! each made from the table the program itself uses, so page and program
+//! say the same: the `?` overlay's keys ([`observer::sink::tui::help`]),
+//! the verdicts' texts (`Verdict::meaning`, `Verdict::remedy`) and the
+//! filter language's summary (the text after `--help`).
+
+use clap_mangen::roff::{Roff, bold, italic, roman};
+use observer::{attribution::Verdict, sink::tui::help};
+
+/// The text clap prints after a command's `--help` (the filter
+/// language's summary) as a section of its own, named by the text's
+/// first word where that is a heading in capitals (`FILTERS (...):`),
+/// kept line for line: it is laid out in columns.
+pub fn after_help(roff: &mut Roff, text: &str) {
+    let first = text.split_whitespace().next().unwrap_or_default();
+    let heading = if first.len() > 1 && first.chars().all(|c| c.is_ascii_uppercase()) {
+        first
+    } else {
+        "NOTES"
+    };
+    roff.control("SH", [heading]);
+    roff.control("nf", []);
+    for line in text.lines() {
+        roff.text([roman(line)]);
+    }
+    roff.control("fi", []);
+}
+
+/// KEYS: every key `observer top` accepts, from the help overlay's
+/// table.
+pub fn keys(roff: &mut Roff) {
+    roff.control("SH", ["KEYS"]);
+    roff.text([roman(
+        "The keys of the live view, as its help (?) lists them. While help is open only ?, Esc \
+         and q act.",
+    )]);
+    entries(roff, &help::KEYS);
+}
+
+/// SCREEN: what the marks and columns of `observer top` mean, from the
+/// help overlay's legend.
+pub fn screen(roff: &mut Roff) {
+    roff.control("SH", ["SCREEN"]);
+    entries(roff, &help::LEGEND);
+}
+
+/// One tagged paragraph per entry of a help table.
+fn entries(roff: &mut Roff, table: &[help::Entry]) {
+    for (key, text) in help::joined(table) {
+        roff.control("TP", []);
+        roff.text([bold(key)]);
+        roff.text([roman(text)]);
+    }
+}
+
+/// VERDICTS: each verdict, what it means and what to do, from the texts
+/// docs/attribution.md's table is made of.
+pub fn verdicts(roff: &mut Roff) {
+    roff.control("SH", ["VERDICTS"]);
+    roff.text([roman(
+        "Each flow gets one verdict: what keeps it from going faster, judged from the end that \
+         sends its data or, for a download, from this receiving end (the side). The table marks \
+         a download with ↓; --json gives the verdict's rule, confidence, explanation and \
+         evidence (JSON FIELDS).",
+    )]);
+    for v in Verdict::ALL {
+        roff.control("TP", []);
+        roff.text([bold(v.name())]);
+        roff.text([roman(plain(v.meaning()))]);
+        roff.control("br", []);
+        roff.text([italic("What to do:"), roman(" "), roman(plain(v.remedy()))]);
+    }
+}
+
+/// SEE ALSO: every other page of observer's, and where the references
+/// are.
+pub fn see_also(roff: &mut Roff, this: &str, names: &[String]) {
+    roff.control("SH", ["SEE ALSO"]);
+    let others: Vec<&String> = names.iter().filter(|n| *n != this).collect();
+    for (i, name) in others.iter().enumerate() {
+        let sep = if i + 1 < others.len() { "," } else { "" };
+        roff.text([bold(name.as_str()), roman(format!("(1){sep}"))]);
+    }
+    roff.control("PP", []);
+    roff.text([roman(
+        "observer-flows(1) lists the verdicts (VERDICTS) and the keys of --json (JSON FIELDS); \
+         observer-top(1) the keys of the live view (KEYS); each page that takes --filter, the \
+         filter language (FILTERS).",
+    )]);
+}
+
+/// Markdown text as a manual page shows it: without the backticks and
+/// emphasis marks, links as their text.
+pub fn plain(md: &str) -> String {
+    let mut out = String::with_capacity(md.len());
+    let mut rest = md;
+    while let Some(open) = rest.find('[') {
+        let (before, link) = rest.split_at(open);
+        out.push_str(before);
+        let parsed = link.split_once("](").and_then(|(text, tail)| {
+            let close = tail.find(')')?;
+            Some((&text[1..], &tail[close + 1..]))
+        });
+        match parsed {
+            Some((text, after)) if !text.contains(']') => {
+                out.push_str(text);
+                rest = after;
+            }
+            _ => {
+                out.push('[');
+                rest = &link[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out.replace(['`', '*'], "")
+}
