@@ -2,6 +2,7 @@
 //! `top` and `run`): any text parses or gives a one-line error whose
 //! column lies within the text; what parses judges a few flows, judged and
 //! not, without panicking, `not (X)` selects exactly what `X` does not,
+//! `observer run` refuses exactly the filters with a `rate` term,
 //! and neither nesting nor wildcards can exhaust the stack or the time.
 #![no_main]
 
@@ -39,14 +40,18 @@ fn flows() -> [Flow; 2] {
     [Flow::from_sample(&s, &clock, 0), Flow::from_sample(&t, &clock, 0)]
 }
 
-fn judged(verdict: Verdict, side: Side) -> Attribution {
+/// Judged `verdict` from `side`, moving `bps` (bits/s) each way as the
+/// `rate` term reads it.
+fn judged(verdict: Verdict, side: Side, bps: (f64, f64)) -> Attribution {
+    let mut evidence = Evidence::default();
+    (evidence.rate_bps, evidence.recv_rate_bps) = bps;
     Attribution {
         verdict,
         rule: "fuzz",
         confidence: 0.9,
         side,
         explanation: String::new(),
-        evidence: Evidence::default(),
+        evidence,
         what_if: None,
     }
 }
@@ -66,12 +71,15 @@ fuzz_target!(|data: &[u8]| {
         }
     };
     assert_eq!(filter.text(), text);
+    // What `run` refuses is exactly what reads a rate.
+    assert_eq!(Filter::parse_for_counters(text).is_err(), filter.reads_rate());
     // One level deeper may pass the nesting bound; only then it errs.
     let negated = Filter::parse(&format!("not ({text})")).ok();
     let attributions = [
         None,
-        Some(judged(Verdict::ReceiveWindow, Side::Receiver)),
-        Some(judged(Verdict::Path, Side::Sender)),
+        Some(judged(Verdict::ReceiveWindow, Side::Receiver, (0.0, 80e6))),
+        Some(judged(Verdict::Path, Side::Sender, (12e6, 3e5))),
+        Some(judged(Verdict::Application, Side::Sender, (0.0, 0.0))),
     ];
     for flow in &flows() {
         for a in &attributions {

@@ -72,10 +72,10 @@ pub struct Args {
     #[arg(long)]
     label_workload: bool,
     /// Count only the flows this expression selects in every flow metric
-    /// (e.g. 'dport = :443', 'not dst 10.0.0.0/8'; FILTERS below);
-    /// `observer_filter_info` names it. The agent's own
+    /// (e.g. 'dport = :443', 'not dst 10.0.0.0/8'; FILTERS below; no
+    /// `rate` term); `observer_filter_info` names it. The agent's own
     /// metrics still count every flow.
-    #[arg(long, value_name = "EXPR", allow_hyphen_values = true)]
+    #[arg(long, value_name = "EXPR", allow_hyphen_values = true, value_parser = observer::filter::Filter::parse_for_counters)]
     filter: Option<observer::filter::Filter>,
     /// Most distinct aggregation label sets; past it, new ones become `other`.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..), allow_hyphen_values = true)]

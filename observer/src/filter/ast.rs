@@ -37,6 +37,9 @@ pub(super) enum Term {
     Verdict(Verdict),
     /// `side`: the end the attribution was made from.
     Side(Side),
+    /// `rate`: the attribution's rate (bits/s), the larger of sent and
+    /// received, as the `flows` and `top` tables' RATE column.
+    Rate { op: Cmp, bps: u64 },
 }
 
 /// A comparison.

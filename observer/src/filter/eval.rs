@@ -14,12 +14,22 @@ impl Expr {
         }
     }
 
-    /// Whether a `verdict` or `side` term occurs.
+    /// Whether a `verdict`, `side` or `rate` term occurs.
     pub(super) fn needs_attribution(&self) -> bool {
+        self.any_term(&|t| matches!(t, Term::Verdict(_) | Term::Side(_) | Term::Rate { .. }))
+    }
+
+    /// Whether a `rate` term occurs.
+    pub(super) fn reads_rate(&self) -> bool {
+        self.any_term(&|t| matches!(t, Term::Rate { .. }))
+    }
+
+    /// Whether any term is `found`.
+    fn any_term(&self, found: &dyn Fn(&Term) -> bool) -> bool {
         match self {
-            Expr::Term(t) => matches!(t, Term::Verdict(_) | Term::Side(_)),
-            Expr::Not(e) => e.needs_attribution(),
-            Expr::And(list) | Expr::Or(list) => list.iter().any(Expr::needs_attribution),
+            Expr::Term(t) => found(t),
+            Expr::Not(e) => e.any_term(found),
+            Expr::And(list) | Expr::Or(list) => list.iter().any(|e| e.any_term(found)),
         }
     }
 }
@@ -51,8 +61,18 @@ impl Term {
             Term::Comm(pattern) => glob(pattern, &flow.comm),
             Term::Verdict(v) => attribution.is_some_and(|a| a.verdict == *v),
             Term::Side(s) => attribution.is_some_and(|a| a.side == *s),
+            Term::Rate { op, bps } => attribution.is_some_and(|a| op.holds(rate_bps(a), *bps)),
         }
     }
+}
+
+/// The rate the `flows` and `top` tables show in RATE (bits/s, whole):
+/// the larger of sent (acked) and received over the attribution's span,
+/// the run for `flows`, the verdict window for `top`.
+fn rate_bps(a: &Attribution) -> u64 {
+    let ev = &a.evidence;
+    // `as` saturates: a NaN is 0, an infinity u64::MAX.
+    ev.rate_bps.max(ev.recv_rate_bps).round() as u64
 }
 
 /// `port OP value`: either end's port holds `OP`, as tcpdump's `port`;

@@ -16,6 +16,7 @@
 //!        | ("src" | "dst") [EQ] HOST
 //!        | "state" [EQ] STATE | "comm" [EQ] NAME
 //!        | "verdict" [EQ] VERDICT | "side" [EQ] ("sender" | "receiver")
+//!        | "rate" [OP] RATE [UNIT]    RATE: 10M, 1.5G, 500k, 1.5Mbit/s, 0
 //! OP    := = | == | != | < | > | <= | >= | eq | neq | ne | lt | gt | le | ge
 //! EQ    := = | == | !=               (!= is "not ..."; src/dst: eq, neq, ne too)
 //! HOST  := * | *:PORT | :PORT | A.B.C.D[/LEN][:PORT] | [V6][/LEN][:PORT]
@@ -57,8 +58,15 @@
 //! `bucket`). A flow in a state observer cannot name (`unknown`) is
 //! selected only by `all`.
 //!
-//! `verdict` and `side` need the flow's [`Attribution`]: on a flow not
-//! judged yet they are false, so `not verdict path` selects it.
+//! `verdict`, `side` and `rate` need the flow's [`Attribution`]: on a
+//! flow not judged yet they are false, so `not verdict path` selects it.
+//! `rate` compares the larger of the attribution's send (acked) and
+//! receive rates in bits/s, rounded to a whole one, with `RATE` as
+//! `--target-rate` takes it ([`crate::args::parse_rate`]), or with
+//! observer's own unit (`1.5Mbit/s`, or `1.5 Mbit/s` as two words), or
+//! `0`. Its span is the attribution's: the run for `observer flows`, the
+//! verdict window for `observer top`, as each table's RATE column.
+//! `observer run` refuses it ([`Filter::parse_for_counters`]).
 //!
 //! The parser is written by hand rather than generated: the grammar has a
 //! dozen terms, and a hand-written one reports the exact column and what
@@ -69,9 +77,9 @@
 /// The words a term or a negation begins with (case-insensitive): what
 /// tells an expression from other text (`observer top`'s `/` also takes
 /// plain words).
-pub const KEYWORDS: [&str; 13] = [
+pub const KEYWORDS: [&str; 14] = [
     "sport", "dport", "port", "src", "dst", "state", "comm", "pid", "cgroup", "netns", "verdict",
-    "side", "not",
+    "side", "rate", "not",
 ];
 
 /// The language in brief, for `--help` and the manual pages of the
@@ -91,6 +99,8 @@ FILTERS (--filter EXPR, as ss(8) writes them):
                            congestion_window, path, receiver_application,
                            sender, unknown
   side sender|receiver     the end the flow is judged from
+  rate [OP] RATE           the RATE column, in bit/s: 10M, 1.5Mbit/s, 500k, 0
+                           (flows: over the run; top: the verdict window; not run)
   OP is = == != < > <= >= or eq neq ne lt gt le ge. Terms combine with and
   (&&, &, or nothing between them), or (||, |), not (!) and parentheses;
   state terms side by side add up (state established state time-wait).
@@ -108,6 +118,7 @@ mod port_rate_tests;
 mod print;
 #[cfg(test)]
 mod prop_tests;
+mod rate;
 mod services;
 #[cfg(test)]
 mod services_tests;
@@ -121,6 +132,13 @@ use std::{fmt, str::FromStr};
 use unicode_width::UnicodeWidthChar as _;
 
 use crate::{attribution::Attribution, model::flow::Flow};
+
+/// Why `observer run --filter` refuses a `rate` term, and what to do
+/// instead (one line).
+pub const RATE_IN_COUNTERS: &str = "run takes no rate term: a flow's rate changes from poll to \
+    poll, so the counters would count each flow only in part (for 'rate > X', never its start, \
+    at rate 0); leave it out, and use --top-flows N for the fastest flows' rates, or observer \
+    top or flows to select by rate";
 
 /// The deepest nesting of parentheses and `not`s a filter may have.
 pub const MAX_DEPTH: usize = 64;
@@ -146,15 +164,39 @@ impl Filter {
     }
 
     /// Whether `flow` (with its attribution, when judged) is selected. A
-    /// `verdict` or `side` term with `attribution == None` is false (not
-    /// selected).
+    /// `verdict`, `side` or `rate` term with `attribution == None` is false
+    /// (not selected).
     pub fn matches(&self, flow: &Flow, attribution: Option<&Attribution>) -> bool {
         self.expr.matches(flow, attribution)
     }
 
-    /// Whether any term needs the attribution (`verdict`, `side`).
+    /// Whether any term needs the attribution (`verdict`, `side`, `rate`).
     pub fn needs_attribution(&self) -> bool {
         self.expr.needs_attribution()
+    }
+
+    /// Whether a `rate` term occurs.
+    pub fn reads_rate(&self) -> bool {
+        self.expr.reads_rate()
+    }
+
+    /// Parses `text` for `observer run --filter`, which chooses the flows
+    /// its counters count: as [`Filter::parse`], but a `rate` term is
+    /// refused ([`RATE_IN_COUNTERS`]). Each counter moves at its own event
+    /// (a flow's start, a poll's bytes, its close), judged with the rate of
+    /// that moment, so a flow whose rate crosses the threshold would be
+    /// counted in some and not others: `rate > 10M` would count no flow's
+    /// start (at rate 0) and the bytes of its fast polls only.
+    ///
+    /// # Errors
+    /// The parse error, or the refusal of a `rate` term, each one line
+    /// saying what is wrong and how to fix it.
+    pub fn parse_for_counters(text: &str) -> Result<Filter, String> {
+        let filter = Filter::parse(text).map_err(|e| e.to_string())?;
+        if filter.reads_rate() {
+            return Err(RATE_IN_COUNTERS.to_string());
+        }
+        Ok(filter)
     }
 
     /// The text as given (for logs and the /metrics info metric).

@@ -9,13 +9,14 @@ use super::{
     ast::{Cmp, End, Expr, Field, StateSel, Term},
     host,
     lex::{self, Tok, Token},
+    rate,
     services::Services,
 };
 use crate::attribution::{Side, Verdict};
 
 /// What may start a term, for errors.
 const TERM: &str = "a term (sport, dport, port, src, dst, state, comm, pid, cgroup, \
-                    netns, verdict, side), \"not\" or \"(\"";
+                    netns, verdict, side, rate), \"not\" or \"(\"";
 
 /// Parses a whole filter, port names from the system's services.
 ///
@@ -228,14 +229,15 @@ impl Parser<'_> {
                 let (negate, s) = self.named("a side", &names)?;
                 (negate, Term::Side(s))
             }
+            "rate" => return self.rate(),
             _ => return Err(error(&t, TERM)),
         };
         let e = Expr::Term(term);
         Ok(if negate { Expr::Not(Box::new(e)) } else { e })
     }
 
-    /// `FIELD [OP] VALUE`, the operator `=` when left out (`sport :22`).
-    fn num(&mut self, field: Field) -> Result<Expr, ParseError> {
+    /// An optional comparison, `=` when left out (`sport :22`).
+    fn op(&mut self) -> Cmp {
         let op = match &self.peek().tok {
             Tok::Op(op) => Some(*op),
             Tok::Word(w) => Cmp::from_word(w),
@@ -244,8 +246,33 @@ impl Parser<'_> {
         if op.is_some() {
             self.bump();
         }
+        op.unwrap_or(Cmp::Eq)
+    }
+
+    /// `rate [OP] RATE [UNIT]`: `rate > 10M`, `rate >= 1.5Mbit/s`,
+    /// `rate < 6.1 Mbit/s` (the unit a word of its own, as `flows` prints
+    /// the figure).
+    fn rate(&mut self) -> Result<Expr, ParseError> {
+        let op = self.op();
         let v = self.bump();
-        let op = op.unwrap_or(Cmp::Eq);
+        let Tok::Word(number) = &v.tok else {
+            return Err(error(&v, rate::EXPECTED));
+        };
+        let mut text = number.clone();
+        if let Tok::Word(unit) = &self.peek().tok
+            && rate::is_unit(unit)
+        {
+            text.push_str(unit);
+            self.bump();
+        }
+        let bps = rate::rate(&text).ok_or_else(|| error(&v, rate::EXPECTED))?;
+        Ok(Expr::Term(Term::Rate { op, bps }))
+    }
+
+    /// `FIELD [OP] VALUE`, the operator `=` when left out (`sport :22`).
+    fn num(&mut self, field: Field) -> Result<Expr, ParseError> {
+        let op = self.op();
+        let v = self.bump();
         let noun = match field {
             Field::Sport | Field::Dport | Field::Port => {
                 // `:443`, `443`, `:https` or `https`.

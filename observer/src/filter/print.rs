@@ -6,7 +6,10 @@
 
 use std::fmt;
 
-use super::ast::{End, Expr, Host, Term};
+use super::{
+    ast::{End, Expr, Host, Term},
+    rate,
+};
 use crate::attribution::Side;
 
 impl fmt::Display for Host {
@@ -41,6 +44,7 @@ impl fmt::Display for Term {
             Term::Verdict(v) => write!(f, "verdict {}", v.name()),
             Term::Side(Side::Sender) => f.write_str("side sender"),
             Term::Side(Side::Receiver) => f.write_str("side receiver"),
+            Term::Rate { op, bps } => write!(f, "rate {} {}", op.symbol(), rate::text(*bps)),
         }
     }
 }

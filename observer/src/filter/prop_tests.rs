@@ -34,6 +34,7 @@ const NAMES: [&str; 8] = [
 fn term() -> impl Strategy<Value = Term> {
     let field = select(Field::ALL.map(|(_, f)| f).to_vec());
     let cmp = select(vec![Cmp::Eq, Cmp::Ne, Cmp::Lt, Cmp::Gt, Cmp::Le, Cmp::Ge]);
+    let cmp2 = cmp.clone();
     let value = prop_oneof![
         select(vec![0u64, 80, 443, 1234, 5201, 5555, 40000]),
         any::<u64>()
@@ -63,8 +64,20 @@ fn term() -> impl Strategy<Value = Term> {
         pattern.prop_map(Term::Comm),
         select(Verdict::ALL.to_vec()).prop_map(Term::Verdict),
         select(vec![Side::Sender, Side::Receiver]).prop_map(Term::Side),
+        (cmp2, rate()).prop_map(|(op, bps)| Term::Rate { op, bps }),
     ]
 }
+
+/// Rates near the ones [`judged`] gives flows, and any up to the largest.
+fn rate() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        select(RATES.map(|r| r as u64).to_vec()),
+        0..=crate::args::MAX_RATE,
+    ]
+}
+
+/// Rates (bits/s) the judged flows move at.
+const RATES: [f64; 5] = [0.0, 999.6, 1e3, 12e6, 1.5e9];
 
 fn expr() -> impl Strategy<Value = Expr> {
     term()
@@ -113,9 +126,14 @@ fn flow() -> impl Strategy<Value = Flow> {
 }
 
 fn judged() -> impl Strategy<Value = Option<Attribution>> {
+    let rates = (select(RATES.to_vec()), select(RATES.to_vec()));
     option::of(
-        (select(Verdict::ALL.to_vec()), any::<bool>())
-            .prop_map(|(v, s)| attribution(v, if s { Side::Sender } else { Side::Receiver })),
+        (select(Verdict::ALL.to_vec()), any::<bool>(), rates).prop_map(|(v, s, (sent, recv))| {
+            let mut a = attribution(v, if s { Side::Sender } else { Side::Receiver });
+            a.evidence.rate_bps = sent;
+            a.evidence.recv_rate_bps = recv;
+            a
+        }),
     )
 }
 
@@ -134,6 +152,7 @@ fn soup() -> impl Strategy<Value = String> {
         "netns",
         "verdict",
         "side",
+        "rate",
         "and",
         "or",
         "not",
@@ -166,6 +185,12 @@ fn soup() -> impl Strategy<Value = String> {
         "/",
         ":",
         "99999999999999999999999",
+        ">",
+        "10M",
+        "1.5Mbit/s",
+        "Mbit/s",
+        "0",
+        "500k",
     ]);
     (vec(words, 0..16), any::<bool>()).prop_map(|(w, spaced)| w.join(if spaced { " " } else { "" }))
 }

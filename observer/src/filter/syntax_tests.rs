@@ -192,7 +192,7 @@ fn errors_point_at_the_column_and_say_what_was_expected() {
             "dprot = :443",
             1,
             "a term (sport, dport, port, src, dst, state, comm, pid, cgroup, netns, verdict, \
-             side), \"not\" or \"(\"",
+             side, rate), \"not\" or \"(\"",
             "\"dprot\"",
         ),
         ("dport 443 bogus", 11, "a term", "\"bogus\""),
@@ -390,7 +390,7 @@ fn error_text_is_one_line_with_a_caret_under_the_column() {
     assert_eq!(
         e.to_string(),
         "at column 1: expected a term (sport, dport, port, src, dst, state, comm, pid, cgroup, \
-         netns, verdict, side), \"not\" or \"(\", found \"dprot\""
+         netns, verdict, side, rate), \"not\" or \"(\", found \"dprot\""
     );
     let e = err("dport = foo");
     assert_eq!(e.caret("dport = foo"), "dport = foo\n        ^");
