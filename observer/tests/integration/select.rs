@@ -202,6 +202,13 @@ fn cases(m: &Mixed) -> Vec<(&'static str, Vec<String>)> {
     let hooks = read_hook_attached();
     let mut v = vec![
         ("dport = :7002", vec![b.client.clone()]),
+        // Either end, as tcpdump's `port`: the client's and the server's.
+        ("port = :7002", vec![b.client.clone(), b.server.clone()]),
+        // Neither end: `not port 7002`.
+        (
+            "port != 7002 and src 10.7.0.0/16",
+            vec![a.client.clone(), a.server.clone()],
+        ),
         (
             "sport == :7001 || sport eq 7003",
             vec![a.server.clone(), v6.server.clone()],
@@ -390,6 +397,20 @@ fn bad_filters_point_at_the_column_in_every_subcommand() {
         assert!(err.contains("at column 9"), "{sub}: {err}");
         assert!(err.contains("port"), "{sub}: {err}");
     }
+}
+
+#[test]
+fn run_refuses_a_rate_term_in_one_line() {
+    let out = Command::new(BIN)
+        .args(["run", "--filter", "dport 443 and rate > 10M"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains("run takes no rate term"), "{err}");
+    assert!(err.contains("leave it out"), "{err}");
 }
 
 /// Makes `n` short connections in `ns` (connect, 100 bytes, close) and
