@@ -15,6 +15,7 @@ use super::{
     fit::keep_tail,
     help, peers,
     row::Row,
+    select::Selection,
     sort::SortKey,
     state::{App, Mode, Sorting},
     theme,
@@ -300,6 +301,9 @@ fn draw_header(frame: &mut Frame, app: &App, area: Rect) {
     if !app.filter().is_empty() {
         l3.push(theme::label("  filter "));
         l3.push(Span::raw(app.filter().to_string()));
+        if let Some(kind) = app.filter_kind() {
+            l3.push(Span::styled(format!(" ({kind})"), theme::dim()));
+        }
     }
     if app.paused() {
         l3.push(Span::raw("  "));
@@ -377,9 +381,16 @@ fn draw_footer(frame: &mut Frame, app: &App, area: Rect) {
             let prompt = "filter: ";
             let x = area.x + (prompt.len() + text.chars().count()) as u16;
             frame.set_cursor_position((x.min(area.right().saturating_sub(1)), area.y));
-            let hint = match app.filter_error() {
-                Some(e) => Span::styled(format!("   {e}"), theme::error()),
-                None => Span::styled("   Enter apply, Esc cancel", dim),
+            // How the text will be read, as it is typed: an expression, a
+            // words filter, or (looking like an expression) its mistake so
+            // far; after Enter, the mistake that kept it from applying.
+            let hint = match (app.filter_error(), Selection::parse(text)) {
+                (Some(e), _) => Span::styled(format!("   {e}"), theme::error()),
+                (None, Err(e)) => Span::styled(format!("   expression: {e}"), dim),
+                (None, Ok(s)) => match s.kind() {
+                    Some(kind) => Span::styled(format!("   {kind} · Enter apply, Esc cancel"), dim),
+                    None => Span::styled("   Enter apply, Esc cancel", dim),
+                },
             };
             Line::from(vec![theme::label(prompt), Span::raw(text.clone()), hint])
         }

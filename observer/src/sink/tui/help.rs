@@ -21,8 +21,14 @@ pub const KEYS: [Entry; 11] = [
         "s, r",
         "sort by the next column (title underlined); reverse it",
     ),
-    ("/", "filter: an expression (dport = :443, dst 10.0.0.0/8,"),
-    ("", "comm nginx, verdict path; and/or/not), or words that"),
+    (
+        "/",
+        "filter: an expression (port 443, rate > 10M, comm nginx,",
+    ),
+    (
+        "",
+        "dst 10.0.0.0/8, verdict path; and/or/not), or words that",
+    ),
     ("", "must all occur in the process, pid, addresses, verdict"),
     ("", "(Enter applies, Esc cancels, Backspace, Ctrl-U erase)"),
     ("p", "pause the display (polling goes on)"),

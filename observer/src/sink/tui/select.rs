@@ -1,7 +1,10 @@
 //! Which rows `observer top` shows: a filter expression (the language of
 //! [`crate::filter`], shared with `observer flows` and `observer run`), or,
 //! for text that does not read as one, the older words filter (every word
-//! must occur in the process, pid, addresses or verdict).
+//! must occur in the process, pid, addresses or verdict). Text that looks
+//! like an expression (a term's keyword first, or an operator anywhere)
+//! and does not parse is a mistake, shown with its column, never searched
+//! for as words: `rate > 10M` once matched no flow that way.
 
 use crate::filter::{Filter, ParseError};
 
@@ -22,10 +25,10 @@ pub enum Selection {
 
 impl Selection {
     /// Reads `text`: empty is every row; an expression when it parses or
-    /// starts like one; else words.
+    /// looks like one; else words.
     ///
     /// # Errors
-    /// Text that starts like an expression and does not parse: the
+    /// Text that looks like an expression and does not parse: the
     /// parser's error (column, what was expected).
     pub fn parse(text: &str) -> Result<Selection, ParseError> {
         let text = text.trim();
@@ -34,7 +37,7 @@ impl Selection {
         }
         match Filter::parse(text) {
             Ok(f) => Ok(Selection::Expression(f)),
-            Err(e) if starts_like_expression(text) => Err(e),
+            Err(e) if looks_like_expression(text) => Err(e),
             Err(_) => Ok(Selection::Words(
                 text.split_whitespace().map(str::to_lowercase).collect(),
             )),
@@ -49,17 +52,36 @@ impl Selection {
             Selection::Expression(f) => f.matches(&row.flow, Some(&row.current)),
         }
     }
+
+    /// How the text was read, for the prompt and the header: `expression`
+    /// or `words` (searched for as text, as the help says); `None` for
+    /// every row.
+    pub fn kind(&self) -> Option<&'static str> {
+        match self {
+            Selection::All => None,
+            Selection::Words(_) => Some("words"),
+            Selection::Expression(_) => Some("expression"),
+        }
+    }
 }
 
-fn starts_like_expression(text: &str) -> bool {
+/// The characters of the language's operators (`=`, `!=`, `<`, `>=`, `&&`,
+/// `||`): none occurs in what words are searched in (process, pid,
+/// addresses, verdict), so text holding one means an expression.
+const OPERATOR: [char; 5] = ['=', '<', '>', '&', '|'];
+
+/// Whether `text` looks like an expression: it starts with a term's
+/// keyword (any case), `not`, `(` or `!`, or holds an operator. Such text
+/// is one, and a mistake in it is reported rather than read as words.
+fn looks_like_expression(text: &str) -> bool {
     let first = text
-        .split(|c: char| c.is_whitespace() || c == '(' || c == '!')
+        .split(|c: char| c.is_whitespace() || c == '(' || c == '!' || OPERATOR.contains(&c))
         .next()
         .unwrap_or_default()
         .to_lowercase();
-    // Text starting like an expression is one, and a mistake in it is
-    // reported rather than read as words.
-    text.starts_with(['(', '!']) || crate::filter::KEYWORDS.contains(&first.as_str())
+    text.starts_with(['(', '!'])
+        || text.contains(OPERATOR)
+        || crate::filter::KEYWORDS.contains(&first.as_str())
 }
 
 #[cfg(test)]
@@ -81,5 +103,46 @@ mod tests {
         let e = Selection::parse("dport = :nosuch").unwrap_err();
         assert_eq!(e.column, 9, "{e}");
         assert!(Selection::parse("(sport = :22").is_err());
+    }
+
+    #[test]
+    fn text_that_looks_like_an_expression_is_one_or_a_mistake() {
+        for text in ["rate > 10M", "port = :8099", "port 8099", "RATE>=1.5Mbit/s"] {
+            let s = Selection::parse(text);
+            assert!(matches!(s, Ok(Selection::Expression(_))), "{text}: {s:?}");
+            assert_eq!(s.ok().and_then(|s| s.kind()), Some("expression"));
+        }
+        // A term's keyword first, or an operator anywhere: a mistake, with
+        // its column, not a search for the words.
+        for (text, column) in [
+            ("rate > 10MB/s", 8),
+            ("rate fast", 6),
+            ("port = :nosuch", 8),
+            ("iperf3 > 10M", 1),
+            ("nginx = 1", 1),
+            ("comm nginx && ", 14),
+            ("curl || sshd", 1),
+            ("side up", 6),
+            ("cgroup", 7),
+            ("netns x", 7),
+        ] {
+            match Selection::parse(text) {
+                Err(e) => assert_eq!(e.column, column, "{text}: {e}"),
+                other => panic!("{text}: {other:?}"),
+            }
+        }
+        // Plain words search text, as before.
+        for text in [
+            "iperf3",
+            "10.0.0.1",
+            "[2001:db8::1]:443",
+            "receive_window",
+            "4242",
+        ] {
+            let s = Selection::parse(text);
+            assert!(matches!(s, Ok(Selection::Words(_))), "{text}: {s:?}");
+            assert_eq!(s.ok().and_then(|s| s.kind()), Some("words"));
+        }
+        assert_eq!(Selection::All.kind(), None);
     }
 }

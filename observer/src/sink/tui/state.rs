@@ -287,6 +287,12 @@ impl App {
         &self.filter
     }
 
+    /// How the applied filter text is read: `expression` or `words`
+    /// ([`Selection::kind`]); `None` without a filter.
+    pub fn filter_kind(&self) -> Option<&'static str> {
+        self.selection.kind()
+    }
+
     /// Why the filter text last given was not applied, if it was not.
     pub fn filter_error(&self) -> Option<&str> {
         self.filter_error.as_deref()

@@ -173,7 +173,7 @@ fn header_shows_sort_filter_and_pause() {
     );
     assert_eq!(
         l[2],
-        "ringbuf drops 2  lru evictions 1  sort srtt ▲  filter iperf3  PAUSED"
+        "ringbuf drops 2  lru evictions 1  sort srtt ▲  filter iperf3 (words)  PAUSED"
     );
     assert_eq!(l.iter().filter(|l| l.starts_with("iperf3/4242")).count(), 2);
 }
@@ -200,8 +200,42 @@ fn filter_input_shows_in_the_footer_with_the_cursor() {
     let mut t = Terminal::new(TestBackend::new(80, 24)).unwrap();
     t.draw(|f| draw(f, &mut a)).unwrap();
     let l = lines(t.backend().buffer());
-    assert_eq!(l[23], "filter: :5201   Enter apply, Esc cancel");
+    assert_eq!(l[23], "filter: :5201   words · Enter apply, Esc cancel");
     t.backend_mut().assert_cursor_position((13, 23));
+}
+
+#[test]
+fn the_prompt_says_how_the_text_reads_as_it_is_typed() {
+    let mut a = app();
+    key(&mut a, KeyCode::Char('/'));
+    let footer = |a: &mut App| lines(&render(a, 100, 24))[23].clone();
+    typed(&mut a, "rate >");
+    let live = footer(&mut a);
+    assert!(
+        live.starts_with("filter: rate >   expression: at column 7: expected a rate in bit/s"),
+        "{live}"
+    );
+    typed(&mut a, " 10M");
+    assert_eq!(
+        footer(&mut a),
+        "filter: rate > 10M   expression · Enter apply, Esc cancel"
+    );
+    key(&mut a, KeyCode::Enter);
+    let l = lines(&render(&mut a, 100, 24));
+    assert!(l[2].ends_with("filter rate > 10M (expression)"), "{}", l[2]);
+    // A mistake after Enter is shown in the error style.
+    key(&mut a, KeyCode::Char('/'));
+    typed(&mut a, "B/s");
+    key(&mut a, KeyCode::Enter);
+    let b = render(&mut a, 100, 24);
+    let l = lines(&b);
+    assert!(
+        l[23].starts_with("filter: rate > 10MB/s   at column 8: expected a rate"),
+        "{}",
+        l[23]
+    );
+    let x = l[23].find("at column").unwrap_or_default() as u16;
+    assert_eq!(b[(x, 23)].style().fg, crate::sink::tui::theme::error().fg);
 }
 
 #[test]

@@ -229,3 +229,61 @@ fn q_and_ctrl_c_quit() {
     );
     assert!(a.should_quit());
 }
+
+#[test]
+fn slash_takes_rate_and_port_and_shows_a_mistake_instead_of_searching() {
+    let mut a = app();
+    let set = |a: &mut App, text: &str| {
+        key(a, KeyCode::Char('/'));
+        handle(a, KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL));
+        typed(a, text);
+        key(a, KeyCode::Enter);
+        cookies(a)
+    };
+    // RATE shows curl (2) at 10.0 Mbit/s, both iperf3 flows (1, 4) at
+    // 6.1 Mbit/s, sshd (3) idle: the filter reads the same figure.
+    let rates: Vec<(u64, f64)> = a.rows().map(|r| (r.cookie(), r.rate_bps())).collect();
+    assert_eq!(set(&mut a, "rate > 8M"), [2]);
+    assert_eq!(set(&mut a, "rate >= 6.1 Mbit/s and rate < 8M"), [1, 4]);
+    assert_eq!(set(&mut a, "rate = 0"), [3]);
+    assert_eq!(set(&mut a, "rate>500k"), [2, 1, 4]);
+    let fast: Vec<u64> = rates
+        .iter()
+        .filter(|(_, r)| *r > 6e6)
+        .map(|(c, _)| *c)
+        .collect();
+    assert_eq!(set(&mut a, "rate > 6M"), fast);
+    assert_eq!(a.filter_kind(), Some("expression"));
+    // sshd serves port 22: either end.
+    assert_eq!(set(&mut a, "port 22"), [3]);
+    assert_eq!(set(&mut a, "port = :ssh"), [3]);
+    assert_eq!(set(&mut a, "port != 22"), [2, 1, 4]);
+    // Looks like an expression, does not parse: the mistake is shown and
+    // the filter in force stays, rather than a search for the words.
+    for (text, column) in [
+        ("rate > 10MB/s", 8),
+        ("iperf3 > 10M", 1),
+        ("port = :8099x", 8),
+    ] {
+        key(&mut a, KeyCode::Char('/'));
+        handle(
+            &mut a,
+            KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL),
+        );
+        typed(&mut a, text);
+        key(&mut a, KeyCode::Enter);
+        assert_eq!(a.mode(), &Mode::Filter(text.to_string()));
+        let e = a.filter_error().unwrap_or_default();
+        assert!(
+            e.starts_with(&format!("at column {column}:")),
+            "{text}: {e}"
+        );
+        assert_eq!(cookies(&a), [2, 1, 4], "{text}");
+        key(&mut a, KeyCode::Esc);
+    }
+    // Plain words still search.
+    assert_eq!(set(&mut a, "curl"), [2]);
+    assert_eq!(a.filter_kind(), Some("words"));
+    assert_eq!(set(&mut a, ""), [2, 1, 4, 3]);
+    assert_eq!(a.filter_kind(), None);
+}
