@@ -26,6 +26,7 @@
 //! docs/accuracy.md defines the space, the truth and the figures.
 
 pub mod calibrate;
+pub mod objects;
 pub mod outcome;
 pub mod relax;
 pub mod replayed;

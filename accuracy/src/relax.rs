@@ -7,7 +7,7 @@
 
 use crate::{
     space::{Cc, RcvLimit, Reader, Situation, SndLimit, Stall, Writer, rng_for},
-    stack::{TCP_RMEM, TCP_WMEM},
+    stack::{MSS, PACKET_BYTES, TCP_RMEM, TCP_WMEM},
     truth::{Limit, truth},
 };
 use rand::RngExt;
@@ -48,6 +48,19 @@ pub fn relax(s: &Situation, limit: Limit) -> Option<(Situation, String)> {
             format!("link {} -> {bps} bit/s", s.link_bps)
         }
         Limit::Queue => {
+            if let Writer::Requests { bytes } | Writer::Short { bytes } = s.writer {
+                // Objects meet the link's queue as bursts of up to an
+                // object (`crate::objects`): a queue that holds one
+                // removes the limit where 4 times the queue would not.
+                let burst = bytes.div_ceil(MSS) * PACKET_BYTES;
+                r.queue_bytes = (s.queue_bytes * f).max(burst);
+                let change = if r.queue_bytes > s.queue_bytes * f {
+                    format!("queue {} B, an object's burst", r.queue_bytes)
+                } else {
+                    format!("queue x{f}")
+                };
+                return Some((r, change));
+            }
             // The slowest stage's queue (or bucket), as the truth takes it.
             let police = s.police.map_or(u64::MAX, |(bps, _)| bps);
             let shaper = s.shaper.map_or(u64::MAX, |(bps, _)| bps);
@@ -120,19 +133,21 @@ pub fn relax(s: &Situation, limit: Limit) -> Option<(Situation, String)> {
             };
             format!("reader x{f}")
         }
-        Limit::Requests | Limit::SlowStart => {
-            r.writer = match s.writer {
-                Writer::Requests { bytes } => Writer::Requests { bytes: bytes * f },
-                Writer::Short { bytes } => Writer::Short { bytes: bytes * f },
-                Writer::Bulk => {
-                    // A bulk flow's slow start: a transfer 4 times as long.
-                    r.secs = s.secs * f;
-                    return Some((r, format!("transfer x{f}")));
-                }
-                _ => return None,
-            };
-            format!("objects x{f}")
-        }
+        Limit::Requests | Limit::SlowStart => match s.writer {
+            // Removed: the objects as one stream. Scaling them would not
+            // do: where a shallow queue drops each object's burst, 4
+            // times the object pays the same drops (`crate::objects`).
+            Writer::Requests { .. } | Writer::Short { .. } => {
+                r.writer = Writer::Bulk;
+                "objects as one stream".to_string()
+            }
+            Writer::Bulk => {
+                // A bulk flow's slow start: a transfer 4 times as long.
+                r.secs = s.secs * f;
+                format!("transfer x{f}")
+            }
+            _ => return None,
+        },
         Limit::AckPath => {
             let (bps, q) = s.reverse?;
             r.reverse = Some((bps * f, q));

@@ -46,45 +46,95 @@ pub fn burst_packets(rate_bps: f64) -> f64 {
     (bytes / PACKET_BYTES as f64).clamp(2.0, 65_536.0 / PACKET_BYTES as f64)
 }
 
+/// CUBIC's window (segments) round by round: slow start, the decrease
+/// at an overflow, and RFC 9438's climb back.
+#[derive(Clone, Copy, Debug)]
+pub struct CubicWindow {
+    /// The congestion window (segments).
+    pub w: f64,
+    /// The window at the last overflow (segments), after fast convergence.
+    w_max: f64,
+    /// The Reno-friendly estimate (segments).
+    w_est: f64,
+    /// Time in congestion avoidance since the last decrease (s); `None`
+    /// in slow start.
+    since_loss: Option<f64>,
+}
+
+impl Default for CubicWindow {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl CubicWindow {
+    /// A new connection's window: [`INIT_CWND`], in slow start.
+    pub fn new() -> Self {
+        Self {
+            w: INIT_CWND as f64,
+            w_max: 0.0,
+            w_est: 0.0,
+            since_loss: None,
+        }
+    }
+
+    /// Whether the window is still in slow start (no loss yet).
+    pub fn slow_start(&self) -> bool {
+        self.since_loss.is_none()
+    }
+
+    /// An overflow found: W_max = W (or W x (1+β)/2 below the last W_max:
+    /// fast convergence), W = β x W, and slow start ends.
+    pub fn decrease(&mut self) {
+        self.w_max = if self.w < self.w_max {
+            self.w * (1.0 + CUBIC_BETA) / 2.0
+        } else {
+            self.w
+        };
+        self.w *= CUBIC_BETA;
+        self.w_est = self.w;
+        self.since_loss = Some(0.0);
+    }
+
+    /// One round of `round_s` seconds in which the window was full: it
+    /// doubles in slow start; in congestion avoidance it is the larger of
+    /// W_cubic(t) = C (t - K)³ + W_max, K = ∛(W_max (1 - β) / C), and the
+    /// Reno-friendly W_est, growing by α = 3(1-β)/(1+β) segments a round.
+    pub fn full_round(&mut self, round_s: f64) {
+        match self.since_loss.as_mut() {
+            None => self.w *= 2.0,
+            Some(t) => {
+                *t += round_s;
+                let alpha = 3.0 * (1.0 - CUBIC_BETA) / (1.0 + CUBIC_BETA);
+                let k = (self.w_max * (1.0 - CUBIC_BETA) / CUBIC_C).cbrt();
+                let cubic = CUBIC_C * (*t - k).powi(3) + self.w_max;
+                self.w_est += alpha;
+                self.w = cubic.max(self.w_est).max(1.0);
+            }
+        }
+    }
+}
+
 /// CUBIC's mean goodput (bits/s of payload) over `p.secs` through `p`.
 pub fn cubic_goodput(p: Pipe) -> f64 {
     let per_segment = PACKET_BYTES as f64;
     let bdp = p.rate_bps / 8.0 * p.rtt_s / per_segment;
     // The queue overflows when what stands in it and one burst exceed it.
     let limit = bdp + p.queue_bytes / per_segment - burst_packets(p.rate_bps);
-    let alpha = 3.0 * (1.0 - CUBIC_BETA) / (1.0 + CUBIC_BETA);
-    let mut w = INIT_CWND as f64;
-    let mut w_max = 0.0f64;
-    let mut w_est = 0.0;
-    let mut since_loss: Option<f64> = None;
+    let mut win = CubicWindow::new();
     let (mut t, mut delivered) = (0.0, 0.0);
     while t < p.secs {
         // A round lasts the base RTT plus the queue the window stands in,
         // and delivers the whole window (the last one only in part).
+        let w = win.w;
         let full = p.rtt_s + (w - bdp).max(0.0) * per_segment * 8.0 / p.rate_bps;
         let round = full.min(p.secs - t).max(1e-6);
         delivered += w * round / full;
         t += round;
         if w > limit {
-            w_max = if w < w_max {
-                w * (1.0 + CUBIC_BETA) / 2.0
-            } else {
-                w
-            };
-            w *= CUBIC_BETA;
-            w_est = w;
-            since_loss = Some(0.0);
-            continue;
-        }
-        match since_loss.as_mut() {
-            None => w *= 2.0,
-            Some(s) => {
-                *s += round;
-                let k = (w_max * (1.0 - CUBIC_BETA) / CUBIC_C).cbrt();
-                let cubic = CUBIC_C * (*s - k).powi(3) + w_max;
-                w_est += alpha;
-                w = cubic.max(w_est).max(1.0);
-            }
+            win.decrease();
+        } else {
+            win.full_round(round);
         }
     }
     delivered * MSS as f64 * 8.0 / p.secs

@@ -10,11 +10,12 @@
 use observer::attribution::Verdict;
 use serde::Serialize;
 
+use crate::objects::{Fetch, objects_goodput};
 use crate::sawtooth::{Pipe, cubic_goodput};
 use crate::space::{Cc, Disorder, RcvLimit, Reader, Situation, SndLimit, Stall, Writer};
 use crate::stack::{
-    ACK_BYTES, CUBIC_BETA, CUBIC_C, FLIGHT_PER_SNDBUF, INIT_CWND, MSS, PACKET_BYTES,
-    RCV_WINDOW_PER_BUFFER, SEGMENTS_PER_ACK, SOCKOPT_BUF_MAX, TCP_RMEM, TCP_WMEM, goodput,
+    ACK_BYTES, CUBIC_BETA, CUBIC_C, FLIGHT_PER_SNDBUF, MSS, PACKET_BYTES, RCV_WINDOW_PER_BUFFER,
+    SEGMENTS_PER_ACK, SOCKOPT_BUF_MAX, TCP_RMEM, TCP_WMEM, goodput,
 };
 
 /// What the host moves over a veth pair with observer attached (bits/s
@@ -37,7 +38,8 @@ pub enum Limit {
     /// The bottleneck's rate.
     Link,
     /// CUBIC's sawtooth in a drop-tail queue too shallow to keep the link
-    /// busy (`crate::sawtooth`).
+    /// busy (`crate::sawtooth`), or, for objects, the drops of bursts the
+    /// queue cannot hold (`crate::objects`).
     Queue,
     /// A shaper's rate.
     Shaper,
@@ -158,21 +160,6 @@ pub fn cubic_window(p: f64, rtt: f64) -> f64 {
     cubic.max(reno)
 }
 
-/// Round trips of slow start to send `bytes` from [`INIT_CWND`] (the
-/// window doubling each round).
-pub fn slow_start_rounds(bytes: u64) -> u32 {
-    let segments = bytes.div_ceil(MSS);
-    let mut rounds = 0;
-    let mut sent = 0;
-    let mut cwnd = INIT_CWND;
-    while sent < segments {
-        sent += cwnd;
-        cwnd *= 2;
-        rounds += 1;
-    }
-    rounds
-}
-
 /// Every ceiling `s` sets (unsorted).
 pub fn ceilings(s: &Situation) -> Vec<Ceiling> {
     let mut v = Vec::new();
@@ -225,19 +212,32 @@ pub fn ceilings(s: &Situation) -> Vec<Ceiling> {
             Some(Stall::BlackHole { .. }) => add(Limit::BlackHole, 0.0),
             None => {}
         }
-        // An object takes its round trips plus its time through the link.
-        let through = |bytes: u64| (bytes * 8) as f64 / link;
-        match s.writer {
-            Writer::Requests { bytes } => {
-                let secs = s.rtt_us as f64 / 1e6 + through(bytes);
-                add(Limit::Requests, (bytes * 8) as f64 / secs);
+        // An object takes its round trips, on this path's queue, plus its
+        // time through the link (`crate::objects`).
+        let pipe = Pipe {
+            rate_bps: s.link_bps as f64,
+            rtt_s: s.rtt_us as f64 / 1e6,
+            queue_bytes: s.queue_bytes as f64,
+            secs: s.secs as f64,
+        };
+        let objects = match s.writer {
+            Writer::Requests { bytes } => Some((Limit::Requests, bytes, Fetch::Requests)),
+            Writer::Short { bytes } => Some((Limit::SlowStart, bytes, Fetch::Connections)),
+            _ => None,
+        };
+        if let Some((limit, bytes, fetch)) = objects {
+            // Their round trips in a queue that drops nothing; and, for
+            // CUBIC, with the drops of bursts this queue cannot hold: the
+            // queue's own ceiling where it costs the objects more than
+            // [`RAMP_SHORTFALL`] leaves them.
+            let alone = objects_goodput(pipe, bytes, fetch, false);
+            add(limit, alone);
+            if s.cc == Cc::Cubic {
+                let dropped = objects_goodput(pipe, bytes, fetch, true);
+                if dropped < RAMP_SHORTFALL * alone {
+                    add(Limit::Queue, dropped);
+                }
             }
-            Writer::Short { bytes } => {
-                let rounds = 1 + slow_start_rounds(bytes);
-                let secs = f64::from(rounds) * s.rtt_us as f64 / 1e6 + through(bytes);
-                add(Limit::SlowStart, (bytes * 8) as f64 / secs);
-            }
-            _ => {}
         }
     }
     match s.writer {
@@ -294,7 +294,9 @@ fn ramp_and_sawtooth(s: &Situation, v: &mut Vec<Ceiling>) {
             bps: ramp,
         });
     }
-    if s.cc == Cc::Cubic {
+    // Objects meet the queue as bursts, not as a sawtooth (above).
+    let objects = matches!(s.writer, Writer::Requests { .. } | Writer::Short { .. });
+    if s.cc == Cc::Cubic && !objects {
         let sawtooth = cubic_goodput(Pipe {
             queue_bytes: queue_bytes as f64,
             ..pipe

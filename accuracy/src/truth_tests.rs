@@ -3,7 +3,7 @@
 use observer::attribution::Verdict;
 
 use crate::space::{Cc, Kind, RcvLimit, Reader, Situation, Stall, Writer};
-use crate::truth::{Limit, ceilings, cubic_window, slow_start_rounds, truth};
+use crate::truth::{Limit, ceilings, cubic_window, truth};
 
 /// A bulk transfer over `mbit` Mbit/s and `rtt_ms`, a queue of one BDP.
 fn path(cc: Cc, mbit: f64, rtt_ms: u64) -> Situation {
@@ -119,11 +119,8 @@ fn matched_limits_accept_either() {
 
 #[test]
 fn slow_start_of_short_transfers() {
-    assert_eq!(slow_start_rounds(10 * 1448), 1);
-    assert_eq!(slow_start_rounds(10 * 1448 + 1), 2);
-    assert_eq!(slow_start_rounds(30 * 1448), 2);
-    // 300 KB: 208 segments in 10+20+40+80+160: 5 rounds.
-    assert_eq!(slow_start_rounds(300_000), 5);
+    // 300 KB: 208 segments in 10+20+40+80+58: 5 rounds; a queue of one
+    // BDP drops nothing.
     let s = Situation {
         writer: Writer::Short { bytes: 300_000 },
         kind: Kind::Rounds,
@@ -142,9 +139,11 @@ fn slow_start_of_short_transfers() {
 
 #[test]
 fn requests_one_at_a_time() {
-    // 128 KB objects at 50 ms over 48.27 Mbit/s of goodput: each takes a
-    // round trip and 21.7 ms through the link, 1,048,576 bits / 71.7 ms =
-    // 14.62 Mbit/s, under half the link's.
+    // 128 KB objects (91 segments) at 50 ms over 50 Mbit/s and a queue
+    // of one BDP: the first takes slow start's 4 rounds (10, 20, 40, 21),
+    // the second 2 (80, 11), each other a round trip, and each 21.8 ms
+    // through the link; 137 objects of 1,048,576 bits in 10.04 s = 14.31
+    // Mbit/s, under half the link's.
     let s = Situation {
         writer: Writer::Requests { bytes: 131_072 },
         ..path(Cc::Cubic, 50.0, 50)
@@ -152,7 +151,7 @@ fn requests_one_at_a_time() {
     let t = truth(&s);
     assert_eq!(
         (t.tightest().limit, mbit(t.tightest().bps)),
-        (Limit::Requests, 14.62)
+        (Limit::Requests, 14.31)
     );
     assert!(t.clear);
     assert_eq!(t.sender, vec![Verdict::Application]);
@@ -237,4 +236,39 @@ fn a_shallow_queue_keeps_cubic_under_the_link_and_bbr_not() {
     assert!(deep.ceilings.iter().all(|c| c.limit != Limit::Queue));
     let bbr = truth(&Situation { cc: Cc::Bbr, ..s });
     assert!(bbr.ceilings.iter().all(|c| c.limit != Limit::Queue));
+}
+
+#[test]
+fn objects_whose_bursts_overflow_a_shallow_queue_are_held_by_it() {
+    // Seed 1 cubic #31's shape: 450 KB objects (312 segments) at 108 ms
+    // over 97.6 Mbit/s and a queue of 0.16 BDP (143 packets). Once the
+    // window covers an object it leaves as one burst, and the queue
+    // drops its tail each time: the queue binds, well under what the
+    // requests alone allow.
+    let shallow = Situation {
+        writer: Writer::Requests { bytes: 450_611 },
+        kind: Kind::Rounds,
+        queue_bytes: 215_253,
+        ..path(Cc::Cubic, 97.6, 108)
+    };
+    let t = truth(&shallow);
+    let limits: Vec<Limit> = t.ceilings.iter().take(2).map(|c| c.limit).collect();
+    assert_eq!(limits, vec![Limit::Queue, Limit::Requests]);
+    assert!(t.clear, "{:?}", t.ceilings);
+    assert_eq!(t.sender, vec![Verdict::Path, Verdict::CongestionWindow]);
+    // Just outside: a queue that holds an object's burst drops nothing,
+    // and the requests bind.
+    let deep = Situation {
+        queue_bytes: 312 * 1500,
+        ..shallow.clone()
+    };
+    let t = truth(&deep);
+    assert_eq!(t.tightest().limit, Limit::Requests);
+    assert!(t.ceilings.iter().all(|c| c.limit != Limit::Queue));
+    // BBR paces its bursts: the same queue drops nothing.
+    let paced = Situation {
+        cc: Cc::Bbr,
+        ..shallow
+    };
+    assert_eq!(truth(&paced).tightest().limit, Limit::Requests);
 }
