@@ -243,6 +243,11 @@ offsets! {
     /// it when a segment is processed or sent and, up to Linux 6.18, when
     /// a read copies data (`tcp_rcv_space_adjust()`).
     tcp_mstamp,
+    /// `tcp_sock.first_tx_mstamp` (u64, µs of `CLOCK_MONOTONIC`): when this
+    /// end last began sending data with nothing in flight, the departure
+    /// time `tcp_rate_skb_sent()` (net/ipv4/tcp_rate.c) stamps on a data
+    /// segment (never on a pure ACK) when `packets_out` is 0.
+    first_tx_mstamp,
     /// `socket.sk`, relative to `struct socket`: the `struct sock *` a
     /// process's socket file holds (the owner walk, observer-ebpf/src/owner.rs).
     socket_sk,
@@ -309,6 +314,6 @@ mod tests {
             assert_eq!(v, i as u32);
         }
         assert_eq!(Offsets::NAMES[0], "family");
-        assert_eq!(Offsets::NAMES.len(), 97);
+        assert_eq!(Offsets::NAMES.len(), 98);
     }
 }

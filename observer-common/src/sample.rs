@@ -309,12 +309,13 @@ pub struct FlowSample {
     /// `last_rx_ns`): where the next gap's shut time starts. Kernel-side
     /// bookkeeping; carries no figure.
     pub rx_shut_mark_ns: u64,
-    /// Of [`FlowSample::rx_gap_ns`], the gaps in which this host sent data
-    /// (`tcp_sock.lsndtime` later than the `lrcvtime` of the data before
-    /// the gap, in jiffies), whole (ns): a sender that waits for this
-    /// host's next request pauses for this host, not on its own. A request
-    /// sent within the jiffy of that data is not counted: the gap is then
-    /// the sender's time to answer.
+    /// Of [`FlowSample::rx_gap_ns`], the gaps in which this host sent data,
+    /// whole (ns): a sender that waits for this host's next request pauses
+    /// for this host, not on its own. Sent data is seen by
+    /// `tcp_sock.first_tx_mstamp` (µs: this end began sending from nothing
+    /// in flight after the data before the gap arrived, to the
+    /// microsecond), or by `lsndtime` a jiffy or more later than that
+    /// data's `lrcvtime` (data sent while some was still in flight).
     pub rx_gap_asked_ns: u64,
     /// `sock.sk_max_pacing_rate` (bytes/s; `u64::MAX`, the kernel's
     /// `~0UL`: no cap): the cap an application set with

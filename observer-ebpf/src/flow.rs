@@ -515,13 +515,18 @@ unsafe fn carry_forward(s: *mut FlowSample, sk: Sk, seg: &Segment) {
                 // closed time.
                 let shut = closed.saturating_sub((*s).rx_shut_mark_ns);
                 (*s).rx_gap_shut_ns += if shut < gap { shut } else { gap };
-                // This host sent data (a request) a jiffy or more after the
-                // data before the gap arrived (refresh just read both
-                // stamps; the probe runs before tcp_event_data_recv()
-                // stamps this segment): the sender may have waited for it.
-                // One asked within the jiffy leaves the sender's answer.
+                // This host sent data (a request) after the data before the
+                // gap arrived: the sender may have waited for it. Exactly
+                // where this end began sending from nothing in flight (its
+                // first_tx_mstamp, µs, later than that arrival: a request
+                // sent within the same jiffy counts); else a jiffy or more
+                // later by lsndtime against lrcvtime (refresh just read
+                // both stamps; the probe runs before tcp_event_data_recv()
+                // stamps this segment). Only a gap's end reads it.
+                let began = sk.get::<u64>(off!(first_tx_mstamp)).wrapping_mul(1000);
                 let sent = (*s).lsndtime;
-                if sent != 0 && sent.wrapping_sub((*s).lrcvtime) as i32 > 0 {
+                let later = sent != 0 && sent.wrapping_sub((*s).lrcvtime) as i32 > 0;
+                if began > last || later {
                     (*s).rx_gap_asked_ns += gap;
                 }
             }

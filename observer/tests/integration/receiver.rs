@@ -8,9 +8,11 @@ use std::{
     time::Duration,
 };
 
-use crate::support::{Observer, cookie, root_or_skip, setsockopt_int, tcp_info, unread};
+use crate::support::{
+    Observer, cookie, net::connect_across, root_or_skip, setsockopt_int, tcp_info, unread,
+};
 use observer::model::flow::Flow;
-use pathemu::Namespace;
+use pathemu::{Link, Namespace, Path, PathConfig, Side};
 
 /// Connects a sender to a listener on loopback in the current namespace;
 /// `rcvbuf` sets SO_RCVBUF on the listener first (the accepted socket
@@ -360,5 +362,72 @@ fn gaps_that_wait_for_this_hosts_request_are_told_as_asked() {
         "rx_gap_shut_us {} of {}",
         flow.rx_gap_shut_us,
         flow.rx_gap_us
+    );
+}
+
+/// A client that asks for the next object the moment it has read the
+/// last, across a 50 ms round trip: each gap waits for its request, sent
+/// microseconds after the data before the gap, within the same jiffy.
+/// The gaps are told as asked by when this end began sending
+/// (`first_tx_mstamp`), not by a jiffy clock that cannot order the two.
+#[test]
+fn requests_sent_the_moment_an_object_is_read_are_told_as_asked() {
+    if !root_or_skip("requests_sent_the_moment_an_object_is_read_are_told_as_asked") {
+        return;
+    }
+    const OBJECT: usize = 128 * 1024;
+    const OBJECTS: usize = 12;
+    let mut obs = Observer::start();
+    let one_way = Duration::from_millis(25);
+    let path = Path::new(PathConfig::new(
+        Link::with_delay_only(one_way),
+        Link::with_delay_only(one_way),
+    ))
+    .unwrap();
+    let (mut server, mut client) = connect_across(&path, Side::B, path.ip(Side::B));
+    server.set_nodelay(true).unwrap();
+    client.set_nodelay(true).unwrap();
+    let answer = std::thread::spawn(move || {
+        let mut ask = [0u8; 1];
+        for _ in 0..OBJECTS {
+            server.read_exact(&mut ask).unwrap();
+            server.write_all(&[7u8; OBJECT]).unwrap();
+        }
+        server
+    });
+    let mut buf = vec![0u8; OBJECT];
+    for _ in 0..OBJECTS {
+        client.write_all(b"?").unwrap();
+        client.read_exact(&mut buf).unwrap();
+    }
+    let server = answer.join().unwrap();
+    let got = (OBJECT * OBJECTS) as u64;
+    let flow = obs.wait_for_flow(
+        cookie(&client),
+        Duration::from_secs(3),
+        &format!("bytes_received {got}"),
+        |f| f.bytes_received == got,
+    );
+    drop((server, client));
+    eprintln!(
+        "asked at once: {} gaps, {} µs, {} µs of them after a request",
+        flow.rx_gaps, flow.rx_gap_us, flow.rx_gap_asked_us
+    );
+    // Each object after the first follows a request a round trip (50 ms)
+    // before: eleven gaps. Slow start may add gaps within the first
+    // objects, the sender's own, each under a round trip.
+    assert!(flow.rx_gaps >= 11, "rx_gaps {}", flow.rx_gaps);
+    assert!(
+        flow.rx_gap_asked_us >= 11 * 45_000,
+        "{} µs asked of {} µs in {} gaps",
+        flow.rx_gap_asked_us,
+        flow.rx_gap_us,
+        flow.rx_gaps
+    );
+    let own = flow.rx_gap_us - flow.rx_gap_asked_us;
+    let extra = u64::from(flow.rx_gaps - 11);
+    assert!(
+        own <= extra * 55_000,
+        "{own} µs of gaps not asked, {extra} gaps beyond the requests'"
     );
 }

@@ -272,6 +272,13 @@ fn specs() -> Vec<Spec> {
         spec!("delivered_ce", "tcp_sock", "delivered_ce", Byte, Optional),
         spec!("dsack_dups", "tcp_sock", "dsack_dups", Byte, Optional),
         spec!("tcp_mstamp", "tcp_sock", "tcp_mstamp", Byte, Optional),
+        spec!(
+            "first_tx_mstamp",
+            "tcp_sock",
+            "first_tx_mstamp",
+            Byte,
+            Optional
+        ),
         // The owner walk (observer-ebpf/src/owner.rs).
         spec!("socket_sk", "socket", "sk", Byte, Optional),
         spec!("task_tgid", "task_struct", "tgid", Byte, Optional),
