@@ -56,9 +56,10 @@ pub fn write_table(out: &mut impl Write, groups: &[Group]) -> std::io::Result<()
         "OPEN",
         "CONC",
         "BYTES",
+        "SPAN",
         "RATE",
         "FASTEST",
-        "PATH",
+        "PATH_RATE",
         "LIMIT",
         "VERDICTS",
     ]
@@ -76,6 +77,7 @@ pub fn write_table(out: &mut impl Write, groups: &[Group]) -> std::io::Result<()
                 g.open.to_string(),
                 g.concurrent.to_string(),
                 units::compact(&units::bytes(g.bytes as f64)),
+                units::compact(&units::age_ms(g.span_us / 1000)),
                 units::compact(&units::rate(g.rate_bps)),
                 units::compact(&units::rate(g.fastest_bps)),
                 units::compact(&units::rate(g.path_bps)),
@@ -184,6 +186,8 @@ mod tests {
         assert_eq!(v["direction"], "upload");
         assert_eq!(v["flows"], 2);
         assert_eq!(v["bytes"], 4_000_000);
+        // Both flows' judged intervals: the same 2 s.
+        assert_eq!(v["span_us"], 2_000_000);
         // 4 MB over the 2 s both were open.
         assert_eq!(v["rate_bps"], 16e6);
         assert_eq!(v["limit"], "shared");
@@ -226,6 +230,7 @@ mod tests {
                 "2",
                 "2",
                 "4.00MB",
+                "2.0s",
                 "16.0Mbit/s",
                 "12.0Mbit/s",
                 "16.0Mbit/s",

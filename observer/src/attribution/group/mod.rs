@@ -252,6 +252,9 @@ pub struct Group {
     /// Bytes moved over the flows' judged intervals (acked by the peer
     /// for uploads, received for downloads).
     pub bytes: u64,
+    /// The time at least one of the flows was in its judged interval
+    /// (µs): the window `bytes` covers.
+    pub span_us: u64,
     /// The judged flows' bytes over the time at least one of them was
     /// open (bits/s): [`Figures::rate_bps`].
     pub rate_bps: f64,
@@ -365,6 +368,7 @@ fn one(
         judged: members.iter().filter(|m| m.judged()).count(),
         concurrent,
         bytes,
+        span_us: union_us(members.iter()).round() as u64,
         rate_bps,
         fastest_bps,
         path_bps: fig.path_bps,

@@ -23,6 +23,39 @@ use crate::{
 /// rates too.
 const WIDE: u16 = 110;
 
+/// The table's columns, in order: title and width. Titles are one word
+/// each, so that two side by side never read as one (`PATH LIMIT`).
+const NARROW: [(&str, u16); 5] = [
+    ("PEER", 24),
+    ("DIR", 4),
+    ("FLOWS", 5),
+    ("OPEN", 4),
+    ("RATE", 11),
+];
+
+/// The columns wide terminals add after [`NARROW`]'s.
+const WIDE_ONLY: [(&str, u16); 2] = [("FASTEST", 11), ("PATHRATE", 11)];
+
+/// The group's direction in [`NARROW`]'s `DIR`: `down` (this host
+/// receives) or `up`.
+fn direction(g: &Group) -> &'static str {
+    match g.direction {
+        Direction::Download => "down",
+        Direction::Upload => "up",
+    }
+}
+
+/// What the group moved and over what window: `2.75 GB over 12.0 s at
+/// 1.83 Gbit/s`.
+fn moved(g: &Group) -> String {
+    format!(
+        "{} over {} (the flows' judged intervals) at {}",
+        units::bytes(g.bytes as f64),
+        units::age_ms(g.span_us / 1000),
+        units::rate(g.rate_bps)
+    )
+}
+
 /// A rate, compact (`10.0Mbit/s`).
 fn rate(bps: f64) -> String {
     units::compact(&units::rate(bps))
@@ -50,20 +83,20 @@ pub fn draw_table(frame: &mut Frame, app: &mut App, area: Rect) {
     let wide = area.width >= WIDE;
     let cursor = app.peer_cursor();
     let first = (cursor + 1).saturating_sub(height);
-    let mut titles = vec!["PEER", "FLOWS", "OPEN", "RATE"];
-    let mut widths = vec![24, 5, 4, 11];
-    if wide {
-        titles.extend(["FASTEST", "PATH"]);
-        widths.extend([11, 11]);
-    }
-    titles.extend(["LIMIT", "VERDICTS"]);
-    widths.push(9);
+    let wide_only: &[(&str, u16)] = if wide { &WIDE_ONLY } else { &[] };
+    let (mut titles, mut widths): (Vec<&str>, Vec<u16>) = NARROW
+        .iter()
+        .chain(wide_only)
+        .chain(&[("LIMIT", 9)])
+        .copied()
+        .unzip();
+    titles.push("VERDICTS");
     let used: u16 = widths.iter().sum::<u16>() + widths.len() as u16;
     widths.push(area.width.saturating_sub(used).max(8));
     let header = TableRow::new(titles.iter().enumerate().map(|(i, t)| {
         let line = Line::styled(*t, theme::bold());
         // Counts and rates right-aligned, as in the flow table.
-        Cell::from(if (1..titles.len() - 2).contains(&i) {
+        Cell::from(if (2..titles.len() - 2).contains(&i) {
             line.right_aligned()
         } else {
             line
@@ -77,6 +110,7 @@ pub fn draw_table(frame: &mut Frame, app: &mut App, area: Rect) {
         .map(|(n, g)| {
             let mut cells = vec![
                 Cell::from(keep_tail(&g.key, 24)),
+                Cell::from(direction(g)),
                 Cell::from(Line::raw(g.flows.to_string()).right_aligned()),
                 Cell::from(Line::raw(g.open.to_string()).right_aligned()),
                 // ↓ marks a download, as in the flow table.
@@ -122,9 +156,8 @@ pub fn draw_detail(frame: &mut Frame, g: &Group, area: Rect) {
         Line::from(vec![
             theme::label("moved "),
             Span::raw(format!(
-                "{} at {}; fastest flow {}; the path has shown {}",
-                units::bytes(g.bytes as f64),
-                units::rate(g.rate_bps),
+                "{}; fastest flow {}; the path has shown {}",
+                moved(g),
                 units::rate(g.fastest_bps),
                 units::rate(g.path_bps)
             )),

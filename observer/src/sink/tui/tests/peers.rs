@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, reason = "tests: a failure should panic")]
 
 use super::*;
+use crate::attribution::group::Direction;
 
 #[test]
 fn v_shows_the_peers_most_bytes_first_and_esc_goes_back() {
@@ -47,6 +48,10 @@ fn the_peers_table_and_detail_render() {
     let l = lines(&b);
     assert!(l[3].starts_with("PEER"), "{l:#?}");
     assert!(l[3].contains("FLOWS") && l[3].contains("LIMIT") && !l[3].contains("PATH"));
+    // A direction column: a peer sent to and received from is two rows,
+    // each saying which.
+    let titles: Vec<&str> = l[3].split_whitespace().collect();
+    assert_eq!(&titles[..3], ["PEER", "DIR", "FLOWS"], "{}", l[3]);
     let row = l.iter().position(|r| r.starts_with("10.0.0.2 ")).unwrap();
     let g = a
         .groups()
@@ -55,6 +60,11 @@ fn the_peers_table_and_detail_render() {
         .unwrap()
         .clone();
     assert!(l[row].contains(g.limit.name()), "{}", l[row]);
+    let dir = match g.direction {
+        Direction::Download => "down",
+        Direction::Upload => "up",
+    };
+    assert_eq!(l[row].split_whitespace().nth(1), Some(dir), "{}", l[row]);
     assert_eq!(
         l[23],
         "q quit  j/k select  v flows  p pause  Enter detail  ? help"
@@ -62,8 +72,15 @@ fn the_peers_table_and_detail_render() {
     // The first row is selected.
     assert!(b[(0, 4)].modifier.contains(Modifier::REVERSED));
     // Wide terminals add the fastest flow's and the path's rates.
+    // Each title one word: the path's rate never reads as "PATH LIMIT".
     let wide = lines(&render(&mut a, 160, 30));
-    assert!(wide[3].contains("FASTEST") && wide[3].contains("PATH"));
+    let titles: Vec<&str> = wide[3].split_whitespace().collect();
+    assert_eq!(
+        titles,
+        [
+            "PEER", "DIR", "FLOWS", "OPEN", "RATE", "FASTEST", "PATHRATE", "LIMIT", "VERDICTS"
+        ]
+    );
     // The detail pane: the judgement and its explanation.
     let i = a.groups().iter().position(|x| x.key == "10.0.0.2").unwrap();
     key(&mut a, KeyCode::Char('g'));
@@ -77,6 +94,13 @@ fn the_peers_table_and_detail_render() {
         d[4].contains(&format!("limit {}", g.limit.name())),
         "{d:#?}"
     );
+    // The bytes with the window they cover.
+    let moved = format!(
+        "moved {} over {} (the flows' judged intervals) at",
+        crate::units::bytes(g.bytes as f64),
+        crate::units::age_ms(g.span_us / 1000)
+    );
+    assert!(d.iter().any(|x| x.contains(&moved)), "{moved} in {d:#?}");
     let head: String = g.explanation.chars().take(40).collect();
     assert!(d.iter().any(|x| x.contains(&head)), "{head} in {d:#?}");
 }
