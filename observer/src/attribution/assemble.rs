@@ -49,6 +49,47 @@ pub(super) fn too_little(bytes: u64, interval_us: u64, rtt_us: f64, cfg: &Config
     (bytes < cfg.min_bytes || rtts < cfg.min_rtts).then_some(rtts)
 }
 
+/// The explanation of a "too little to say" finding: `bytes` `moved`
+/// ("acked", "received") over an interval of `interval_us`, `rtts` round
+/// trips long. Nothing moved is said as such (an idle connection is not a
+/// small sample of one), and round trips are counted whole: "0 B received
+/// over 125104.0 round trips" read as a measurement of something.
+pub(super) fn too_little_text(moved: &str, bytes: u64, interval_us: u64, rtts: f64) -> String {
+    let over = format!("{} ({})", span(interval_us), whole_round_trips(rtts));
+    if bytes == 0 {
+        format!("unknown: nothing {moved} in {over}: no data to judge")
+    } else {
+        format!(
+            "unknown: {} {moved} in {over}; too little to say",
+            units::bytes(bytes as f64)
+        )
+    }
+}
+
+/// An interval's length: `340 ms`, `12.3 s`, `5 min`; under a
+/// millisecond in µs.
+fn span(interval_us: u64) -> String {
+    if interval_us < 1000 {
+        units::time_us(interval_us as f64)
+    } else {
+        units::age_ms(interval_us / 1000)
+    }
+}
+
+/// A count of round trips, whole: "under one round trip", "1 round
+/// trip", "3 round trips" (3.6 rounds down: three have passed).
+pub(super) fn whole_round_trips(rtts: f64) -> String {
+    if rtts.is_nan() || rtts < 1.0 {
+        return "under one round trip".to_string();
+    }
+    let n = rtts.floor();
+    if n < 2.0 {
+        "1 round trip".to_string()
+    } else {
+        format!("{n:.0} round trips")
+    }
+}
+
 /// What a side's rules concluded, before the window arithmetic.
 pub(super) struct Judgement {
     /// The name of the rule that decided.
@@ -191,5 +232,30 @@ fn binding_window(ev: &Evidence, flow: &Flow, verdict: Verdict, cfg: &Config) ->
                 }),
             },
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn too_little_says_nothing_moved_and_counts_whole_round_trips() {
+        // An idle connection on loopback: no bytes over a long interval.
+        assert_eq!(
+            too_little_text("received", 0, 4_200_000, 125_104.3),
+            "unknown: nothing received in 4.2 s (125104 round trips): no data to judge"
+        );
+        assert_eq!(
+            too_little_text("acked", 3000, 374_000, 3.6),
+            "unknown: 3.0 KB acked in 374 ms (3 round trips); too little to say"
+        );
+        assert_eq!(
+            too_little_text("acked", 10, 500, 0.4),
+            "unknown: 10 B acked in 500 µs (under one round trip); too little to say"
+        );
+        assert_eq!(whole_round_trips(1.9), "1 round trip");
+        assert_eq!(whole_round_trips(0.0), "under one round trip");
+        assert_eq!(whole_round_trips(f64::NAN), "under one round trip");
     }
 }

@@ -2,7 +2,10 @@
 //! verdict rests on, written only when shown (`Config::explain`).
 
 use super::{context::SenderCtx, rules::Reason};
-use crate::{attribution::assemble::ceiling_and_rate, units};
+use crate::{
+    attribution::assemble::{ceiling_and_rate, too_little_text},
+    units,
+};
 
 /// The explanation of `reason` in the context `c` (empty with
 /// `Config::explain` off): one function per verdict writes its reasons.
@@ -37,10 +40,7 @@ fn unknown(reason: Reason, c: &SenderCtx<'_>) -> String {
     let t = |us: u64| units::time_us(us as f64);
     match reason {
         Reason::NotObserved => "unknown: not observed over any time yet".to_string(),
-        Reason::TooLittle(rtts) => format!(
-            "unknown: {} acked over {rtts:.1} round trips; too little to say",
-            units::bytes(ev.bytes_acked as f64)
-        ),
+        Reason::TooLittle(rtts) => too_little_text("acked", ev.bytes_acked, ev.interval_us, rtts),
         Reason::Outran(name, ceiling) => format!(
             "unknown: the {name} binds by the kernel's clocks, but its ceiling {} is below the {} delivered (srtt {} overstated?); no verdict from it",
             units::rate(ceiling),
