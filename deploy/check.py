@@ -19,8 +19,8 @@ pods. The TLS overlay (tls/: the DaemonSet and ServiceMonitor patched to
 serve and scrape over https with basic auth) is applied here, its patches
 being JSON patches, and checked the same way, with what TLS adds. The
 systemd unit is checked with systemd-analyze (verify, and the offline
-security score), as shipped and with its commented TLS lines, and the host
-scrape job with promtool, where those are installed; the alert rules and
+security score), as shipped and with its commented TLS lines, and the scrape
+configs with promtool (the hosts' as shipped), where those are installed; the alert rules and
 the dashboard by check_monitoring.py. Edit a manifest, run this.
 """
 
@@ -365,34 +365,50 @@ def check_tls_overlay(ds_docs, sm_docs):
         prefix = ""
 
 
+def promtool_config(promtool, path, what):
+    """promtool check config on the file at `path`, as `what`."""
+    r = subprocess.run([promtool, "check", "config", path], capture_output=True, text=True)
+    check(r.returncode == 0, f"{what}: promtool check config"
+          + ("" if r.returncode == 0 else ": " + (r.stdout + r.stderr).strip()))
+
+
 def check_prometheus_yml():
-    cfg = load("prometheus.yml")[0]
+    """prometheus.yml (hosts under systemd) as shipped, and
+    prometheus-kubernetes.yml (the DaemonSet's pods)."""
+    hosts = load("prometheus.yml")[0]
+    check("alerts.yaml" in (hosts.get("rule_files") or []), "prometheus.yml: loads alerts.yaml")
+    jobs = {j["job_name"]: j for j in hosts.get("scrape_configs") or []}
+    check(list(jobs) == ["observer-hosts"] and jobs["observer-hosts"].get("static_configs"),
+          "prometheus.yml: one job, the hosts' static targets")
+    cfg = load("prometheus-kubernetes.yml")[0]
     jobs = {j["job_name"]: j for j in cfg.get("scrape_configs") or []}
+    check(list(jobs) == ["observer"], "prometheus-kubernetes.yml: one job, the pods'")
     sd = jobs.get("observer") or {}
     names = [n for c in sd.get("kubernetes_sd_configs") or []
              for n in ((c.get("namespaces") or {}).get("names") or [])]
-    check(names == ["observer"], "prometheus.yml: the pod job looks in namespace observer")
-    check("alerts.yaml" in (cfg.get("rule_files") or []), "prometheus.yml: loads alerts.yaml")
+    check(names == ["observer"], "prometheus-kubernetes.yml: the pod job looks in namespace observer")
+    check("alerts.yaml" in (cfg.get("rule_files") or []),
+          "prometheus-kubernetes.yml: loads alerts.yaml")
     keep = {(tuple(r.get("source_labels") or []), r.get("regex"))
             for r in sd.get("relabel_configs") or [] if r.get("action") == "keep"}
     check(sd.get("kubernetes_sd_configs")
           and (("__meta_kubernetes_pod_label_app_kubernetes_io_name",), "observer") in keep
           and (("__meta_kubernetes_pod_container_port_name",), "metrics") in keep,
-          "prometheus.yml: the pod job keeps observer pods on their 'metrics' port")
+          "prometheus-kubernetes.yml: the pod job keeps observer pods on their 'metrics' port")
     promtool = tool("promtool")
     if not promtool:
         return
+    # The hosts' file as shipped: it must pass any build's promtool.
+    promtool_config(promtool, os.path.join(HERE, "prometheus.yml"), "prometheus.yml")
     # Debian's Prometheus is built without Kubernetes discovery: promtool
-    # checks the rest of the file.
+    # checks the rest of the pods' file.
     rest = dict(cfg, scrape_configs=[j for j in cfg["scrape_configs"]
                                      if "kubernetes_sd_configs" not in j],
                 rule_files=[os.path.join(HERE, r) for r in cfg.get("rule_files") or []])
     with tempfile.NamedTemporaryFile("w", suffix=".yml", delete=False) as f:
         yaml.safe_dump(rest, f)
     try:
-        r = subprocess.run([promtool, "check", "config", f.name], capture_output=True, text=True)
-        check(r.returncode == 0, "prometheus.yml: promtool check config (hosts job)"
-              + ("" if r.returncode == 0 else ": " + (r.stdout + r.stderr).strip()))
+        promtool_config(promtool, f.name, "prometheus-kubernetes.yml (but its discovery)")
     finally:
         os.unlink(f.name)
 
