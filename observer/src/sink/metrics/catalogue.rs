@@ -94,11 +94,9 @@ impl Catalogue {
         let peers = TopPeers::new(&r, cfg.top_peers, cfg.attribution)?;
         let agent = AgentMetrics::new(&r, cfg.programs_attached, cfg.filter.as_ref())?;
         // The agent process's CPU, memory, open files and start time
-        // (`process_*`, read from /proc/self at each scrape), as every
-        // Prometheus client library exports them.
-        registry.register(Box::new(
-            prometheus::process_collector::ProcessCollector::for_self(),
-        ))?;
+        // (`process_*`, read from /proc/self and the CPU clock at each
+        // scrape), as every Prometheus client library exports them.
+        registry.register(Box::new(super::process::ProcessMetrics::for_self()?))?;
         Ok(Catalogue {
             registry,
             labels,

@@ -14,6 +14,7 @@ pub mod health;
 pub mod http;
 pub mod labels;
 mod peers;
+pub mod process;
 mod registrar;
 pub mod tls;
 mod top;
