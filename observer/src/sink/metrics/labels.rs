@@ -310,6 +310,20 @@ mod tests {
     }
 
     #[test]
+    fn an_ownerless_flow_is_unknown_not_empty() {
+        // No owner yet (an accepted flow before its first read) and no
+        // workload found for its cgroup: docs/metrics.md says `unknown`.
+        let flow = crate::testkit::sample::SampleBuilder::new(1).flow();
+        assert!(flow.comm.is_empty() && flow.workload.get().name().is_empty());
+        let a = Aggregation {
+            comm: true,
+            workload: true,
+            ..Aggregation::default()
+        };
+        assert_eq!(a.values(&flow), vec!["unknown", "unknown"]);
+    }
+
+    #[test]
     fn names_follow_flags() {
         let a = Aggregation {
             comm: true,
