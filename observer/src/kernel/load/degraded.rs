@@ -151,12 +151,17 @@ impl std::fmt::Display for Degraded {
                 "no owner walk ({error}): flows accepted by a listener show no pid or comm \
                  until they read (Linux 5.11 or later has it)"
             ),
+            // What changes comes first and the kernel's refusal last: a
+            // line that opened on "cannot attach ... Operation not
+            // permitted" read as a failure to act on, when it is a cost.
             Degraded::PollOneNetns { refused } => write!(
                 f,
-                "the poll-time read reaches only this agent's network namespace ({refused}): \
-                 flows of other namespaces are sampled at every segment that ends a burst, \
-                 which costs more per packet, and an idle one shows its last segment's unread \
-                 data until its next segment"
+                "flows of network namespaces other than this agent's are sampled at every \
+                 segment that ends a burst instead of read at each poll: that costs more per \
+                 packet, and an idle one shows its last segment's unread data until its next \
+                 segment; every other figure is as exact, and nothing needs doing (the kernel \
+                 refused the poll-time read over every namespace, as sandboxed kernels do, so \
+                 it reads this namespace's sockets: {refused})"
             ),
             Degraded::NoPollRead { refused } => write!(
                 f,
@@ -212,6 +217,25 @@ mod tests {
         ] {
             assert_eq!(cost.level(), log::Level::Info, "{cost}");
         }
+    }
+
+    #[test]
+    fn a_poll_read_of_one_namespace_says_the_cost_before_the_refusal() {
+        let line = Degraded::PollOneNetns {
+            refused: "cannot attach to iter:bpf_sk_storage_map: Operation not permitted".into(),
+        }
+        .to_string();
+        assert!(
+            line.starts_with("flows of network namespaces other than this agent's are sampled"),
+            "{line}"
+        );
+        assert!(line.contains("nothing needs doing"), "{line}");
+        assert!(
+            line.ends_with(
+                "sockets: cannot attach to iter:bpf_sk_storage_map: Operation not permitted)"
+            ),
+            "{line}"
+        );
     }
 
     #[test]
