@@ -92,6 +92,31 @@ pub struct WhatIf {
     pub at_other_rtts: Vec<CeilingAt>,
     /// The arithmetic in one line.
     pub summary: String,
+    /// What the arithmetic answers, in a word: the `summary`'s case, for
+    /// the ADVICE column (`super::group::advice`). Not in the JSON, whose
+    /// `window_helps` and `other_fix` say it.
+    #[serde(skip)]
+    pub answer: Answer,
+}
+
+/// What the window arithmetic answers: which of [`WhatIf::summary`]'s
+/// cases it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Answer {
+    /// A window of `needed_bytes` would carry `target_bps`.
+    Window,
+    /// It would, but this connection's window scale cannot carry that
+    /// window: a buffer set before connecting (`other_fix`).
+    Rescale,
+    /// It would, but window scaling is off on this connection: enable it
+    /// (`other_fix`).
+    ScalingOff,
+    /// The peer's reader binds, not its window's size (`other_fix`).
+    PeerReader,
+    /// The path has shown no headroom: no window answers.
+    NoHeadroom,
+    /// The window there now already carries the target at this RTT.
+    Enough,
 }
 
 /// Bits/s a window of `bytes` allows at `rtt_us`.
@@ -253,18 +278,27 @@ pub fn what_if(window: u64, rtt: u32, rate: f64, bounds: Bounds, cfg: &Config) -
         window_helps,
         at_other_rtts,
         summary: String::new(),
+        answer: Answer::Window,
     };
-    let answer = match late {
-        Some(fix) => Answer::Reader(fix),
-        None if no_headroom => Answer::NoHeadroom,
-        None => Answer::Window { capped, enough },
+    let said = match late {
+        Some(fix) => Said::Reader(fix),
+        None if no_headroom => Said::NoHeadroom,
+        None => Said::Window { capped, enough },
     };
-    w.summary = summary(&w, answer, &allows);
+    w.answer = match &said {
+        Said::Reader(_) => Answer::PeerReader,
+        Said::NoHeadroom => Answer::NoHeadroom,
+        Said::Window { .. } if w.other_fix.is_some() && bounds.scaling_off => Answer::ScalingOff,
+        Said::Window { .. } if w.other_fix.is_some() => Answer::Rescale,
+        Said::Window { enough: true, .. } => Answer::Enough,
+        Said::Window { .. } => Answer::Window,
+    };
+    w.summary = summary(&w, said, &allows);
     w
 }
 
 /// What the arithmetic answers, for its summary.
-enum Answer {
+enum Said {
     /// The peer's reader binds, not its window's size: the fix in words.
     Reader(String),
     /// The path has shown no headroom: no window answers the question.
@@ -276,16 +310,16 @@ enum Answer {
 
 /// The what-if in one line: its `answer`, then what the window `allows`
 /// at other RTTs.
-fn summary(w: &WhatIf, answer: Answer, allows: &str) -> String {
-    match answer {
+fn summary(w: &WhatIf, said: Said, allows: &str) -> String {
+    match said {
         // No window answers these: what the window allows elsewhere would
         // only suggest one.
-        Answer::Reader(fix) => format!("a larger window would not help: {fix}"),
-        Answer::NoHeadroom => format!(
+        Said::Reader(fix) => format!("a larger window would not help: {fix}"),
+        Said::NoHeadroom => format!(
             "the path has shown no more than {} (the rate within bursts): a larger window would fill a queue, not raise the rate",
             units::rate(w.path_bps)
         ),
-        Answer::Window { capped, enough } => {
+        Said::Window { capped, enough } => {
             let target_line = if capped {
                 format!(
                     "{}, the most the path has shown (the rate within bursts),",

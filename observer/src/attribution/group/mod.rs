@@ -8,8 +8,10 @@
 //!
 //! Pure code: in, each flow with its verdict over its judged interval; out,
 //! one [`Group`] per peer and network namespace, with its judgement
-//! ([`judge`]) and what would help ([`knobs`]).
+//! ([`judge`]) and what would help ([`knobs`]; for one flow, in a few
+//! words, [`advice`]).
 
+pub mod advice;
 pub mod judge;
 pub mod knobs;
 pub mod member;
@@ -439,7 +441,7 @@ fn peak<'m, 'a: 'm>(members: impl Iterator<Item = &'m Member<'a>>) -> usize {
 #[cfg(test)]
 mod grouping_tests;
 #[cfg(test)]
-mod kit;
+pub(crate) mod kit;
 #[cfg(test)]
 mod one_flow_tests;
 #[cfg(test)]
