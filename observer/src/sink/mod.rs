@@ -5,6 +5,7 @@
 //! ([`records`]; groups of them, the host view, [`groups`]), Prometheus metrics over HTTP ([`metrics`]), and the
 //! terminal view of `observer top` ([`tui`]).
 
+mod columns;
 pub mod groups;
 pub mod metrics;
 pub mod records;

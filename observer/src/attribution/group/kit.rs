@@ -11,35 +11,35 @@ use crate::testkit::sample::{SampleBuilder, v4};
 
 /// One flow of a group test, over `secs` seconds from `start_s`.
 #[derive(Clone, Copy)]
-pub(super) struct F {
-    pub(super) remote: [u8; 16],
-    pub(super) netns: u32,
-    pub(super) pid: u32,
-    pub(super) comm: &'static str,
+pub(crate) struct F {
+    pub(crate) remote: [u8; 16],
+    pub(crate) netns: u32,
+    pub(crate) pid: u32,
+    pub(crate) comm: &'static str,
     /// Congestion control.
-    pub(super) cc: &'static str,
-    pub(super) side: Side,
-    pub(super) verdict: Verdict,
-    pub(super) rule: &'static str,
+    pub(crate) cc: &'static str,
+    pub(crate) side: Side,
+    pub(crate) verdict: Verdict,
+    pub(crate) rule: &'static str,
     /// Its rate over the interval (bits/s).
-    pub(super) rate_bps: f64,
-    pub(super) start_s: f64,
-    pub(super) secs: f64,
-    pub(super) min_rtt_us: u32,
+    pub(crate) rate_bps: f64,
+    pub(crate) start_s: f64,
+    pub(crate) secs: f64,
+    pub(crate) min_rtt_us: u32,
     /// Mean srtt (the receiver RTT for a download, µs).
-    pub(super) srtt_us: u32,
+    pub(crate) srtt_us: u32,
     /// What the path has shown it (delivery-rate max, or burst rate).
-    pub(super) shown_bps: f64,
+    pub(crate) shown_bps: f64,
     /// A download's share of bytes in bursts at `shown_bps` (a window's
     /// bursts at the link's rate: most of them).
-    pub(super) burst_share: f64,
+    pub(crate) burst_share: f64,
     /// The binding window (bytes) and its bounds, for window verdicts.
-    pub(super) window: Option<(u64, Bounds)>,
-    pub(super) retransmits: u32,
-    pub(super) ooo: u32,
-    pub(super) rcvbuf: u32,
-    pub(super) rcvbuf_locked: bool,
-    pub(super) tcp_rmem_max: u32,
+    pub(crate) window: Option<(u64, Bounds)>,
+    pub(crate) retransmits: u32,
+    pub(crate) ooo: u32,
+    pub(crate) rcvbuf: u32,
+    pub(crate) rcvbuf_locked: bool,
+    pub(crate) tcp_rmem_max: u32,
 }
 
 impl Default for F {
@@ -77,7 +77,7 @@ fn at(s: f64) -> Stamp {
 
 impl F {
     /// The flow and its attribution.
-    pub(super) fn build(&self, cookie: u64) -> (Flow, Attribution) {
+    pub(crate) fn build(&self, cookie: u64) -> (Flow, Attribution) {
         let mut flow = SampleBuilder::new(cookie)
             .ends(v4(10, 0, 0, 1), 40_000 + cookie as u16, self.remote, 5201)
             .comm(self.comm)
@@ -138,7 +138,7 @@ impl F {
 }
 
 /// The flows of `fs`, built (cookies 1, 2, ...).
-pub(super) fn built(fs: &[F]) -> Vec<(Flow, Attribution)> {
+pub(crate) fn built(fs: &[F]) -> Vec<(Flow, Attribution)> {
     fs.iter()
         .enumerate()
         .map(|(i, f)| f.build(i as u64 + 1))
@@ -146,18 +146,18 @@ pub(super) fn built(fs: &[F]) -> Vec<(Flow, Attribution)> {
 }
 
 /// `built` as the pairs `group` takes.
-pub(super) fn pairs(b: &[(Flow, Attribution)]) -> Vec<(&Flow, &Attribution)> {
+pub(crate) fn pairs(b: &[(Flow, Attribution)]) -> Vec<(&Flow, &Attribution)> {
     b.iter().map(|(f, a)| (f, a)).collect()
 }
 
 /// The groups of `fs`, built and grouped `by`.
-pub(super) fn judge_all(fs: &[F], by: GroupBy) -> Vec<Group> {
+pub(crate) fn judge_all(fs: &[F], by: GroupBy) -> Vec<Group> {
     let b = built(fs);
     group(&pairs(&b), by, &Config::default())
 }
 
 /// The one group of `fs` by peer (fails unless there is one).
-pub(super) fn one(fs: &[F]) -> Group {
+pub(crate) fn one(fs: &[F]) -> Group {
     let mut g = judge_all(fs, GroupBy::Peer);
     assert_eq!(g.len(), 1, "{g:?}");
     g.remove(0)
@@ -165,7 +165,7 @@ pub(super) fn one(fs: &[F]) -> Group {
 
 /// A download at the path's bottleneck, `rate` bits/s, with `queue_us`
 /// of queue over a 40 ms path whose bursts showed 20 Mbit/s.
-pub(super) fn at_bottleneck(rate: f64, queue_us: u32) -> F {
+pub(crate) fn at_bottleneck(rate: f64, queue_us: u32) -> F {
     F {
         side: Side::Receiver,
         verdict: Verdict::Path,
