@@ -8,6 +8,7 @@ use std::process::{Command, ExitCode};
 
 use clap::{Parser, Subcommand};
 
+mod apt_lock;
 mod cycles;
 mod fuzz;
 mod image;

@@ -7,7 +7,10 @@ use std::{path::Path, process::Command};
 
 use anyhow::{Context as _, bail};
 
-use crate::util::{is_root, run, which};
+use crate::{
+    apt_lock,
+    util::{is_root, run, which},
+};
 
 /// What a command needs installed. Each command installs only its own
 /// groups: `run` and `build` the build chain, `test` everything its phases
@@ -218,6 +221,9 @@ fn missing(wanted: &[&str]) -> Vec<String> {
 fn apt_install(pkgs: &[String], simulate: bool) -> Command {
     let mut c = Command::new("apt-get");
     c.args(["install", "-y", "-q", "--no-install-recommends"]);
+    // A lock taken between the wait above and this run: apt waits too
+    // (apt 1.9.11 and later), saying so, rather than failing.
+    c.args(["-o", apt_lock::TIMEOUT_OPTION]);
     c.arg(if simulate {
         "--simulate"
     } else {
@@ -245,6 +251,7 @@ pub fn would_remove(wanted: &[&str]) -> anyhow::Result<Vec<String>> {
             missing.join(" ")
         );
     }
+    apt_lock::wait_free();
     run(Command::new("apt-get").args(["update", "-q"]))?;
     simulate(&missing)
 }
@@ -292,6 +299,7 @@ pub fn install_packages(wanted: &[&str]) -> anyhow::Result<()> {
         );
     }
     eprintln!("setup: installing {}", missing.join(" "));
+    apt_lock::wait_free();
     run(Command::new("apt-get").args(["update", "-q"]))?;
     let removed = simulate(&missing)?;
     if !removed.is_empty() {
