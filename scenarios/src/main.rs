@@ -41,7 +41,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Build the reference-A path and run its transfers while observer shows them live.
+    /// Build the reference-A path, run its transfers one after another while
+    /// observer shows them live, then print observer's figures beside the seed's.
     Demo,
 }
 

@@ -65,8 +65,9 @@ enum Cmd {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
-    /// Build the reference-A path and run its transfers while `observer top`
-    /// shows them live.
+    /// Build the reference-A path, run its transfers one after another
+    /// while `observer top` shows them live, then print observer's figures
+    /// for each beside the seed experiment's published ones.
     Demo,
     /// The accuracy harness: random emulated situations with a known
     /// limit, observer's verdicts scored against it (docs/accuracy.md).

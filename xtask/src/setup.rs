@@ -39,6 +39,10 @@ pub enum Group {
     /// `cargo xtask bench` alone: bpftrace, the peer its programs are
     /// measured against (not part of [`ALL`]: no test runs it).
     Bench,
+    /// `cargo xtask demo` alone: iperf3 for the transfers, iproute2 for
+    /// the path's namespaces (`ip netns`) and `ss` (within [`Group::Tools`],
+    /// so not part of [`ALL`]).
+    Demo,
 }
 
 impl Group {
@@ -76,6 +80,7 @@ impl Group {
             Group::Fuzz => &["g++"],
             Group::Image => &["podman"],
             Group::Bench => &["bpftrace"],
+            Group::Demo => &["iperf3", "iproute2"],
         }
     }
 }

@@ -172,7 +172,10 @@ pub fn scenarios_command(args: &[String]) -> anyhow::Result<()> {
 /// # Errors
 /// A failed build, or a demo that could not start.
 pub fn demo() -> anyhow::Result<()> {
-    Err(util::exec(runner()?.arg("demo")))
+    let bin = release_runners(&[setup::Group::Demo])?.join("scenarios");
+    Err(util::exec(
+        util::as_root(&bin.to_string_lossy())?.arg("demo"),
+    ))
 }
 
 /// `cargo xtask bench`: the overhead and scale benchmarks, as root, from the
@@ -181,8 +184,7 @@ pub fn demo() -> anyhow::Result<()> {
 /// # Errors
 /// A failed build or benchmark.
 pub fn bench(args: &[String], quick: bool) -> anyhow::Result<()> {
-    setup::setup_for(&[setup::Group::Bench])?;
-    let bin = release_runners()?.join("bench");
+    let bin = release_runners(&[setup::Group::Tools, setup::Group::Bench])?.join("bench");
     let mut c = util::as_root(&bin.to_string_lossy())?;
     if quick {
         c.arg("--quick");
@@ -210,7 +212,7 @@ pub fn bench(args: &[String], quick: bool) -> anyhow::Result<()> {
 /// # Errors
 /// A failed build or harness.
 pub fn accuracy(args: &[String]) -> anyhow::Result<()> {
-    let bin = release_runners()?.join("accuracy");
+    let bin = release_runners(&[setup::Group::Tools])?.join("accuracy");
     let mut c = util::as_root(&bin.to_string_lossy())?;
     c.args(args);
     c.current_dir(util::workspace_root());
@@ -220,14 +222,15 @@ pub fn accuracy(args: &[String]) -> anyhow::Result<()> {
 /// Builds observer and the scenario runner in release mode and returns a
 /// command that runs the runner as root.
 fn runner() -> anyhow::Result<Command> {
-    let bin = release_runners()?.join("scenarios");
+    let bin = release_runners(&[setup::Group::Tools])?.join("scenarios");
     util::as_root(&bin.to_string_lossy())
 }
 
-/// Builds observer, the scenario runner and the benchmark in release mode,
-/// as the image's binary is built ([`image::static_release`]: one set of
-/// release dependencies for all); returns the folder that holds them.
-fn release_runners() -> anyhow::Result<std::path::PathBuf> {
-    setup::setup_for(&[setup::Group::Tools])?;
+/// Installs what `groups` need (and the build chain), then builds
+/// observer, the scenario runner and the benchmark in release mode, as the
+/// image's binary is built ([`image::static_release`]: one set of release
+/// dependencies for all); returns the folder that holds them.
+fn release_runners(groups: &[setup::Group]) -> anyhow::Result<std::path::PathBuf> {
+    setup::setup_for(groups)?;
     image::static_release(&["observer", "scenarios", "accuracy"])
 }
