@@ -162,7 +162,8 @@ pub fn measure(records: &[Value], pid: u32) -> Measured {
 
 /// A rate as the seed prints it: `5.77 Mbit/s`.
 fn mbit(bps: f64) -> String {
-    format!("{:.2} Mbit/s", bps / 1e6)
+    // An empty sum is -0.0.
+    format!("{:.2} Mbit/s", bps / 1e6 + 0.0)
 }
 
 /// The closing table: each transfer that ran (`measured`, in [`STEPS`]'s
@@ -189,7 +190,7 @@ pub fn table(measured: &[Option<Measured>]) -> String {
     {
         let p = step.published;
         let ours = match m {
-            Some(m) => vec![
+            Some(m) if m.streams > 0 => vec![
                 m.streams.to_string(),
                 mbit(m.sender_bps),
                 mbit(m.receiver_bps),
@@ -199,6 +200,13 @@ pub fn table(measured: &[Option<Measured>]) -> String {
                 } else {
                     m.verdicts.clone()
                 },
+            ],
+            Some(_) => vec![
+                "none seen".to_string(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
             ],
             None => vec![
                 "not run".to_string(),
@@ -312,7 +320,7 @@ mod tests {
             retransmits: 0,
             verdicts: "receive_window".into(),
         };
-        let text = table(&[None, Some(one)]);
+        let text = table(&[None, Some(one), Some(Measured::default())]);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 5, "{text}");
         let header: Vec<&str> = lines[1].split_whitespace().collect();
@@ -345,6 +353,9 @@ mod tests {
         );
         assert!(w64[1].trim().starts_with("5.77 Mbit/s"), "{text}");
         assert!(lines[4].ends_with("each stream's window"), "{text}");
+        // A transfer observer saw no stream of says so, with no -0.00.
+        assert!(lines[4].starts_with("-w 64K -P 4  none seen  -"), "{text}");
+        assert_eq!(mbit([0.0f64; 0].iter().sum()), "0.00 Mbit/s");
         // The columns line up: every row's bar at one place.
         let bar = lines[1].find('|').unwrap();
         assert!(
