@@ -324,6 +324,15 @@ fn draw_sparklines(frame: &mut Frame, r: &Row, interval: Duration, area: Rect) {
         Paragraph::new(Line::styled(title, theme::dim())),
         Rect { height: 1, ..area },
     );
+    // Room for the widest " NOW max MAX" any series can show, whichever
+    // of its points the sparkline's width keeps (` 24.77Gbit/s max
+    // 24.77Gbit/s` is 28 cells).
+    let figure = series
+        .iter()
+        .flat_map(|(_, data, fmt)| data.iter().map(|x| fmt(*x).chars().count()))
+        .max()
+        .unwrap_or(1);
+    let label = u16::try_from(2 * figure + " max ".len() + 1).unwrap_or(u16::MAX);
     for (n, (name, data, fmt)) in series.iter().enumerate() {
         let y = area.y + 1 + n as u16;
         if y >= area.bottom() {
@@ -337,7 +346,7 @@ fn draw_sparklines(frame: &mut Frame, r: &Row, interval: Duration, area: Rect) {
         let [l, spark, v] = Layout::horizontal([
             Constraint::Length(9),
             Constraint::Max(60),
-            Constraint::Length(26),
+            Constraint::Length(label),
         ])
         .areas(line);
         frame.render_widget(Paragraph::new(theme::label(name)), l);

@@ -101,10 +101,10 @@ fn detail_pane_at_80x24_shows_evidence_what_if_and_history() {
         "│ms, 2.6 Mbit/s at 250 ms                                                      │",
         "│ss       rto 308.0ms pacing 12.3Mbit/s reord 3 unacked 55 sacked 0 lost 0     │",
         "│history: last 4 s (4 polls), oldest left                                      │",
-        "│rate     ████                                        6.1Mbit/s max 6.1Mbit/s  │",
-        "│cwnd     ████                                        500 seg max 500 seg      │",
-        "│snd_wnd  ████                                        80.5KB max 80.5KB        │",
-        "│srtt     ████                                        105.0ms max 105.0ms      │",
+        "│rate     ████                                          6.1Mbit/s max 6.1Mbit/s│",
+        "│cwnd     ████                                          500 seg max 500 seg    │",
+        "│snd_wnd  ████                                          80.5KB max 80.5KB      │",
+        "│srtt     ████                                          105.0ms max 105.0ms    │",
         "└──────────────────────────────────────────────────────────────────────────────┘",
         "Esc back  j/k next flow  p pause  ? help  q quit",
     ]);
@@ -391,4 +391,19 @@ fn a_downloads_detail_pane_gives_the_receiving_ends_figures() {
     for name in ["│limited ", "│windows ", "│cwnd ", "│snd_wnd ", "│srtt "] {
         assert!(!has(name), "{name}: {l:#?}");
     }
+}
+
+#[test]
+fn sparkline_labels_fit_the_widest_figures() {
+    let mut rows = snapshot().rows;
+    let r = rows.iter_mut().find(|r| r.cookie() == 2).unwrap();
+    for p in &mut r.history {
+        p.rate_bps = 24.77e9;
+    }
+    let mut a = App::new(Options::default());
+    a.update(Snapshot::from_rows(rows, &COUNTERS));
+    key(&mut a, KeyCode::Enter);
+    let l = lines(&render(&mut a, 80, 24));
+    let rate = l.iter().find(|l| l.starts_with("│rate     █")).unwrap();
+    assert!(rate.ends_with(" 24.77Gbit/s max 24.77Gbit/s│"), "{rate}");
 }
