@@ -14,12 +14,12 @@ use crate::{
     units,
 };
 
-/// What would help the flow judged `a`, in a few words: the setting to
-/// change and what it buys (`tcp_rmem: rcv_wnd 910.0KB → 70.0Mbit/s`:
-/// the window the what-if's target needs, `needed_bytes`, and that
-/// target, `target_bps`), or, where no window answers, why in a word
-/// (`faster reader`, `more capacity`, `too little`). Never empty, never
-/// `-`.
+/// What would help the flow judged `a`, in a few words: the window to
+/// grow, what it buys and the setting that grows it (`rcv_wnd 130.0KB →
+/// 10.0Mbit/s: tcp_rmem`: the window the what-if's target needs,
+/// `needed_bytes`, and that target, `target_bps`), or, where no window
+/// answers, why in a word (`faster reader`, `more capacity`, `too
+/// little`). Never empty, never `-`.
 pub fn advice(a: &Attribution) -> String {
     let knob = match class(a) {
         Class::Unjudged => return "too little".to_string(),
@@ -42,36 +42,42 @@ pub fn advice(a: &Attribution) -> String {
         Knob::HostWindow | Knob::PeerWindow | Knob::SendBuffer if rate <= 0.0 => {
             "window shut".to_string()
         }
-        Knob::HostWindow | Knob::PeerWindow | Knob::SendBuffer => setting(knob).0.to_string(),
+        Knob::HostWindow | Knob::PeerWindow | Knob::SendBuffer => {
+            format!("{}: {}", setting(knob).0, setting(knob).1)
+        }
     }
 }
 
-/// The setting that sizes `knob`'s window, and the window's name.
+/// The window `knob` names, and the setting that grows it.
 fn setting(knob: Knob) -> (&'static str, &'static str) {
     match knob {
-        Knob::HostWindow => ("tcp_rmem", "rcv_wnd"),
-        Knob::PeerWindow => ("peer's rcvbuf", "window"),
-        Knob::SendBuffer => ("tcp_wmem", "sndbuf"),
-        // No setting sizes a congestion window: the loss (or a clamp)
+        Knob::HostWindow => ("rcv_wnd", "tcp_rmem"),
+        // The peer's buffer: no setting of this host's to name.
+        Knob::PeerWindow => ("peer's window", ""),
+        Knob::SendBuffer => ("sndbuf", "tcp_wmem"),
+        // No setting grows a congestion window: the loss (or a clamp)
         // holds it down.
-        _ => ("loss or clamp", "cwnd"),
+        _ => ("cwnd", "find the loss"),
     }
 }
 
-/// The advice of a window verdict held by `knob`, from its what-if `w`.
+/// The advice of a window verdict held by `knob`, from its what-if `w`:
+/// the window first, so that a narrow column keeps the figures.
 fn window(knob: Knob, w: &WhatIf) -> String {
-    let (setting, name) = setting(knob);
+    let (name, setting) = setting(knob);
     let buys = format!(
         "{name} {} → {}",
         units::compact(&units::bytes(w.needed_bytes)),
         units::compact(&units::rate(w.target_bps))
     );
     match w.answer {
-        Answer::Window => format!("{setting}: {buys}"),
+        Answer::Window if setting.is_empty() => buys,
+        Answer::Window => format!("{buys}: {setting}"),
         // The agreed window scale caps the window: a buffer set before
         // the next connection, or window scaling turned on.
-        Answer::Rescale => format!("{setting}, reconnect: {buys}"),
-        Answer::ScalingOff => format!("tcp_window_scaling: {buys}"),
+        Answer::Rescale if setting.is_empty() => format!("{buys}: reconnect"),
+        Answer::Rescale => format!("{buys}: {setting}, reconnect"),
+        Answer::ScalingOff => format!("{buys}: tcp_window_scaling"),
         Answer::PeerReader => "peer's reader".to_string(),
         Answer::NoHeadroom => "more capacity".to_string(),
         Answer::Enough => "not the window".to_string(),
