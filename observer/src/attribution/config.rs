@@ -92,6 +92,17 @@ pub struct Config {
     /// Receiver side: gaps over this share of the interval are pauses
     /// however short each is (a sender silent most of the time).
     pub silent_share: f64,
+    /// Receiver side: the sender waited for this host's requests
+    /// (`requests`) where the gaps in which this host sent data fill
+    /// `sender_gap_share` of the interval and at least this share of the
+    /// time in gaps.
+    pub asked_gap_share: f64,
+    /// Receiver side: gaps that wait for this host's requests are the
+    /// requests' own round trips where they last on average at most this
+    /// many round trips of the flow (the mean receiver RTT, at least the
+    /// path's); longer, the peer took time of its own to answer, and the
+    /// sender rules judge them.
+    pub answer_rtts: f64,
     /// Sender side: at least this many segments retransmitted with under
     /// `min_bytes` acknowledged is a stall (`stalled`): the path drops
     /// what is sent, each retransmission timeout sending the same data
@@ -320,6 +331,17 @@ impl Config {
             ..self
         }
     }
+
+    /// This configuration where the samples do not tell which gaps this
+    /// host asked for (a recording from before the kernel counted them,
+    /// which reads every gap as asked): no gap is taken as a request's
+    /// wait (`answer_rtts` 0), so the `requests` rule cannot find.
+    pub fn without_asking(self) -> Config {
+        Config {
+            answer_rtts: 0.0,
+            ..self
+        }
+    }
 }
 
 impl Default for Config {
@@ -374,6 +396,8 @@ impl Default for Config {
             ramp_ratio: 1.5,
             pause_rtts: 0.25,
             silent_share: 0.5,
+            asked_gap_share: 0.5,
+            answer_rtts: 2.0,
             stall_retransmits: 3,
             stall_confidence: 0.8,
             pacing_cap_confidence: 0.9,

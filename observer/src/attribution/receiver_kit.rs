@@ -12,6 +12,9 @@ pub(super) const SEC: u64 = 1_000_000_000;
 pub(super) struct R {
     pub(super) t: f64,
     pub(super) received: u64,
+    /// This host's own data the peer acknowledged (requests; counted
+    /// from 1 at 0).
+    pub(super) acked: u64,
     pub(super) rcv_wnd: u32,
     pub(super) rtt_us: u32,
     pub(super) min_rtt_us: u32,
@@ -43,6 +46,7 @@ impl Default for R {
         R {
             t: 0.0,
             received: 0,
+            acked: 1,
             rcv_wnd: 4_000_000,
             rtt_us: 50_000,
             min_rtt_us: 50_000,
@@ -72,7 +76,7 @@ pub(super) fn point(r: R) -> Point {
     let us = (r.t * 1e6) as u64;
     let at_ns = (r.t * SEC as f64) as u64 + 100 * SEC;
     f.bytes_received = r.received;
-    f.bytes_acked = 1;
+    f.bytes_acked = r.acked;
     f.rcv_wnd = r.rcv_wnd;
     f.rcv_rtt_us = r.rtt_us;
     f.rcv_rtt_min_us = r.rtt_us;
@@ -116,6 +120,7 @@ pub(super) fn interval(rate_bps: f64, end: R) -> (Point, Point) {
     let from = R {
         t: 0.0,
         received: 0,
+        acked: 1,
         drains: 0,
         closed_ms: 0,
         gap_ms: 0,

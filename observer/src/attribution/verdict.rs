@@ -144,8 +144,10 @@ impl Attribution {
                 Some(("cwnd", c.cwnd_bps))
             }
             (Side::Receiver, Verdict::ReceiveWindow) => Some(("rcv_wnd", c.rcv_wnd_bps)),
+            // A reader's lag names the window it holds; requests name none.
             (Side::Receiver, Verdict::ReceiverApplication)
-                if !self.evidence.receive.reader_shut(cfg.significant_share) =>
+                if !self.evidence.receive.reader_shut(cfg.significant_share)
+                    && self.rule != "requests" =>
             {
                 Some(("rcv_wnd", c.rcv_wnd_bps))
             }

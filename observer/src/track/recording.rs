@@ -91,6 +91,11 @@ pub struct Recording {
     /// The recording host's jiffy rate (`CONFIG_HZ`), which the chrono
     /// counters of the samples count in.
     pub hz: u32,
+    /// Whether the samples count the gaps this host asked for
+    /// (`rx_gap_asked_ns`): not in a recording of version 1, which reads
+    /// every gap as asked ([`sample_of`]) and so holds no evidence of a
+    /// request (`attribution::Config::without_asking`).
+    pub asked_known: bool,
     /// The polls, in the order they were read.
     pub polls: Vec<Poll>,
 }
@@ -300,6 +305,7 @@ impl Recording {
         }
         Ok(Recording {
             hz: header.hz,
+            asked_known: header.version > V1,
             polls,
         })
     }

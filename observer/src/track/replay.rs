@@ -93,6 +93,11 @@ pub fn replay(rec: &Recording, cfg: &attribution::Config) -> Vec<Line> {
         let Some(start) = polls.first().map(|p| p.now_ns.saturating_sub(1)) else {
             continue;
         };
+        let cfg = &if rec.asked_known {
+            *cfg
+        } else {
+            cfg.without_asking()
+        };
         let live_cfg = LiveConfig {
             attribution: *cfg,
             ..LiveConfig::default()

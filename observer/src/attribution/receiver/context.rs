@@ -185,6 +185,23 @@ impl<'a> ReceiverCtx<'a> {
         }
     }
 
+    /// The sender waited for this host's requests: the gaps in which this
+    /// host sent data (`gap_asked_share`) fill `cfg.sender_gap_share` of
+    /// the interval and `cfg.asked_gap_share` of its gaps, and last on
+    /// average at most `cfg.answer_rtts` round trips of the flow (the
+    /// request's way there and the answer's back, not the peer's own
+    /// time). The requests themselves are data this host sent: some of
+    /// it was acknowledged in the interval. Not where the gaps are a slow
+    /// link's pace.
+    pub fn waits_on_requests(&self) -> bool {
+        let rx = self.rx;
+        !self.link_paced
+            && self.ev.bytes_acked > 0
+            && rx.gap_asked_share >= self.cfg.sender_gap_share
+            && rx.gap_asked_share >= self.cfg.asked_gap_share * rx.gap_share
+            && rx.mean_gap_us <= self.cfg.answer_rtts * self.rtt.max(self.path_rtt)
+    }
+
     /// The reader holds the window: closed by unread data, or waiting
     /// data of at least `cfg.reader_min_segments` of the peer's segments
     /// with the window near enough the rate to bind (a buffer that absorbs

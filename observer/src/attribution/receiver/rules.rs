@@ -25,6 +25,8 @@ pub enum Reason {
     SharedBottleneck,
     /// The sender pauses or bursts, held down by recent loss.
     LossHeld,
+    /// The sender waits for this host's requests, a round trip each.
+    Requests,
     /// The sender pauses or bursts without loss that holds it.
     SenderHeld,
     /// Data arrives evenly with the window open.
@@ -65,6 +67,11 @@ pub const RECEIVER_RULES: &[Rule<Judge>] = &[
         name: "loss_held",
         recognises: "a sender that pauses or bursts, its cwnd held down by recent loss",
         judge: loss_held,
+    },
+    Rule {
+        name: "requests",
+        recognises: "gaps that wait for this host's requests, about a round trip each",
+        judge: requests,
     },
     Rule {
         name: "sender_held",
@@ -159,6 +166,23 @@ fn loss_held(c: &ReceiverCtx) -> Option<Finding<Reason>> {
             Verdict::CongestionWindow,
             held_confidence(c),
             Reason::LossHeld,
+        )
+    })
+}
+
+// Request/response as the receiving end sees it: the sender was silent
+// because this host had not asked yet, and each wait is the request's
+// round trip. After `loss_held`: objects whose bursts a shallow queue
+// drops are held by the loss, not by the asking.
+fn requests(c: &ReceiverCtx) -> Option<Finding<Reason>> {
+    c.waits_on_requests().then(|| {
+        Finding::new(
+            Verdict::ReceiverApplication,
+            share_confidence(
+                c.rx.gap_asked_share / c.rx.gap_share.max(f64::EPSILON),
+                c.cfg.confidence_floor,
+            ),
+            Reason::Requests,
         )
     })
 }

@@ -2,7 +2,11 @@
 //! verdict rests on, written only when shown (`Config::explain`).
 
 use super::{context::ReceiverCtx, rules::Reason};
-use crate::{attribution::assemble::ceiling_and_rate, model::flow::Flow, units};
+use crate::{
+    attribution::assemble::{ceiling_and_rate, too_little_text},
+    model::flow::Flow,
+    units,
+};
 
 /// The explanation of `reason` in the context `c` (empty with
 /// `Config::explain` off).
@@ -32,10 +36,9 @@ pub fn explain(reason: Reason, c: &ReceiverCtx<'_>) -> String {
                 units::share(rx.closed_share),
             )
         }
-        Reason::TooLittle(rtts) => format!(
-            "unknown: {} received over {rtts:.1} round trips; too little to say",
-            units::bytes(c.ev.bytes_received as f64)
-        ),
+        Reason::TooLittle(rtts) => {
+            too_little_text("received", c.ev.bytes_received, c.ev.interval_us, rtts)
+        }
         Reason::WindowThroughQueue(at_base) => format!(
             "path: the bottleneck is full: this host's window is full only through a queue: rcv_wnd {} allows {} at the base RTT {}, and rcv_rtt {} vs base {}; data arrives at {}, {}: a larger window would add queue, not rate",
             units::bytes(rx.rcv_wnd_mean),
@@ -71,6 +74,15 @@ pub fn explain(reason: Reason, c: &ReceiverCtx<'_>) -> String {
                 units::rate(c.rate)
             )
         }
+        Reason::Requests => format!(
+            "receiver application: this host asks for its data a piece at a time: {} of the time the sender waited for its next request, {} gaps of {} on average, about {} of {}; receiving {} (larger requests, or several at once, would help)",
+            units::share(rx.gap_asked_share),
+            rx.gaps,
+            t(rx.mean_gap_us),
+            rtts_word(rx.mean_gap_us / c.rtt.max(c.path_rtt).max(1.0)),
+            t(c.rtt.max(c.path_rtt)),
+            units::rate(c.rate)
+        ),
         Reason::SenderHeld => format!(
             "sender: {}, {}, while {}; receiving {} (the sender's application, send buffer or a rate limit){}",
             held(c),
@@ -96,6 +108,15 @@ fn arrivals(n: u32) -> String {
         "1 out-of-order arrival".to_string()
     } else {
         format!("{n} out-of-order arrivals")
+    }
+}
+
+/// A count of round trips in words: "one round trip", "1.5 round trips".
+fn rtts_word(n: f64) -> String {
+    if (n - 1.0).abs() < 0.05 {
+        "one round trip".to_string()
+    } else {
+        format!("{n:.1} round trips")
     }
 }
 
