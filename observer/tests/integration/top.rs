@@ -165,18 +165,51 @@ fn shows_a_receive_window_limited_flow_and_quits_cleanly() {
             tmux.keys(&["-l", &port]);
             tmux.keys(&["Enter"]);
             let want = local.to_string();
+            // The sender's row, its verdict and, last, its advice; the
+            // receiving end's row under the downloads' own titles.
+            let sender_row = |s: &str| {
+                s.lines()
+                    .find(|l| {
+                        let cells: Vec<&str> = l.split_whitespace().collect();
+                        cells.get(1) == Some(&want.as_str()) && cells.contains(&"receive_window")
+                    })
+                    .map(str::to_string)
+            };
             let screen = tmux.wait_for(
-                "the sender's row to say receive_window",
+                "the sender's row to say receive_window, and the receiver's row",
                 Duration::from_secs(30),
                 |s| {
-                    s.lines().any(|l| {
-                        let cells: Vec<&str> = l.split_whitespace().collect();
-                        cells.get(1) == Some(&want.as_str())
-                            && cells.last() == Some(&"receive_window")
-                    })
+                    sender_row(s).is_some()
+                        && s.lines()
+                            .any(|l| l.starts_with("PROCESS") && l.contains("RCVRTT"))
                 },
             );
             assert!(screen.contains(&format!("filter {port}")), "{screen}");
+            let titles = screen
+                .lines()
+                .find(|l| l.starts_with("PROCESS"))
+                .unwrap_or_default();
+            assert!(
+                titles.contains(" SRTT ") && titles.trim_end().ends_with(" ADVICE"),
+                "{screen}"
+            );
+            let downloads = screen
+                .lines()
+                .find(|l| l.starts_with("PROCESS") && l.contains("RCVRTT"))
+                .unwrap_or_default();
+            for title in ["CLOSED%", "FILL%", "RCVWND"] {
+                assert!(downloads.contains(title), "{title}: {screen}");
+            }
+            let row = sender_row(&screen).unwrap_or_default();
+            let advice = row
+                .split("receive_window")
+                .nth(1)
+                .unwrap_or_default()
+                .trim();
+            assert!(
+                !advice.is_empty() && advice != "-",
+                "the sender's row has no ADVICE: {screen}"
+            );
             // Its detail pane explains the verdict. Both ends of the flow
             // match the filter; the pane follows the selection.
             let sender = format!("{want} -> {server_addr}");
@@ -201,9 +234,11 @@ fn shows_a_receive_window_limited_flow_and_quits_cleanly() {
                 std::thread::sleep(Duration::from_millis(700));
                 on_sender = tmux.screen().contains(&sender);
             }
-            tmux.wait_for("the sender's detail pane", Duration::from_secs(10), |s| {
+            let pane = tmux.wait_for("the sender's detail pane", Duration::from_secs(10), |s| {
                 s.contains(&sender) && s.contains("receive_window  confidence")
             });
+            // The pane gives the row's ADVICE whole.
+            assert!(pane.contains("│advice   "), "{pane}");
             tmux.keys(&["q"]);
             let screen = tmux.wait_for("observer to exit", Duration::from_secs(10), |s| {
                 s.contains("observer exited with")

@@ -1,5 +1,5 @@
-//! The detail pane of `observer top`: one flow's verdict, explanation and
-//! evidence (time shares, ceilings against the rate, queueing delay,
+//! The detail pane of `observer top`: one flow's verdict, advice (the
+//! ADVICE column whole), explanation and evidence (time shares, ceilings against the rate, queueing delay,
 //! retransmits), the what-if window arithmetic, and sparklines of its
 //! recent history.
 
@@ -112,6 +112,8 @@ fn detail_text(r: &Row) -> Text<'static> {
                 if r.closed { ", closed" } else { "" }
             )),
         ]),
+        // The ADVICE column's words, whole, before what they rest on.
+        Line::from(vec![head("advice"), Span::raw(r.advice())]),
         Line::raw(a.explanation.clone()),
     ];
     if a.side == Side::Receiver {

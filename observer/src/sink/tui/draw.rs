@@ -11,212 +11,15 @@ use ratatui::{
 };
 
 use super::{
-    detail,
-    fit::keep_tail,
-    help, peers,
+    columns::{COLUMNS, Fitted, cell_text, fit_columns},
+    detail, help, peers,
     row::Row,
     select::Selection,
     sort::SortKey,
     state::{App, Mode, Sorting},
     theme,
 };
-use crate::{
-    attribution::{Side, Verdict},
-    units,
-};
-
-/// One table column: its sort key, title, width, and when it is dropped.
-struct Column {
-    key: SortKey,
-    title: &'static str,
-    /// Width in terminal cells.
-    width: u16,
-    /// 0: always shown; higher numbers are dropped first as width shrinks.
-    priority: u8,
-    /// Right-aligned (figures), else left (names, addresses).
-    right: bool,
-}
-
-impl Column {
-    /// A left-aligned column `width` cells wide, always shown.
-    const fn new(key: SortKey, title: &'static str, width: u16) -> Column {
-        Column {
-            key,
-            title,
-            width,
-            priority: 0,
-            right: false,
-        }
-    }
-
-    /// Dropped at `priority` as the terminal narrows (higher first).
-    const fn dropped_at(self, priority: u8) -> Column {
-        Column { priority, ..self }
-    }
-
-    /// Right-aligned, as figures are.
-    const fn right(self) -> Column {
-        Column {
-            right: true,
-            ..self
-        }
-    }
-}
-
-/// Columns in display order. At 80 columns the priority-0 ones, SRTT and
-/// RWND% fit exactly (PROCESS at 12 keeps a pid; REMOTE at its narrowest,
-/// 18, keeps an IPv4 port; RATE holds `↓300.5Mbit/s`; VERDICT holds
-/// `receiver_application`).
-/// WORKLOAD shows on terminals wide enough for every other column.
-const COLUMNS: [Column; 14] = [
-    Column::new(SortKey::Process, "PROCESS", 12),
-    Column::new(SortKey::Local, "LOCAL", 21).dropped_at(3),
-    Column::new(SortKey::Remote, "REMOTE", 18),
-    Column::new(SortKey::Rate, "RATE", 12).right(),
-    Column::new(SortKey::Srtt, "SRTT", 8).dropped_at(1).right(),
-    Column::new(SortKey::MinRtt, "MINRTT", 8)
-        .dropped_at(8)
-        .right(),
-    Column::new(SortKey::Cwnd, "CWND", 12).dropped_at(6).right(),
-    Column::new(SortKey::SndWnd, "SNDWND", 7)
-        .dropped_at(7)
-        .right(),
-    Column::new(SortKey::Inflight, "INFLT", 6)
-        .dropped_at(9)
-        .right(),
-    Column::new(SortKey::Retrans, "RETR", 6)
-        .dropped_at(5)
-        .right(),
-    Column::new(SortKey::RwndLimited, "RWND%", 5)
-        .dropped_at(2)
-        .right(),
-    Column::new(SortKey::CwndLimited, "CWND%", 5)
-        .dropped_at(4)
-        .right(),
-    Column::new(SortKey::Verdict, "VERDICT", 20),
-    Column::new(SortKey::Workload, "WORKLOAD", 24).dropped_at(10),
-];
-
-/// Widest an address column grows to (a full IPv6 address and port).
-const MAX_ADDR: u16 = 47;
-
-/// A column as drawn: which of [`COLUMNS`], and its width (cells).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Fitted {
-    /// Index into [`COLUMNS`].
-    column: usize,
-    /// Width in terminal cells.
-    width: u16,
-}
-
-/// The columns that fit in `width`, in display order, and their widths;
-/// spare width goes to the address columns.
-fn fit_columns(width: u16) -> Vec<Fitted> {
-    let mut order: Vec<usize> = (0..COLUMNS.len()).collect();
-    order.sort_by_key(|i| COLUMNS[*i].priority);
-    let mut shown = vec![false; COLUMNS.len()];
-    let mut used: u16 = 0;
-    for i in order {
-        let need = COLUMNS[i].width + u16::from(used > 0);
-        if used + need <= width || COLUMNS[i].priority == 0 {
-            shown[i] = true;
-            used += need;
-        }
-    }
-    let mut cols: Vec<Fitted> = (0..COLUMNS.len())
-        .filter(|i| shown[*i])
-        .map(|column| Fitted {
-            column,
-            width: COLUMNS[column].width,
-        })
-        .collect();
-    let mut spare = width.saturating_sub(used);
-    let addrs: Vec<usize> = (0..cols.len())
-        .filter(|j| {
-            matches!(
-                COLUMNS[cols[*j].column].key,
-                SortKey::Local | SortKey::Remote
-            )
-        })
-        .collect();
-    while spare > 0 && !addrs.is_empty() {
-        let mut grew = false;
-        for j in &addrs {
-            if spare > 0 && cols[*j].width < MAX_ADDR {
-                cols[*j].width += 1;
-                spare -= 1;
-                grew = true;
-            }
-        }
-        if !grew {
-            break;
-        }
-    }
-    cols
-}
-
-/// `comm/pid` cut to `w` characters, keeping the pid.
-fn fit_process(r: &Row, w: usize) -> String {
-    let p = r.process();
-    if p.chars().count() <= w {
-        return p;
-    }
-    let pid = format!("/{}", r.flow.pid);
-    let keep = w.saturating_sub(pid.len() + 1);
-    if r.flow.pid == 0 || keep == 0 {
-        let head: String = p.chars().take(w.saturating_sub(1)).collect();
-        return format!("{head}…");
-    }
-    let head: String = r.flow.comm.chars().take(keep).collect();
-    format!("{head}…{pid}")
-}
-
-fn pct(x: Option<f64>) -> String {
-    x.map_or_else(|| "-".to_string(), units::share)
-}
-
-/// The text of column `key` for row `r`, fitted to `w`.
-fn cell_text(key: SortKey, r: &Row, w: usize) -> String {
-    let f = &r.flow;
-    match key {
-        SortKey::Process => fit_process(r, w),
-        SortKey::Local => keep_tail(&f.local.to_string(), w),
-        SortKey::Remote => keep_tail(&f.remote.to_string(), w),
-        // A download (judged from the receiving end) is marked with ↓.
-        SortKey::Rate => match r.current.side {
-            Side::Receiver => format!("↓{}", units::compact(&units::rate(r.rate_bps()))),
-            Side::Sender => units::compact(&units::rate(r.rate_bps())),
-        },
-        SortKey::Srtt => units::compact(&units::time_us(f64::from(r.rtt_us()))),
-        SortKey::MinRtt => units::compact(&units::time_us(f64::from(r.base_rtt_us()))),
-        SortKey::Cwnd => r.cwnd().map_or_else(
-            || "-".to_string(),
-            |c| {
-                format!(
-                    "{}/{}",
-                    c.segments,
-                    units::compact(&units::bytes(c.bytes as f64))
-                )
-            },
-        ),
-        SortKey::SndWnd => units::compact(&units::bytes(f64::from(r.window_bytes()))),
-        SortKey::Inflight => r
-            .inflight()
-            .map_or_else(|| "-".to_string(), |n| n.to_string()),
-        SortKey::Retrans => r.losses().to_string(),
-        SortKey::RwndLimited => pct(r.rwnd_limited()),
-        SortKey::CwndLimited => pct(r.cwnd_limited()),
-        SortKey::Verdict => r.verdict().name().to_string(),
-        SortKey::Workload => {
-            let name = f.workload.get().name();
-            if name.is_empty() {
-                "-".to_string()
-            } else {
-                keep_tail(&name, w)
-            }
-        }
-    }
-}
+use crate::{attribution::Verdict, units};
 
 /// Draws the whole view; keeps `app.offset` and `app.page` in step with
 /// the table's height.
@@ -327,51 +130,96 @@ fn draw_table(frame: &mut Frame, app: &mut App, area: Rect) {
         return;
     }
     let cursor = app.cursor();
-    if cursor < app.offset {
-        app.offset = cursor;
-    } else if height > 0 && cursor >= app.offset + height {
-        app.offset = cursor + 1 - height;
-    }
-    app.offset = app.offset.min(app.len().saturating_sub(height));
-    let cols = fit_columns(area.width);
+    let first_down = app.rows().position(|r| r.download());
+    app.offset = scrolled(app.offset, cursor, app.len(), height, first_down);
+    let rows: Vec<&Row> = app.rows().collect();
+    let advice = rows
+        .iter()
+        .map(|r| r.advice().chars().count())
+        .max()
+        .unwrap_or(0);
+    let cols = fit_columns(area.width, u16::try_from(advice).unwrap_or(u16::MAX));
     let sort = app.sort().key;
-    let header = TableRow::new(cols.iter().map(|f| {
+    // The table's header names the section of its first row; the
+    // downloads' titles head their section where it starts lower down.
+    let top_down = rows.get(app.offset).is_some_and(|r| r.download());
+    let header = titles(&cols, top_down, sort);
+    let mut lines: Vec<TableRow> = Vec::with_capacity(height);
+    for (n, r) in rows.iter().enumerate().skip(app.offset) {
+        if lines.len() >= height {
+            break;
+        }
+        if Some(n) == first_down && n != app.offset {
+            lines.push(titles(&cols, true, sort));
+            if lines.len() >= height {
+                break;
+            }
+        }
+        lines.push(table_row(&cols, r, n == cursor));
+    }
+    let widths = cols.iter().map(|f| Constraint::Length(f.width));
+    let table = Table::new(lines, widths).header(header).column_spacing(1);
+    frame.render_widget(table, area);
+}
+
+/// The first row to show (`offset`, as it was) so that row `cursor` of
+/// `len` shows in `height` lines, where the downloads' titles take a line
+/// of their own above row `first_down` unless it is the first shown; the
+/// last rows fill the view rather than leave lines empty below them.
+fn scrolled(
+    offset: usize,
+    cursor: usize,
+    len: usize,
+    height: usize,
+    first_down: Option<usize>,
+) -> usize {
+    // Rows that fit from `o`: one fewer where the titles show below it.
+    let fit = |o: usize| {
+        let titled = first_down.is_some_and(|d| d > o && d < o + height);
+        height.saturating_sub(usize::from(titled)).max(1)
+    };
+    let mut offset = offset.min(cursor);
+    while cursor >= offset + fit(offset) {
+        offset += 1;
+    }
+    let last = (0..len).find(|o| len - o <= fit(*o)).unwrap_or(0);
+    offset.min(last)
+}
+
+/// The titles of `cols` over the section of downloads (`down`) or
+/// uploads, bold, the sort column's underlined.
+fn titles(cols: &[Fitted], down: bool, sort: SortKey) -> TableRow<'static> {
+    TableRow::new(cols.iter().map(|f| {
         let c = &COLUMNS[f.column];
         let mut style = theme::bold();
         if c.key == sort {
             style = style.add_modifier(theme::SORTED);
         }
-        let line = Line::styled(c.title, style);
+        let line = Line::styled(c.title(down), style);
         Cell::from(if c.right { line.right_aligned() } else { line })
-    }));
-    let rows = app
-        .rows()
-        .enumerate()
-        .skip(app.offset)
-        .take(height)
-        .map(|(n, r)| {
-            let cells = cols.iter().map(|f| {
-                let c = &COLUMNS[f.column];
-                let text = cell_text(c.key, r, usize::from(f.width));
-                let line = if c.key == SortKey::Verdict {
-                    Line::styled(text, theme::verdict(r.verdict()))
-                } else {
-                    Line::raw(text)
-                };
-                Cell::from(if c.right { line.right_aligned() } else { line })
-            });
-            let mut style = Style::new();
-            if r.closed {
-                style = style.patch(theme::dim());
-            }
-            if n == cursor {
-                style = style.add_modifier(theme::SELECTED);
-            }
-            TableRow::new(cells).style(style)
-        });
-    let widths = cols.iter().map(|f| Constraint::Length(f.width));
-    let table = Table::new(rows, widths).header(header).column_spacing(1);
-    frame.render_widget(table, area);
+    }))
+}
+
+/// Row `r` in `cols`: dim once closed, reversed when `selected`.
+fn table_row(cols: &[Fitted], r: &Row, selected: bool) -> TableRow<'static> {
+    let cells = cols.iter().map(|f| {
+        let c = &COLUMNS[f.column];
+        let text = cell_text(c.key, r, usize::from(f.width));
+        let line = if c.key == SortKey::Verdict {
+            Line::styled(text, theme::verdict(r.verdict()))
+        } else {
+            Line::raw(text)
+        };
+        Cell::from(if c.right { line.right_aligned() } else { line })
+    });
+    let mut style = Style::new();
+    if r.closed {
+        style = style.patch(theme::dim());
+    }
+    if selected {
+        style = style.add_modifier(theme::SELECTED);
+    }
+    TableRow::new(cells).style(style)
 }
 
 fn draw_footer(frame: &mut Frame, app: &App, area: Rect) {

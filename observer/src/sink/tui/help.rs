@@ -48,19 +48,19 @@ pub const KEYS: [Entry; 11] = [
 
 /// What the marks and columns of the screen mean, after the keys.
 pub const LEGEND: [Entry; 5] = [
-    ("RATE", "send or receive rate over the verdict window"),
     (
-        "↓",
-        "a download: rcv_rtt, base RTT, rcv_wnd, out-of-order, fill",
+        "RATE, ↓",
+        "over the verdict window; ↓ a download, in its own section:",
+    ),
+    (
+        "",
+        "figures: RCVRTT BASERTT UNREAD RCVWND OOO CLOSED% FILL%",
     ),
     (
         "RWND% CWND%",
-        "rwnd-/cwnd-limited share of busy time, same window",
+        "rwnd-/cwnd-limited % of busy; CWND, INFLT in segments",
     ),
-    (
-        "CWND",
-        "segments/bytes; SRTT, MINRTT in µs or ms; INFLT segments",
-    ),
+    ("ADVICE", "what would help, cut to fit; Enter shows it whole"),
     ("dim rows", "closed flows, shown for a few seconds"),
 ];
 

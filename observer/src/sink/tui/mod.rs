@@ -6,13 +6,14 @@
 //! Split as ratatui's examples and bottom do: [`state`] is the pure view
 //! state, made of [`row::Row`]s (one flow each, sorted by [`sort`],
 //! chosen by [`select`]);
-//! [`draw`] renders it (the detail pane in [`detail`], the peers view in
+//! [`draw`] renders it (the flow table's columns in [`columns`], the detail pane in [`detail`], the peers view in
 //! [`peers`], the `?` overlay from [`help`]'s table) in the colours and
 //! styles of [`theme`]; [`keys`] maps a key to a state change; and
 //! [`run`] is the loop: `tokio::select!` over the poll tick, terminal
 //! events and signals. The terminal is restored on every way out: return,
 //! error, signal, and panic (a hook restores it before the message prints).
 
+mod columns;
 pub mod detail;
 pub mod draw;
 pub mod fit;

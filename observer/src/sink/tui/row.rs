@@ -73,45 +73,60 @@ impl Row {
         self.current.side == Side::Receiver
     }
 
-    /// The data direction's round trip (µs): srtt for a sender; for a
-    /// download the receiver RTT the verdict used (its mean `rcv_rtt`).
+    // The figures below are those the verdict used over its window (the
+    // evidence), as the detail pane shows them, so a row and its pane
+    // never give one name two values.
+
+    /// The data direction's round trip (µs): the mean srtt over the
+    /// verdict window for a sender (the pane's `srtt`); for a download the
+    /// mean receiver RTT the verdict used (the pane's `rcv_rtt`).
     pub fn rtt_us(&self) -> u32 {
+        let ev = &self.current.evidence;
         if self.download() {
-            self.current.evidence.receiver_rtt_us
+            ev.receiver_rtt_us
         } else {
-            self.flow.srtt_us
+            ev.srtt_us
         }
     }
 
     /// The data direction's base round trip (µs): min_rtt for a sender,
     /// the receiving end's base RTT for a download.
     pub fn base_rtt_us(&self) -> u32 {
+        let ev = &self.current.evidence;
         if self.download() {
-            self.current.evidence.receive.base_rtt_us
+            ev.receive.base_rtt_us
         } else {
-            self.flow.min_rtt_us
+            ev.min_rtt_us
         }
     }
 
-    /// The window that limits the data direction (bytes): the peer's
-    /// (snd_wnd) for a sender, this host's advertised one (rcv_wnd) for a
-    /// download.
-    pub fn window_bytes(&self) -> u32 {
+    /// The window that limits the data direction, its mean over the
+    /// verdict window (bytes): the peer's (snd_wnd) for a sender, this
+    /// host's advertised one (rcv_wnd) for a download.
+    pub fn window_bytes(&self) -> u64 {
+        let ev = &self.current.evidence;
         if self.download() {
-            self.flow.rcv_wnd
+            ev.receive.rcv_wnd_mean.round() as u64
         } else {
-            self.flow.snd_wnd
+            u64::from(ev.snd_wnd)
         }
     }
 
-    /// The congestion window; None for a download (the sender's, which
-    /// this end cannot read).
+    /// The congestion window, its mean over the verdict window; None for
+    /// a download (the sender's, which this end cannot read).
     pub fn cwnd(&self) -> Option<Cwnd> {
-        let f = &self.flow;
+        let ev = &self.current.evidence;
         (!self.download()).then(|| Cwnd {
-            segments: f.snd_cwnd,
-            bytes: u64::from(f.snd_cwnd) * u64::from(f.mss),
+            segments: ev.snd_cwnd,
+            bytes: u64::from(ev.snd_cwnd) * u64::from(ev.mss),
         })
+    }
+
+    /// A download's bytes received and not yet read, their mean over the
+    /// verdict window (the pane's `unread`); None for a sender.
+    pub fn unread_bytes(&self) -> Option<u64> {
+        let rx = &self.current.evidence.receive;
+        self.download().then(|| rx.unread_mean.round() as u64)
     }
 
     /// Packets in flight (segments); None for a download.
@@ -130,24 +145,35 @@ impl Row {
         }
     }
 
-    /// Share of busy time rwnd-limited over the verdict window (0 to 1),
-    /// `None` when the flow was never busy in it. For a download, the
-    /// fill of this host's window instead (in flight / rcv_wnd, at most 1).
-    pub fn rwnd_limited(&self) -> Option<f64> {
+    /// How much of the verdict window the flow's window held it (0 to 1):
+    /// for a sender the rwnd-limited share of busy time (`None` when it
+    /// was never busy); for a download the share of the time this host's
+    /// window was closed (the pane's "window closed").
+    pub fn window_held(&self) -> Option<f64> {
+        let ev = &self.current.evidence;
         if self.download() {
-            let fill = self.current.evidence.receive.window_fill;
-            return (fill > 0.0).then(|| fill.min(1.0));
+            return (ev.interval_us > 0).then_some(ev.receive.closed_share);
         }
-        self.of_busy(self.current.evidence.shares.rwnd_limited)
+        self.of_busy(ev.shares.rwnd_limited)
     }
 
-    /// Share of busy time cwnd-limited over the verdict window (0 to 1);
-    /// `None` for a download (the sender's clock).
-    pub fn cwnd_limited(&self) -> Option<f64> {
+    /// For a sender the cwnd-limited share of busy time over the verdict
+    /// window (0 to 1; `None` when it was never busy); for a download the
+    /// window's fill, in flight over rcv_wnd (the pane's "window fill";
+    /// `None` without a window).
+    pub fn cwnd_or_fill(&self) -> Option<f64> {
+        let ev = &self.current.evidence;
         if self.download() {
-            return None;
+            let rx = &ev.receive;
+            return (rx.rcv_wnd_mean > 0.0).then_some(rx.window_fill);
         }
-        self.of_busy(self.current.evidence.shares.cwnd_limited)
+        self.of_busy(ev.shares.cwnd_limited)
+    }
+
+    /// What would help, in a few words (the ADVICE column; the detail
+    /// pane gives it whole).
+    pub fn advice(&self) -> String {
+        crate::attribution::group::advice::advice(&self.current)
     }
 
     fn of_busy(&self, share: f64) -> Option<f64> {

@@ -1,5 +1,7 @@
 //! Sort columns of `observer top`: their `--sort` names, natural order
-//! and comparison.
+//! and comparison. Uploads and downloads are sorted apart, each section
+//! by the figure in the key's column there (`srtt` sorts downloads by
+//! RCVRTT, `cwnd` by UNREAD: [`super::columns`]).
 
 use std::cmp::Ordering;
 
@@ -16,31 +18,33 @@ pub enum SortKey {
     Remote,
     /// Rate.
     Rate,
-    /// Smoothed RTT.
+    /// Smoothed RTT (a download: its receiver RTT).
     Srtt,
-    /// Minimum RTT.
+    /// Minimum RTT (a download: its base RTT).
     MinRtt,
-    /// Congestion window (bytes).
+    /// Congestion window, bytes (a download: its unread bytes).
     Cwnd,
-    /// Peer's advertised window.
+    /// Peer's advertised window (a download: this host's).
     SndWnd,
     /// Segments in flight.
     Inflight,
-    /// Total retransmits.
+    /// Total retransmits (a download: out-of-order arrivals).
     Retrans,
-    /// rwnd-limited share of busy.
+    /// rwnd-limited share of busy (a download: its window closed share).
     RwndLimited,
-    /// cwnd-limited share of busy.
+    /// cwnd-limited share of busy (a download: its window's fill).
     CwndLimited,
     /// Verdict.
     Verdict,
     /// Workload (pod, container, unit or cgroup).
     Workload,
+    /// What would help (the ADVICE column's text).
+    Advice,
 }
 
 impl SortKey {
     /// Every key, in column order (the order `s` cycles through).
-    pub const ALL: [SortKey; 14] = [
+    pub const ALL: [SortKey; 15] = [
         SortKey::Process,
         SortKey::Local,
         SortKey::Remote,
@@ -55,10 +59,11 @@ impl SortKey {
         SortKey::CwndLimited,
         SortKey::Verdict,
         SortKey::Workload,
+        SortKey::Advice,
     ];
 
     /// Every key's name, as `--sort` takes it.
-    pub const NAMES: [&'static str; 14] = [
+    pub const NAMES: [&'static str; 15] = [
         "process",
         "local",
         "remote",
@@ -73,6 +78,7 @@ impl SortKey {
         "cwnd_limited",
         "verdict",
         "workload",
+        "advice",
     ];
 
     /// The name `--sort` takes.
@@ -107,6 +113,7 @@ impl SortKey {
                 | SortKey::Remote
                 | SortKey::Verdict
                 | SortKey::Workload
+                | SortKey::Advice
         )
     }
 
@@ -121,14 +128,18 @@ impl SortKey {
             SortKey::Rate => a.rate_bps().total_cmp(&b.rate_bps()),
             SortKey::Srtt => a.rtt_us().cmp(&b.rtt_us()),
             SortKey::MinRtt => a.base_rtt_us().cmp(&b.base_rtt_us()),
-            SortKey::Cwnd => a.cwnd().map(|c| c.bytes).cmp(&b.cwnd().map(|c| c.bytes)),
+            SortKey::Cwnd => {
+                let bytes = |r: &Row| r.cwnd().map(|c| c.bytes).or(r.unread_bytes());
+                bytes(a).cmp(&bytes(b))
+            }
             SortKey::SndWnd => a.window_bytes().cmp(&b.window_bytes()),
             SortKey::Inflight => a.inflight().cmp(&b.inflight()),
             SortKey::Retrans => a.losses().cmp(&b.losses()),
-            SortKey::RwndLimited => pct(a.rwnd_limited()).total_cmp(&pct(b.rwnd_limited())),
-            SortKey::CwndLimited => pct(a.cwnd_limited()).total_cmp(&pct(b.cwnd_limited())),
+            SortKey::RwndLimited => pct(a.window_held()).total_cmp(&pct(b.window_held())),
+            SortKey::CwndLimited => pct(a.cwnd_or_fill()).total_cmp(&pct(b.cwnd_or_fill())),
             SortKey::Verdict => a.verdict().name().cmp(b.verdict().name()),
             SortKey::Workload => fa.workload.get().name().cmp(&fb.workload.get().name()),
+            SortKey::Advice => a.advice().cmp(&b.advice()),
         }
     }
 }

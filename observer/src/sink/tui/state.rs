@@ -220,11 +220,16 @@ impl App {
             .filter(|i| self.selection.shows(&rows[*i]))
             .collect();
         let (key, desc) = (self.sort, self.sort.descending() != self.reverse);
+        // Uploads, then downloads: two sections under their own titles
+        // (`draw`), each sorted by the key.
         view.sort_by(|a, b| {
             let (ra, rb) = (&rows[*a], &rows[*b]);
             let o = key.cmp(ra, rb);
             let o = if desc { o.reverse() } else { o };
-            o.then_with(|| ra.cookie().cmp(&rb.cookie()))
+            ra.download()
+                .cmp(&rb.download())
+                .then(o)
+                .then_with(|| ra.cookie().cmp(&rb.cookie()))
         });
         self.view = view;
         if let Some(c) = self.selected
@@ -244,7 +249,7 @@ impl App {
         &self.snapshot
     }
 
-    /// The visible rows, in display order.
+    /// The visible rows, in display order: uploads, then downloads.
     pub fn rows(&self) -> impl ExactSizeIterator<Item = &Row> {
         self.view.iter().map(|i| &self.snapshot.rows[*i])
     }

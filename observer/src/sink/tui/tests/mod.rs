@@ -5,6 +5,7 @@
 mod draw;
 mod help;
 mod peers;
+mod sections;
 mod state;
 
 use std::time::Duration;

@@ -21,8 +21,8 @@ fn rows_and_totals_come_from_the_book() {
     assert_eq!(n(Verdict::Application), 1);
     assert_eq!((t.ringbuf_drops, t.lru_evictions), (2, 1));
     let r1 = s.rows.iter().find(|r| r.cookie() == 1).unwrap();
-    assert!((r1.rwnd_limited().unwrap() - 0.56).abs() < 0.01);
-    assert_eq!(r1.cwnd_limited(), Some(0.0));
+    assert!((r1.window_held().unwrap() - 0.56).abs() < 0.01);
+    assert_eq!(r1.cwnd_or_fill(), Some(0.0));
     assert_eq!(r1.history.len(), 4);
     assert!(s.rows.iter().find(|r| r.cookie() == 4).unwrap().closed);
 }
@@ -34,7 +34,8 @@ fn sort_keys_have_names_and_cycle() {
     }
     assert_eq!(SortKey::from_name("bogus"), None);
     assert_eq!(SortKey::Verdict.next(), SortKey::Workload);
-    assert_eq!(SortKey::Workload.next(), SortKey::Process);
+    assert_eq!(SortKey::Workload.next(), SortKey::Advice);
+    assert_eq!(SortKey::Advice.next(), SortKey::Process);
     assert_eq!(SortKey::Rate.next(), SortKey::Srtt);
 }
 

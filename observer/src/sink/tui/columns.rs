@@ -1,0 +1,270 @@
+//! The flow table's columns in `observer top`: their titles in each
+//! section (uploads, judged at this, the sending end; downloads, marked ↓,
+//! judged at this, the receiving end), widths, which ones fit a terminal,
+//! and each cell's text. A download's own figures have their own names
+//! (RCVRTT, BASERTT, UNREAD, RCVWND, OOO, CLOSED%, FILL%), so no title
+//! means two things.
+
+use super::{fit::keep_tail, row::Row, sort::SortKey};
+use crate::units;
+
+/// One table column: its sort key, titles, width, and when it is dropped.
+pub(super) struct Column {
+    /// The key `s` and `--sort` name it by.
+    pub(super) key: SortKey,
+    /// Its title over uploads.
+    pub(super) title: &'static str,
+    /// Its title over downloads; empty where a download has no such
+    /// figure (its cells are empty too).
+    pub(super) down: &'static str,
+    /// Width in terminal cells (ADVICE: the least it is given).
+    pub(super) width: u16,
+    /// 0: always shown; higher numbers are dropped first as width shrinks.
+    pub(super) priority: u8,
+    /// Right-aligned (figures), else left (names, addresses).
+    pub(super) right: bool,
+}
+
+impl Column {
+    /// A left-aligned column `width` cells wide, always shown, titled the
+    /// same in both sections.
+    const fn new(key: SortKey, title: &'static str, width: u16) -> Column {
+        Column {
+            key,
+            title,
+            down: title,
+            width,
+            priority: 0,
+            right: false,
+        }
+    }
+
+    /// Titled `down` over downloads.
+    const fn down(self, down: &'static str) -> Column {
+        Column { down, ..self }
+    }
+
+    /// Dropped at `priority` as the terminal narrows (higher first).
+    const fn dropped_at(self, priority: u8) -> Column {
+        Column { priority, ..self }
+    }
+
+    /// Right-aligned, as figures are.
+    const fn right(self) -> Column {
+        Column {
+            right: true,
+            ..self
+        }
+    }
+
+    /// Its title over the section of `download` rows.
+    pub(super) fn title(&self, download: bool) -> &'static str {
+        if download { self.down } else { self.title }
+    }
+}
+
+/// Columns in display order. At 80 columns the priority-0 ones fit
+/// exactly (PROCESS at 12 keeps a pid; REMOTE at its narrowest, 18, keeps
+/// an IPv4 port; RATE holds `↓300.5Mbit/s`; VERDICT holds
+/// `receiver_application`; ADVICE at its narrowest, 14, holds `faster
+/// reader`). WORKLOAD shows on terminals wide enough for every other
+/// column; ADVICE comes last, widened as [`fit_columns`] says.
+pub(super) const COLUMNS: [Column; 15] = [
+    Column::new(SortKey::Process, "PROCESS", 12),
+    Column::new(SortKey::Local, "LOCAL", 21).dropped_at(3),
+    Column::new(SortKey::Remote, "REMOTE", 18),
+    Column::new(SortKey::Rate, "RATE", 12).right(),
+    Column::new(SortKey::Srtt, "SRTT", 8)
+        .down("RCVRTT")
+        .dropped_at(1)
+        .right(),
+    Column::new(SortKey::MinRtt, "MINRTT", 8)
+        .down("BASERTT")
+        .dropped_at(8)
+        .right(),
+    Column::new(SortKey::Cwnd, "CWND", 12)
+        .down("UNREAD")
+        .dropped_at(6)
+        .right(),
+    Column::new(SortKey::SndWnd, "SNDWND", 7)
+        .down("RCVWND")
+        .dropped_at(7)
+        .right(),
+    Column::new(SortKey::Inflight, "INFLT", 6)
+        .down("")
+        .dropped_at(9)
+        .right(),
+    Column::new(SortKey::Retrans, "RETR", 6)
+        .down("OOO")
+        .dropped_at(5)
+        .right(),
+    Column::new(SortKey::RwndLimited, "RWND%", 7)
+        .down("CLOSED%")
+        .dropped_at(2)
+        .right(),
+    Column::new(SortKey::CwndLimited, "CWND%", 5)
+        .down("FILL%")
+        .dropped_at(4)
+        .right(),
+    Column::new(SortKey::Verdict, "VERDICT", 20),
+    Column::new(SortKey::Workload, "WORKLOAD", 24).dropped_at(10),
+    Column::new(SortKey::Advice, "ADVICE", 14),
+];
+
+/// Widest an address column grows to (a full IPv6 address and port).
+const MAX_ADDR: u16 = 47;
+
+/// A column as drawn: which of [`COLUMNS`], and its width (cells).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Fitted {
+    /// Index into [`COLUMNS`].
+    pub(super) column: usize,
+    /// Width in terminal cells.
+    pub(super) width: u16,
+}
+
+/// Where ADVICE's full width ranks among the columns' priorities: it
+/// widens to its widest text where every column down to RETR (priority
+/// 5) fits too, before CWND, SNDWND, MINRTT and INFLT are given room.
+const ADVICE_WHOLE: u8 = 5;
+
+/// The columns that fit in `width`, in display order, and their widths.
+/// ADVICE is given its widest text, `advice` cells, where that fits at
+/// its rank ([`ADVICE_WHOLE`]); spare width goes to it, then to the
+/// address columns.
+pub(super) fn fit_columns(width: u16, advice: u16) -> Vec<Fitted> {
+    // Columns by priority, and ADVICE's widening (None) after those of
+    // priority ADVICE_WHOLE.
+    let mut order: Vec<(u8, Option<usize>)> = (0..COLUMNS.len())
+        .map(|i| (COLUMNS[i].priority, Some(i)))
+        .collect();
+    order.push((ADVICE_WHOLE, None));
+    order.sort_by_key(|(p, i)| (*p, i.is_none()));
+    let at = COLUMNS
+        .iter()
+        .position(|c| c.key == SortKey::Advice)
+        .unwrap_or(COLUMNS.len() - 1);
+    let mut shown = [false; COLUMNS.len()];
+    let mut widths = COLUMNS.map(|c| c.width);
+    let mut used: u16 = 0;
+    for (priority, i) in order {
+        let Some(i) = i else {
+            let grow = advice.saturating_sub(widths[at]);
+            if used + grow <= width {
+                widths[at] += grow;
+                used += grow;
+            }
+            continue;
+        };
+        let need = COLUMNS[i].width + u16::from(used > 0);
+        if used + need <= width || priority == 0 {
+            shown[i] = true;
+            used += need;
+        }
+    }
+    let mut cols: Vec<Fitted> = (0..COLUMNS.len())
+        .filter(|i| shown[*i])
+        .map(|column| Fitted {
+            column,
+            width: widths[column],
+        })
+        .collect();
+    let mut spare = width.saturating_sub(used);
+    if let Some(c) = cols.iter_mut().find(|c| c.column == at) {
+        let grow = advice.saturating_sub(c.width).min(spare);
+        c.width += grow;
+        spare -= grow;
+    }
+    let addrs: Vec<usize> = (0..cols.len())
+        .filter(|j| {
+            matches!(
+                COLUMNS[cols[*j].column].key,
+                SortKey::Local | SortKey::Remote
+            )
+        })
+        .collect();
+    while spare > 0 && !addrs.is_empty() {
+        let mut grew = false;
+        for j in &addrs {
+            if spare > 0 && cols[*j].width < MAX_ADDR {
+                cols[*j].width += 1;
+                spare -= 1;
+                grew = true;
+            }
+        }
+        if !grew {
+            break;
+        }
+    }
+    cols
+}
+
+/// `comm/pid` cut to `w` characters, keeping the pid.
+fn fit_process(r: &Row, w: usize) -> String {
+    let p = r.process();
+    if p.chars().count() <= w {
+        return p;
+    }
+    let pid = format!("/{}", r.flow.pid);
+    let keep = w.saturating_sub(pid.len() + 1);
+    if r.flow.pid == 0 || keep == 0 {
+        let head: String = p.chars().take(w.saturating_sub(1)).collect();
+        return format!("{head}…");
+    }
+    let head: String = r.flow.comm.chars().take(keep).collect();
+    format!("{head}…{pid}")
+}
+
+/// `s` cut to `w` characters, keeping its start and marking the cut.
+fn keep_head(s: &str, w: usize) -> String {
+    if s.chars().count() <= w {
+        return s.to_string();
+    }
+    let head: String = s.chars().take(w.saturating_sub(1)).collect();
+    format!("{head}…")
+}
+
+fn pct(x: Option<f64>) -> String {
+    x.map_or_else(|| "-".to_string(), units::share)
+}
+
+fn bytes(b: u64) -> String {
+    units::compact(&units::bytes(b as f64))
+}
+
+/// The text of column `key` for row `r`, fitted to `w`. A download's
+/// cells are its receiving end's figures, under its section's titles.
+pub(super) fn cell_text(key: SortKey, r: &Row, w: usize) -> String {
+    let f = &r.flow;
+    let down = r.download();
+    match key {
+        SortKey::Process => fit_process(r, w),
+        SortKey::Local => keep_tail(&f.local.to_string(), w),
+        SortKey::Remote => keep_tail(&f.remote.to_string(), w),
+        // A download (judged from the receiving end) is marked with ↓.
+        SortKey::Rate if down => format!("↓{}", units::compact(&units::rate(r.rate_bps()))),
+        SortKey::Rate => units::compact(&units::rate(r.rate_bps())),
+        SortKey::Srtt => units::compact(&units::time_us(f64::from(r.rtt_us()))),
+        SortKey::MinRtt => units::compact(&units::time_us(f64::from(r.base_rtt_us()))),
+        SortKey::Cwnd => match (r.cwnd(), r.unread_bytes()) {
+            (Some(c), _) => format!("{}/{}", c.segments, bytes(c.bytes)),
+            (None, Some(unread)) => bytes(unread),
+            (None, None) => "-".to_string(),
+        },
+        SortKey::SndWnd => bytes(r.window_bytes()),
+        SortKey::Inflight => r.inflight().map_or_else(String::new, |n| n.to_string()),
+        SortKey::Retrans => r.losses().to_string(),
+        SortKey::RwndLimited => pct(r.window_held()),
+        SortKey::CwndLimited => pct(r.cwnd_or_fill()),
+        SortKey::Verdict => r.verdict().name().to_string(),
+        SortKey::Workload => {
+            let name = f.workload.get().name();
+            if name.is_empty() {
+                "-".to_string()
+            } else {
+                keep_tail(&name, w)
+            }
+        }
+        SortKey::Advice => keep_head(&r.advice(), w),
+    }
+}
