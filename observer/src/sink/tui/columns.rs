@@ -123,15 +123,20 @@ pub(super) struct Fitted {
     pub(super) width: u16,
 }
 
-/// Where ADVICE's full width ranks among the columns' priorities: it
-/// widens to its widest text where every column down to RETR (priority
-/// 5) fits too, before CWND, SNDWND, MINRTT and INFLT are given room.
+/// Where ADVICE's widening ranks among the columns' priorities: it
+/// widens to its widest text, up to [`ADVICE_FIGURES`] cells, where every
+/// column down to RETR (priority 5) fits too, before CWND, SNDWND, MINRTT
+/// and INFLT are given room; past that, from the width left over.
 const ADVICE_WHOLE: u8 = 5;
 
+/// What ADVICE widens to at its rank (cells): a window's advice with its
+/// figures, `peer's window 149.7KB → 11.2Mbit/s`, whole.
+const ADVICE_FIGURES: u16 = 34;
+
 /// The columns that fit in `width`, in display order, and their widths.
-/// ADVICE is given its widest text, `advice` cells, where that fits at
-/// its rank ([`ADVICE_WHOLE`]); spare width goes to it, then to the
-/// address columns.
+/// ADVICE is given its widest text, `advice` cells (up to
+/// [`ADVICE_FIGURES`]), where that fits at its rank ([`ADVICE_WHOLE`]);
+/// spare width goes to it, up to `advice`, then to the address columns.
 pub(super) fn fit_columns(width: u16, advice: u16) -> Vec<Fitted> {
     // Columns by priority, and ADVICE's widening (None) after those of
     // priority ADVICE_WHOLE.
@@ -149,7 +154,7 @@ pub(super) fn fit_columns(width: u16, advice: u16) -> Vec<Fitted> {
     let mut used: u16 = 0;
     for (priority, i) in order {
         let Some(i) = i else {
-            let grow = advice.saturating_sub(widths[at]);
+            let grow = advice.min(ADVICE_FIGURES).saturating_sub(widths[at]);
             if used + grow <= width {
                 widths[at] += grow;
                 used += grow;
