@@ -60,7 +60,10 @@ pub const LEGEND: [Entry; 5] = [
         "RWND% CWND%",
         "rwnd-/cwnd-limited % of busy; CWND, INFLT in segments",
     ),
-    ("ADVICE", "what would help, cut to fit; Enter shows it whole"),
+    (
+        "ADVICE",
+        "what would help, cut to fit; Enter shows it whole",
+    ),
     ("dim rows", "closed flows, shown for a few seconds"),
 ];
 
