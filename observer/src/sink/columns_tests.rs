@@ -188,6 +188,11 @@ fn cases() -> Vec<(&'static str, F, &'static str)> {
             "faster reader",
         ),
         (
+            "requests",
+            plain(Receiver, Verdict::ReceiverApplication, "requests"),
+            "larger requests",
+        ),
+        (
             "application",
             plain(Sender, Verdict::Application, "idle"),
             "faster app",

@@ -32,6 +32,7 @@ pub fn advice(a: &Attribution) -> String {
     let rate = a.evidence.rate_bps.max(a.evidence.recv_rate_bps);
     match knob {
         Knob::Reader => "faster reader".to_string(),
+        Knob::Requests => "larger requests".to_string(),
         Knob::Application => "faster app".to_string(),
         Knob::SendingHost => "look at sender".to_string(),
         Knob::Policer => "none: policer".to_string(),

@@ -72,6 +72,7 @@ pub fn knob_words(k: Knob) -> &'static str {
         Knob::SendBuffer => "the send buffer",
         Knob::CongestionWindow => "the sender's congestion window",
         Knob::Reader => "this host's reader",
+        Knob::Requests => "this host's requests, one at a time",
         Knob::Policer => "a rate limit that drops (a policer)",
         Knob::Application => "the sending application",
         Knob::SendingHost => "the sending host",

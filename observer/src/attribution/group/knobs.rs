@@ -187,6 +187,13 @@ fn entry(
                 owners(set)
             )
         }
+        Knob::Requests => {
+            w.helps = true;
+            format!(
+                "{head} were held by this host's requests, {}, each waiting a round trip for its answer: larger requests, or several at once, would help, a bigger window would not",
+                owners(set)
+            )
+        }
         Knob::Policer => format!(
             "{head} were held by a rate limit that drops without a queue (a policer), about {} each: a bigger window would not help{streams}",
             units::rate(rate_bps)

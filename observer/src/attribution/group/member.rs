@@ -26,6 +26,9 @@ pub enum Knob {
     CongestionWindow,
     /// This host's reader (`receiver_application`).
     Reader,
+    /// This host's application asking for its data a piece at a time
+    /// (`receiver_application` by rule `requests`).
+    Requests,
     /// A rate limit that drops without a queue (`path` by rule
     /// `drops_without_queue`): a policer, per flow.
     Policer,
@@ -44,6 +47,7 @@ impl Knob {
             Knob::SendBuffer => "send_buffer",
             Knob::CongestionWindow => "congestion_window",
             Knob::Reader => "reader",
+            Knob::Requests => "requests",
             Knob::Policer => "policer",
             Knob::Application => "application",
             Knob::SendingHost => "sending_host",
@@ -73,6 +77,7 @@ pub fn class(a: &Attribution) -> Class {
         (Side::Sender, Verdict::ReceiveWindow) => Class::Own(Knob::PeerWindow),
         (_, Verdict::SendBuffer) => Class::Own(Knob::SendBuffer),
         (_, Verdict::CongestionWindow) => Class::Own(Knob::CongestionWindow),
+        (_, Verdict::ReceiverApplication) if a.rule == "requests" => Class::Own(Knob::Requests),
         (_, Verdict::ReceiverApplication) => Class::Own(Knob::Reader),
         (_, Verdict::Application) => Class::Own(Knob::Application),
         (_, Verdict::Sender) => Class::Own(Knob::SendingHost),
