@@ -101,9 +101,9 @@ mod receiver_kit;
 #[cfg(test)]
 mod receiver_pause_tests;
 #[cfg(test)]
-mod receiver_request_tests;
-#[cfg(test)]
 mod receiver_reader_tests;
+#[cfg(test)]
+mod receiver_request_tests;
 #[cfg(test)]
 mod receiver_tests;
 #[cfg(test)]
