@@ -36,6 +36,8 @@ pub(super) struct R {
     pub(super) burst_ns: u64,
     pub(super) data_segs: u32,
     pub(super) wscale_ok: bool,
+    /// The shift this host applies to the window it advertises.
+    pub(super) rcv_wscale: u8,
     pub(super) rcvbuf_locked: bool,
     pub(super) rcvbuf: u32,
     pub(super) tcp_rmem_max: u32,
@@ -64,6 +66,7 @@ impl Default for R {
             burst_ns: 0,
             data_segs: 0,
             wscale_ok: true,
+            rcv_wscale: 7,
             rcvbuf_locked: false,
             rcvbuf: 6_291_456,
             tcp_rmem_max: 6_291_456,
@@ -93,6 +96,7 @@ pub(super) fn point(r: R) -> Point {
     f.data_segs_in = r.data_segs;
     f.last_ooo_ns = r.ooo_age_s.map_or(0, |a| at_ns - (a * SEC as f64) as u64);
     f.wscale_ok = r.wscale_ok;
+    f.rcv_wscale = r.rcv_wscale;
     f.rcvbuf_locked = r.rcvbuf_locked;
     f.rcvbuf = r.rcvbuf;
     f.tcp_rmem_max = r.tcp_rmem_max;

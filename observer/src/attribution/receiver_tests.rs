@@ -70,6 +70,26 @@ fn window_causes_in_order() {
         growing.contains("autotuning still growing: buffer 200.0 KB of tcp_rmem max 6.29 MB"),
         "{growing}"
     );
+    // TCP_WINDOW_CLAMP of 64 KB set before connect: window scale 1, and
+    // the window pinned at 131 KB however far the buffer grows.
+    let pinned = |rcv_wnd| R {
+        rcv_wnd,
+        rcv_wscale: 1,
+        rcvbuf: 2_000_000,
+        tcp_rmem_max: 6_291_456,
+        ..window_64k()
+    };
+    // Judged at the rate each window carries over 104 ms.
+    let full = |r: R| judge(f64::from(r.rcv_wnd) * 8.0 / 0.104, r).explanation;
+    let scale = full(pinned(131_000));
+    assert!(
+        scale
+            .contains("window scale 1 agreed at the handshake: at most 131.1 KB can be advertised"),
+        "{scale}"
+    );
+    // Just under 90% of what the scale carries: the buffer's growth.
+    let under = full(pinned(117_000));
+    assert!(under.contains("autotuning still growing"), "{under}");
 }
 
 #[test]

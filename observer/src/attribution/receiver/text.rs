@@ -129,6 +129,10 @@ fn times(n: u32) -> String {
     }
 }
 
+/// A window at this share (%) of what its scale can carry, or more, is
+/// pinned there by the scale.
+const WSCALE_PINNED_PCT: u64 = 90;
+
 /// What keeps this host's advertised window where it is, in words with its
 /// number, for a `receive_window` verdict.
 pub fn window_cause(flow: &Flow) -> String {
@@ -142,6 +146,17 @@ pub fn window_cause(flow: &Flow) -> String {
         return format!(
             "SO_RCVBUF set by the application: a {} buffer (autotuning off)",
             units::bytes(f64::from(flow.rcvbuf))
+        );
+    }
+    // The window pinned at what the scale agreed at the handshake can
+    // carry: a buffer set small, or TCP_WINDOW_CLAMP, before connect chose
+    // that scale, and autotuning cannot grow past it.
+    let scaled_max = 65_535u64 << flow.rcv_wscale.min(14);
+    if u64::from(flow.rcv_wnd) * 100 >= scaled_max * WSCALE_PINNED_PCT {
+        return format!(
+            "window scale {} agreed at the handshake: at most {} can be advertised (a small buffer or TCP_WINDOW_CLAMP set before connect chose it; a larger buffer needs a new connection)",
+            flow.rcv_wscale,
+            units::bytes(scaled_max as f64)
         );
     }
     if flow.at_rmem_max() {
