@@ -2,6 +2,7 @@
 //! figures an operator reads, in the units `tcp_info` uses.
 
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use observer_common::{
@@ -27,6 +28,15 @@ impl std::fmt::Display for Stamp {
 impl Serialize for Stamp {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(self)
+    }
+}
+
+/// Writes a shared name as a JSON string (serde writes `Arc<str>` only
+/// with its `rc` feature).
+fn optional_text<S: serde::Serializer>(v: &Option<Arc<str>>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(text) => s.serialize_str(text),
+        None => s.serialize_none(),
     }
 }
 
@@ -131,6 +141,13 @@ pub struct Flow {
     pub cookie: u64,
     /// Network namespace inode.
     pub netns: u32,
+    /// The namespace's `ip netns` name ([`crate::track::netns`]), `None`
+    /// where it has none or it is not resolved; absent from the JSON then.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "optional_text"
+    )]
+    pub netns_name: Option<Arc<str>>,
     /// Local `ip:port`.
     pub local: SocketAddr,
     /// Remote `ip:port`.
@@ -453,6 +470,7 @@ impl Flow {
         Flow {
             cookie: s.cookie,
             netns: s.netns,
+            netns_name: None,
             local: endpoint(s.saddr, s.sport),
             remote: endpoint(s.daddr, s.dport),
             family: if s.family == observer_common::AF_INET6 {

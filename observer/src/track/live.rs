@@ -157,6 +157,28 @@ impl LiveFlows {
         }
     }
 
+    /// Gives flows their network namespace's `ip netns` name, from `name`
+    /// ([`crate::track::netns`]): the flows `started` at this poll, or,
+    /// with `all` (the names changed), every flow.
+    pub fn name_namespaces(
+        &mut self,
+        started: &[u64],
+        all: bool,
+        mut name: impl FnMut(u32) -> Option<Arc<str>>,
+    ) {
+        if all {
+            for t in self.flows.values_mut() {
+                t.flow.netns_name = name(t.flow.netns);
+            }
+            return;
+        }
+        for cookie in started {
+            if let Some(t) = self.flows.get_mut(cookie) {
+                t.flow.netns_name = name(t.flow.netns);
+            }
+        }
+    }
+
     /// Drops every closed flow: with a zero [`LiveConfig::linger`], once
     /// the sinks have read the poll's events (they look flows up in the
     /// live flows), so nothing is held until the next poll.

@@ -21,6 +21,8 @@
 //! - [`pending`]: the flows waiting for their workload, by cgroup.
 //! - [`cgroups`]: each flow's workload (unit, container, pod) from its
 //!   cgroup id, for every view.
+//! - [`netns`]: each flow's network namespace name (`ip netns`), from its
+//!   inode, for every view.
 //! - [`recording`]: the samples of each poll written to a file, and read
 //!   back; [`replay`]: a recording judged as the live flows and the flow
 //!   table judge (the scenario suite records, the golden test replays).
@@ -29,6 +31,7 @@ pub mod cgroups;
 pub mod event;
 pub mod history;
 pub mod live;
+pub mod netns;
 pub mod pending;
 pub mod phase;
 pub mod poller;

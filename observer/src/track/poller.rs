@@ -11,6 +11,7 @@ use crate::{
     track::cgroups::Cgroups,
     track::event::Event,
     track::live::{LiveConfig, LiveFlows},
+    track::netns::NetnsNames,
 };
 
 /// What one poll did, for logs and self-metrics.
@@ -53,6 +54,10 @@ pub struct Poller {
     suspects: Vec<u64>,
     /// Cgroup id to workload.
     cgroups: Cgroups,
+    /// Namespace inode to `ip netns` name.
+    netns: NetnsNames,
+    /// The names' generation the live flows were last all named with.
+    netns_named: u64,
     /// Polls so far.
     polls: u64,
 }
@@ -79,6 +84,8 @@ impl Poller {
             suspects: Vec::new(),
             polls: 0,
             cgroups: Cgroups::new(None),
+            netns: NetnsNames::default(),
+            netns_named: 0,
         }
     }
 
@@ -145,6 +152,7 @@ impl Poller {
                 flow.workload.0 = cgroups.resolve(flow.cgroup_id);
             }
         }
+        self.name_namespaces(&mut events);
         self.counters = self.probes.counters()?;
         self.forget_lost(whole);
         let stats = PollStats {
@@ -159,6 +167,36 @@ impl Poller {
                 .map(|w| (w.walking(), w.last().as_micros() as u64)),
         };
         Ok((events, stats))
+    }
+
+    /// Gives the flows started at this poll (and those in its close
+    /// events) their namespace's name, and every flow a new one where a
+    /// read of the names changed them: a walk of all flows only then.
+    fn name_namespaces(&mut self, events: &mut [Event]) {
+        let names = &mut self.netns;
+        names.next_poll();
+        let started: Vec<u64> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Started { cookie } => Some(*cookie),
+                _ => None,
+            })
+            .collect();
+        self.live
+            .name_namespaces(&started, false, |ino| names.name(ino));
+        if names.generation() != self.netns_named {
+            self.live.name_namespaces(&[], true, |ino| names.name(ino));
+            self.netns_named = names.generation();
+        }
+        // A flow that started and closed in this poll: its close event
+        // was made before the live flows named it.
+        for e in events {
+            if let Event::Closed { flow, .. } = e
+                && flow.netns_name.is_none()
+            {
+                flow.netns_name = names.name(flow.netns);
+            }
+        }
     }
 
     /// A flow whose close record was lost (the ring buffer and the flow map

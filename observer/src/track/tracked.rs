@@ -227,7 +227,10 @@ impl TrackedFlow {
         // The workload stays resolved while the owner's cgroup does.
         let workload = std::mem::take(&mut self.flow.workload);
         let same = self.flow.cgroup_id == to.flow.cgroup_id;
+        // A socket never changes namespace: its name stays.
+        let netns_name = self.flow.netns_name.take();
         self.flow = to.flow;
+        self.flow.netns_name = netns_name;
         if same {
             self.flow.workload = workload;
         }
