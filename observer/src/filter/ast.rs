@@ -33,6 +33,9 @@ pub(super) enum Term {
     State(StateSel),
     /// `comm`: a pattern with `*` and `?`.
     Comm(String),
+    /// `netns = NAME`: the namespace's `ip netns` name, exactly (as
+    /// [`crate::track::netns`] resolved it for the flow).
+    NetnsName(String),
     /// `verdict`: the attribution's verdict.
     Verdict(Verdict),
     /// `side`: the end the attribution was made from.

@@ -24,6 +24,16 @@ impl Expr {
         self.any_term(&|t| matches!(t, Term::Rate { .. }))
     }
 
+    /// The names of the `netns = NAME` terms, in order.
+    pub(super) fn netns_names<'a>(&'a self, out: &mut Vec<&'a str>) {
+        match self {
+            Expr::Term(Term::NetnsName(name)) => out.push(name),
+            Expr::Term(_) => {}
+            Expr::Not(e) => e.netns_names(out),
+            Expr::And(list) | Expr::Or(list) => list.iter().for_each(|e| e.netns_names(out)),
+        }
+    }
+
     /// Whether any term is `found`.
     fn any_term(&self, found: &dyn Fn(&Term) -> bool) -> bool {
         match self {
@@ -59,6 +69,7 @@ impl Term {
             }
             Term::State(sel) => sel.selects(if flow.closed { "close" } else { flow.state }),
             Term::Comm(pattern) => glob(pattern, &flow.comm),
+            Term::NetnsName(name) => flow.netns_name.as_deref() == Some(name.as_str()),
             Term::Verdict(v) => attribution.is_some_and(|a| a.verdict == *v),
             Term::Side(s) => attribution.is_some_and(|a| a.side == *s),
             Term::Rate { op, bps } => attribution.is_some_and(|a| op.holds(rate_bps(a), *bps)),

@@ -13,6 +13,7 @@
 //! unary := ("not" | "!") unary | "(" expr ")" | term
 //! term  := ("sport" | "dport" | "port") [OP] PORT   PORT: :443, 443, :ssh, ssh
 //!        | ("pid" | "netns" | "cgroup") [OP] NUMBER      cgroup: cgroup v2 id
+//!        | "netns" [EQ] NAME        an `ip netns` name; "123" quotes a numeric one
 //!        | ("src" | "dst") [EQ] HOST
 //!        | "state" [EQ] STATE | "comm" [EQ] NAME
 //!        | "verdict" [EQ] VERDICT | "side" [EQ] ("sender" | "receiver")
@@ -58,6 +59,12 @@
 //! `bucket`). A flow in a state observer cannot name (`unknown`) is
 //! selected only by `all`.
 //!
+//! `netns = NAME` compares the flow's namespace name as
+//! [`crate::track::netns`] resolves it from `/run/netns` ([`Flow::netns_name`]),
+//! exactly: a namespace without a name, or a name no namespace has, selects
+//! nothing (`netns != NAME` selects every flow then). A word that is a
+//! number is an inode; a name written in quotes is always a name.
+//!
 //! `verdict`, `side` and `rate` need the flow's [`Attribution`]: on a
 //! flow not judged yet they are false, so `not verdict path` selects it.
 //! `rate` compares the larger of the attribution's send (acked) and
@@ -95,6 +102,7 @@ FILTERS (--filter EXPR, as ss(8) writes them):
                            closed; groups all, connected, synchronized, bucket, big
   comm NAME                process name; * and ? are wildcards
   pid|cgroup|netns OP N    owner's pid, cgroup v2 id, network namespace inode
+  netns [=|!=] NAME        network namespace by its ip netns name (/run/netns)
   verdict NAME             receive_window, send_buffer, application,
                            congestion_window, path, receiver_application,
                            sender, unknown
@@ -173,6 +181,14 @@ impl Filter {
     /// Whether any term needs the attribution (`verdict`, `side`, `rate`).
     pub fn needs_attribution(&self) -> bool {
         self.expr.needs_attribution()
+    }
+
+    /// The namespace names its `netns = NAME` terms give, in order (to
+    /// say at start which name no namespace has yet).
+    pub fn netns_names(&self) -> Vec<&str> {
+        let mut out = Vec::new();
+        self.expr.netns_names(&mut out);
+        out
     }
 
     /// Whether a `rate` term occurs.

@@ -286,13 +286,17 @@ impl Parser<'_> {
             }
             Field::Pid => "a process id",
             Field::Cgroup => "a cgroup v2 id",
-            Field::Netns => "a network namespace inode number",
+            Field::Netns => "a network namespace inode number or name",
         };
         let text = match &v.tok {
             Tok::Word(w) => w.as_str(),
+            Tok::Quoted(name) if field == Field::Netns => return netns_name(op, &v, name),
             _ => return Err(error(&v, noun)),
         };
         let Some(value) = super::number::number(text) else {
+            if field == Field::Netns {
+                return netns_name(op, &v, text);
+            }
             return Err(error(&v, noun));
         };
         if value > field.max() {
@@ -339,6 +343,30 @@ impl Parser<'_> {
             }
         }
     }
+}
+
+/// `netns OP NAME`, the name at `v`: an `ip netns` name (not empty, no
+/// `/`, not `.` or `..`, as `ip netns add` takes them), compared with `=`
+/// or `!=` only.
+fn netns_name(op: Cmp, v: &Token, name: &str) -> Result<Expr, ParseError> {
+    if !matches!(op, Cmp::Eq | Cmp::Ne) {
+        return Err(error(
+            v,
+            "a network namespace inode number (a name takes only \"=\" or \"!=\")",
+        ));
+    }
+    if name.is_empty() || name.contains('/') || name == "." || name == ".." {
+        return Err(error(
+            v,
+            "a network namespace name as ip netns lists it (no \"/\")",
+        ));
+    }
+    let e = Expr::Term(Term::NetnsName(name.to_string()));
+    Ok(if op == Cmp::Ne {
+        Expr::Not(Box::new(e))
+    } else {
+        e
+    })
 }
 
 /// The `or` of the juxtaposed `state` terms in `states` (emptied): none,

@@ -1,5 +1,5 @@
 //! The canonical text of a parsed filter (`Display`): every keyword
-//! spelled one way, ports as `:443`, `comm` names quoted, addresses in
+//! spelled one way, ports as `:443`, `comm` and `netns` names quoted, addresses in
 //! their shortest form with the prefix length always written, and
 //! parentheses around every nested `and`/`or`, so parsing the text gives
 //! back the same tree (a property test checks it).
@@ -40,6 +40,10 @@ impl fmt::Display for Term {
             Term::Comm(name) => {
                 let escaped = name.replace('\\', "\\\\").replace('"', "\\\"");
                 write!(f, "comm \"{escaped}\"")
+            }
+            Term::NetnsName(name) => {
+                let escaped = name.replace('\\', "\\\\").replace('"', "\\\"");
+                write!(f, "netns = \"{escaped}\"")
             }
             Term::Verdict(v) => write!(f, "verdict {}", v.name()),
             Term::Side(Side::Sender) => f.write_str("side sender"),

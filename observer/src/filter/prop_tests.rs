@@ -31,6 +31,10 @@ const NAMES: [&str; 8] = [
     "iperf3", "curl", "my app", "a\"b\\", "", "and", "not", "(x)",
 ];
 
+/// Namespace names: a plain one, a numeric one (quoted to be a name),
+/// keywords and quotes.
+const NETNS_NAMES: [&str; 5] = ["blue", "123", "and", "a\"b\\", "(x)"];
+
 fn term() -> impl Strategy<Value = Term> {
     let field = select(Field::ALL.map(|(_, f)| f).to_vec());
     let cmp = select(vec![Cmp::Eq, Cmp::Ne, Cmp::Lt, Cmp::Gt, Cmp::Le, Cmp::Ge]);
@@ -62,6 +66,7 @@ fn term() -> impl Strategy<Value = Term> {
         }),
         select(StateSel::NAMES.map(|(_, s)| s).to_vec()).prop_map(Term::State),
         pattern.prop_map(Term::Comm),
+        select(NETNS_NAMES.to_vec()).prop_map(|n| Term::NetnsName(n.to_string())),
         select(Verdict::ALL.to_vec()).prop_map(Term::Verdict),
         select(vec![Side::Sender, Side::Receiver]).prop_map(Term::Side),
         (cmp2, rate()).prop_map(|(op, bps)| Term::Rate { op, bps }),
@@ -109,13 +114,15 @@ fn flow() -> impl Strategy<Value = Flow> {
         select(NAMES.to_vec()),
         select(vec![1u64, 5555]),
     );
-    (end(), end(), who, select(states), any::<bool>()).prop_map(
-        |(local, remote, (pid, comm, cgroup), state, closed)| {
+    let netns_name = option::of(select(NETNS_NAMES.to_vec()));
+    (end(), end(), who, select(states), any::<bool>(), netns_name).prop_map(
+        |(local, remote, (pid, comm, cgroup), state, closed, netns_name)| {
             let mut f = v4_flow();
             f.local = local;
             f.remote = remote;
             f.pid = pid;
             f.netns = pid;
+            f.netns_name = netns_name.map(Into::into);
             f.comm = comm.to_string();
             f.cgroup_id = cgroup;
             f.state = state;

@@ -123,6 +123,58 @@ fn numbers_of_the_owner() {
 }
 
 #[test]
+fn a_namespace_by_its_ip_netns_name() {
+    let mut f = v4_flow();
+    f.netns_name = Some("blue".into());
+    for yes in [
+        "netns blue",
+        "netns = blue",
+        "netns == \"blue\"",
+        "netns eq blue",
+        "NETNS = blue",
+        "netns != red",
+        "netns ne red",
+        "not netns red",
+        "netns 4026531840 and netns blue",
+    ] {
+        assert!(sel(yes, &f), "{yes}");
+    }
+    for no in [
+        "netns red",
+        "netns = Blue",
+        "netns != blue",
+        "netns \"4026531840\"",
+    ] {
+        assert!(!sel(no, &f), "{no}");
+    }
+    // A namespace without a name: no name selects it.
+    let unnamed = v4_flow();
+    assert!(!sel("netns blue", &unnamed));
+    assert!(sel("netns != blue", &unnamed));
+    // Unquoted, a number is an inode; quoted, a name.
+    f.netns_name = Some("123".into());
+    assert!(sel("netns \"123\"", &f));
+    assert!(!sel("netns 123", &f));
+    // Only = and != take a name, and a name is one `ip netns add` takes.
+    assert_eq!(
+        err("netns < blue").to_string(),
+        "at column 9: expected a network namespace inode number (a name takes only \"=\" or \
+         \"!=\"), found \"blue\""
+    );
+    for bad in ["netns a/b", "netns \"\"", "netns ..", "netns = \".\""] {
+        assert!(err(bad).expected.contains("ip netns"), "{bad}");
+    }
+    // Printed quoted, and listed for the warning at start.
+    let g = filter("netns blue and netns != \"r\\\"d\"");
+    assert_eq!(
+        g.expr.to_string(),
+        "netns = \"blue\" and not netns = \"r\\\"d\""
+    );
+    assert_eq!(g.netns_names(), ["blue", "r\"d"]);
+    assert!(filter("netns 1 or pid 2").netns_names().is_empty());
+}
+
+#[test]
 fn v4_hosts_prefixes_and_ports() {
     let f = v4_flow();
     for yes in [
