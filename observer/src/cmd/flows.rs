@@ -15,6 +15,7 @@ use observer::{
     },
     track::{
         cgroups::Cgroups,
+        netns::NetnsNames,
         snapshot::{FlowTable, Report},
     },
 };
@@ -145,7 +146,11 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     }
     .with_hz(s.clock.hz);
     let mut out = Output::new(args.json);
-    let mut cgroups = Cgroups::new(None);
+    let mut names = Names {
+        cgroups: Cgroups::new(None),
+        netns: NetnsNames::default(),
+    };
+    warn_unnamed(args.filter.as_ref(), &mut names.netns);
     let stop = rt.block_on(async {
         let deadline = args.duration.map_or_else(
             || {
@@ -177,7 +182,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                     reports.extend(table.open_reports(&s.clock, now, run_start, span, &cfg));
                     next_every = args.every.map(|e| tokio::time::Instant::now() + e);
                 }
-                let reports = select(reports, &mut cgroups, args.filter.as_ref());
+                let reports = select(reports, &mut names, args.filter.as_ref());
                 if !out.write(&reports)? || reader_gone() {
                     break Stop::ReaderGone;
                 }
@@ -204,13 +209,13 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             // Flows that closed since the last poll.
             poll(&mut s.probes, &mut table, &mut buf);
             let reports = table.drain_closed(&s.clock, monotonic_ns(), run_start, &cfg);
-            out.write(&select(reports, &mut cgroups, args.filter.as_ref()))?;
+            out.write(&select(reports, &mut names, args.filter.as_ref()))?;
         }
         return Ok(());
     }
     poll(&mut s.probes, &mut table, &mut buf);
     let flows = table.reports(&s.clock, monotonic_ns(), run_start, &cfg);
-    let flows = select(flows, &mut cgroups, args.filter.as_ref());
+    let flows = select(flows, &mut names, args.filter.as_ref());
     let mut out = std::io::stdout().lock();
     if args.by.is_some() || args.summary {
         let pairs: Vec<_> = flows.iter().map(|r| (&r.flow, &r.attribution)).collect();
@@ -257,13 +262,36 @@ fn say_empty(args: &Args, run_start: u64) {
     );
 }
 
+/// What each flow's figures are named by: its cgroup's workload, its
+/// namespace's `ip netns` name.
+struct Names {
+    cgroups: Cgroups,
+    netns: NetnsNames,
+}
+
+/// Says on stderr, once at start, which `netns = NAME` terms of `filter`
+/// name no namespace now: they select nothing until one is named so.
+fn warn_unnamed(filter: Option<&Filter>, netns: &mut NetnsNames) {
+    for name in filter.map(Filter::netns_names).unwrap_or_default() {
+        if netns.inode_of(name).is_none() {
+            log::warn!(
+                "no network namespace is named {name:?} (ip netns list): the filter's \
+                 'netns = {name}' selects no flow until one is"
+            );
+        }
+    }
+}
+
 /// The reports `filter` selects (all without one), each with its
-/// workload resolved.
-fn select(mut reports: Vec<Report>, cgroups: &mut Cgroups, filter: Option<&Filter>) -> Vec<Report> {
+/// workload and its namespace's name resolved (one read of the names at
+/// most: a call is a poll's).
+fn select(mut reports: Vec<Report>, names: &mut Names, filter: Option<&Filter>) -> Vec<Report> {
+    names.netns.next_poll();
     for r in &mut reports {
         if r.flow.cgroup_id != 0 {
-            r.flow.workload.0 = cgroups.resolve(r.flow.cgroup_id);
+            r.flow.workload.0 = names.cgroups.resolve(r.flow.cgroup_id);
         }
+        r.flow.netns_name = names.netns.name(r.flow.netns);
     }
     match filter {
         None => reports,
