@@ -13,6 +13,16 @@ use crate::{
 /// Columns in either section.
 pub const COLUMNS: usize = 18;
 
+/// The title of the column of namespace names, first in a table where
+/// any flow's namespace has an `ip netns` name (most have none: the column
+/// would be all `-` on most hosts).
+pub const NETNS: &str = "NETNS";
+
+/// `r`'s [`NETNS`] cell: its namespace's `ip netns` name, or `-`.
+pub fn netns_cell(r: &Report) -> String {
+    r.flow.netns_name.as_deref().unwrap_or("-").to_string()
+}
+
 /// Which section of the table a flow is in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Section {

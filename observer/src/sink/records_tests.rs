@@ -238,3 +238,62 @@ fn json_keys_and_values() {
         assert!(v.get(key).is_some(), "missing {key}");
     }
 }
+
+/// `flow()` in namespace `name`.
+fn named(name: &str) -> Report {
+    let mut r = flow();
+    r.flow.netns_name = Some(name.into());
+    r
+}
+
+#[test]
+fn a_netns_column_comes_first_only_where_a_namespace_has_a_name() {
+    assert!(table(&[flow(), download()]).starts_with("LOCAL"));
+    let text = table(&[flow(), named("blue"), download()]);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("NETNS  LOCAL"), "{text}");
+    assert!(lines[1].starts_with("-      127.0.0.1:40000"), "{text}");
+    assert!(lines[2].starts_with("blue   127.0.0.1:40000"), "{text}");
+    // Both sections, so they read alike.
+    assert!(lines[4].starts_with("NETNS  LOCAL") && lines[4].contains("RCV_RTT"));
+    assert!(lines[5].starts_with("-  "), "{text}");
+}
+
+#[test]
+fn a_streamed_table_gains_the_netns_column_under_a_new_header() {
+    let mut t = TableStream::default();
+    let mut out = Vec::new();
+    t.write(&mut out, &[flow()]).unwrap();
+    t.write(&mut out, &[named("blue")]).unwrap();
+    t.write(&mut out, &[flow()]).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 6, "{text}");
+    assert!(lines[0].starts_with("LOCAL"), "{text}");
+    assert_eq!(lines[2], "");
+    assert!(
+        lines[3].starts_with("NETNS") && lines[3].contains("SRTT"),
+        "{text}"
+    );
+    assert!(lines[4].starts_with("blue "), "{text}");
+    // It stays, `-` for a namespace without a name.
+    assert!(lines[5].starts_with("- "), "{text}");
+    let local_at = |l: &str| l.find("127.0.0.1").unwrap();
+    assert_eq!(local_at(lines[4]), local_at(lines[5]));
+}
+
+#[test]
+fn json_has_the_netns_name_only_where_there_is_one() {
+    let mut out = Vec::new();
+    write_json(&mut out, &[flow(), named("blue")]).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let v: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(v[0].get("netns_name").is_none(), "{text}");
+    assert_eq!(v[1]["netns_name"], "blue");
+    // Beside the inode.
+    let at = |k: &str| text.lines().nth(1).unwrap().find(k).unwrap();
+    assert!(at("\"netns\"") < at("\"netns_name\"") && at("\"netns_name\"") < at("\"local\""));
+}
