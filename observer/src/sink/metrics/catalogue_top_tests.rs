@@ -38,6 +38,35 @@ fn top_flows_are_capped_and_stale_series_go() {
     assert!(!text.contains("observer_top_flow_rate_bytes_per_second{"));
 }
 
+#[test]
+fn a_top_flow_info_series_carries_its_namespace_name() {
+    let mut b = live_flows();
+    let mut c = Catalogue::new(CatalogueConfig {
+        max_label_sets: 100,
+        top_flows: 2,
+        programs_attached: 4,
+        ..CatalogueConfig::default()
+    })
+    .unwrap();
+    let stats = PollStats::default();
+    let counters = [0u64; Counter::COUNT as usize];
+    b.ingest(&[sample(1, 1, false), sample(2, 1, false)], &[], 101 * SEC);
+    b.name_namespaces(&[1], false, |_| Some("blue".into()));
+    let ev = b.ingest(&[sample(1, 2, false), sample(2, 2, false)], &[], 102 * SEC);
+    c.update(&ev, &b, &counters, &stats, 1000);
+    let text = encode(&c.registry).unwrap();
+    let info: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("observer_top_flow_info{"))
+        .collect();
+    assert_eq!(info.len(), 2, "{text}");
+    for name in ["blue", ""] {
+        let with = format!("netns_name=\"{name}\"");
+        let n = info.iter().filter(|l| l.contains(&with)).count();
+        assert_eq!(n, 1, "{name:?}: {text}");
+    }
+}
+
 /// Reference A's iperf3 sender number `cookie` at second `t_s`, to the
 /// peer 10.0.9.`peer`.
 fn sample_to(cookie: u64, t_s: u64, peer: u8) -> FlowSample {

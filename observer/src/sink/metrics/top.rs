@@ -3,7 +3,8 @@
 //! at N. A flow is named by its network namespace and endpoints (`netns`,
 //! `local`, `remote`): two containers may each have a flow between the
 //! same addresses and ports, so a join must be `on(instance, netns, local,
-//! remote)`.
+//! remote)`. The info gauge also carries the namespace's `ip netns` name
+//! (`netns_name`, `""` where it has none), to read beside the inode.
 
 use prometheus::{GaugeVec, IntGaugeVec};
 
@@ -36,8 +37,8 @@ impl TopFlows {
             )?,
             info: r.int_gauge_vec(
                 "observer_top_flow_info",
-                "Verdict and process of the --top-flows fastest flows (value 1).",
-                &["netns", "local", "remote", "verdict", "comm"],
+                "Verdict, process and namespace name of the --top-flows fastest flows (value 1).",
+                &["netns", "local", "remote", "verdict", "comm", "netns_name"],
             )?,
         })
     }
@@ -78,6 +79,7 @@ impl TopFlows {
                     &remote,
                     t.current.verdict.name(),
                     &t.flow.comm,
+                    t.flow.netns_name.as_deref().unwrap_or(""),
                 ])
                 .set(1);
         }
