@@ -274,9 +274,9 @@ struct Names {
 fn warn_unnamed(filter: Option<&Filter>, netns: &mut NetnsNames) {
     for name in filter.map(Filter::netns_names).unwrap_or_default() {
         if netns.inode_of(name).is_none() {
-            log::warn!(
-                "no network namespace is named {name:?} (ip netns list): the filter's \
-                 'netns = {name}' selects no flow until one is"
+            eprintln!(
+                "observer: warning: no network namespace is named {name:?} (ip netns list): \
+                 the filter's 'netns = {name}' selects no flow until one is"
             );
         }
     }
