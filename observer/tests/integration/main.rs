@@ -19,6 +19,7 @@ mod faults;
 mod flows;
 mod image;
 mod life;
+mod netns;
 mod parking;
 mod poll;
 mod preconditions;
