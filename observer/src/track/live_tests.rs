@@ -424,3 +424,34 @@ fn a_quiet_flow_past_the_kept_polls_wakes_with_a_window_of_one_to_two_windows() 
     let span = b.get(9).unwrap().current.evidence.interval_us;
     assert!((3_000_000..=6_000_000).contains(&span), "{span}");
 }
+
+#[test]
+fn namespace_names_go_to_the_started_flows_or_to_all_and_stay() {
+    let mut b = live_flows(0);
+    b.ingest(
+        &[flow_at(1, 1, false), flow_at(2, 1, false)],
+        &[],
+        101 * SEC,
+    );
+    let mut asked = Vec::new();
+    b.name_namespaces(&[1], false, |ino| {
+        asked.push(ino);
+        Some("blue".into())
+    });
+    // Only the flow listed as started was asked about.
+    assert_eq!(asked.len(), 1);
+    let name = |b: &LiveFlows, c: u64| b.get(c).and_then(|t| t.flow.netns_name.clone());
+    assert_eq!(name(&b, 1).as_deref(), Some("blue"));
+    assert_eq!(name(&b, 2), None);
+    // A later sample keeps it (a socket never changes namespace).
+    b.ingest(
+        &[flow_at(1, 2, false), flow_at(2, 2, false)],
+        &[],
+        102 * SEC,
+    );
+    assert_eq!(name(&b, 1).as_deref(), Some("blue"));
+    // The names changed: every flow anew.
+    b.name_namespaces(&[], true, |_| Some("red".into()));
+    assert_eq!(name(&b, 1).as_deref(), Some("red"));
+    assert_eq!(name(&b, 2).as_deref(), Some("red"));
+}
