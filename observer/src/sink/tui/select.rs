@@ -124,7 +124,7 @@ mod tests {
             ("curl || sshd", 1),
             ("side up", 6),
             ("cgroup", 7),
-            ("netns x", 7),
+            ("netns < x", 9),
         ] {
             match Selection::parse(text) {
                 Err(e) => assert_eq!(e.column, column, "{text}: {e}"),
