@@ -11,6 +11,7 @@ use ratatui::{
 };
 
 use super::{
+    closed_view,
     columns::{COLUMNS, Fitted, cell_text, fit_columns},
     detail, help, peers,
     row::Row,
@@ -24,14 +25,22 @@ use crate::{attribution::Verdict, units};
 /// Draws the whole view; keeps `app.offset` and `app.page` in step with
 /// the table's height.
 pub fn draw(frame: &mut Frame, app: &mut App) {
-    let [header, body, footer] = Layout::vertical([
+    let caption = u16::from(app.caption.is_some());
+    let [header, caption_area, body, footer] = Layout::vertical([
         Constraint::Length(3),
+        Constraint::Length(caption),
         Constraint::Min(0),
         Constraint::Length(1),
     ])
     .areas(frame.area());
     draw_header(frame, app, header);
-    if app.peers() {
+    if let Some(text) = &app.caption {
+        let line = Line::styled(text.to_string(), theme::bold());
+        frame.render_widget(Paragraph::new(line), caption_area);
+    }
+    if app.closed_view() {
+        closed_view::draw_table(frame, app, body);
+    } else if app.peers() {
         match app.peer_detail() {
             Some(g) => peers::draw_detail(frame, g, body),
             None => peers::draw_table(frame, app, body),
@@ -107,6 +116,12 @@ fn draw_header(frame: &mut Frame, app: &App, area: Rect) {
         if let Some(kind) = app.filter_kind() {
             l3.push(Span::styled(format!(" ({kind})"), theme::dim()));
         }
+    }
+    // The recently closed flows, once there are any: `c` lists them.
+    let closed = app.closed().len();
+    if closed > 0 {
+        l3.push(theme::label("  recently closed "));
+        l3.push(Span::raw(format!("{closed} (c)")));
     }
     if app.paused() {
         l3.push(Span::raw("  "));
@@ -242,6 +257,10 @@ fn draw_footer(frame: &mut Frame, app: &App, area: Rect) {
             };
             Line::from(vec![theme::label(prompt), Span::raw(text.clone()), hint])
         }
+        Mode::Normal if app.closed_view() => Line::styled(
+            "q quit  j/k select  c flows  / filter  p pause  ? help   newest first",
+            dim,
+        ),
         Mode::Normal if app.detail().is_some() => {
             Line::styled("Esc back  j/k next flow  p pause  ? help  q quit", dim)
         }

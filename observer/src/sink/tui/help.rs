@@ -12,7 +12,10 @@ pub type Entry = (&'static str, &'static str);
 /// Every key `observer top` accepts ([`super::keys`]), in the overlay's
 /// order.
 pub const KEYS: [Entry; 11] = [
-    ("q, Ctrl-C", "quit"),
+    (
+        "q, Ctrl-C",
+        "quit, then print a summary of the flows seen, by peer",
+    ),
     (
         "Up Down, j k",
         "select a flow (PgUp PgDn: a page; g G, Home End: ends)",
@@ -23,13 +26,12 @@ pub const KEYS: [Entry; 11] = [
     ),
     (
         "/",
-        "filter: an expression (port 443, rate > 10M, comm nginx,",
+        "filter: an expression (port 443, rate > 10M, verdict path;",
     ),
     (
         "",
-        "dst 10.0.0.0/8, verdict path; and/or/not), or words that",
+        "and/or/not) or words all in process, pid, address, verdict",
     ),
-    ("", "must all occur in the process, pid, addresses, verdict"),
     ("", "(Enter applies, Esc cancels, Backspace, Ctrl-U erase)"),
     ("p", "pause the display (polling goes on)"),
     (
@@ -37,12 +39,16 @@ pub const KEYS: [Entry; 11] = [
         "peers: flows by remote address, per_flow or shared limit",
     ),
     (
+        "c",
+        "recently closed flows, newest first: verdict and advice",
+    ),
+    (
         "Enter",
         "details of the selected flow: evidence, what-if, history",
     ),
     (
         "?, Esc",
-        "this help; Esc closes it, then the details, the peers",
+        "this help; Esc closes it, then details, peers, closed",
     ),
 ];
 
@@ -64,7 +70,10 @@ pub const LEGEND: [Entry; 5] = [
         "ADVICE",
         "what would help, cut to fit; Enter shows it whole",
     ),
-    ("dim rows", "closed flows, shown for a few seconds"),
+    (
+        "dim rows",
+        "closed flows, shown a few seconds; then c lists them",
+    ),
 ];
 
 /// `table`'s entries with their continuation lines joined: one

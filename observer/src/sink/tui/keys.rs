@@ -50,6 +50,7 @@ fn normal_key(app: &mut App, key: KeyEvent) {
         KeyCode::Char('/') => app.start_filter(),
         KeyCode::Char('p') => app.toggle_pause(),
         KeyCode::Char('v') => app.toggle_peers(),
+        KeyCode::Char('c') => app.toggle_closed(),
         KeyCode::Enter => app.open_detail(),
         _ => {}
     }

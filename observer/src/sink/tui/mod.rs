@@ -12,7 +12,13 @@
 //! [`run`] is the loop: `tokio::select!` over the poll tick, terminal
 //! events and signals. The terminal is restored on every way out: return,
 //! error, signal, and panic (a hook restores it before the message prints).
+//! Flows that close are kept in [`closed`] (`c` lists them:
+//! [`closed_view`]) and, for what top says when it ends, in [`summary`];
+//! [`caption`] reads the line a program asks top to show.
 
+pub mod caption;
+pub mod closed;
+pub mod closed_view;
 mod columns;
 pub mod detail;
 pub mod draw;
@@ -24,6 +30,7 @@ pub mod row;
 pub mod select;
 pub mod sort;
 pub mod state;
+pub mod summary;
 pub mod theme;
 
 #[cfg(test)]
@@ -44,8 +51,12 @@ use futures_core::Stream as _;
 use ratatui::{Terminal, backend::CrosstermBackend};
 use tokio::signal::unix::{SignalKind, signal};
 
-use crate::{kernel::load::probe_error::ProbeError, track::poller::Poller};
+use crate::{
+    kernel::load::probe_error::ProbeError, model::clock::monotonic_ns, track::poller::Poller,
+};
+use closed::ClosedFlow;
 use state::{App, Options, Snapshot};
+use summary::{Seen, Summary};
 
 /// Why the view stopped early.
 #[derive(Debug, thiserror::Error)]
@@ -122,18 +133,31 @@ impl Drop for Screen {
     }
 }
 
+/// How the view ended.
+enum End {
+    /// `q`, Ctrl-C, SIGINT or SIGTERM: the user is there to read a summary.
+    Quit,
+    /// SIGHUP, or the terminal's events ended: nobody is.
+    Gone,
+}
+
 /// Runs the view until `q`, Ctrl-C, SIGINT, SIGTERM or SIGHUP, polling
-/// `poller` every `opts.interval`.
+/// `poller` every `opts.interval`; returns the summary of what it saw,
+/// except after SIGHUP (the terminal has gone).
 ///
 /// # Errors
 /// Terminal, signal or kernel-map failures; the terminal is restored first.
-pub fn run(mut poller: Poller, opts: Options) -> Result<(), TuiError> {
+pub fn run(mut poller: Poller, opts: Options) -> Result<Option<Summary>, TuiError> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .enable_io()
         .build()
         .map_err(TuiError::Runtime)?;
-    rt.block_on(async {
+    let caption_file = opts.caption_file.clone();
+    let start = monotonic_ns();
+    let mut seen = Seen::default();
+    let mut app = App::new(opts);
+    let end = rt.block_on(async {
         let sig = |kind: SignalKind, name: &'static str| {
             signal(kind).map_err(|e| TuiError::Signal(name, e))
         };
@@ -141,7 +165,9 @@ pub fn run(mut poller: Poller, opts: Options) -> Result<(), TuiError> {
         let mut sigterm = sig(SignalKind::terminate(), "SIGTERM")?;
         let mut sighup = sig(SignalKind::hangup(), "SIGHUP")?;
         let mut screen = Screen::enter()?;
-        let mut app = App::new(opts);
+        if let Some(path) = &caption_file {
+            app.caption = caption::read(path);
+        }
         let mut events = EventStream::new();
         let mut tick = tokio::time::interval(app.interval());
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -152,8 +178,20 @@ pub fn run(mut poller: Poller, opts: Options) -> Result<(), TuiError> {
                 .map_err(TuiError::Draw)?;
             tokio::select! {
                 _ = tick.tick() => {
-                    poller.poll().map_err(TuiError::Poll)?;
+                    let (events, _) = poller.poll().map_err(TuiError::Poll)?;
+                    let now = monotonic_ns();
+                    let closed: Vec<ClosedFlow> = events
+                        .iter()
+                        .filter_map(|e| ClosedFlow::from_event(e, now))
+                        .collect();
+                    for f in &closed {
+                        seen.push(f.row.clone());
+                    }
+                    app.record_closed(closed, now);
                     app.update(Snapshot::from_live(poller.live(), &poller.counters));
+                    if let Some(path) = &caption_file {
+                        app.caption = caption::read(path);
+                    }
                 }
                 ev = std::future::poll_fn(|cx| std::pin::Pin::new(&mut events).poll_next(cx)) => {
                     match ev {
@@ -161,16 +199,21 @@ pub fn run(mut poller: Poller, opts: Options) -> Result<(), TuiError> {
                         // Resizes and the rest: redraw.
                         Some(Ok(_)) => {}
                         Some(Err(e)) => return Err(TuiError::Events(e)),
-                        None => return Ok(()),
+                        None => return Ok(End::Gone),
                     }
                 }
-                _ = sigint.recv() => return Ok(()),
-                _ = sigterm.recv() => return Ok(()),
-                _ = sighup.recv() => return Ok(()),
+                _ = sigint.recv() => return Ok(End::Quit),
+                _ = sigterm.recv() => return Ok(End::Quit),
+                _ = sighup.recv() => return Ok(End::Gone),
             }
             if app.should_quit() {
-                return Ok(());
+                return Ok(End::Quit);
             }
         }
+    })?;
+    let span = std::time::Duration::from_nanos(monotonic_ns().saturating_sub(start));
+    Ok(match end {
+        End::Quit => Some(seen.summary(poller.live(), |r| app.shows(r), span)),
+        End::Gone => None,
     })
 }

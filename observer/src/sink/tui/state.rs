@@ -3,10 +3,11 @@
 //! pause, open pane). No terminal here; `draw` renders it and `keys` changes
 //! it.
 
-use std::time::Duration;
+use std::{path::PathBuf, time::Duration};
 
 use observer_common::Counter;
 
+use super::closed::{ClosedFlow, ClosedFlows, Retention};
 use super::sort::SortKey;
 use super::{row::Row, select::Selection};
 use crate::{
@@ -120,6 +121,11 @@ pub struct Options {
     pub filter: String,
     /// Initial sort column.
     pub sort: SortKey,
+    /// Which closed flows the `c` list keeps (`--closed`, `--closed-for`).
+    pub closed: Retention,
+    /// The file whose first line is the caption (`--caption-file`),
+    /// re-read every interval.
+    pub caption_file: Option<PathBuf>,
 }
 
 impl Default for Options {
@@ -128,6 +134,8 @@ impl Default for Options {
             interval: Duration::from_secs(1),
             filter: String::new(),
             sort: SortKey::Rate,
+            closed: Retention::default(),
+            caption_file: None,
         }
     }
 }
@@ -168,10 +176,21 @@ pub struct App {
     peer_cursor: usize,
     /// Whether the detail pane is open on the selected peer.
     peer_detail: bool,
+    /// The recently closed flows.
+    closed: ClosedFlows,
+    /// Closes read while paused, and the time of the last read
+    /// (monotonic ns): shown on resume.
+    pending_closed: (Vec<ClosedFlow>, u64),
+    /// Whether the table shows the recently closed flows (`c`).
+    closed_view: bool,
+    /// The selected closed flow (index among those the filter shows).
+    closed_cursor: usize,
     /// First table row on screen; kept by `draw` so the cursor stays visible.
     pub offset: usize,
     /// Table rows on screen, for page up/down; kept by `draw`.
     pub page: usize,
+    /// The line shown above the table (`--caption-file`'s first line).
+    pub caption: Option<String>,
 }
 
 impl App {
@@ -197,7 +216,12 @@ impl App {
             peers: false,
             peer_cursor: 0,
             peer_detail: false,
+            closed: ClosedFlows::new(opts.closed),
+            pending_closed: (Vec::new(), 0),
+            closed_view: false,
+            closed_cursor: 0,
             offset: 0,
+            caption: None,
             page: 10,
         }
     }
@@ -242,6 +266,58 @@ impl App {
         self.peer_cursor = self
             .peer_cursor
             .min(self.snapshot.groups.len().saturating_sub(1));
+    }
+
+    /// Adds the flows that closed at a poll at `now_ns` (monotonic ns)
+    /// to the recently closed, and lets those past the age kept go; kept
+    /// for later while paused.
+    pub fn record_closed(&mut self, flows: impl IntoIterator<Item = ClosedFlow>, now_ns: u64) {
+        if self.paused {
+            self.pending_closed.0.extend(flows);
+            self.pending_closed.1 = now_ns;
+            return;
+        }
+        flows.into_iter().for_each(|f| self.closed.push(f));
+        self.closed.expire(now_ns);
+        let last = self.closed_rows().len().saturating_sub(1);
+        self.closed_cursor = self.closed_cursor.min(last);
+    }
+
+    /// The recently closed flows, all of them.
+    pub fn closed(&self) -> &ClosedFlows {
+        &self.closed
+    }
+
+    /// The recently closed flows the filter shows, newest first.
+    pub fn closed_rows(&self) -> Vec<&ClosedFlow> {
+        self.closed
+            .iter()
+            .filter(|f| self.selection.shows(&f.row))
+            .collect()
+    }
+
+    /// Whether the table shows the recently closed flows.
+    pub fn closed_view(&self) -> bool {
+        self.closed_view
+    }
+
+    /// Index of the selected closed flow among [`App::closed_rows`].
+    pub fn closed_cursor(&self) -> usize {
+        self.closed_cursor
+    }
+
+    /// Switches the table between the live flows and the recently closed
+    /// ones; the detail panes and the peers view close.
+    pub fn toggle_closed(&mut self) {
+        self.closed_view = !self.closed_view;
+        self.peers = false;
+        self.detail = None;
+        self.peer_detail = false;
+    }
+
+    /// Whether the filter in force shows `row`.
+    pub fn shows(&self, row: &Row) -> bool {
+        self.selection.shows(row)
     }
 
     /// The latest shown snapshot.
@@ -349,6 +425,7 @@ impl App {
     /// Switches the table between flows and peers; the detail panes close.
     pub fn toggle_peers(&mut self) {
         self.peers = !self.peers;
+        self.closed_view = false;
         self.detail = None;
         self.peer_detail = false;
     }
@@ -357,7 +434,7 @@ impl App {
     /// when that flow is no longer tracked; `None` when the pane is closed
     /// (or the table shows peers).
     pub fn detail(&self) -> Option<Result<&Row, u64>> {
-        if self.peers {
+        if self.peers || self.closed_view {
             return None;
         }
         let c = self.detail?;
@@ -370,6 +447,11 @@ impl App {
         if self.peers {
             let last = self.snapshot.groups.len().saturating_sub(1);
             self.peer_cursor = self.peer_cursor.saturating_add_signed(delta).min(last);
+            return;
+        }
+        if self.closed_view {
+            let last = self.closed_rows().len().saturating_sub(1);
+            self.closed_cursor = self.closed_cursor.saturating_add_signed(delta).min(last);
             return;
         }
         if self.view.is_empty() {
@@ -467,10 +549,17 @@ impl App {
             self.snapshot = s;
             self.refresh();
         }
+        if !self.paused {
+            let (flows, now_ns) = std::mem::take(&mut self.pending_closed);
+            self.record_closed(flows, now_ns);
+        }
     }
 
     /// Opens the detail pane on the selected flow, or peer.
     pub fn open_detail(&mut self) {
+        if self.closed_view {
+            return;
+        }
         if self.peers {
             self.peer_detail = !self.snapshot.groups.is_empty();
         } else {
@@ -487,6 +576,8 @@ impl App {
     pub fn close(&mut self) {
         if self.help {
             self.help = false;
+        } else if self.closed_view {
+            self.closed_view = false;
         } else if self.peers && !self.peer_detail {
             self.peers = false;
         } else {

@@ -168,6 +168,7 @@ fn header_shows_sort_filter_and_pause() {
         interval: Duration::from_millis(500),
         filter: "iperf3".to_string(),
         sort: SortKey::Srtt,
+        ..Options::default()
     });
     a.update(snapshot());
     key(&mut a, KeyCode::Char('r'));
@@ -258,7 +259,7 @@ fn help_overlays_the_table() {
     );
     assert!(
         l[5].starts_with(
-            "ipe│ q, Ctrl-C    quit                                                      │"
+            "ipe│ q, Ctrl-C    quit, then print a summary of the flows seen, by peer     │"
         ),
         "{}",
         l[5]

@@ -7,7 +7,7 @@ use crate::sink::tui::help::{KEYS, LEGEND, joined};
 /// What a key can change, as the view's getters show it.
 fn state(a: &App) -> String {
     format!(
-        "{} {:?} {:?} {} {} {} {} {}",
+        "{} {:?} {:?} {} {} {} {} {} {}",
         a.cursor(),
         a.sort(),
         a.mode(),
@@ -15,7 +15,8 @@ fn state(a: &App) -> String {
         a.help(),
         a.should_quit(),
         a.peers(),
-        a.detail().is_some()
+        a.detail().is_some(),
+        a.closed_view()
     )
 }
 

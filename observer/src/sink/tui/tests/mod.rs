@@ -2,11 +2,14 @@
 //! by keys ([`state`]) and rendered into ratatui's `TestBackend` ([`draw`]).
 #![allow(clippy::unwrap_used, reason = "tests: a failure should panic")]
 
+mod caption;
+mod closed;
 mod draw;
 mod help;
 mod peers;
 mod sections;
 mod state;
+mod summary;
 
 use std::time::Duration;
 
@@ -25,7 +28,10 @@ use crate::{
     attribution::Verdict,
     model::clock::Clock,
     testkit::sample::{SampleBuilder, v4},
-    track::live::{LiveConfig, LiveFlows},
+    track::{
+        event::Event,
+        live::{LiveConfig, LiveFlows},
+    },
 };
 
 const SEC: u64 = 1_000_000_000;
@@ -107,11 +113,18 @@ fn idle(t: u64) -> FlowSample {
 /// Live flows after five one-second polls: flows 1 to 3 open, flow 4 (another
 /// window-bound iperf3) closed at 103 s and lingering.
 fn live_flows() -> LiveFlows {
+    live_and_events().0
+}
+
+/// [`live_flows`], and the events of its polls (flow 4's close among
+/// them).
+fn live_and_events() -> (LiveFlows, Vec<Event>) {
     let cfg = LiveConfig {
         history: 60,
         ..LiveConfig::default()
     };
     let mut b = LiveFlows::new(cfg, Clock::fixed(0, 250), 50 * SEC);
+    let mut events = Vec::new();
     for t in 1..=5 {
         let mut active = vec![window_bound(1, t), cwnd_bound(t), idle(t)];
         let mut closed = vec![];
@@ -123,9 +136,9 @@ fn live_flows() -> LiveFlows {
             c.state = 7;
             closed.push(c);
         }
-        b.ingest(&active, &closed, (100 + t) * SEC);
+        events.extend(b.ingest(&active, &closed, (100 + t) * SEC));
     }
-    b
+    (b, events)
 }
 
 /// Counters with 2 ring-buffer drops and 1 LRU eviction.

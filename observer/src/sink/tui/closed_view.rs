@@ -1,0 +1,147 @@
+//! The recently closed flows' table in `observer top` (`c`): newest
+//! first, each flow's verdict and ADVICE over its whole observed life,
+//! how long ago it closed and how long it lived. The list it draws is
+//! [`super::closed`]'s.
+
+use std::time::Duration;
+
+use ratatui::{
+    Frame,
+    layout::{Alignment, Constraint, Rect},
+    style::Style,
+    text::Line,
+    widgets::{Cell, Paragraph, Row as TableRow, Table},
+};
+
+use super::{closed::ClosedFlow, columns::cell_text, sort::SortKey, state::App, theme};
+use crate::units;
+
+/// What a column of the closed table shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Col {
+    /// How long ago the flow closed.
+    Ago,
+    /// How long it lived (first seen to close).
+    Life,
+    /// A column of the flow table, drawn as it draws it.
+    Flow(SortKey),
+}
+
+/// The columns in display order: title, what, width (ADVICE: the least
+/// it is given), right-aligned, and the rank at which a narrowing
+/// terminal drops it (0: never). At 80 columns PROCESS, REMOTE, RATE,
+/// VERDICT and ADVICE fit, as in the flow table.
+const COLUMNS: [(&str, Col, u16, bool, u8); 8] = [
+    ("AGO", Col::Ago, 6, true, 2),
+    ("PROCESS", Col::Flow(SortKey::Process), 12, false, 0),
+    ("LOCAL", Col::Flow(SortKey::Local), 21, false, 4),
+    ("REMOTE", Col::Flow(SortKey::Remote), 18, false, 0),
+    ("LIFE", Col::Life, 7, true, 3),
+    ("RATE", Col::Flow(SortKey::Rate), 12, true, 1),
+    ("VERDICT", Col::Flow(SortKey::Verdict), 20, false, 0),
+    ("ADVICE", Col::Flow(SortKey::Advice), 14, false, 0),
+];
+
+/// Index of ADVICE in [`COLUMNS`].
+const ADVICE: usize = 7;
+
+/// The columns that fit in `width` (indexes into [`COLUMNS`], display
+/// order) and their widths: the kept ones always, then by rank while they
+/// fit; ADVICE, last, takes what is left.
+fn fit(width: u16) -> Vec<(usize, u16)> {
+    let gaps = |n: usize| u16::try_from(n.saturating_sub(1)).unwrap_or(u16::MAX);
+    let mut shown: Vec<usize> = (0..COLUMNS.len()).filter(|i| COLUMNS[*i].4 == 0).collect();
+    let used =
+        |shown: &[usize]| shown.iter().map(|i| COLUMNS[*i].2).sum::<u16>() + gaps(shown.len());
+    for rank in 1..=4 {
+        if let Some(i) = (0..COLUMNS.len()).find(|i| COLUMNS[*i].4 == rank) {
+            let mut more = shown.clone();
+            more.push(i);
+            if used(&more) <= width {
+                shown = more;
+            }
+        }
+    }
+    shown.sort_unstable();
+    let spare = width.saturating_sub(used(&shown));
+    shown
+        .into_iter()
+        .map(|i| (i, COLUMNS[i].2 + if i == ADVICE { spare } else { 0 }))
+        .collect()
+}
+
+/// How long ago, in at most 6 cells: `12s`, `4m05s`, `2h10m`, `3d`.
+pub fn ago(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
+        3600..86_400 => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
+        _ => format!("{}d", s / 86_400),
+    }
+}
+
+/// The text of column `col` for `f`, closed `age` ago, in `w` cells.
+fn cell(col: Col, f: &ClosedFlow, age: Duration, w: usize) -> String {
+    match col {
+        Col::Ago => ago(age),
+        Col::Life => units::compact(&units::age_ms((f.life_s * 1000.0).round() as u64)),
+        Col::Flow(key) => cell_text(key, &f.row, w),
+    }
+}
+
+/// Draws the recently closed flows the filter shows; keeps `app.page`
+/// in step with the table's height.
+pub fn draw_table(frame: &mut Frame, app: &mut App, area: Rect) {
+    let height = usize::from(area.height.saturating_sub(1));
+    app.page = height.max(1);
+    let flows = app.closed_rows();
+    let keep = app.closed().retention();
+    if flows.is_empty() {
+        let msg = if keep.count == 0 {
+            "the closed list is off (--closed 0); c: back to the flows".to_string()
+        } else {
+            format!(
+                "no flow closed in the last {} (c: back to the flows)",
+                humantime::format_duration(keep.age)
+            )
+        };
+        let p = Paragraph::new(msg).alignment(Alignment::Center);
+        frame.render_widget(p, area.inner(ratatui::layout::Margin::new(0, 1)));
+        return;
+    }
+    let cols = fit(area.width);
+    let header = TableRow::new(cols.iter().map(|(i, _)| {
+        let (title, _, _, right, _) = COLUMNS[*i];
+        let line = Line::styled(title, theme::bold());
+        Cell::from(if right { line.right_aligned() } else { line })
+    }));
+    let cursor = app.closed_cursor();
+    let first = (cursor + 1).saturating_sub(height);
+    let lines = flows
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(height)
+        .map(|(n, f)| {
+            let age = app.closed().age(f);
+            let cells = cols.iter().map(|(i, w)| {
+                let (_, col, _, right, _) = COLUMNS[*i];
+                let text = cell(col, f, age, usize::from(*w));
+                let line = if col == Col::Flow(SortKey::Verdict) {
+                    Line::styled(text, theme::verdict(f.row.verdict()))
+                } else {
+                    Line::raw(text)
+                };
+                Cell::from(if right { line.right_aligned() } else { line })
+            });
+            let mut style = Style::new();
+            if n == cursor {
+                style = style.add_modifier(theme::SELECTED);
+            }
+            TableRow::new(cells).style(style)
+        });
+    let widths = cols.iter().map(|(_, w)| Constraint::Length(*w));
+    let table = Table::new(lines, widths).header(header).column_spacing(1);
+    frame.render_widget(table, area);
+}

@@ -1,0 +1,135 @@
+//! What `observer top` saw, said when it ends: every flow it saw (those
+//! that closed while it ran, and those open at the end), each judged over
+//! its observed life, grouped by peer and written by the host view's
+//! summary (`observer flows --summary`, [`groups::write_summary`]), cut to
+//! one screen.
+
+use std::{collections::VecDeque, io::Write, time::Duration};
+
+use super::row::Row;
+use crate::{
+    attribution::{
+        Config,
+        group::{GroupBy, group},
+    },
+    sink::groups,
+    track::live::LiveFlows,
+};
+
+/// Most closed flows kept for the summary; older ones are left out of it
+/// (and counted), so that a busy host's churn cannot grow top without
+/// bound.
+pub const MAX_CLOSED: usize = 10_000;
+
+/// The closed flows seen so far, for the summary.
+#[derive(Clone, Debug, Default)]
+pub struct Seen {
+    /// Newest at the back.
+    closed: VecDeque<Row>,
+    left_out: u64,
+}
+
+impl Seen {
+    /// Keeps `row`, a flow that closed, judged over its life; the oldest
+    /// beyond [`MAX_CLOSED`] go.
+    pub fn push(&mut self, row: Row) {
+        if self.closed.len() == MAX_CLOSED {
+            self.closed.pop_front();
+            self.left_out += 1;
+        }
+        self.closed.push_back(row);
+    }
+
+    /// The summary of the flows kept and those open in `live`, as `shows`
+    /// selects them (the view's filter), over `span` of watching.
+    pub fn summary(
+        self,
+        live: &LiveFlows,
+        shows: impl Fn(&Row) -> bool,
+        span: Duration,
+    ) -> Summary {
+        let open = live.flows().filter(|t| !t.is_closed()).map(|t| Row {
+            flow: t.flow.clone(),
+            current: t.life.clone(),
+            history: Vec::new(),
+            closed: false,
+        });
+        let rows = self.closed.into_iter().chain(open).filter(|r| shows(r));
+        Summary {
+            rows: rows.collect(),
+            left_out: self.left_out,
+            span,
+            config: live.config().attribution,
+        }
+    }
+}
+
+/// What top saw, ready to write.
+#[derive(Clone, Debug)]
+pub struct Summary {
+    /// Every flow seen (and kept), its verdict over its observed life.
+    pub rows: Vec<Row>,
+    /// Closed flows left out (past [`MAX_CLOSED`]).
+    pub left_out: u64,
+    /// How long top watched.
+    pub span: Duration,
+    /// The thresholds the groups are judged under.
+    pub config: Config,
+}
+
+impl Summary {
+    /// Writes a line saying what this is, then the host view's summary of
+    /// the flows by peer, in at most `lines` lines (at least the first
+    /// two): groups with the most bytes first, those that do not fit
+    /// named by count.
+    ///
+    /// # Errors
+    /// Write failures.
+    pub fn write(&self, out: &mut impl Write, lines: usize) -> std::io::Result<()> {
+        let pairs: Vec<_> = self.rows.iter().map(|r| (&r.flow, &r.current)).collect();
+        let mut found = group(&pairs, GroupBy::Peer, &self.config);
+        found.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.key.cmp(&b.key)));
+        let mut text = Vec::new();
+        groups::write_summary(&mut text, &found)?;
+        let text = String::from_utf8_lossy(&text);
+        let mut head = format!(
+            "observer top saw {} flow{} in {}",
+            self.rows.len(),
+            if self.rows.len() == 1 { "" } else { "s" },
+            humantime::format_duration(Duration::from_secs(self.span.as_secs()))
+        );
+        if self.left_out > 0 {
+            head.push_str(&format!(
+                " ({} older closed flows left out: it keeps the last {MAX_CLOSED})",
+                self.left_out
+            ));
+        }
+        writeln!(out, "{head}:")?;
+        write!(out, "{}", one_screen(&text, lines.saturating_sub(1).max(1)))
+    }
+}
+
+/// `text` cut to at most `lines` lines, never within a group: a group's
+/// what-would-help lines (`  - ...`) stay with it; the groups cut are
+/// named by count on the last line.
+pub fn one_screen(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().collect();
+    if all.len() <= lines {
+        return text.to_string();
+    }
+    // Room for the line that names the rest.
+    let mut keep = lines.saturating_sub(1).max(1);
+    while keep > 1 && all.get(keep).is_some_and(|l| l.starts_with("  - ")) {
+        keep -= 1;
+    }
+    let cut = all[keep..]
+        .iter()
+        .filter(|l| !l.starts_with("  - "))
+        .count();
+    let mut out: String = all[..keep].iter().map(|l| format!("{l}\n")).collect();
+    out.push_str(&format!(
+        "... and {cut} more group{} (observer flows --summary lists every one)\n",
+        if cut == 1 { "" } else { "s" }
+    ));
+    out
+}
