@@ -1,6 +1,7 @@
 //! `observer top` as a user runs it: flag errors and no terminal, then the
 //! real view under tmux showing a receive-window-limited transfer made in
-//! a fresh network namespace, and a clean exit on `q`.
+//! a fresh network namespace, the flow listed by `c` once it has closed,
+//! and a clean exit on `q` with the summary of what it saw.
 
 use std::{
     io::{Read as _, Write as _},
@@ -35,6 +36,25 @@ fn unknown_sort_key_is_a_clap_error_listing_the_valid_ones() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("must be greater than zero"));
+    // The closed list's options: one clear line each, before anything loads.
+    for (flag, value, says) in [
+        ("--closed", "many", "'many' is not a count"),
+        ("--closed", "100000", "give at most 10000"),
+        ("--closed-for", "0", "must be greater than zero"),
+    ] {
+        let out = Command::new(BIN)
+            .args(["top", flag, value])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flag} {value}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let first = err.lines().next().unwrap_or_default();
+        assert!(
+            first.contains(&format!("invalid value '{value}' for '{flag} "))
+                && first.contains(says),
+            "{flag} {value}: {err}"
+        );
+    }
 }
 
 #[test]
@@ -239,11 +259,45 @@ fn shows_a_receive_window_limited_flow_and_quits_cleanly() {
             });
             // The pane gives the row's ADVICE whole.
             assert!(pane.contains("│advice   "), "{pane}");
+            // The transfer ends; once its rows have left the live table,
+            // `c` still lists it, with its verdict and advice.
+            stop.store(true, Ordering::Relaxed);
+            tmux.keys(&["Escape"]);
+            tmux.keys(&["c"]);
+            let closed = tmux.wait_for(
+                "the closed flow in the closed list",
+                Duration::from_secs(20),
+                |s| {
+                    s.lines()
+                        .any(|l| l.trim_start().starts_with("AGO") && l.contains("VERDICT"))
+                        && s.lines().any(|l| {
+                            l.contains(&want)
+                                && l.contains(&server_addr.to_string())
+                                && l.contains("receive_window")
+                        })
+                },
+            );
+            assert!(closed.contains("recently closed"), "{closed}");
             tmux.keys(&["q"]);
             let screen = tmux.wait_for("observer to exit", Duration::from_secs(10), |s| {
                 s.contains("observer exited with")
             });
             assert!(screen.contains("observer exited with 0"), "{screen}");
+            // The summary of what it saw, after the view: the flow's two
+            // ends (the filter in force selects them), by peer.
+            let summary = screen
+                .split("observer top saw")
+                .nth(1)
+                .unwrap_or_else(|| panic!("no summary: {screen}"));
+            assert!(summary.starts_with(" 2 flows in "), "{screen}");
+            assert!(
+                summary.contains("host: 2 flows in 2 groups by peer"),
+                "{screen}"
+            );
+            assert!(
+                summary.contains(&format!("peer {} upload", server_addr.ip())),
+                "{screen}"
+            );
         });
     }
     assert_restored_and_end(&tmux);
