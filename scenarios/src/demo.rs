@@ -4,7 +4,8 @@
 //! then a table of what observer measured of each beside the seed's
 //! published figures.
 //!
-//! Each transfer is named as it starts, in the terminal's title while the
+//! Each transfer is named as it starts, above the view's table (a caption
+//! file it re-reads, [`caption`]) and in the terminal's title while the
 //! view holds the screen (on stderr without a terminal), and the next
 //! starts only once the last one's connections have closed. A second
 //! observer (`observer flows --json`, on the same namespaces) records the
@@ -16,6 +17,7 @@
 //! polls for those, so the guards' drops run instead of the default
 //! action that would leave the namespaces behind.
 
+mod caption;
 mod steps;
 
 use std::{
@@ -29,6 +31,7 @@ use std::{
 };
 
 use anyhow::Context as _;
+use caption::Caption;
 use pathemu::{ChildGuard, Path, Side};
 use steps::{Measured, STEPS};
 
@@ -102,22 +105,35 @@ pub fn demo() -> anyhow::Result<bool> {
             .stdout(Stdio::piped())
             .stderr(Stdio::null()),
     )?;
-    let mut view = if tty {
-        eprintln!(
-            "demo: `observer top --filter '{filter}'` shows them; the terminal's title names \
-             the one running; q quits the view and prints the table"
-        );
-        std::thread::sleep(Duration::from_secs(3));
-        Some(ChildGuard::spawn(Command::new(&observer).args([
-            "top",
-            "--interval",
-            "1s",
-            "--filter",
-            &filter,
-        ]))?)
+    let caption = if tty {
+        Some(Caption::new(&std::env::temp_dir())?)
     } else {
-        eprintln!("demo: no terminal, so no live view: the table follows the transfers");
         None
+    };
+    let mut view = match &caption {
+        Some(caption) => {
+            eprintln!(
+                "demo: `observer top --filter '{filter}'` shows them; the line above its table \
+                 names the one running; q quits the view and prints the table"
+            );
+            std::thread::sleep(Duration::from_secs(3));
+            Some(ChildGuard::spawn(
+                Command::new(&observer)
+                    .args(["top", "--interval", "1s", "--filter", &filter])
+                    .arg("--caption-file")
+                    .arg(caption.path()),
+            )?)
+        }
+        None => {
+            eprintln!("demo: no terminal, so no live view: the table follows the transfers");
+            None
+        }
+    };
+    let say = |line: &str| {
+        if let Some(c) = &caption {
+            c.set(line);
+        }
+        say(line, tty);
     };
     // The recorder and the view load their programs before the first
     // transfer starts.
@@ -125,7 +141,7 @@ pub fn demo() -> anyhow::Result<bool> {
     let mut clients: Vec<u32> = Vec::new();
     let mut ended: Option<Waited> = None;
     for (n, step) in STEPS.iter().enumerate() {
-        say(&step.announce(n + 1), tty);
+        say(&step.announce(n + 1));
         let mut client = path.command(Side::A, "iperf3");
         client
             .args(["-c", &dst, "-p", &PORT.to_string()])
@@ -159,7 +175,7 @@ pub fn demo() -> anyhow::Result<bool> {
         Some(Waited::Exited(_)) | None => match view.as_mut() {
             // The transfers are done; the view stays until the user quits it.
             Some(v) => {
-                say("done: q quits the view and prints the table", tty);
+                say("done: q quits the view and prints the table");
                 match wait(v, &stop, None)? {
                     Waited::Exited(status) => status.success(),
                     Waited::ViewQuit(ok) => ok,
@@ -185,7 +201,8 @@ pub fn demo() -> anyhow::Result<bool> {
 }
 
 /// Names what runs now: in the terminal's title while the view holds the
-/// screen (a line there would tear its frame), on stderr otherwise.
+/// screen (a line there would tear its frame; the view shows it from its
+/// caption file), on stderr otherwise.
 fn say(line: &str, tty: bool) {
     if tty {
         set_title(&format!("observer demo: {line}"));
