@@ -134,9 +134,12 @@ fn the_documented_keys_are_the_objects() {
     let report = t.reports(&Clock::fixed(0, 250), 3, 0, &cfg).remove(0);
     let value = serde_json::to_value(&report).unwrap();
     let mut keys: Vec<String> = value.as_object().unwrap().keys().cloned().collect();
-    // what_if is left out of a verdict that has none, as this one.
+    // what_if is left out of a verdict that has none, as this one, and
+    // netns_name of a namespace with no ip netns name.
     assert!(report.attribution.what_if.is_none());
+    assert!(report.flow.netns_name.is_none());
     keys.push("what_if".to_string());
+    keys.push("netns_name".to_string());
     let mut documented = documented_keys();
     keys.sort();
     documented.sort();
