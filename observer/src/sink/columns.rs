@@ -158,7 +158,7 @@ pub fn row(r: &Report) -> [String; COLUMNS] {
         h,
         or_dash(&f.cc),
         r.attribution.verdict.name().to_string(),
-        attribution::group::advice::advice(&r.attribution),
+        attribution::group::advice::advice(&r.attribution, f),
     ]
 }
 

@@ -105,6 +105,14 @@ fn cases() -> Vec<(&'static str, F, &'static str)> {
             "rcv_wnd 130.0KB → 10.0Mbit/s: tcp_rmem",
         ),
         (
+            "host window of a buffer the application set",
+            F {
+                rcvbuf_locked: true,
+                ..host_window(65_536, own(7, false, 35e6))
+            },
+            "rcv_wnd 130.0KB → 10.0Mbit/s: SO_RCVBUF",
+        ),
+        (
             "host window past its scale",
             host_window(65_535, own(0, false, 35e6)),
             "rcv_wnd 130.0KB → 10.0Mbit/s: tcp_rmem, reconnect",
@@ -220,7 +228,7 @@ fn every_verdict_has_advice_that_agrees_with_its_json_what_if() {
         assert_eq!(cell, want, "{name}");
         assert_eq!(
             cell,
-            attribution::group::advice::advice(&r.attribution),
+            attribution::group::advice::advice(&r.attribution, &r.flow),
             "{name}"
         );
         let v = json(&r);

@@ -11,6 +11,7 @@ use crate::{
         Attribution,
         whatif::{Answer, WhatIf},
     },
+    model::flow::Flow,
     units,
 };
 
@@ -19,15 +20,18 @@ use crate::{
 /// 10.0Mbit/s: tcp_rmem`: the window the what-if's target needs,
 /// `needed_bytes`, and that target, `target_bps`), or, where no window
 /// answers, why in a word (`faster reader`, `more capacity`, `too
-/// little`). Never empty, never `-`.
-pub fn advice(a: &Attribution) -> String {
+/// little`). The setting is the one this socket's buffer follows:
+/// `SO_RCVBUF` or `SO_SNDBUF` where the application set it (autotuning
+/// and `tcp_rmem`/`tcp_wmem` then do not apply), else the sysctl; `flow`
+/// is the flow `a` judged. Never empty, never `-`.
+pub fn advice(a: &Attribution, flow: &Flow) -> String {
     let knob = match class(a) {
         Class::Unjudged => return "too little".to_string(),
         Class::Shared => return "more capacity".to_string(),
         Class::Own(knob) => knob,
     };
     if let Some(w) = &a.what_if {
-        return window(knob, w);
+        return window(knob, w, flow);
     }
     let rate = a.evidence.rate_bps.max(a.evidence.recv_rate_bps);
     match knob {
@@ -44,15 +48,17 @@ pub fn advice(a: &Attribution) -> String {
             "window shut".to_string()
         }
         Knob::HostWindow | Knob::PeerWindow | Knob::SendBuffer => {
-            format!("{}: {}", setting(knob).0, setting(knob).1)
+            format!("{}: {}", setting(knob, flow).0, setting(knob, flow).1)
         }
     }
 }
 
 /// The window `knob` names, and the setting that grows it.
-fn setting(knob: Knob) -> (&'static str, &'static str) {
+fn setting(knob: Knob, flow: &Flow) -> (&'static str, &'static str) {
     match knob {
+        Knob::HostWindow if flow.rcvbuf_locked => ("rcv_wnd", "SO_RCVBUF"),
         Knob::HostWindow => ("rcv_wnd", "tcp_rmem"),
+        Knob::SendBuffer if flow.sndbuf_locked => ("sndbuf", "SO_SNDBUF"),
         // The peer's buffer: no setting of this host's to name.
         Knob::PeerWindow => ("peer's window", ""),
         Knob::SendBuffer => ("sndbuf", "tcp_wmem"),
@@ -64,8 +70,8 @@ fn setting(knob: Knob) -> (&'static str, &'static str) {
 
 /// The advice of a window verdict held by `knob`, from its what-if `w`:
 /// the window first, so that a narrow column keeps the figures.
-fn window(knob: Knob, w: &WhatIf) -> String {
-    let (name, setting) = setting(knob);
+fn window(knob: Knob, w: &WhatIf, flow: &Flow) -> String {
+    let (name, setting) = setting(knob, flow);
     let buys = format!(
         "{name} {} → {}",
         units::compact(&units::bytes(w.needed_bytes)),

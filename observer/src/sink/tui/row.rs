@@ -173,7 +173,7 @@ impl Row {
     /// What would help, in a few words (the ADVICE column; the detail
     /// pane gives it whole).
     pub fn advice(&self) -> String {
-        crate::attribution::group::advice::advice(&self.current)
+        crate::attribution::group::advice::advice(&self.current, &self.flow)
     }
 
     fn of_busy(&self, share: f64) -> Option<f64> {
