@@ -30,11 +30,12 @@ const NARROW: [(&str, u16); 5] = [
     ("DIR", 4),
     ("FLOWS", 5),
     ("OPEN", 4),
-    ("RATE", 11),
+    // A rate is at most 12 characters (`130.97Gbit/s`), a download's 13.
+    ("RATE", 13),
 ];
 
 /// The columns wide terminals add after [`NARROW`]'s.
-const WIDE_ONLY: [(&str, u16); 2] = [("FASTEST", 11), ("PATHRATE", 11)];
+const WIDE_ONLY: [(&str, u16); 2] = [("FASTEST", 12), ("PATHRATE", 12)];
 
 /// The group's direction in [`NARROW`]'s `DIR`: `down` (this host
 /// receives) or `up`.
@@ -183,4 +184,20 @@ pub fn draw_detail(frame: &mut Frame, g: &Group, area: Rect) {
         .block(block)
         .wrap(Wrap { trim: false });
     frame.render_widget(p, area);
+}
+
+#[cfg(test)]
+mod width_tests {
+    use super::*;
+
+    /// Every rate fits its column whole: a cut one loses its leading
+    /// digit (`30.97Gbit/s` of 130.97), which reads as another figure.
+    #[test]
+    fn the_widest_rates_fit_their_columns() {
+        let widest = rate(999.99e9);
+        assert_eq!(widest, "999.99Gbit/s");
+        let n = widest.chars().count() as u16;
+        assert!(NARROW[4].1 > n, "a download's ↓ and {widest}");
+        assert!(WIDE_ONLY.iter().all(|(_, w)| *w >= n));
+    }
 }
