@@ -230,7 +230,17 @@ impl Parser<'_> {
                 (negate, Term::Side(s))
             }
             "rate" => return self.rate(),
-            _ => return Err(error(&t, TERM)),
+            _ => {
+                // A filter of one word is most often a process name, as
+                // top's `/` takes one: say how a filter writes it (not of
+                // a mistyped term, `dprot = :443`, or a word among terms).
+                let mut e = error(&t, TERM);
+                let alone = t.column == 1 && self.peek().tok == Tok::End;
+                if let (Tok::Word(w), true) = (&t.tok, alone) {
+                    e.found = format!("{} (a process name is written comm {w})", e.found);
+                }
+                return Err(e);
+            }
         };
         let e = Expr::Term(term);
         Ok(if negate { Expr::Not(Box::new(e)) } else { e })

@@ -451,3 +451,13 @@ fn every_keyword_begins_a_term() {
     }
     assert_eq!(parse::parse("iperf3").unwrap_err().column, 1);
 }
+
+#[test]
+fn a_filter_of_one_word_is_told_how_a_process_name_is_written() {
+    let e = err("curl");
+    assert_eq!(e.column, 1);
+    assert_eq!(e.found, "\"curl\" (a process name is written comm curl)");
+    // A word among terms, or a mistyped term, gets no such hint.
+    assert_eq!(err("dport 443 bogus").found, "\"bogus\"");
+    assert_eq!(err("dprot = :443").found, "\"dprot\"");
+}
