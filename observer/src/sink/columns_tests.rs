@@ -232,6 +232,8 @@ fn every_verdict_has_advice_that_agrees_with_its_json_what_if() {
             "{name}"
         );
         let v = json(&r);
+        // The JSON carries the same words.
+        assert_eq!(v["advice"].as_str(), Some(cell.as_str()), "{name}");
         let Some(w) = v.get("what_if") else {
             // No arithmetic: the advice says why, in a word or two.
             assert!(r.attribution.what_if.is_none(), "{name}");

@@ -3,15 +3,29 @@
 use std::io::Write;
 
 use super::columns::{COLUMNS, NETNS, Section, netns_cell, row};
-use crate::track::snapshot::Report;
+use crate::{attribution::group::advice::advice, track::snapshot::Report};
 
-/// Writes one JSON object per flow, one per line.
+/// One flow's JSON object: the report's keys, and the table's ADVICE.
+#[derive(serde::Serialize)]
+struct Line<'a> {
+    #[serde(flatten)]
+    report: &'a Report,
+    /// What would help, in a few words: the ADVICE column.
+    advice: String,
+}
+
+/// Writes one JSON object per flow, one per line: the report's keys and
+/// `advice`, the table's ADVICE.
 ///
 /// # Errors
 /// Write or serialisation failures.
 pub fn write_json(out: &mut impl Write, flows: &[Report]) -> std::io::Result<()> {
     for f in flows {
-        serde_json::to_writer(&mut *out, f)?;
+        let line = Line {
+            report: f,
+            advice: advice(&f.attribution, &f.flow),
+        };
+        serde_json::to_writer(&mut *out, &line)?;
         out.write_all(b"\n")?;
     }
     Ok(())

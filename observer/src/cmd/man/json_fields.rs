@@ -55,7 +55,7 @@ pub fn group_rows() -> Vec<Row> {
 
 /// The verdict's keys, which every flow's object carries beside
 /// [`flow_rows`]'s (docs/json.md describes them in prose).
-pub const VERDICT_KEYS: [(&str, &str); 7] = [
+pub const VERDICT_KEYS: [(&str, &str); 8] = [
     ("verdict", "what limits the flow (VERDICTS)"),
     (
         "rule",
@@ -78,6 +78,11 @@ pub const VERDICT_KEYS: [(&str, &str); 7] = [
         "for window verdicts: the window a target rate needs (window_bytes, rtt_us, \
          ceiling_bps, target_bps, needed_bytes, path_bps) and a summary line; --target-rate \
          sets the target",
+    ),
+    (
+        "advice",
+        "what would help, in a few words, as the table's ADVICE column: a window, what it buys \
+         and the setting that grows it, or why no window helps",
     ),
 ];
 

@@ -132,7 +132,10 @@ fn the_documented_keys_are_the_objects() {
     t.update(s, 2);
     let cfg = observer::attribution::Config::default();
     let report = t.reports(&Clock::fixed(0, 250), 3, 0, &cfg).remove(0);
-    let value = serde_json::to_value(&report).unwrap();
+    // The object as --json writes it.
+    let mut out = Vec::new();
+    observer::sink::records::write_json(&mut out, std::slice::from_ref(&report)).unwrap();
+    let value: serde_json::Value = serde_json::from_slice(&out).unwrap();
     let mut keys: Vec<String> = value.as_object().unwrap().keys().cloned().collect();
     // what_if is left out of a verdict that has none, as this one, and
     // netns_name of a namespace with no ip netns name.
