@@ -14,7 +14,7 @@ No Kubernetes schema validator is packaged for Debian, so this checks the
 fields observer relies on, each with the reason it matters: the objects'
 shape (apiVersion, kind, names, types), what the agent needs to start
 (capabilities, the node IP, probes on /healthz), what it must not ask for
-(hostPID, host paths, a token), and that exactly one scrape path reaches the
+(hostPID, host paths but /run/netns, a token), and that exactly one scrape path reaches the
 pods. The TLS overlay (tls/: the DaemonSet and ServiceMonitor patched to
 serve and scrape over https with basic auth) is applied here, its patches
 being JSON patches, and checked the same way, with what TLS adds. The
@@ -54,6 +54,9 @@ prefix = ""
 WEB_SECRET = "observer-web"
 SCRAPE_SECRET = "observer-scrape"
 WEB_MOUNT = "/etc/observer/web"
+# Where `ip netns` and the CNIs name network namespaces, on the node and
+# in the pod.
+NETNS_DIR = "/run/netns"
 # The unit's credentials folder (systemd's $CREDENTIALS_DIRECTORY).
 CREDENTIALS = "/run/credentials/observer.service"
 # exporter-toolkit's web-config keys (docs/web-configuration.md).
@@ -163,12 +166,17 @@ def check_daemonset(kinds, tls=False):
     check((sc.get("seccompProfile") or {}).get("type") == "RuntimeDefault",
           "pod: seccomp RuntimeDefault")
     vols = pod.get("volumes") or []
+    host = [v for v in vols if "hostPath" in v]
+    check(len(host) == 1 and host[0]["hostPath"].get("path") == NETNS_DIR
+          and host[0]["hostPath"].get("type") == "DirectoryOrCreate",
+          f"pod: one host path, {NETNS_DIR} (DirectoryOrCreate), for the namespaces' names "
+          "(BTF is read from the container's own /sys)")
+    others = [v for v in vols if "hostPath" not in v]
     if tls:
-        check(len(vols) == 1 and (vols[0].get("secret") or {}).get("secretName") == WEB_SECRET,
-              f"pod: one volume, the Secret {WEB_SECRET} (nothing from the node)")
+        check(len(others) == 1 and (others[0].get("secret") or {}).get("secretName") == WEB_SECRET,
+              f"pod: besides {NETNS_DIR}, one volume, the Secret {WEB_SECRET}")
     else:
-        check(not vols,
-              "pod: no volumes (BTF is read from the container's own /sys; nothing from the node)")
+        check(not others, f"pod: no volume but {NETNS_DIR}")
     ann = tmpl["metadata"].get("annotations") or {}
     check(not any(k.startswith("prometheus.io/") for k in ann),
           "pod: no prometheus.io annotations (the ServiceMonitor or the sd job scrapes it, once)")
@@ -190,6 +198,12 @@ def check_daemonset(kinds, tls=False):
     check(top and top[0].isdigit() and 0 < int(top[0]) <= 100,
           "container: --top-flows=N (1-100) feeds the dashboard's top-flows table")
     check(not c.get("command"), "container: no command override (the image's entrypoint runs)")
+    netns = [m for m in c.get("volumeMounts") or [] if m.get("mountPath") == NETNS_DIR]
+    check(len(netns) == 1 and netns[0].get("readOnly") is True
+          and netns[0].get("mountPropagation") == "HostToContainer"
+          and any(v.get("name") == netns[0].get("name") for v in host),
+          f"container: {NETNS_DIR} mounted read-only, HostToContainer (a namespace named "
+          "after the pod started shows too)")
     others = [x for x in pod.get("containers") or [] if x is not c] + list(pod.get("initContainers") or [])
     for x in [c] + others:
         xsc = x.get("securityContext") or {}
@@ -358,7 +372,8 @@ def check_tls_overlay(ds_docs, sm_docs):
         web = [a.split("=", 1)[1] for a in c.get("args") or [] if a.startswith("--web-config=")]
         check(web == [f"{WEB_MOUNT}/web-config.yml"],
               f"container: --web-config={WEB_MOUNT}/web-config.yml, the Secret's key")
-        vol = ((ds["spec"]["template"]["spec"].get("volumes") or [{}])[0].get("secret") or {})
+        vols = ds["spec"]["template"]["spec"].get("volumes") or []
+        vol = next((v["secret"] for v in vols if "secret" in v), {})
         check(vol.get("defaultMode") == 0o400, "pod: the Secret's files are 0400 (root only)")
         check_web_config(os.path.join(HERE, "tls", "web-config.yml"))
     finally:
