@@ -2,7 +2,6 @@
 
 use std::process::ExitCode;
 
-use anyhow::Context as _;
 use clap::{CommandFactory as _, Parser, Subcommand};
 
 mod cmd;
@@ -66,12 +65,7 @@ fn main() -> ExitCode {
         Command::Flows(args) => cmd::flows::run(&args),
         Command::Run(args) => cmd::run::run(&args),
         Command::Top(args) => cmd::top::run(&args),
-        Command::Completions { shell } => {
-            let mut cmd = Cli::command();
-            let mut script = Vec::new();
-            clap_complete::generate(shell, &mut cmd, "observer", &mut script);
-            cmd::man::print(&script).context("cannot write the completion script")
-        }
+        Command::Completions { shell } => cmd::completions::run(shell, &Cli::command()),
         Command::Man(args) => cmd::man::run(&args, Cli::command()),
     };
     match result {

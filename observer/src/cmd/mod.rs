@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod completions;
 pub mod flows;
 pub mod grouping;
 pub mod man;

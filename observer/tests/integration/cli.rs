@@ -342,6 +342,10 @@ fn bash_completes_the_values_of_fixed_sets_not_file_names() {
     );
     assert_eq!(bash_offers(&["top", "--sort"], "rw"), ["rwnd_limited"]);
     assert_eq!(bash_offers(&["flows", "--poll-read"], "o"), ["on", "off"]);
+    // A hidden flag (for fault tests) does not complete.
+    let flags = bash_offers(&["run"], "--");
+    assert!(flags.iter().any(|w| w == "--listen"), "{flags:?}");
+    assert!(!flags.iter().any(|w| w.contains("ringbuf")), "{flags:?}");
 }
 
 #[test]
@@ -350,7 +354,15 @@ fn manual_pages_render() {
         return;
     }
     let dir = std::env::temp_dir().join(format!("observer-man-{}", std::process::id()));
-    stdout_of(Command::new(BIN).args(["man", "--dir", dir.to_str().unwrap()]));
+    let said = stdout_of(Command::new(BIN).args(["man", "--dir", dir.to_str().unwrap()]));
+    assert_eq!(
+        said.trim_end(),
+        format!(
+            "wrote 6 manual pages to {}: observer-flows.1, observer-run.1, observer-top.1, \
+             observer-completions.1, observer-man.1, observer.1",
+            dir.display()
+        )
+    );
     let render = |page: &str| {
         stdout_of(
             Command::new("man")
