@@ -39,7 +39,20 @@ pub fn print(bytes: &[u8]) -> std::io::Result<()> {
     }
 }
 
-/// Prints the top page, or writes every page into `--dir`.
+/// What `--dir` says it did, in one line: `wrote 6 manual pages to DIR:
+/// observer-flows.1, ..., observer.1`.
+fn written(dir: &std::path::Path, pages: &[page::Page]) -> String {
+    let names: Vec<&str> = pages.iter().map(|p| p.file_name.as_str()).collect();
+    format!(
+        "wrote {} manual pages to {}: {}",
+        pages.len(),
+        dir.display(),
+        names.join(", ")
+    )
+}
+
+/// Prints the top page, or writes every page into `--dir` and says so
+/// in one line.
 ///
 /// # Errors
 /// The folder cannot be written, or standard output fails (a reader
@@ -55,7 +68,8 @@ pub fn run(args: &Args, cmd: clap::Command) -> anyhow::Result<()> {
                 std::fs::write(&path, &p.roff)
                     .with_context(|| format!("cannot write {}", path.display()))?;
             }
-            Ok(())
+            let line = written(dir, &pages);
+            print(format!("{line}\n").as_bytes()).context("cannot write to standard output")
         }
         None => {
             // The command's own page comes last.

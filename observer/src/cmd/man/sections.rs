@@ -10,17 +10,27 @@ use observer::{attribution::Verdict, sink::tui::help};
 /// The text clap prints after a command's `--help` (the filter
 /// language's summary) as a section of its own, named by the text's
 /// first word where that is a heading in capitals (`FILTERS (...):`),
-/// kept line for line: it is laid out in columns.
+/// kept line for line: it is laid out in columns. The heading is the
+/// section's, not repeated in its body: the rest of its line (`--filter
+/// EXPR, as ss(8) writes them:`) opens the section.
 pub fn after_help(roff: &mut Roff, text: &str) {
     let first = text.split_whitespace().next().unwrap_or_default();
-    let heading = if first.len() > 1 && first.chars().all(|c| c.is_ascii_uppercase()) {
-        first
-    } else {
-        "NOTES"
-    };
+    let titled = first.len() > 1 && first.chars().all(|c| c.is_ascii_uppercase());
+    let heading = if titled { first } else { "NOTES" };
     roff.control("SH", [heading]);
+    let mut lines = text.lines();
+    if titled && let Some(line) = lines.next() {
+        let rest = line.trim_start()[first.len()..].trim();
+        let rest = rest
+            .strip_prefix('(')
+            .and_then(|r| r.strip_suffix("):"))
+            .map_or_else(|| rest.to_string(), |r| format!("{r}:"));
+        if !rest.is_empty() {
+            roff.text([roman(rest)]);
+        }
+    }
     roff.control("nf", []);
-    for line in text.lines() {
+    for line in lines {
         roff.text([roman(line)]);
     }
     roff.control("fi", []);

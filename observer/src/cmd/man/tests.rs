@@ -56,6 +56,17 @@ fn pages_that_take_a_filter_say_its_language() {
         let p = page(name);
         assert!(p.contains(".SH FILTERS"), "{name}");
         assert!(p.contains("verdict NAME"), "{name}");
+        // The heading once, as the section's; its line's rest opens it.
+        assert_eq!(p.matches(".SH FILTERS").count(), 1, "{name}");
+        assert!(
+            !p.contains("FILTERS (--filter"),
+            "{name}: the heading twice"
+        );
+        let body = p.split(".SH FILTERS\n").nth(1).unwrap();
+        assert!(
+            body.starts_with("--filter EXPR, as ss(8) writes them:\n.nf\n"),
+            "{name}: {body}"
+        );
     }
 }
 
@@ -153,4 +164,14 @@ fn the_documented_keys_are_the_objects() {
 fn markdown_reads_plain() {
     assert_eq!(plain("`a` *b* [c](../d.md#e) [f]"), "a b c [f]");
     assert_eq!(plain("x [y] (z)"), "x [y] (z)");
+}
+
+#[test]
+fn writing_the_pages_says_where_in_one_line() {
+    let pages = page::all(crate::Cli::command()).unwrap();
+    assert_eq!(
+        super::written(std::path::Path::new("/usr/local/share/man/man1"), &pages),
+        "wrote 6 manual pages to /usr/local/share/man/man1: observer-flows.1, observer-run.1, \
+         observer-top.1, observer-completions.1, observer-man.1, observer.1"
+    );
 }
