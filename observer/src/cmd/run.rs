@@ -8,8 +8,8 @@ use observer::{
     args::{parse_prefixes, parse_ringbuf_bytes},
     kernel::load::probe_config::ProbeConfig,
     sink::metrics::{
-        Catalogue, CatalogueConfig, agent::ProgramRuns, health::Health, http, labels::Aggregation,
-        web::Web,
+        Catalogue, CatalogueConfig, admission, agent::ProgramRuns, health::Health, http,
+        labels::Aggregation, web::Web,
     },
     track::live::LiveConfig,
     track::poller::Poller,
@@ -111,6 +111,14 @@ pub struct Args {
     /// re-read when they change; /healthz needs no password.
     #[arg(long, value_name = "FILE")]
     web_config: Option<std::path::PathBuf>,
+    /// Most connections one client (an IPv4 address, an IPv6 /64) may hold
+    /// open to the endpoint, 1 to 496 of its 512. Past it a connection is
+    /// closed as soon as it is accepted, unread; with basic auth or
+    /// verified client certificates in --web-config, it may take one of 16
+    /// slots kept for scrapers that authenticate instead, and is served if
+    /// its first request does within 2 s (else 429, closed).
+    #[arg(long, value_name = "N", default_value_t = admission::DEFAULT_PER_CLIENT, value_parser = admission::parse_per_client, allow_hyphen_values = true)]
+    max_conns_per_client: usize,
     #[command(flatten)]
     poll_read: super::poll_read::PollRead,
 }
@@ -197,9 +205,17 @@ async fn agent(args: &Args, web: std::sync::Arc<Web>) -> anyhow::Result<()> {
     let health = Health::new(poller.probes().attached(), args.interval);
     let server = tokio::spawn(http::serve(
         listener,
-        catalogue.registry.clone(),
-        health.clone(),
-        web.clone(),
+        http::Endpoint {
+            registry: catalogue.registry.clone(),
+            health: health.clone(),
+            web: web.clone(),
+            gate: admission::Gate::new(
+                args.max_conns_per_client,
+                web.authenticates(),
+                catalogue.refusals(),
+            ),
+            timeouts: http::Timeouts::default(),
+        },
     ));
     log::info!(
         "serving {}://{serving}/metrics ({})",

@@ -2,7 +2,8 @@
 //! and how each poll's events move them. The metrics themselves are
 //! defined by concept, each group in its own file: `flows` (the
 //! observed flows), `top` (the opt-in per-flow gauges), `peers` (the
-//! opt-in per-peer gauges) and `agent` (observer's own health). Adding a
+//! opt-in per-peer gauges), `agent` (observer's own health) and
+//! `endpoint` (the connections `/metrics` refused). Adding a
 //! metric is one edit in its group's file. Labels never carry 5-tuples or
 //! addresses, except the top-N gauges, whose series count is capped at N.
 
@@ -12,6 +13,7 @@ use observer_common::Counter;
 use prometheus::Registry;
 
 use super::{
+    admission::Refusals,
     agent::AgentMetrics,
     flows::FlowMetrics,
     labels::{Aggregation, Labeller},
@@ -62,6 +64,8 @@ pub struct Catalogue {
     top: TopFlows,
     peers: TopPeers,
     agent: AgentMetrics,
+    /// The counters of connections the endpoint refused.
+    refusals: Refusals,
     filter: Option<Filter>,
     /// Flows seen starting whose owner was not known yet, with the
     /// `comm` or `cgroup` label on: counted in `flows_started_total` once
@@ -93,6 +97,7 @@ impl Catalogue {
         let top = TopFlows::new(&r, cfg.top_flows)?;
         let peers = TopPeers::new(&r, cfg.top_peers, cfg.attribution)?;
         let agent = AgentMetrics::new(&r, cfg.programs_attached, cfg.filter.as_ref())?;
+        let refusals = super::endpoint::refusals(&r)?;
         // The agent process's CPU, memory, open files and start time
         // (`process_*`, read from /proc/self and the CPU clock at each
         // scrape), as every Prometheus client library exports them.
@@ -104,6 +109,7 @@ impl Catalogue {
             top,
             peers,
             agent,
+            refusals,
             filter: cfg.filter,
             pending_start: HashSet::new(),
             owner_labels: cfg.aggregation.comm
@@ -255,6 +261,12 @@ impl Catalogue {
     /// each attached program ([`crate::kernel::probes::Probes::program_stats`]).
     pub fn programs(&mut self, programs: &[super::agent::ProgramRuns]) {
         self.agent.programs(programs);
+    }
+
+    /// The counters the endpoint's gate counts refused connections into
+    /// ([`super::admission::Gate`]).
+    pub fn refusals(&self) -> Refusals {
+        self.refusals.clone()
     }
 
     /// Sets `observer_programs_attached` to the programs attached now

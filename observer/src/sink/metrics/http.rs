@@ -1,9 +1,15 @@
 //! The HTTP endpoint: `GET /metrics` (Prometheus text format) and
 //! `GET /healthz` ([`super::health`]: 200 or 503 with the reason), over
-//! plain HTTP or TLS, behind basic auth or not ([`super::web`]). Nothing
-//! served changes any state.
+//! plain HTTP or TLS, behind basic auth or not ([`super::web`]), each
+//! connection in a slot [`super::admission`] gave it or closed at accept.
+//! Nothing served changes any state.
 
-use std::{convert::Infallible, net::SocketAddr, sync::Arc};
+use std::{
+    convert::Infallible,
+    net::SocketAddr,
+    sync::Arc,
+    time::{Duration, Instant},
+};
 
 use bytes::Bytes;
 use http_body_util::Full;
@@ -11,7 +17,11 @@ use hyper::{Method, Request, Response, StatusCode, body::Incoming, service::serv
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 
-use super::{health::Health, web::Web};
+use super::{
+    admission::{Admission, Client, Gate, RESERVE_TIMEOUT, Reason, Ticket},
+    health::Health,
+    web::Web,
+};
 
 /// Errors starting the endpoint.
 #[derive(Debug, thiserror::Error)]
@@ -73,7 +83,7 @@ pub async fn bind(addr: SocketAddr) -> Result<TcpListener, HttpError> {
 }
 
 /// Lifts the soft limit on open files to the hard one (as Go's runtime does
-/// for every server), so that `MAX_CONNECTIONS` fit beside the maps and
+/// for every server), so that [`super::admission::MAX_CONNECTIONS`] fit beside the maps and
 /// links; a failure leaves the limit as it was.
 pub fn raise_fd_limit() {
     let mut lim = libc::rlimit {
@@ -94,13 +104,9 @@ pub fn raise_fd_limit() {
     }
 }
 
-/// Most connections open at once; one more is closed as soon as it is
-/// accepted, so idle clients can neither use up the file descriptors nor
-/// queue ahead of a probe.
-const MAX_CONNECTIONS: usize = 512;
-
-/// How long a client may take to send its request headers.
-const HEADER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+/// How long a client in a shared slot may take to send its request
+/// headers (TLS handshake included).
+const HEADER_TIMEOUT: Duration = Duration::from_secs(5);
 
 fn reply(status: StatusCode, content_type: &str, body: String) -> Response<Full<Bytes>> {
     let mut r = Response::new(Full::new(Bytes::from(body)));
@@ -141,82 +147,194 @@ fn route(
     }
 }
 
-/// Serves connections on `listener` until the task is dropped, as `web`
-/// says (TLS, basic auth, headers; [`Web::plain`] for none).
+/// How long a connection has to finish its TLS handshake and send its
+/// request headers, by slot; the same limit holds for each later request
+/// on it (an idle keep-alive connection is closed when it runs out).
+#[derive(Clone, Copy, Debug)]
+pub struct Timeouts {
+    /// In a shared slot (s).
+    pub shared: Duration,
+    /// Waiting in the reserve (s).
+    pub reserve: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Timeouts {
+        Timeouts {
+            shared: HEADER_TIMEOUT,
+            reserve: RESERVE_TIMEOUT,
+        }
+    }
+}
+
+/// What the endpoint serves, and to whom.
+#[derive(Clone)]
+pub struct Endpoint {
+    /// What `/metrics` encodes.
+    pub registry: prometheus::Registry,
+    /// What `/healthz` answers.
+    pub health: Health,
+    /// TLS, basic auth and headers ([`Web::plain`] for none).
+    pub web: Arc<Web>,
+    /// Who gets a slot.
+    pub gate: Gate,
+    /// How long each may take to send its request headers.
+    pub timeouts: Timeouts,
+}
+
+/// Most bytes of request head read from a connection waiting in the
+/// reserve (hyper's least read buffer; a scraper's request is under 1 KiB).
+const RESERVE_HEAD_BYTES: usize = 8192;
+const _: () = assert!(RESERVE_HEAD_BYTES >= 8192, "hyper's least max_buf_size");
+
+/// Serves connections on `listener` until the task is dropped.
 ///
-/// A scrape endpoint on a node's address must not be held by idle clients:
-/// at most `MAX_CONNECTIONS` are open at once (later ones are closed at
-/// once, TLS or not), each must finish its TLS handshake and send its
-/// headers within `HEADER_TIMEOUT` together, and a failed accept (out of
-/// file descriptors) waits 100 ms instead of spinning.
-pub async fn serve(
-    listener: TcpListener,
-    registry: prometheus::Registry,
-    health: Health,
-    web: Arc<Web>,
-) {
-    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+/// A scrape endpoint on a node's address must not be held by idle or
+/// busy clients: each connection is given a slot by the gate when it is
+/// accepted, before a byte is read, or closed at once; each must finish
+/// its TLS handshake and send its headers within its timeout together;
+/// and a failed accept (out of file descriptors) waits 100 ms instead of
+/// spinning.
+pub async fn serve(listener: TcpListener, endpoint: Endpoint) {
+    let mut log = RefusedLog::default();
     loop {
-        let stream = match listener.accept().await {
-            Ok((stream, _)) => stream,
+        let (stream, peer) = match listener.accept().await {
+            Ok(accepted) => accepted,
             Err(e) => {
                 log::debug!("metrics accept: {e}");
-                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                tokio::time::sleep(Duration::from_millis(100)).await;
                 continue;
             }
         };
-        let Ok(permit) = slots.clone().try_acquire_owned() else {
-            log::debug!("metrics: {MAX_CONNECTIONS} connections open; closing one more");
-            drop(stream);
-            continue;
-        };
-        let registry = registry.clone();
-        let health = health.clone();
-        let web = web.clone();
-        tokio::spawn(async move {
-            let _permit = permit;
-            let deadline = tokio::time::Instant::now() + HEADER_TIMEOUT;
-            let svc = {
-                let web = web.clone();
-                service_fn(move |req| {
-                    let (registry, health, web) = (registry.clone(), health.clone(), web.clone());
-                    async move { Ok::<_, Infallible>(respond(req, &registry, &health, &web).await) }
-                })
-            };
-            let Some(acceptor) = &web.tls else {
-                return connection(TokioIo::new(stream), HEADER_TIMEOUT, svc).await;
-            };
-            match tokio::time::timeout_at(deadline, handshake(acceptor, stream)).await {
-                Ok(Some(tls)) => {
-                    // What is left of the header timeout after the handshake.
-                    let left = deadline
-                        .saturating_duration_since(tokio::time::Instant::now())
-                        .max(MIN_HEADER_TIME);
-                    connection(TokioIo::new(tls), left, svc).await;
-                }
-                Ok(None) => {}
-                Err(_) => log::debug!("metrics: TLS handshake not done in {HEADER_TIMEOUT:?}"),
+        match endpoint.gate.admit(peer.ip()) {
+            Admission::Admitted(ticket) => {
+                tokio::spawn(one_connection(stream, ticket, endpoint.clone()));
             }
-        });
+            Admission::Refused { reason, client } => {
+                drop(stream);
+                log.refused(reason, client);
+            }
+        }
+    }
+}
+
+/// Least time between two warnings of connections closed at accept.
+const WARN_EVERY: Duration = Duration::from_secs(60);
+
+/// The warnings of connections closed at accept: the first at once,
+/// then at most one per [`WARN_EVERY`], with the count since the last.
+#[derive(Default)]
+struct RefusedLog {
+    last: Option<Instant>,
+    since: u64,
+}
+
+impl RefusedLog {
+    fn refused(&mut self, reason: Reason, client: Client) {
+        self.since += 1;
+        if self.last.is_some_and(|t| t.elapsed() < WARN_EVERY) {
+            return;
+        }
+        let why = match reason {
+            Reason::ClientCap => "it had --max-conns-per-client connections open",
+            _ => "every connection slot was taken",
+        };
+        log::warn!(
+            "metrics: closed {} connection(s) at accept since the last warning, the last from \
+             {client}: {why} (observer_endpoint_connections_refused_total counts them)",
+            self.since
+        );
+        self.last = Some(Instant::now());
+        self.since = 0;
+    }
+}
+
+/// Serves one connection in the slot `ticket` holds, until it closes,
+/// times out or (waiting in the reserve) is displaced.
+async fn one_connection(stream: tokio::net::TcpStream, ticket: Ticket, ep: Endpoint) {
+    let ticket = Arc::new(ticket);
+    let waiting = ticket.waiting();
+    let limits = if waiting {
+        Limits {
+            header_timeout: ep.timeouts.reserve,
+            head_bytes: Some(RESERVE_HEAD_BYTES),
+        }
+    } else {
+        Limits {
+            header_timeout: ep.timeouts.shared,
+            head_bytes: None,
+        }
+    };
+    let deadline = tokio::time::Instant::now() + limits.header_timeout;
+    let svc = {
+        let (ep, ticket) = (ep.clone(), ticket.clone());
+        service_fn(move |req| {
+            let (ep, ticket) = (ep.clone(), ticket.clone());
+            async move { Ok::<_, Infallible>(respond(req, &ep, &ticket).await) }
+        })
+    };
+    let served = async {
+        let Some(acceptor) = &ep.web.tls else {
+            return connection(TokioIo::new(stream), limits, svc).await;
+        };
+        match tokio::time::timeout_at(deadline, handshake(acceptor, stream)).await {
+            Ok(Some(tls)) => {
+                if ep.web.verifies_clients && tls.get_ref().1.peer_certificates().is_some() {
+                    // The verifier checked it against the CA.
+                    ticket.authenticated();
+                }
+                // What is left of the header timeout after the handshake.
+                let left = deadline
+                    .saturating_duration_since(tokio::time::Instant::now())
+                    .max(MIN_HEADER_TIME);
+                let limits = Limits {
+                    header_timeout: left,
+                    ..limits
+                };
+                connection(TokioIo::new(tls), limits, svc).await;
+            }
+            Ok(None) => {}
+            Err(_) => log::debug!(
+                "metrics: TLS handshake not done in {:?}",
+                limits.header_timeout
+            ),
+        }
+    };
+    tokio::select! {
+        () = served => {}
+        () = ticket.displaced() => {
+            log::debug!("metrics: a connection from {} gave its slot to a newer one", ticket.client());
+        }
     }
 }
 
 /// Least time left for the request headers after a slow TLS handshake.
-const MIN_HEADER_TIME: std::time::Duration = std::time::Duration::from_millis(500);
+const MIN_HEADER_TIME: Duration = Duration::from_millis(500);
+
+/// What one connection may send.
+#[derive(Clone, Copy)]
+struct Limits {
+    /// How long it has for its request headers (each request's).
+    header_timeout: Duration,
+    /// Most bytes of request head; None: hyper's default (about 400 kB).
+    head_bytes: Option<usize>,
+}
 
 /// Serves HTTP/1.1 on one connection, plain or TLS.
-async fn connection<I, S>(io: I, header_timeout: std::time::Duration, svc: S)
+async fn connection<I, S>(io: I, limits: Limits, svc: S)
 where
     I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
     S: hyper::service::HttpService<Incoming, ResBody = Full<Bytes>>,
     S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    if let Err(e) = hyper::server::conn::http1::Builder::new()
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
         .timer(hyper_util::rt::TokioTimer::new())
-        .header_read_timeout(header_timeout)
-        .serve_connection(io, svc)
-        .await
-    {
+        .header_read_timeout(limits.header_timeout);
+    if let Some(bytes) = limits.head_bytes {
+        builder.max_buf_size(bytes);
+    }
+    if let Err(e) = builder.serve_connection(io, svc).await {
         log::debug!("metrics connection: {e}");
     }
 }
@@ -261,41 +379,80 @@ async fn handshake(
 /// TLS, when set, still applies.
 const OPEN_PATHS: &[&str] = &["/healthz"];
 
-/// [`route`] behind basic auth, with `web`'s headers on every answer.
-async fn respond(
-    req: Request<Incoming>,
-    registry: &prometheus::Registry,
-    health: &Health,
-    web: &Web,
-) -> Response<Full<Bytes>> {
-    let open = OPEN_PATHS.contains(&req.uri().path());
-    let mut resp = match &web.auth {
-        Some(auth)
-            if !open
-                && !auth
-                    .allows(req.headers().get(hyper::header::AUTHORIZATION))
-                    .await =>
-        {
-            let mut r = reply(
-                StatusCode::UNAUTHORIZED,
-                "text/plain",
-                "Unauthorized\n".into(),
-            );
-            r.headers_mut().insert(
-                hyper::header::WWW_AUTHENTICATE,
-                hyper::header::HeaderValue::from_static("Basic"),
-            );
-            // A client without the password keeps no connection open.
-            r.headers_mut().insert(
-                hyper::header::CONNECTION,
-                hyper::header::HeaderValue::from_static("close"),
-            );
-            r
+/// [`route`] behind basic auth, with `web`'s headers on every answer; on
+/// a connection waiting in the reserve, only a request that authenticates
+/// is served (and the connection keeps its slot), any other gets
+/// [`too_many`].
+async fn respond(req: Request<Incoming>, ep: &Endpoint, ticket: &Ticket) -> Response<Full<Bytes>> {
+    let web = &ep.web;
+    let authorization = req.headers().get(hyper::header::AUTHORIZATION);
+    let mut resp = if ticket.waiting() && !authenticates(web, authorization, ticket).await {
+        too_many(ticket)
+    } else {
+        let open = OPEN_PATHS.contains(&req.uri().path());
+        match &web.auth {
+            Some(auth) if !open && !auth.allows(authorization).await => unauthorized(),
+            _ => route(&req, &ep.registry, &ep.health),
         }
-        _ => route(&req, registry, health),
     };
     for (name, value) in &web.headers {
         resp.headers_mut().insert(name.clone(), value.clone());
     }
     resp
 }
+
+/// Whether a request with `authorization` on a connection waiting in the
+/// reserve authenticates it (a right password; a matched one is cached,
+/// so [`respond`] checking it again costs no bcrypt round).
+async fn authenticates(
+    web: &Web,
+    authorization: Option<&hyper::header::HeaderValue>,
+    ticket: &Ticket,
+) -> bool {
+    match &web.auth {
+        Some(auth) => auth.allows(authorization).await && ticket.authenticated(),
+        None => false,
+    }
+}
+
+/// A 401 asking for basic auth; the connection is closed after it.
+fn unauthorized() -> Response<Full<Bytes>> {
+    let mut r = reply(
+        StatusCode::UNAUTHORIZED,
+        "text/plain",
+        "Unauthorized\n".into(),
+    );
+    r.headers_mut().insert(
+        hyper::header::WWW_AUTHENTICATE,
+        hyper::header::HeaderValue::from_static("Basic"),
+    );
+    closing(r)
+}
+
+/// The answer to a request that did not authenticate on a connection
+/// waiting in the reserve: 429, saying which cap it is past; the
+/// connection is closed after it.
+fn too_many(ticket: &Ticket) -> Response<Full<Bytes>> {
+    let cap = match ticket.past() {
+        Some(Reason::ClientCap) => format!("{} has as many connections open as", ticket.client()),
+        _ => "this endpoint has as many connections open as".to_string(),
+    };
+    closing(reply(
+        StatusCode::TOO_MANY_REQUESTS,
+        "text/plain",
+        format!("{cap} it allows; past that only requests that authenticate are served\n"),
+    ))
+}
+
+/// `r` with `Connection: close`: a client refused keeps no connection open.
+fn closing(mut r: Response<Full<Bytes>>) -> Response<Full<Bytes>> {
+    r.headers_mut().insert(
+        hyper::header::CONNECTION,
+        hyper::header::HeaderValue::from_static("close"),
+    );
+    r
+}
+
+#[cfg(test)]
+#[path = "http_tests.rs"]
+mod tests;

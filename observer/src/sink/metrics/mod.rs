@@ -1,14 +1,17 @@
 //! The Prometheus exporter: the metric catalogue (metrics grouped by
-//! concept: `flows`, `top`, `peers`, `agent`), aggregation labels with a cap,
-//! and the HTTP endpoint, with optional TLS and basic auth (`web`).
+//! concept: `flows`, `top`, `peers`, `agent`, `endpoint`), aggregation
+//! labels with a cap, and the HTTP endpoint, with optional TLS and basic
+//! auth (`web`) and a cap on each client's connections (`admission`).
 //!
 //! In: each poll's [`crate::track::event::Event`]s, the live flows, the
 //! kernel's self-counters and the poll's figures. Out: the registry that
 //! `/metrics` encodes in the Prometheus text format.
 
+pub mod admission;
 pub mod agent;
 pub mod auth;
 pub mod catalogue;
+mod endpoint;
 mod flows;
 pub mod health;
 pub mod http;

@@ -37,6 +37,9 @@ pub struct Web {
     pub auth: Option<BasicAuth>,
     /// Headers added to every response.
     pub headers: Vec<(HeaderName, HeaderValue)>,
+    /// Whether a client certificate, when sent, is verified against the
+    /// file's CA (so that one authenticates its client).
+    pub verifies_clients: bool,
 }
 
 impl Web {
@@ -46,6 +49,7 @@ impl Web {
             tls: None,
             auth: None,
             headers: Vec::new(),
+            verifies_clients: false,
         }
     }
 
@@ -80,7 +84,18 @@ impl Web {
             tls,
             auth: BasicAuth::new(&config.users),
             headers,
+            verifies_clients: config
+                .tls
+                .as_ref()
+                .is_some_and(|t| t.client_auth.verifies()),
         })
+    }
+
+    /// Whether a client can authenticate (basic auth, or a client
+    /// certificate verified against the CA): only then does a connection
+    /// past a cap get a slot of the reserve ([`super::admission`]).
+    pub fn authenticates(&self) -> bool {
+        self.auth.is_some() || self.verifies_clients
     }
 
     /// `https` or `http`.
