@@ -24,6 +24,20 @@ pub struct HistoryPoint {
     pub rcv_rtt_us: u32,
 }
 
+impl HistoryPoint {
+    /// The receiver RTT as the verdicts use it (µs): `rcv_rtt_us`, or
+    /// srtt while the kernel has no receiver estimate, as
+    /// `Receive::rtt_mean_us` falls back (so a download's sparkline and
+    /// its RCVRTT agree).
+    pub fn receiver_rtt_us(&self) -> u32 {
+        if self.rcv_rtt_us > 0 {
+            self.rcv_rtt_us
+        } else {
+            self.srtt_us
+        }
+    }
+}
+
 /// The history point of sample `s` at `rate_bps`.
 pub fn point(s: &FlowSample, rate_bps: f64) -> HistoryPoint {
     HistoryPoint {

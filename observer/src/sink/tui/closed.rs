@@ -9,7 +9,7 @@
 use std::{collections::VecDeque, time::Duration};
 
 use super::row::Row;
-use crate::track::event::Event;
+use crate::track::{event::Event, live::LiveFlows};
 
 /// Closes kept by default (`--closed`).
 pub const DEFAULT_COUNT: usize = 50;
@@ -72,6 +72,16 @@ impl ClosedFlow {
             }),
             _ => None,
         }
+    }
+}
+
+impl ClosedFlow {
+    /// With the history `live` kept of the flow (none once it has gone).
+    pub fn with_history(mut self, live: &LiveFlows) -> ClosedFlow {
+        if let Some(t) = live.get(self.row.cookie()) {
+            self.row.history = t.history.iter().copied().collect();
+        }
+        self
     }
 }
 

@@ -1,6 +1,7 @@
 //! The recently closed flows' table in `observer top` (`c`): newest
-//! first, each flow's verdict and ADVICE over its whole observed life,
-//! how long ago it closed and how long it lived. The list it draws is
+//! first, each flow's verdict, ADVICE and average rate (AVGRATE) over
+//! its whole observed life, how long ago it closed and how long it
+//! lived; Enter opens the detail pane on one. The list it draws is
 //! [`super::closed`]'s.
 
 use std::time::Duration;
@@ -23,6 +24,9 @@ enum Col {
     Ago,
     /// How long it lived (first seen to close).
     Life,
+    /// Its average rate over that life (its row's rate: the row is
+    /// judged over its life).
+    AvgRate,
     /// A column of the flow table, drawn as it draws it.
     Flow(SortKey),
 }
@@ -37,7 +41,7 @@ const COLUMNS: [(&str, Col, u16, bool, u8); 8] = [
     ("LOCAL", Col::Flow(SortKey::Local), 21, false, 4),
     ("REMOTE", Col::Flow(SortKey::Remote), 18, false, 0),
     ("LIFE", Col::Life, 7, true, 3),
-    ("RATE", Col::Flow(SortKey::Rate), 12, true, 1),
+    ("AVGRATE", Col::AvgRate, 12, true, 1),
     ("VERDICT", Col::Flow(SortKey::Verdict), 20, false, 0),
     ("ADVICE", Col::Flow(SortKey::Advice), 14, false, 0),
 ];
@@ -86,6 +90,14 @@ fn cell(col: Col, f: &ClosedFlow, age: Duration, w: usize) -> String {
     match col {
         Col::Ago => ago(age),
         Col::Life => units::compact(&units::age_ms((f.life_s * 1000.0).round() as u64)),
+        Col::AvgRate => {
+            let rate = units::compact(&units::rate(f.row.rate_bps()));
+            if f.row.download() {
+                format!("↓{rate}")
+            } else {
+                rate
+            }
+        }
         Col::Flow(key) => cell_text(key, &f.row, w),
     }
 }

@@ -246,7 +246,9 @@ pub(super) fn cell_text(key: SortKey, r: &Row, w: usize) -> String {
         SortKey::Process => fit_process(r, w),
         SortKey::Local => keep_tail(&f.local.to_string(), w),
         SortKey::Remote => keep_tail(&f.remote.to_string(), w),
-        // A download (judged from the receiving end) is marked with ↓.
+        // A closed flow has no current rate (the closed list, `c`, gives
+        // its life's average); a download is marked with ↓.
+        SortKey::Rate if r.closed => "closed".to_string(),
         SortKey::Rate if down => format!("↓{}", units::compact(&units::rate(r.rate_bps()))),
         SortKey::Rate => units::compact(&units::rate(r.rate_bps())),
         SortKey::Srtt => units::compact(&units::time_us(f64::from(r.rtt_us()))),

@@ -106,8 +106,14 @@ fn detail_text(r: &Row) -> Text<'static> {
                 theme::verdict(a.verdict).patch(theme::bold()),
             ),
             Span::raw(format!(
-                "  confidence {:.2}, {side} side, over the last {:.1} s{}",
+                "  confidence {:.2}, {side} side, {} {:.1} s{}",
                 a.confidence,
+                // A closed row is judged over its life.
+                if r.closed {
+                    "over its life,"
+                } else {
+                    "over the last"
+                },
                 ev.interval_us as f64 / 1e6,
                 if r.closed { ", closed" } else { "" }
             )),
@@ -134,9 +140,15 @@ fn detail_text(r: &Row) -> Text<'static> {
             Line::from(vec![head("rate"), Span::raw(rate)]),
             Line::from(vec![
                 head("windows"),
+                // In the row's units: bytes as KB/MB, cwnd and in flight
+                // in segments.
                 Span::raw(format!(
-                    "cwnd {} x {} B, snd_wnd {} B, rcv_wnd {} B, in flight {}",
-                    ev.snd_cwnd, ev.mss, ev.snd_wnd, ev.rcv_wnd, f.inflight,
+                    "cwnd {} seg x {} B = {}, snd_wnd {}, in flight {} seg",
+                    ev.snd_cwnd,
+                    ev.mss,
+                    units::bytes(f64::from(ev.snd_cwnd) * f64::from(ev.mss)),
+                    units::bytes(f64::from(ev.snd_wnd)),
+                    f.inflight,
                 )),
             ]),
             Line::from(vec![
@@ -296,7 +308,7 @@ fn draw_sparklines(frame: &mut Frame, r: &Row, interval: Duration, area: Rect) {
             ),
             (
                 "rcv_rtt",
-                h.iter().map(|p| u64::from(p.rcv_rtt_us)).collect(),
+                h.iter().map(|p| u64::from(p.receiver_rtt_us())).collect(),
                 &rtt,
             ),
         ]
@@ -321,11 +333,22 @@ fn draw_sparklines(frame: &mut Frame, r: &Row, interval: Duration, area: Rect) {
         ]
     };
     let span = interval.as_secs_f64() * h.len() as f64;
-    let title = format!("history: last {span:.0} s ({} polls), oldest left", h.len());
+    let title = if h.is_empty() {
+        // No points: no sparklines, rather than four of zeros.
+        "history: none kept for this flow".to_string()
+    } else {
+        format!(
+            "history: last {span:.0} s, one point a poll ({}), oldest left",
+            humantime::format_duration(interval)
+        )
+    };
     frame.render_widget(
         Paragraph::new(Line::styled(title, theme::dim())),
         Rect { height: 1, ..area },
     );
+    if h.is_empty() {
+        return;
+    }
     // Room for the widest " NOW max MAX" any series can show, whichever
     // of its points the sparkline's width keeps (` 24.77Gbit/s max
     // 24.77Gbit/s` is 28 cells).

@@ -39,7 +39,10 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
         frame.render_widget(Paragraph::new(line), caption_area);
     }
     if app.closed_view() {
-        closed_view::draw_table(frame, app, body);
+        match app.detail() {
+            Some(row) => detail::draw(frame, row, app.interval(), body),
+            None => closed_view::draw_table(frame, app, body),
+        }
     } else if app.peers() {
         match app.peer_detail() {
             Some(g) => peers::draw_detail(frame, g, body),
@@ -257,13 +260,13 @@ fn draw_footer(frame: &mut Frame, app: &App, area: Rect) {
             };
             Line::from(vec![theme::label(prompt), Span::raw(text.clone()), hint])
         }
-        Mode::Normal if app.closed_view() => Line::styled(
-            "q quit  j/k select  c flows  / filter  p pause  ? help   newest first",
-            dim,
-        ),
         Mode::Normal if app.detail().is_some() => {
             Line::styled("Esc back  j/k next flow  p pause  ? help  q quit", dim)
         }
+        Mode::Normal if app.closed_view() => Line::styled(
+            "q quit  j/k select  Enter detail  c flows  / filter  p pause  ? help   newest first",
+            dim,
+        ),
         Mode::Normal if app.peer_detail().is_some() => Line::styled(
             "Esc back  j/k next peer  v flows  p pause  ? help  q quit",
             dim,

@@ -40,11 +40,11 @@ pub const KEYS: [Entry; 11] = [
     ),
     (
         "c",
-        "recently closed flows, newest first: verdict and advice",
+        "recently closed flows, newest first: life verdict, advice",
     ),
     (
         "Enter",
-        "details of the selected flow: evidence, what-if, history",
+        "details of the selected flow (in c too): what-if, history",
     ),
     (
         "?, Esc",
@@ -72,7 +72,7 @@ pub const LEGEND: [Entry; 5] = [
     ),
     (
         "dim rows",
-        "closed flows, shown a few seconds; then c lists them",
+        "closed flows, a few seconds, RATE closed; c lists them",
     ),
 ];
 

@@ -180,9 +180,12 @@ pub fn run(mut poller: Poller, opts: Options) -> Result<Option<Summary>, TuiErro
                 _ = tick.tick() => {
                     let (events, _) = poller.poll().map_err(TuiError::Poll)?;
                     let now = monotonic_ns();
+                    // Each with its history, from the live flows where
+                    // it lingers, for the detail pane's sparklines.
                     let closed: Vec<ClosedFlow> = events
                         .iter()
                         .filter_map(|e| ClosedFlow::from_event(e, now))
+                        .map(|f| f.with_history(poller.live()))
                         .collect();
                     for f in &closed {
                         seen.push(f.row.clone());

@@ -13,7 +13,9 @@ use crate::{
 pub struct Row {
     /// The flow's latest figures.
     pub flow: Flow,
-    /// Its verdict over the current window, with the evidence.
+    /// Its verdict with the evidence: over the current window while the
+    /// flow is open; once closed, over its observed life (so the rate is
+    /// its life's average, as the closed list shows it).
     pub current: Attribution,
     /// Its recent history, oldest first, for sparklines.
     pub history: Vec<HistoryPoint>,
@@ -31,13 +33,14 @@ pub struct Cwnd {
 }
 
 impl Row {
-    /// The row of a tracked flow.
+    /// The row of a tracked flow: a closed one judged over its life.
     pub fn from_tracked(t: &TrackedFlow) -> Row {
+        let closed = t.is_closed();
         Row {
             flow: t.flow.clone(),
-            current: t.current.clone(),
+            current: if closed { &t.life } else { &t.current }.clone(),
             history: t.history.iter().copied().collect(),
-            closed: t.is_closed(),
+            closed,
         }
     }
 
@@ -61,9 +64,15 @@ impl Row {
         self.current.evidence.recv_rate_bps
     }
 
-    /// The rate of the flow's data direction: the larger of the two.
+    /// The rate of the flow's data direction, the side it is judged
+    /// from (bits/s): sent for an upload, received for a download, as the
+    /// detail pane's "sent" or "received" gives it.
     pub fn rate_bps(&self) -> f64 {
-        self.send_bps().max(self.recv_bps())
+        if self.download() {
+            self.recv_bps()
+        } else {
+            self.send_bps()
+        }
     }
 
     /// Whether the row is a download judged from this, the receiving, end:

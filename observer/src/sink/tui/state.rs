@@ -8,6 +8,8 @@ use std::{path::PathBuf, time::Duration};
 use observer_common::Counter;
 
 use super::closed::{ClosedFlow, ClosedFlows, Retention};
+
+mod closed_list;
 use super::sort::SortKey;
 use super::{row::Row, select::Selection};
 use crate::{
@@ -268,53 +270,6 @@ impl App {
             .min(self.snapshot.groups.len().saturating_sub(1));
     }
 
-    /// Adds the flows that closed at a poll at `now_ns` (monotonic ns)
-    /// to the recently closed, and lets those past the age kept go; kept
-    /// for later while paused.
-    pub fn record_closed(&mut self, flows: impl IntoIterator<Item = ClosedFlow>, now_ns: u64) {
-        if self.paused {
-            self.pending_closed.0.extend(flows);
-            self.pending_closed.1 = now_ns;
-            return;
-        }
-        flows.into_iter().for_each(|f| self.closed.push(f));
-        self.closed.expire(now_ns);
-        let last = self.closed_rows().len().saturating_sub(1);
-        self.closed_cursor = self.closed_cursor.min(last);
-    }
-
-    /// The recently closed flows, all of them.
-    pub fn closed(&self) -> &ClosedFlows {
-        &self.closed
-    }
-
-    /// The recently closed flows the filter shows, newest first.
-    pub fn closed_rows(&self) -> Vec<&ClosedFlow> {
-        self.closed
-            .iter()
-            .filter(|f| self.selection.shows(&f.row))
-            .collect()
-    }
-
-    /// Whether the table shows the recently closed flows.
-    pub fn closed_view(&self) -> bool {
-        self.closed_view
-    }
-
-    /// Index of the selected closed flow among [`App::closed_rows`].
-    pub fn closed_cursor(&self) -> usize {
-        self.closed_cursor
-    }
-
-    /// Switches the table between the live flows and the recently closed
-    /// ones; the detail panes and the peers view close.
-    pub fn toggle_closed(&mut self) {
-        self.closed_view = !self.closed_view;
-        self.peers = false;
-        self.detail = None;
-        self.peer_detail = false;
-    }
-
     /// Whether the filter in force shows `row`.
     pub fn shows(&self, row: &Row) -> bool {
         self.selection.shows(row)
@@ -430,15 +385,19 @@ impl App {
         self.peer_detail = false;
     }
 
-    /// The flow the detail pane is open on: `Ok(row)`, or `Err(cookie)`
-    /// when that flow is no longer tracked; `None` when the pane is closed
-    /// (or the table shows peers).
+    /// The flow the detail pane is open on: `Ok(row)`, the live row or,
+    /// once the flow has left the live table, its row in the recently
+    /// closed (judged over its life); `Err(cookie)` when it is in
+    /// neither; `None` when the pane is closed (or the table shows
+    /// peers).
     pub fn detail(&self) -> Option<Result<&Row, u64>> {
-        if self.peers || self.closed_view {
+        if self.peers {
             return None;
         }
         let c = self.detail?;
-        Some(self.snapshot.rows.iter().find(|r| r.cookie() == c).ok_or(c))
+        let live = self.snapshot.rows.iter().find(|r| r.cookie() == c);
+        let closed = || self.closed.iter().map(|f| &f.row).find(|r| r.cookie() == c);
+        Some(live.or_else(closed).ok_or(c))
     }
 
     /// Moves the selection by `delta` rows, within bounds; the detail pane,
@@ -450,8 +409,7 @@ impl App {
             return;
         }
         if self.closed_view {
-            let last = self.closed_rows().len().saturating_sub(1);
-            self.closed_cursor = self.closed_cursor.saturating_add_signed(delta).min(last);
+            self.move_closed_by(delta);
             return;
         }
         if self.view.is_empty() {
@@ -555,12 +513,12 @@ impl App {
         }
     }
 
-    /// Opens the detail pane on the selected flow, or peer.
+    /// Opens the detail pane on the selected flow (live or recently
+    /// closed), or peer.
     pub fn open_detail(&mut self) {
         if self.closed_view {
-            return;
-        }
-        if self.peers {
+            self.detail = self.selected_closed();
+        } else if self.peers {
             self.peer_detail = !self.snapshot.groups.is_empty();
         } else {
             self.detail = self.selected;
@@ -572,17 +530,17 @@ impl App {
         self.help = !self.help;
     }
 
-    /// Closes the topmost of help and detail pane.
+    /// Closes the topmost of help, detail pane, closed list and peers.
     pub fn close(&mut self) {
         if self.help {
             self.help = false;
-        } else if self.closed_view {
-            self.closed_view = false;
-        } else if self.peers && !self.peer_detail {
-            self.peers = false;
-        } else {
+        } else if self.detail.is_some() || self.peer_detail {
             self.detail = None;
             self.peer_detail = false;
+        } else if self.closed_view {
+            self.closed_view = false;
+        } else {
+            self.peers = false;
         }
     }
 

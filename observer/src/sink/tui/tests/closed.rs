@@ -6,6 +6,7 @@ use super::*;
 use crate::sink::tui::{
     closed::{ClosedFlow, ClosedFlows, Retention},
     closed_view::ago,
+    row::Row,
 };
 
 /// Flow 4's close, as the live flows report it: the window-bound iperf3
@@ -129,13 +130,27 @@ fn c_lists_the_closes_newest_first_and_esc_goes_back() {
         assert!(row.contains("peer's window"), "{row}");
     }
     assert!(l[11].contains("c flows"), "{}", l[11]);
-    // The selection moves within the closes; Enter opens nothing here.
+    // The selection moves within the closes; Enter opens the detail
+    // pane on the selected one, judged over its life; Esc goes back to
+    // the list, then to the flows.
     key(&mut a, KeyCode::Char('G'));
     assert_eq!(a.closed_cursor(), 1);
     key(&mut a, KeyCode::Down);
     assert_eq!(a.closed_cursor(), 1);
     key(&mut a, KeyCode::Enter);
-    assert!(a.detail().is_none());
+    let oldest = a.closed_rows()[1].row.cookie();
+    assert_eq!(a.detail().unwrap().unwrap().cookie(), oldest);
+    let l = lines(&render(&mut a, 80, 24));
+    assert!(l[3].contains("(closed)"), "{}", l[3]);
+    assert!(l[4].contains("over its life, 2.0 s, closed"), "{}", l[4]);
+    assert!(l[23].starts_with("Esc back  j/k next flow"), "{}", l[23]);
+    key(&mut a, KeyCode::Up);
+    assert_eq!(
+        a.detail().unwrap().unwrap().cookie(),
+        a.closed_rows()[0].row.cookie()
+    );
+    key(&mut a, KeyCode::Esc);
+    assert!(a.detail().is_none() && a.closed_view());
     key(&mut a, KeyCode::Esc);
     assert!(!a.closed_view());
     // `c` and `v` take turns.
@@ -153,7 +168,10 @@ fn the_closed_table_fits_80_columns_with_the_flow_tables_essentials() {
     key(&mut a, KeyCode::Char('c'));
     let l = lines(&render(&mut a, 80, 24));
     let titles: Vec<&str> = l[3].split_whitespace().collect();
-    assert_eq!(titles, ["PROCESS", "REMOTE", "RATE", "VERDICT", "ADVICE"]);
+    assert_eq!(
+        titles,
+        ["PROCESS", "REMOTE", "AVGRATE", "VERDICT", "ADVICE"]
+    );
     assert!(
         l[4].contains("receive_window") && l[4].contains("peer's window"),
         "{}",
@@ -191,4 +209,39 @@ fn the_filter_and_pause_hold_for_the_closes_too() {
     key(&mut a, KeyCode::Char('p'));
     let cookies: Vec<u64> = a.closed_rows().iter().map(|f| f.row.cookie()).collect();
     assert_eq!(cookies, [8, 7]);
+}
+
+#[test]
+fn a_flow_that_leaves_the_table_stays_in_its_detail_pane_from_the_closed_list() {
+    let (live, events) = live_and_events();
+    let mut a = App::new(Options::default());
+    a.update(Snapshot::from_live(&live, &COUNTERS));
+    // Flow 4 lingers, closed, judged over its life: no current rate.
+    while a.selected().map(Row::cookie) != Some(4) {
+        key(&mut a, KeyCode::Down);
+    }
+    key(&mut a, KeyCode::Enter);
+    let lingering = a.detail().unwrap().unwrap().clone();
+    assert!(lingering.closed);
+    // Its close, with its history from the live flows, then the table
+    // without it: the pane goes on showing it, from the closed list.
+    let closes: Vec<ClosedFlow> = events
+        .iter()
+        .filter_map(|e| ClosedFlow::from_event(e, 104 * SEC))
+        .map(|f| f.with_history(&live))
+        .collect();
+    assert_eq!(closes[0].row.history.len(), lingering.history.len());
+    assert!(!closes[0].row.history.is_empty());
+    a.record_closed(closes, 104 * SEC);
+    let mut rest = Snapshot::from_live(&live, &COUNTERS);
+    rest.rows.retain(|r| r.cookie() != 4);
+    a.update(rest);
+    let shown = a.detail().unwrap().unwrap();
+    assert_eq!(shown.cookie(), 4);
+    assert_eq!(shown.verdict(), lingering.verdict());
+    assert_eq!(shown.rate_bps(), lingering.rate_bps());
+    let l = lines(&render(&mut a, 100, 30));
+    assert!(l[4].contains("over its life, 2.0 s, closed"), "{}", l[4]);
+    assert!(!l.iter().any(|l| l.contains("no longer tracked")));
+    assert!(l.iter().any(|l| l.starts_with("│rate ")), "{l:#?}");
 }

@@ -13,6 +13,8 @@ fn with_download() -> Vec<Row> {
     r.current.verdict = Verdict::ReceiverApplication;
     let ev = &mut r.current.evidence;
     ev.receiver_rtt_us = 41_000;
+    // A download's rate is what it received.
+    ev.recv_rate_bps = std::mem::take(&mut ev.rate_bps);
     let rx = &mut ev.receive;
     rx.window_fill = 0.01;
     rx.closed_share = 0.88;
@@ -40,7 +42,7 @@ fn downloads_follow_uploads_under_their_own_titles() {
     assert_eq!(l[3..9], [
         "PROCESS      LOCAL                 REMOTE                     RATE     SRTT  SNDWND   RETR   RWND% CWND% VERDICT              ADVICE",
         "iperf3/4242  10.0.0.1:40001        10.0.0.2:5201         6.1Mbit/s  105.0ms  80.5KB      0     56%    0% receive_window       peer's window 161.0KB → 12.3Mbit/s",
-        "iperf3/4242  10.0.0.1:40004        10.0.0.2:5201         6.1Mbit/s  105.0ms  80.5KB      0     56%    0% receive_window       peer's window 161.0KB → 12.3Mbit/s",
+        "iperf3/4242  10.0.0.1:40004        10.0.0.2:5201            closed  105.0ms  80.5KB      0     56%    0% receive_window       peer's window 161.0KB → 12.3Mbit/s",
         "sshd/99      192.168.1.10:22       192.168.1.20:60000       0bit/s   30.0ms  64.0KB      0       -     - application          faster app",
         "PROCESS      LOCAL                 REMOTE                     RATE   RCVRTT  RCVWND    OOO CLOSED% FILL% VERDICT              ADVICE",
         "curl/777     [2001:db8::1]:51000   [2001:db8::2]:443   ↓10.0Mbit/s   41.0ms 166.0KB      0     88%    1% receiver_application faster reader",
@@ -144,4 +146,38 @@ fn the_downloads_titles_head_the_table_once_scrolled_to_them() {
     assert!(l[4..23].iter().all(|l| l.starts_with("curl/777")), "{l:#?}");
     assert!(b[(0, 22)].modifier.contains(Modifier::REVERSED));
     assert_eq!(a.offset, 21);
+}
+
+#[test]
+fn a_downloads_sparklines_use_the_rows_receiver_rtt_and_no_history_says_so() {
+    let mut rows = with_download();
+    let r = rows.iter_mut().find(|r| r.cookie() == 2).unwrap();
+    // No receiver estimate yet: the row's RCVRTT is srtt, and so is the
+    // sparkline's, not 0.0 ms.
+    for p in &mut r.history {
+        p.rcv_rtt_us = 0;
+        p.srtt_us = 109_000;
+    }
+    let mut a = app_of(rows);
+    key(&mut a, KeyCode::Char('G'));
+    key(&mut a, KeyCode::Enter);
+    let l = lines(&render(&mut a, 160, 30));
+    let spark = l.iter().find(|l| l.starts_with("│rcv_rtt ")).unwrap();
+    assert!(spark.contains("109.0ms max 109.0ms"), "{spark}");
+    // A row with no history: one line that says so, no zeros.
+    let mut rows = with_download();
+    rows.iter_mut().for_each(|r| r.history.clear());
+    let mut a = app_of(rows);
+    key(&mut a, KeyCode::Char('G'));
+    key(&mut a, KeyCode::Enter);
+    let l = lines(&render(&mut a, 160, 30));
+    assert!(
+        l.iter()
+            .any(|l| l.contains("history: none kept for this flow"))
+    );
+    assert!(
+        !l.iter()
+            .any(|l| l.starts_with("│rcv_rtt ") || l.contains(" max ")),
+        "{l:#?}"
+    );
 }
