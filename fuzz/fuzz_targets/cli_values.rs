@@ -1,10 +1,11 @@
 //! The values users type on observer's command line: durations, rates,
-//! prefix lengths, ring-buffer sizes, counts and sort columns. Every input gives a
-//! value within the documented range or an error message: never a panic.
+//! prefix lengths, ring-buffer sizes, counts, the per-client connection
+//! cap and sort columns. Every input gives a value within the documented
+//! range or an error message: never a panic.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use observer::{args, sink::tui::sort::SortKey};
+use observer::{args, sink::metrics::admission, sink::tui::sort::SortKey};
 
 fuzz_target!(|data: &[u8]| {
     let s = String::from_utf8_lossy(data);
@@ -30,6 +31,9 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(a) = args::parse_listen(&s) {
         // What it parsed reads back as the same address.
         assert_eq!(args::parse_listen(&a.to_string()), Ok(a), "{s:?}");
+    }
+    if let Ok(n) = admission::parse_per_client(&s) {
+        assert!((1..=admission::SHARED_SLOTS).contains(&n), "{s:?} -> {n}");
     }
     if let Some(k) = SortKey::from_name(&s) {
         assert_eq!(k.name(), s);

@@ -112,11 +112,11 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     web_config: Option<std::path::PathBuf>,
     /// Most connections one client (an IPv4 address, an IPv6 /64) may hold
-    /// open to the endpoint, 1 to 496 of its 512. Past it a connection is
+    /// open to the endpoint: 1 to 496 of its 512. Past it a connection is
     /// closed as soon as it is accepted, unread; with basic auth or
-    /// verified client certificates in --web-config, it may take one of 16
-    /// slots kept for scrapers that authenticate instead, and is served if
-    /// its first request does within 2 s (else 429, closed).
+    /// verified client certificates in --web-config it may instead wait in
+    /// one of 16 slots kept for scrapers that authenticate: served if its
+    /// request authenticates within 2 s, else answered 429 and closed.
     #[arg(long, value_name = "N", default_value_t = admission::DEFAULT_PER_CLIENT, value_parser = admission::parse_per_client, allow_hyphen_values = true)]
     max_conns_per_client: usize,
     #[command(flatten)]

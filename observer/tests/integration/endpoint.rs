@@ -2,8 +2,11 @@
 //! count and time: garbage gets a 400 and the connection closed, a client
 //! that never finishes its headers is closed after the header timeout,
 //! connections past the cap are closed at once (and scrapes come back once
-//! the idle ones time out), and 100 concurrent scrapers are all answered
-//! within 100 lone scrapes' time (2 s at least).
+//! the idle ones time out), one client holding 600 connections gets its
+//! cap of them and another client is served meanwhile, a scraper behind
+//! that client's address is served past the cap if it authenticates, and
+//! 100 concurrent scrapers are all answered within 100 lone scrapes' time
+//! (2 s at least).
 
 use std::{
     io::{Read as _, Write as _},
@@ -13,20 +16,28 @@ use std::{
 };
 
 use crate::support::{
-    abuse,
-    http::{free_port, http_get, wait_serving},
+    abuse::{self, PER_CLIENT, SCRAPE_TIMEOUT},
+    http::{free_port, http_get, metric, wait_serving},
     process::BIN,
-    root_or_skip, serial,
+    root_or_skip,
+    scratch::Scratch,
+    serial,
 };
 use pathemu::ChildGuard;
 
 /// `observer run` on a free loopback port, once it serves.
 fn agent() -> (u16, ChildGuard) {
+    agent_with(&[])
+}
+
+/// `observer run ARGS` on a free loopback port, once it serves.
+fn agent_with(args: &[&str]) -> (u16, ChildGuard) {
     let port = free_port();
     let mut agent = ChildGuard::spawn(
         Command::new(BIN)
             .args(["run", "--interval", "500ms"])
             .args(["--listen", &format!("127.0.0.1:{port}")])
+            .args(args)
             .stdout(Stdio::null())
             .stderr(Stdio::piped()),
     )
@@ -115,6 +126,114 @@ fn connections_past_the_cap_are_closed_and_scrapes_come_back() {
     abuse::the_cap_holds(port, agent.id(), || http_get(port, "/healthz").is_some());
 }
 
+/// The refusals the agent counted for `reason`, in the `/metrics` `text`.
+fn refused(text: &str, reason: &str) -> f64 {
+    metric(
+        text,
+        &format!("observer_endpoint_connections_refused_total{{reason=\"{reason}\"}}"),
+    )
+    .unwrap_or_else(|| panic!("no refusals of {reason} in:\n{text}"))
+}
+
+#[test]
+fn one_client_at_its_cap_leaves_another_served() {
+    if !root_or_skip("one_client_at_its_cap_leaves_another_served") {
+        return;
+    }
+    let _serial = serial();
+    abuse::raise_nofile(2048);
+    let (port, _agent) = agent();
+    // 127.0.0.2 opens 600: the first 64 (the default cap) are held, the
+    // rest closed as soon as they are accepted, before a byte is read.
+    let mut flood: Vec<TcpStream> = (0..600).map(|_| abuse::connect_from(2, port)).collect();
+    let refused_n = abuse::wait_closed(&flood[PER_CLIENT..], Duration::from_secs(5));
+    assert_eq!(refused_n, 600 - PER_CLIENT, "closed at accept");
+    // It keeps the 64 busy: each answers a request, which restarts its
+    // header timeout, so they stay held through what follows.
+    let held = abuse::busy(&mut flood[..PER_CLIENT]);
+    assert_eq!(held, PER_CLIENT, "held of 600");
+    // Another client's scrape, within Prometheus's scrape timeout.
+    let (answer, took) = abuse::get_from(3, port, "/metrics", None);
+    let (status, body) = answer.expect("a scrape from 127.0.0.3 answered");
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("observer_build_info{"), "{body}");
+    assert!(took < SCRAPE_TIMEOUT, "{took:?}");
+    assert_eq!(refused(&body, "client_cap"), (600 - PER_CLIENT) as f64);
+    assert_eq!(refused(&body, "total_cap"), 0.0);
+    // Still at its cap: its 64 answer again, and one more of its
+    // connections is closed unread (no answer, no byte).
+    assert_eq!(abuse::busy(&mut flood[..PER_CLIENT]), PER_CLIENT);
+    let (more, _) = abuse::get_from(2, port, "/metrics", None);
+    assert!(more.is_none(), "{more:?}");
+    eprintln!(
+        "127.0.0.2: {held} of 600 held, {refused_n} closed at accept; 127.0.0.3's scrape: \
+         {status} in {:.1} ms, {} bytes",
+        took.as_secs_f64() * 1e3,
+        body.len()
+    );
+}
+
+/// The password of the test's scraper `prom`.
+const PASSWORD: &str = "s3cret";
+
+/// The Authorization header of `prom` with `password`.
+fn basic(password: &str) -> String {
+    use base64::Engine as _;
+    format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(format!("prom:{password}"))
+    )
+}
+
+#[test]
+fn past_the_cap_a_scraper_that_authenticates_is_served() {
+    if !root_or_skip("past_the_cap_a_scraper_that_authenticates_is_served") {
+        return;
+    }
+    let _serial = serial();
+    abuse::raise_nofile(1024);
+    let dir = Scratch::new("endpoint", "reserve");
+    let hash = bcrypt::hash(PASSWORD, 4).unwrap();
+    let cfg = dir.file("web.yml", format!("basic_auth_users:\n  prom: '{hash}'\n"));
+    let (port, _agent) = agent_with(&["--web-config", &cfg]);
+    let auth = basic(PASSWORD);
+    // 127.0.0.2 opens 100: 64 held; past its cap each waits in the slots
+    // kept for scrapers that authenticate, the newest 4 at most (each
+    // newer one displaces its oldest), closed 2 s later unauthenticated.
+    let mut flood: Vec<TcpStream> = (0..100).map(|_| abuse::connect_from(2, port)).collect();
+    assert_eq!(abuse::busy(&mut flood[..PER_CLIENT]), PER_CLIENT);
+    let closed = abuse::wait_closed(&flood[PER_CLIENT..], Duration::from_secs(5));
+    assert_eq!(closed, 100 - PER_CLIENT);
+    assert_eq!(abuse::busy(&mut flood[..PER_CLIENT]), PER_CLIENT);
+    // A scraper behind the same address: with the password it is served,
+    // without it answered 429 and closed.
+    let (answer, took) = abuse::get_from(2, port, "/metrics", Some(&auth));
+    let (status, body) = answer.expect("the scraper at 127.0.0.2 answered");
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("observer_build_info{"), "{body}");
+    assert!(took < SCRAPE_TIMEOUT, "{took:?}");
+    let (answer, _) = abuse::get_from(2, port, "/metrics", None);
+    assert_eq!(
+        answer,
+        Some((
+            429,
+            "127.0.0.2 has as many connections open as it allows; past that only requests \
+             that authenticate are served\n"
+                .to_string()
+        ))
+    );
+    assert_eq!(abuse::busy(&mut flood[..PER_CLIENT]), PER_CLIENT);
+    let (answer, _) = abuse::get_from(3, port, "/metrics", Some(&auth));
+    let text = answer.expect("a scrape from 127.0.0.3").1;
+    assert_eq!(refused(&text, "displaced"), 32.0);
+    assert_eq!(refused(&text, "unauthenticated"), 5.0);
+    assert_eq!(refused(&text, "client_cap"), 0.0);
+    eprintln!(
+        "127.0.0.2: 64 of 100 held, 32 displaced, 4 timed out; its scraper served in {:.1} ms",
+        took.as_secs_f64() * 1e3
+    );
+}
+
 #[test]
 fn a_hundred_concurrent_scrapers_are_answered_promptly() {
     if !root_or_skip("a_hundred_concurrent_scrapers_are_answered_promptly") {
@@ -132,16 +251,19 @@ fn a_hundred_concurrent_scrapers_are_answered_promptly() {
         })
         .collect();
     alone.sort();
+    // Each scraper on a loopback address of its own, as 100 Prometheus
+    // servers would be: one address holds at most 64 connections.
     let slowest = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..100)
-            .map(|_| {
+        let workers: Vec<_> = (0..100u8)
+            .map(|i| {
                 scope.spawn(move || {
                     let mut slowest = Duration::ZERO;
                     for _ in 0..5 {
-                        let t = Instant::now();
-                        let text = http_get(port, "/metrics").expect("a scrape answered");
+                        let (answer, took) = abuse::get_from(10 + i, port, "/metrics", None);
+                        let (status, text) = answer.expect("a scrape answered");
+                        assert_eq!(status, 200);
                         assert!(text.contains("observer_build_info"));
-                        slowest = slowest.max(t.elapsed());
+                        slowest = slowest.max(took);
                     }
                     slowest
                 })

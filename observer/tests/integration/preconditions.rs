@@ -305,6 +305,19 @@ fn bad_values_are_clap_errors_never_panics() {
             "for '--max-label-sets <MAX_LABEL_SETS>'",
         ),
         (
+            &["run", "--max-conns-per-client", "0"],
+            "'0' is not a connection count from 1 to 496 (the endpoint holds 512 connections, \
+             16 of them kept for scrapers that authenticate)",
+        ),
+        (
+            &["run", "--max-conns-per-client", "-3"],
+            "'-3' is not a connection count from 1 to 496",
+        ),
+        (
+            &["run", "--max-conns-per-client", "513"],
+            "'513' is not a connection count from 1 to 496",
+        ),
+        (
             &["run", "--top-flows", "-1"],
             "'-1' is not a count: give a whole number, 0 or more (0 turns it off)",
         ),
