@@ -27,7 +27,7 @@ fn unknown_sort_key_is_a_clap_error_listing_the_valid_ones() {
         "{err}"
     );
     assert!(
-        err.contains("[possible values: process, local, remote, rate, srtt"),
+        err.contains("[possible values: netns, process, local, remote, rate, srtt"),
         "{err}"
     );
     let out = Command::new(BIN)

@@ -69,7 +69,9 @@ impl Column {
 /// `receiver_application`; ADVICE at its narrowest, 14, holds `faster
 /// reader`). WORKLOAD shows on terminals wide enough for every other
 /// column; ADVICE comes last, widened as [`fit_columns`] says.
-pub(super) const COLUMNS: [Column; 15] = [
+pub(super) const COLUMNS: [Column; 16] = [
+    // Only where a flow shown has an `ip netns` name ([`fit_columns`]).
+    Column::new(SortKey::Netns, "NETNS", 10).dropped_at(3),
     Column::new(SortKey::Process, "PROCESS", 12),
     Column::new(SortKey::Local, "LOCAL", 21).dropped_at(3),
     Column::new(SortKey::Remote, "REMOTE", 18),
@@ -134,13 +136,18 @@ const ADVICE_WHOLE: u8 = 5;
 const ADVICE_FIGURES: u16 = 34;
 
 /// The columns that fit in `width`, in display order, and their widths.
-/// ADVICE is given its widest text, `advice` cells (up to
-/// [`ADVICE_FIGURES`]), where that fits at its rank ([`ADVICE_WHOLE`]);
-/// spare width goes to it, up to `advice`, then to the address columns.
-pub(super) fn fit_columns(width: u16, advice: u16) -> Vec<Fitted> {
+/// NETNS is one of them only where `netns` (a flow shown has an `ip
+/// netns` name; on most hosts none has, and the column would be all
+/// `-`), first, as in the `flows` table, and dropped with LOCAL as the
+/// terminal narrows. ADVICE is given its widest text, `advice` cells (up
+/// to [`ADVICE_FIGURES`]), where that fits at its rank
+/// ([`ADVICE_WHOLE`]); spare width goes to it, up to `advice`, then to
+/// the address columns.
+pub(super) fn fit_columns(width: u16, advice: u16, netns: bool) -> Vec<Fitted> {
     // Columns by priority, and ADVICE's widening (None) after those of
     // priority ADVICE_WHOLE.
     let mut order: Vec<(u8, Option<usize>)> = (0..COLUMNS.len())
+        .filter(|i| netns || COLUMNS[*i].key != SortKey::Netns)
         .map(|i| (COLUMNS[i].priority, Some(i)))
         .collect();
     order.push((ADVICE_WHOLE, None));
@@ -243,6 +250,7 @@ pub(super) fn cell_text(key: SortKey, r: &Row, w: usize) -> String {
     let f = &r.flow;
     let down = r.download();
     match key {
+        SortKey::Netns => keep_head(f.netns_name.as_deref().unwrap_or("-"), w),
         SortKey::Process => fit_process(r, w),
         SortKey::Local => keep_tail(&f.local.to_string(), w),
         SortKey::Remote => keep_tail(&f.remote.to_string(), w),

@@ -156,7 +156,8 @@ fn draw_table(frame: &mut Frame, app: &mut App, area: Rect) {
         .map(|r| r.advice().chars().count())
         .max()
         .unwrap_or(0);
-    let cols = fit_columns(area.width, u16::try_from(advice).unwrap_or(u16::MAX));
+    let netns = rows.iter().any(|r| r.flow.netns_name.is_some());
+    let cols = fit_columns(area.width, u16::try_from(advice).unwrap_or(u16::MAX), netns);
     let sort = app.sort().key;
     // The table's header names the section of its first row; the
     // downloads' titles head their section where it starts lower down.

@@ -202,19 +202,20 @@ impl Row {
     }
 
     /// Whether every (lower-case) term occurs in the row's process, pid,
-    /// addresses or verdict.
+    /// addresses, verdict or namespace name.
     pub(super) fn matches(&self, terms: &[String]) -> bool {
         if terms.is_empty() {
             return true;
         }
         let f = &self.flow;
         let hay = format!(
-            "{} {} {} {} {}",
+            "{} {} {} {} {} {}",
             f.comm,
             f.pid,
             f.local,
             f.remote,
-            self.verdict().name()
+            self.verdict().name(),
+            f.netns_name.as_deref().unwrap_or_default()
         )
         .to_lowercase();
         terms.iter().all(|t| hay.contains(t.as_str()))

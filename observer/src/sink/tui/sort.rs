@@ -10,6 +10,8 @@ use super::row::Row;
 /// A sortable column.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SortKey {
+    /// Network namespace: its `ip netns` name (none first), then inode.
+    Netns,
     /// Process (comm, then pid).
     Process,
     /// Local address.
@@ -44,7 +46,8 @@ pub enum SortKey {
 
 impl SortKey {
     /// Every key, in column order (the order `s` cycles through).
-    pub const ALL: [SortKey; 15] = [
+    pub const ALL: [SortKey; 16] = [
+        SortKey::Netns,
         SortKey::Process,
         SortKey::Local,
         SortKey::Remote,
@@ -63,7 +66,8 @@ impl SortKey {
     ];
 
     /// Every key's name, as `--sort` takes it.
-    pub const NAMES: [&'static str; 15] = [
+    pub const NAMES: [&'static str; 16] = [
+        "netns",
         "process",
         "local",
         "remote",
@@ -108,7 +112,8 @@ impl SortKey {
     pub fn descending(self) -> bool {
         !matches!(
             self,
-            SortKey::Process
+            SortKey::Netns
+                | SortKey::Process
                 | SortKey::Local
                 | SortKey::Remote
                 | SortKey::Verdict
@@ -122,6 +127,7 @@ impl SortKey {
         let (fa, fb) = (&a.flow, &b.flow);
         let pct = |x: Option<f64>| x.unwrap_or(-1.0);
         match self {
+            SortKey::Netns => (&fa.netns_name, fa.netns).cmp(&(&fb.netns_name, fb.netns)),
             SortKey::Process => (&fa.comm, fa.pid).cmp(&(&fb.comm, fb.pid)),
             SortKey::Local => fa.local.cmp(&fb.local),
             SortKey::Remote => fa.remote.cmp(&fb.remote),

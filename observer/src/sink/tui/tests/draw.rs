@@ -364,3 +364,37 @@ fn sparkline_labels_fit_the_widest_figures() {
     let rate = l.iter().find(|l| l.starts_with("│rate     █")).unwrap();
     assert!(rate.ends_with(" 24.77Gbit/s max 24.77Gbit/s│"), "{rate}");
 }
+
+#[test]
+fn a_netns_column_leads_where_a_flow_has_a_namespace_name() {
+    let mut rows = snapshot().rows;
+    for r in rows.iter_mut().filter(|r| r.flow.comm == "iperf3") {
+        r.flow.netns_name = Some("obs-a".into());
+    }
+    let mut a = App::new(Options::default());
+    a.update(Snapshot::from_rows(rows, &COUNTERS));
+    let l = lines(&render(&mut a, 160, 12));
+    assert!(
+        l[3].starts_with("NETNS      PROCESS      LOCAL"),
+        "{}",
+        l[3]
+    );
+    let named: Vec<&String> = l[4..8].iter().filter(|l| l.starts_with("obs-a ")).collect();
+    assert_eq!(named.len(), 2, "{l:#?}");
+    assert!(named.iter().all(|l| l.contains("iperf3/4242")), "{l:#?}");
+    assert!(
+        l[4..8].iter().any(|l| l.starts_with("-          curl/777")),
+        "{l:#?}"
+    );
+    // At 80 columns it gives way to the essentials.
+    let l = lines(&render(&mut a, 80, 12));
+    assert!(l[3].starts_with("PROCESS "), "{}", l[3]);
+    // A name is a word to filter on.
+    key(&mut a, KeyCode::Char('/'));
+    typed(&mut a, "obs-a");
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.len(), 2);
+    // Without a name anywhere, no column.
+    let l = lines(&render(&mut app(), 160, 12));
+    assert!(l[3].starts_with("PROCESS "), "{}", l[3]);
+}

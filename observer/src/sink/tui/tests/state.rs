@@ -35,14 +35,15 @@ fn sort_keys_have_names_and_cycle() {
     assert_eq!(SortKey::from_name("bogus"), None);
     assert_eq!(SortKey::Verdict.next(), SortKey::Workload);
     assert_eq!(SortKey::Workload.next(), SortKey::Advice);
-    assert_eq!(SortKey::Advice.next(), SortKey::Process);
+    assert_eq!(SortKey::Advice.next(), SortKey::Netns);
+    assert_eq!(SortKey::Netns.next(), SortKey::Process);
     assert_eq!(SortKey::Rate.next(), SortKey::Srtt);
 }
 
 #[test]
 fn sorts_by_rate_then_cycles_and_reverses() {
     let mut a = app();
-    // Rate, largest first; the closed flow's rate is its last window's.
+    // Rate, largest first; the closed flow's rate is its life's average.
     assert_eq!(cookies(&a), [2, 1, 4, 3]);
     key(&mut a, KeyCode::Char('s'));
     assert_eq!((a.sort().key, a.sort().reversed), (SortKey::Srtt, false));
