@@ -15,7 +15,10 @@
 //! `http_server_config.http2` (observer speaks HTTP/1.1, which every
 //! client of an HTTP/2 server speaks too). Unknown keys are errors, as in
 //! exporter-toolkit (a strict YAML decode). Relative paths are taken from
-//! the file's own folder.
+//! the file's own folder. The per-client connection cap is a flag
+//! (`--max-conns-per-client`), not a key: a key exporter-toolkit does not
+//! know would make the file unusable by node_exporter and `promtool check
+//! web-config`, which refuse unknown keys.
 
 use std::{
     collections::BTreeMap,
@@ -262,8 +265,9 @@ fn check_rate_limit(r: &RawRateLimit) -> Result<(), String> {
         Ok(())
     } else {
         Err(
-            "rate_limit: observer has no request rate limiter (it caps connections at 512 \
-             and each client's header time at 5 s); remove rate_limit or set its interval to 0"
+            "rate_limit: observer has no request rate limiter (it caps connections at 512, \
+             each client's at --max-conns-per-client, and their header time at 5 s); remove \
+             rate_limit or set its interval to 0"
                 .into(),
         )
     }
