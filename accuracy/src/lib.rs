@@ -16,6 +16,7 @@
 //!   verdicts each end should give. Pure arithmetic.
 //! - [`outcome`]: what a run of one situation gave (a checkpoint line).
 //! - [`score`]: the verdicts against the truth, and a run's figures.
+//! - [`pairs`]: whether matched situations' ends name both limits.
 //! - [`relax`]: the counterfactual: a limit relaxed, and the sample checked so.
 //! - [`replayed`]: a recorded run replayed through the live flows.
 //! - [`report`]: the figures as Markdown, in docs/accuracy.md.
@@ -28,6 +29,7 @@
 pub mod calibrate;
 pub mod objects;
 pub mod outcome;
+pub mod pairs;
 pub mod relax;
 pub mod replayed;
 pub mod report;
@@ -41,10 +43,5 @@ pub mod truth;
 mod score_tests;
 #[cfg(test)]
 mod space_tests;
-#[cfg(test)]
-#[cfg(test)]
-#[cfg(test)]
-#[cfg(test)]
-#[cfg(test)]
 #[cfg(test)]
 mod truth_tests;

@@ -28,6 +28,10 @@ pub struct EndVerdict {
     /// The window the what-if starts from (bytes): the binding window now.
     #[serde(default)]
     pub what_if_from: Option<u64>,
+    /// The second limit observer named beside the verdict (`also`), of
+    /// the flow that gave the explanation.
+    #[serde(default)]
+    pub also: Option<String>,
     /// Data flows judged.
     pub flows: u32,
 }

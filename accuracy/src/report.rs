@@ -42,6 +42,18 @@ pub fn markdown(r: &Report) -> String {
         pct(&r.matched.sender),
         pct(&r.matched.receiver)
     );
+    let p = &r.pairs;
+    let share = |right, judged| pct(&Tally { right, judged });
+    let _ = writeln!(
+        m,
+        "Matched limits: {} of matched ends name both (verdict and `also`; \
+         {} give an `also`); {} of clear ends give an `also`; {} of the \
+         `also`s name one of the two tightest limits.\n",
+        share(p.named_both, p.matched_ends),
+        share(p.matched_with_also, p.matched_ends),
+        share(p.clear_with_also, p.clear_ends),
+        share(p.alsos_in_top_two, p.alsos),
+    );
     let _ = writeln!(
         m,
         "| kind | situations | unscored | clear ends right |\n| --- | --- | --- | --- |"

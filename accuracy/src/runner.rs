@@ -268,6 +268,7 @@ fn end_verdict<'a>(flows: impl Iterator<Item = &'a Seen>) -> Option<EndVerdict> 
         what_if_window: what_if.map(|w| w.needed_bytes as u64),
         what_if_bps: what_if.map(|w| w.target_bps),
         what_if_from: what_if.map(|w| w.window_bytes),
+        also: top.life.also.as_ref().map(|a| a.verdict.name().to_string()),
         flows: data.len() as u32,
     })
 }

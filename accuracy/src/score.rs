@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::{
     outcome::{EndVerdict, Outcome},
+    pairs::{PairScore, score_pairs},
     relax::{apply_what_if, changes, predicted_gain},
     space::Situation,
     truth::{Truth, truth},
@@ -147,6 +148,7 @@ pub fn judged(outcomes: &[Outcome]) -> Vec<Judged> {
                 what_if_window: None,
                 what_if_bps: None,
                 what_if_from: None,
+                also: None,
                 flows: 0,
             };
             let g = given.as_ref().unwrap_or(&missing);
@@ -310,6 +312,9 @@ pub struct Report {
     pub ends: Ends,
     /// Ends of matched situations.
     pub matched: Ends,
+    /// Whether matched situations' ends name both limits, and how often
+    /// an `also` is given where a situation is clear.
+    pub pairs: PairScore,
     /// Ends of clear situations per congestion control.
     pub by_cc: BTreeMap<String, Ends>,
     /// Per kind (clear situations' ends).
@@ -360,6 +365,7 @@ pub fn score(outcomes: &[Outcome], seed: u64, commit: &str) -> Report {
         unscored: 0,
         ends: Ends::default(),
         matched: Ends::default(),
+        pairs: score_pairs(outcomes),
         by_cc: BTreeMap::new(),
         kinds: BTreeMap::new(),
         confusion: BTreeMap::new(),

@@ -26,6 +26,7 @@ fn end(verdict: &str, confidence: f64) -> Option<EndVerdict> {
         what_if_window: None,
         what_if_bps: None,
         what_if_from: None,
+        also: None,
         flows: 1,
     })
 }

@@ -37,7 +37,10 @@ fn flows() -> [Flow; 2] {
     t.state = 7;
     t.closed_ns = 1;
     let clock = Clock::fixed(0, 250);
-    [Flow::from_sample(&s, &clock, 0), Flow::from_sample(&t, &clock, 0)]
+    [
+        Flow::from_sample(&s, &clock, 0),
+        Flow::from_sample(&t, &clock, 0),
+    ]
 }
 
 /// Judged `verdict` from `side`, moving `bps` (bits/s) each way as the
@@ -53,6 +56,7 @@ fn judged(verdict: Verdict, side: Side, bps: (f64, f64)) -> Attribution {
         explanation: String::new(),
         evidence,
         what_if: None,
+        also: None,
     }
 }
 
@@ -72,7 +76,10 @@ fuzz_target!(|data: &[u8]| {
     };
     assert_eq!(filter.text(), text);
     // What `run` refuses is exactly what reads a rate.
-    assert_eq!(Filter::parse_for_counters(text).is_err(), filter.reads_rate());
+    assert_eq!(
+        Filter::parse_for_counters(text).is_err(),
+        filter.reads_rate()
+    );
     // One level deeper may pass the nesting bound; only then it errs.
     let negated = Filter::parse(&format!("not ({text})")).ok();
     let attributions = [

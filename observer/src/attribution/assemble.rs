@@ -166,6 +166,7 @@ pub(super) fn assemble(j: Judgement, ev: &Evidence, flow: &Flow, cfg: &Config) -
         explanation,
         evidence: ev.clone(),
         what_if,
+        also: None,
     }
 }
 

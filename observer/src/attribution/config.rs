@@ -318,6 +318,14 @@ pub struct Config {
     /// ends of the tuning seed: fewer cannot tell a precision of 0.7 from
     /// one of 0.9.
     pub measured_min_ends: u32,
+    /// A second limit is named beside the verdict (`Attribution::also`)
+    /// where it held the flow for at least this share of the interval (of
+    /// busy time at the sender)...
+    pub also_share: f64,
+    /// ...or where its ceiling is at most this many times the rate: the
+    /// accuracy harness's own bar for matched limits (a tightest ceiling
+    /// over half the next's, docs/accuracy.md).
+    pub also_factor: f64,
 }
 
 impl Config {
@@ -414,6 +422,8 @@ impl Default for Config {
             group_queue_agreement: 0.5,
             measured: MEASURED,
             measured_min_ends: 10,
+            also_share: 0.2,
+            also_factor: 2.0,
         }
     }
 }

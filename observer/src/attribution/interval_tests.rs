@@ -252,6 +252,7 @@ fn a_named_window_binds_by_its_ceiling_or_its_clock() {
             ..Evidence::default()
         },
         what_if: None,
+        also: None,
     };
     let cfg = Config::default();
     assert!(named("receive_window", 40e6, 0.0).check_binds(&cfg).is_ok());
@@ -306,6 +307,7 @@ fn a_reader_that_shut_the_window_names_no_ceiling() {
             ..Evidence::default()
         },
         what_if: None,
+        also: None,
     };
     let cfg = Config::default();
     assert_eq!(reader(0.38).named_ceiling(&cfg), None);

@@ -35,6 +35,7 @@ pub mod calibration;
 mod config;
 mod evidence;
 pub mod group;
+mod matched;
 mod measured;
 mod point;
 pub mod receiver;
@@ -49,7 +50,7 @@ pub use config::Config;
 pub use evidence::{Ceilings, Evidence, LimitedTime, Receive, Shares};
 pub use point::Point;
 pub use side::Side;
-pub use verdict::{Attribution, Verdict, ends_agree, ends_agree_by_rule};
+pub use verdict::{Also, Attribution, Verdict, ends_agree, ends_agree_by_rule};
 pub use whatif::{Bounds, PeerWindow, WhatIf, what_if};
 
 use assemble::{Judgement, assemble};

@@ -47,11 +47,15 @@ fn a_sender_that_pauses_with_room_longer_than_the_reader_shuts_is_named() {
     );
     assert!(
         a.explanation.ends_with(
-            "; this host's reader left 624.0 KB unread on average and shut the window 23% of the time, less than the sender's own pauses with room to send (31%)"
+            "; this host's reader left 624.0 KB unread on average and shut the window 23% of the time, less than the sender's own pauses with room to send (31%); also receiver_application: the reader left the window shut 23% of the time"
         ),
         "{}",
         a.explanation
     );
+    // Matched: the reader held the flow a share of its own, and is named.
+    let also = a.also.as_ref().expect("the reader is named as well");
+    assert_eq!(also.verdict, Verdict::ReceiverApplication);
+    assert_eq!(also.share, 0.23);
 }
 
 #[test]
@@ -76,6 +80,16 @@ fn the_longer_wait_is_named_either_side_of_the_reader_closed_time() {
     );
     let over = judge(2.02e9, apt(460, 160));
     assert_eq!(over.verdict, Verdict::Sender, "{}", over.explanation);
+    // Either way both waits pass `also_share` (20%): the other is named
+    // beside, so the pair is the same whichever wait is the longer.
+    let also = |a: &Attribution| a.also.as_ref().map(|x| x.verdict);
+    assert_eq!(also(&under), Some(Verdict::Sender), "{}", under.explanation);
+    assert_eq!(
+        also(&over),
+        Some(Verdict::ReceiverApplication),
+        "{}",
+        over.explanation
+    );
 }
 
 #[test]
@@ -91,6 +105,8 @@ fn own_pauses_under_the_sender_gap_share_leave_the_reader_named() {
         },
     );
     assert_eq!(a.verdict, Verdict::ReceiverApplication, "{}", a.explanation);
+    // 18% of pauses is under `also_share` too: nothing named beside.
+    assert_eq!(a.also, None, "{}", a.explanation);
     let b = judge(
         2.02e9,
         R {
@@ -99,6 +115,8 @@ fn own_pauses_under_the_sender_gap_share_leave_the_reader_named() {
         },
     );
     assert_eq!(b.verdict, Verdict::Sender, "{}", b.explanation);
+    // Nor the reader's 10% closed beside the sender.
+    assert_eq!(b.also, None, "{}", b.explanation);
 }
 
 #[test]

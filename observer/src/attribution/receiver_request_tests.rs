@@ -7,8 +7,18 @@ use super::*;
 
 /// A client fetching 128 KB objects one at a time over a 50 ms path at
 /// 20 Mbit/s: in 2 s, 14 gaps of `gap_ms_each` between objects, of which
-/// `asked_ms` in gaps where this host had sent its next request.
+/// `asked_ms` in gaps where this host had sent its next request; each
+/// object arrives in a burst at 100 Mbit/s.
 fn fetches(gap_ms_each: u64, gaps: u32, asked_ms: u64) -> R {
+    R {
+        burst_ns: 144_000_000,
+        ..through(gap_ms_each, gaps, asked_ms)
+    }
+}
+
+/// [`fetches`] with each object's burst at 24 Mbit/s: a link about as
+/// slow as the mean rate.
+fn through(gap_ms_each: u64, gaps: u32, asked_ms: u64) -> R {
     R {
         gap_ms: gap_ms_each * u64::from(gaps),
         gaps,
@@ -33,6 +43,29 @@ fn gaps_that_wait_for_this_hosts_requests_are_the_receiving_application() {
     assert_eq!(
         a.explanation,
         "receiver application: this host asks for its data a piece at a time: 35% of the time the sender waited for its next request, 14 gaps of 50.0 ms on average, about one round trip of 50.0 ms; receiving 20.0 Mbit/s (larger requests, or several at once, would help)"
+    );
+    // Bursts at five times the rate: the link is not near.
+    assert_eq!(a.also, None);
+}
+
+#[test]
+fn requests_through_a_link_about_as_slow_name_the_path_as_well() {
+    // The same requests, each object arriving at 24 Mbit/s: an object's
+    // time through the link weighs as much as its round trip, and a
+    // faster link would help too.
+    let a = judge(20e6, through(50, 14, 700));
+    assert_eq!(a.rule, "requests", "{}", a.explanation);
+    let also = a
+        .also
+        .as_ref()
+        .expect("the link is named beside the requests");
+    assert_eq!(also.verdict, Verdict::Path);
+    assert_eq!(also.share, 0.83);
+    assert!(
+        a.explanation
+            .ends_with("; also path: its bursts arrive at 24.0 Mbit/s, 1.2 times the rate"),
+        "{}",
+        a.explanation
     );
 }
 

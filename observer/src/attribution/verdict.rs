@@ -121,6 +121,26 @@ pub struct Attribution {
     /// Window arithmetic, for window verdicts.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub what_if: Option<WhatIf>,
+    /// A second limit that binds beside the verdict's (docs/attribution.md,
+    /// "Matched limits"); None where no other comes near.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub also: Option<Also>,
+}
+
+/// A second limit named beside a verdict: one that held the flow for a
+/// share of the interval of its own, or whose ceiling lies within
+/// `Config::also_factor` of the rate, so that relaxing the verdict's limit
+/// alone would soon meet it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Also {
+    /// The second limit, as a verdict of the same end.
+    pub verdict: Verdict,
+    /// How strongly it binds, 0 to 1: the share of the interval (of busy
+    /// time at the sender) it held the flow, or the rate over its ceiling.
+    pub share: f64,
+    /// The figure that names it, in words (empty with `Config::explain`
+    /// off).
+    pub reason: String,
 }
 
 impl Attribution {

@@ -44,6 +44,7 @@ pub(super) fn attribution(verdict: Verdict, side: Side) -> Attribution {
         explanation: String::new(),
         evidence: Evidence::default(),
         what_if: None,
+        also: None,
     }
 }
 

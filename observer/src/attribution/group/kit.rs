@@ -132,6 +132,7 @@ impl F {
             explanation: String::new(),
             evidence: ev,
             what_if,
+            also: None,
         };
         (flow, att)
     }

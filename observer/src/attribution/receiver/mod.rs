@@ -9,6 +9,7 @@
 //! [`context`], the ordered rules in [`rules::RECEIVER_RULES`], their
 //! explanations in `text`.
 
+mod also;
 pub mod context;
 pub mod rules;
 mod text;
@@ -17,6 +18,7 @@ use super::{
     assemble::{Judgement, assemble},
     config::Config,
     evidence::Evidence,
+    matched::with_also,
     side::Side,
     verdict::Attribution,
 };
@@ -38,7 +40,10 @@ pub fn attribute(ev: &Evidence, flow: &Flow, cfg: &Config) -> Attribution {
         // The table's last rule always finds (a test holds it).
         None => Judgement::none(Side::Receiver),
     };
-    assemble(judgement, ev, flow, cfg)
+    let mut a = assemble(judgement, ev, flow, cfg);
+    a.also = also::also(&c, a.verdict);
+    a.explanation = with_also(a.explanation, a.also.as_ref(), cfg);
+    a
 }
 
 #[cfg(test)]

@@ -133,6 +133,18 @@ fn times(n: u32) -> String {
 /// pinned there by the scale.
 const WSCALE_PINNED_PCT: u64 = 90;
 
+/// Whether this host's advertised window cannot grow as the flow goes
+/// faster: no window scaling, a buffer the application set, a window
+/// pinned by the scale agreed at the handshake, or the buffer at
+/// tcp_rmem's max (the causes [`window_cause`] names, but autotuning).
+pub fn window_fixed(flow: &Flow) -> bool {
+    let scaled_max = 65_535u64 << flow.rcv_wscale.min(14);
+    !flow.wscale_ok
+        || flow.rcvbuf_locked
+        || u64::from(flow.rcv_wnd) * 100 >= scaled_max * WSCALE_PINNED_PCT
+        || flow.at_rmem_max()
+}
+
 /// What keeps this host's advertised window where it is, in words with its
 /// number, for a `receive_window` verdict.
 pub fn window_cause(flow: &Flow) -> String {

@@ -2,6 +2,7 @@
 //! ([`context`]), the ordered rules ([`rules::SENDER_RULES`]) and their
 //! explanations (`text`).
 
+mod also;
 pub mod context;
 pub mod rules;
 mod text;
@@ -10,6 +11,7 @@ use super::{
     assemble::{Judgement, assemble},
     config::Config,
     evidence::Evidence,
+    matched::with_also,
     side::Side,
     verdict::Attribution,
 };
@@ -31,7 +33,10 @@ pub fn attribute(ev: &Evidence, flow: &Flow, cfg: &Config) -> Attribution {
         // The table's last rule always finds (a test holds it).
         None => Judgement::none(Side::Sender),
     };
-    assemble(judgement, ev, flow, cfg)
+    let mut a = assemble(judgement, ev, flow, cfg);
+    a.also = also::also(&c, a.verdict);
+    a.explanation = with_also(a.explanation, a.also.as_ref(), cfg);
+    a
 }
 
 #[cfg(test)]

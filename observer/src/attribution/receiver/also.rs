@@ -1,0 +1,84 @@
+//! The receiving end's candidates for a second limit (`Attribution::also`):
+//! the reader's shut window, the sender's own pauses, this host's window
+//! at the path's own round trip, and the rate the path has shown within
+//! bursts. A standing queue is not one: a reader that holds its ACKs or a
+//! sender that bursts stretches the receiver RTT too.
+
+use super::{context::ReceiverCtx, text::window_fixed};
+use crate::{
+    attribution::{
+        matched::{Bar, Candidate, strongest},
+        verdict::{Also, Verdict},
+    },
+    units,
+};
+
+/// The second limit beside `verdict` in `c`, if one binds
+/// ([`strongest`]).
+pub fn also(c: &ReceiverCtx<'_>, verdict: Verdict) -> Option<Also> {
+    if verdict == Verdict::Unknown || c.ev.bytes_received == 0 {
+        return None;
+    }
+    strongest(verdict, candidates(c, verdict), c.cfg)
+}
+
+fn candidates(c: &ReceiverCtx<'_>, verdict: Verdict) -> Vec<Candidate> {
+    let rx = c.rx;
+    let mut v = vec![Candidate {
+        verdict: Verdict::ReceiverApplication,
+        strength: rx.closed_share,
+        bar: Bar::Share,
+        reason: format!(
+            "the reader left the window shut {} of the time",
+            units::share(rx.closed_share)
+        ),
+    }];
+    // A slow link's spacing is not the sender pausing, nor is a sender's
+    // wait through loss recovery beside a loss-held window.
+    if !c.link_paced && verdict != Verdict::CongestionWindow {
+        v.push(Candidate {
+            verdict: Verdict::Sender,
+            strength: c.own_pause,
+            bar: Bar::Share,
+            reason: format!(
+                "the sender paused with the window open {} of the time",
+                units::share(c.own_pause)
+            ),
+        });
+    }
+    // This host's window at the path's own round trip, where it cannot
+    // grow (autotuning would grow it past a faster path); not beside a
+    // reader, whose lag is what keeps the window small.
+    let at_base = rx.rcv_wnd_mean * 8e6 / c.path_rtt.max(1.0);
+    if verdict != Verdict::ReceiverApplication
+        && window_fixed(c.flow)
+        && rx.rcv_wnd_mean > 0.0
+        && c.rate > 0.0
+    {
+        v.push(Candidate {
+            verdict: Verdict::ReceiveWindow,
+            strength: c.rate / at_base,
+            bar: Bar::Ceiling,
+            reason: format!(
+                "this host's window allows {} at the base RTT {}, {:.1} times the rate",
+                units::rate(at_base),
+                units::time_us(c.path_rtt),
+                at_base / c.rate
+            ),
+        });
+    }
+    let shown = rx.shown_bps(c.cfg.shown_burst_share);
+    if shown > 0.0 && c.rate > 0.0 {
+        v.push(Candidate {
+            verdict: Verdict::Path,
+            strength: c.rate / shown,
+            bar: Bar::Ceiling,
+            reason: format!(
+                "its bursts arrive at {}, {:.1} times the rate",
+                units::rate(shown),
+                shown / c.rate
+            ),
+        });
+    }
+    v
+}
