@@ -219,13 +219,16 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     if args.by.is_some() || args.summary {
         let pairs: Vec<_> = flows.iter().map(|r| (&r.flow, &r.attribution)).collect();
+        // Flows that moved nothing are in no group (`groups::moving`).
+        let (pairs, idle) = groups::moving(&pairs);
         let found = attribution::group::group(&pairs, args.by.unwrap_or_default(), &cfg);
+        let names = groups::NetnsNames::of(flows.iter().map(|r| &r.flow));
         if args.summary {
-            groups::write_summary(&mut out, &found)
+            groups::write_summary(&mut out, &found, &names, idle)
         } else if args.json {
             groups::write_json(&mut out, &found)
         } else {
-            groups::write_table(&mut out, &found)
+            groups::write_table(&mut out, &found, &names)
         }
         .and_then(|()| out.flush())
         .context("cannot write to stdout")?;

@@ -1,14 +1,61 @@
-//! Renders the host view (`observer flows --by`, `--summary`): groups of
-//! flows as an aligned table, NDJSON, or one line each with what would
-//! help.
+//! Renders the host view (`observer flows --by`, `--summary`, top's
+//! peers): which flows a group counts ([`moving`]), and the groups as an
+//! aligned table, NDJSON, or one line each with what would help, their
+//! namespaces by name where `ip netns` names them ([`NetnsNames`]).
 
-use std::io::Write;
+use std::{collections::BTreeMap, io::Write, sync::Arc};
 
 use super::records::{line, widen};
 use crate::{
-    attribution::group::{Group, judge::Limit},
+    attribution::{
+        Attribution, Side,
+        group::{Group, judge::Limit},
+    },
+    model::flow::Flow,
     units,
 };
+
+/// The flows of `pairs` that moved bytes over their judged interval
+/// (acked, for an upload; received, for a download), the ones a group
+/// is made of, and how many did not. A flow that moved nothing (an idle
+/// control connection beside its transfers, an ssh session) has no rate
+/// to share: counted, it would be a member that ran 0 bit/s, and a group
+/// of such flows would read "0.0 times the fastest alone".
+pub fn moving<'a>(
+    pairs: &[(&'a Flow, &'a Attribution)],
+) -> (Vec<(&'a Flow, &'a Attribution)>, usize) {
+    let moved = |a: &Attribution| match a.side {
+        Side::Sender => a.evidence.bytes_acked > 0,
+        Side::Receiver => a.evidence.bytes_received > 0,
+    };
+    let kept: Vec<_> = pairs.iter().copied().filter(|(_, a)| moved(a)).collect();
+    let idle = pairs.len() - kept.len();
+    (kept, idle)
+}
+
+/// The `ip netns` names of the namespaces some flows are in, by inode.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NetnsNames(BTreeMap<u32, Arc<str>>);
+
+impl NetnsNames {
+    /// The names `flows` carry.
+    pub fn of<'a>(flows: impl IntoIterator<Item = &'a Flow>) -> NetnsNames {
+        NetnsNames(
+            flows
+                .into_iter()
+                .filter_map(|f| Some((f.netns, Arc::clone(f.netns_name.as_ref()?))))
+                .collect(),
+        )
+    }
+
+    /// Namespace `inode` as a person reads it: its name where it has
+    /// one, else its inode.
+    pub fn label(&self, inode: u32) -> String {
+        self.0
+            .get(&inode)
+            .map_or_else(|| inode.to_string(), |n| n.to_string())
+    }
+}
 
 /// Writes one JSON object per group, one per line (docs/json.md, "Groups").
 ///
@@ -43,11 +90,16 @@ pub(crate) fn verdict_mix(g: &Group) -> String {
         .join(" ")
 }
 
-/// Writes an aligned table, one row per group, with a header line.
+/// Writes an aligned table, one row per group, with a header line; the
+/// NETNS column gives each namespace's name from `names`, or its inode.
 ///
 /// # Errors
 /// Write failures.
-pub fn write_table(out: &mut impl Write, groups: &[Group]) -> std::io::Result<()> {
+pub fn write_table(
+    out: &mut impl Write,
+    groups: &[Group],
+    names: &NetnsNames,
+) -> std::io::Result<()> {
     let header: Vec<String> = [
         "NETNS",
         key_header(groups),
@@ -70,7 +122,7 @@ pub fn write_table(out: &mut impl Write, groups: &[Group]) -> std::io::Result<()
         .iter()
         .map(|g| {
             vec![
-                g.netns.to_string(),
+                names.label(g.netns),
                 g.key.clone(),
                 g.direction.name().to_string(),
                 g.flows.to_string(),
@@ -98,20 +150,36 @@ pub fn write_table(out: &mut impl Write, groups: &[Group]) -> std::io::Result<()
     Ok(())
 }
 
-/// Writes the host-level lines: one counting the groups by limit, then for
-/// each group its key and judgement, and what would help, one line per
-/// limit that held bytes.
+/// Writes the host-level lines: one counting the groups by limit (and
+/// the `idle` flows, which moved nothing and are in none: [`moving`]),
+/// then for each group its key, namespace (by name from `names`, where
+/// it has one) and judgement, and what would help, one line per limit
+/// that held bytes.
 ///
 /// # Errors
 /// Write failures.
-pub fn write_summary(out: &mut impl Write, groups: &[Group]) -> std::io::Result<()> {
+pub fn write_summary(
+    out: &mut impl Write,
+    groups: &[Group],
+    names: &NetnsNames,
+    idle: usize,
+) -> std::io::Result<()> {
+    let idle_words = match idle {
+        0 => String::new(),
+        1 => " (1 flow moved nothing: in no group)".to_string(),
+        n => format!(" ({n} flows moved nothing: in no group)"),
+    };
     if groups.is_empty() {
-        return writeln!(out, "no TCP flows seen");
+        return if idle > 0 {
+            writeln!(out, "no TCP flow moved data{idle_words}")
+        } else {
+            writeln!(out, "no TCP flows seen")
+        };
     }
     let count = |limit: Limit| groups.iter().filter(|g| g.limit == limit).count();
     writeln!(
         out,
-        "host: {} flows in {} group{} by {}: {} per_flow, {} shared, {} mixed, {} unknown",
+        "host: {} flows in {} group{} by {}: {} per_flow, {} shared, {} mixed, {} unknown{idle_words}",
         groups.iter().map(|g| g.flows).sum::<usize>(),
         groups.len(),
         if groups.len() == 1 { "" } else { "s" },
@@ -128,7 +196,7 @@ pub fn write_summary(out: &mut impl Write, groups: &[Group]) -> std::io::Result<
             g.by,
             g.key,
             g.direction.name(),
-            g.netns,
+            names.label(g.netns),
             g.explanation
         )?;
         for w in &g.what_if {
@@ -168,7 +236,6 @@ mod tests {
                         ..Evidence::default()
                     },
                     what_if: None,
-                    also: None,
                 };
                 (flow, att)
             })
@@ -213,9 +280,66 @@ mod tests {
     }
 
     #[test]
+    fn idle_flows_are_in_no_group_and_namespaces_go_by_name() {
+        let mut flow = SampleBuilder::new(1)
+            .ends(v4(10, 0, 0, 1), 40_000, v4(10, 0, 0, 2), 443)
+            .flow();
+        flow.netns = 7;
+        flow.netns_name = Some("blue".into());
+        let mut idle = flow.clone();
+        idle.cookie = 2;
+        let moved = |acked: u64| {
+            let ev = Evidence {
+                interval_us: 2_000_000,
+                bytes_acked: acked,
+                rate_bps: acked as f64 * 4.0,
+                ..Evidence::default()
+            };
+            crate::attribution::sender::attribute(&ev, &flow, &Config::default())
+        };
+        let (busy, still) = (moved(1_000_000), moved(0));
+        let (kept, left) = moving(&[(&flow, &busy), (&idle, &still)]);
+        assert_eq!(left, 1);
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[0].0.cookie, 1);
+        let names = NetnsNames::of([&flow, &idle]);
+        assert_eq!(names.label(7), "blue");
+        assert_eq!(names.label(8), "8");
+        let found = group::group(&kept, group::GroupBy::Peer, &Config::default());
+        assert_eq!(found[0].flows, 1);
+        let mut out = Vec::new();
+        write_table(&mut out, &found, &names).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.lines().nth(1).unwrap().starts_with("blue   10.0.0.2"),
+            "{text}"
+        );
+        let mut out = Vec::new();
+        write_summary(&mut out, &found, &names, left).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.lines()
+                .next()
+                .unwrap()
+                .ends_with("(1 flow moved nothing: in no group)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("peer 10.0.0.2 upload (netns blue): "),
+            "{text}"
+        );
+        let mut out = Vec::new();
+        write_summary(&mut out, &[], &names, 2).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "no TCP flow moved data (2 flows moved nothing: in no group)\n"
+        );
+    }
+
+    #[test]
     fn table_and_summary() {
         let mut out = Vec::new();
-        write_table(&mut out, &groups()).unwrap();
+        write_table(&mut out, &groups(), &NetnsNames::default()).unwrap();
         let text = String::from_utf8(out).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 2, "{text}");
@@ -241,7 +365,7 @@ mod tests {
             ]
         );
         let mut out = Vec::new();
-        write_summary(&mut out, &groups()).unwrap();
+        write_summary(&mut out, &groups(), &NetnsNames::default(), 0).unwrap();
         let text = String::from_utf8(out).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3, "{text}");

@@ -1,5 +1,5 @@
-//! The peers view of `observer top` (`v`): the flows grouped by remote
-//! address within their network namespace, each group judged as `observer
+//! The peers view of `observer top` (`v`): the flows that moved data
+//! grouped by remote address within their network namespace, each group judged as `observer
 //! flows --by peer` judges it (per-flow, shared, mixed or unknown limit:
 //! docs/attribution.md, "Groups"), and its detail pane with the judgement
 //! and what would help.
@@ -15,7 +15,7 @@ use ratatui::{
 use super::{fit::keep_tail, state::App, theme};
 use crate::{
     attribution::group::{Direction, Group},
-    sink::groups::verdict_mix,
+    sink::groups::{NetnsNames, verdict_mix},
     units,
 };
 
@@ -139,8 +139,8 @@ pub fn draw_table(frame: &mut Frame, app: &mut App, area: Rect) {
 }
 
 /// Draws the detail pane of the peer `g`: its figures, the judgement and
-/// what would help.
-pub fn draw_detail(frame: &mut Frame, g: &Group, area: Rect) {
+/// what would help; its namespace by name where `names` has one.
+pub fn draw_detail(frame: &mut Frame, g: &Group, names: &NetnsNames, area: Rect) {
     let mut lines = vec![
         Line::from(vec![
             theme::label("limit "),
@@ -178,7 +178,7 @@ pub fn draw_detail(frame: &mut Frame, g: &Group, area: Rect) {
         " peer {} {} (netns {}) ",
         g.key,
         g.direction.name(),
-        g.netns
+        names.label(g.netns)
     ));
     let p = Paragraph::new(Text::from(lines))
         .block(block)

@@ -18,6 +18,7 @@ use crate::{
         group::{Group, GroupBy, group},
     },
     model::flow::Flow,
+    sink::groups::{NetnsNames, moving},
     track::live::LiveFlows,
 };
 
@@ -49,10 +50,12 @@ pub struct Totals {
 pub struct Snapshot {
     /// Every live flow, unordered.
     pub rows: Vec<Row>,
-    /// The flows grouped by peer (remote address, within its network
-    /// namespace) and judged as `flows --by peer` judges them; most bytes
-    /// first.
+    /// The flows that moved data grouped by peer (remote address, within
+    /// its network namespace) and judged as `flows --by peer` judges
+    /// them; most bytes first.
     pub groups: Vec<Group>,
+    /// The `ip netns` names of the rows' namespaces.
+    pub netns_names: NetnsNames,
     /// Host totals.
     pub totals: Totals,
 }
@@ -95,11 +98,14 @@ impl Snapshot {
         }
         let pairs: Vec<(&Flow, &Attribution)> =
             rows.iter().map(|r| (&r.flow, &r.current)).collect();
+        let (pairs, _) = moving(&pairs);
         let mut groups = group(&pairs, GroupBy::Peer, cfg);
         groups.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.key.cmp(&b.key)));
+        let netns_names = NetnsNames::of(rows.iter().map(|r| &r.flow));
         Snapshot {
             rows,
             groups,
+            netns_names,
             totals: t,
         }
     }

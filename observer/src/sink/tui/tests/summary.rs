@@ -40,8 +40,14 @@ fn the_closed_and_the_open_flows_each_once_by_peer() {
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], "observer top saw 4 flows in 12s:");
     // The host view's summary, as `observer flows --summary` prints it.
+    // The idle ssh session moved nothing: in no group, and said so.
     assert!(
-        lines[1].starts_with("host: 4 flows in 3 groups by peer:"),
+        lines[1].starts_with("host: 3 flows in 2 groups by peer:")
+            && lines[1].ends_with(" (1 flow moved nothing: in no group)"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("192.168.1.20") && !text.contains("0.0 times"),
         "{text}"
     );
     assert!(text.contains("peer 10.0.0.2 upload"), "{text}");
