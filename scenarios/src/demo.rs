@@ -84,11 +84,12 @@ pub fn demo() -> anyhow::Result<bool> {
         .stdout(Stdio::null());
     let _server = ChildGuard::spawn(&mut server)?;
     let dst = path.addr(Side::B).to_string();
-    // Only the demo's own flows: another workload's would bury them.
+    // Only the demo's own flows: another workload's would bury them. By
+    // the names `ip netns` lists, as the view's NETNS column shows them.
     let filter = format!(
-        "netns = {} or netns = {}",
-        path.netns_inode(Side::A),
-        path.netns_inode(Side::B)
+        "netns = \"{}\" or netns = \"{}\"",
+        path.netns_name(Side::A),
+        path.netns_name(Side::B)
     );
     let tty = std::io::stdout().is_terminal();
     eprintln!(
@@ -175,7 +176,10 @@ pub fn demo() -> anyhow::Result<bool> {
         Some(Waited::Exited(_)) | None => match view.as_mut() {
             // The transfers are done; the view stays until the user quits it.
             Some(v) => {
-                say("done: q quits the view and prints the table");
+                say(&format!(
+                    "done: all {} transfers ended; c lists their flows, q quits and prints the table",
+                    STEPS.len()
+                ));
                 match wait(v, &stop, None)? {
                     Waited::Exited(status) => status.success(),
                     Waited::ViewQuit(ok) => ok,

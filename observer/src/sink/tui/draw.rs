@@ -138,7 +138,18 @@ fn draw_table(frame: &mut Frame, app: &mut App, area: Rect) {
     let height = usize::from(area.height.saturating_sub(1));
     app.page = height.max(1);
     if app.is_empty() {
-        let msg = if app.snapshot().rows.is_empty() {
+        let closed = app.closed_rows().len();
+        let msg = if closed > 0 {
+            // Flows came and went: they are in the closed list, not awaited.
+            format!(
+                "no open flow{}; c lists the {closed} recently closed",
+                if app.filter().is_empty() {
+                    ""
+                } else {
+                    " the filter shows"
+                }
+            )
+        } else if app.snapshot().rows.is_empty() {
             "waiting for flows...".to_string()
         } else {
             format!("no flow matches \"{}\" (/ to change it)", app.filter())

@@ -197,6 +197,25 @@ fn empty_views_say_why() {
     key(&mut a, KeyCode::Enter);
     let l = lines(&render(&mut a, 80, 24));
     assert_eq!(l[4].trim(), "no flow matches \"zzz\" (/ to change it)");
+    // Flows that came and went are not awaited: the closed list has them.
+    let mut a = App::new(Options::default());
+    a.record_closed(
+        live_and_events()
+            .1
+            .iter()
+            .filter_map(|e| crate::sink::tui::closed::ClosedFlow::from_event(e, 104 * SEC)),
+        104 * SEC,
+    );
+    let l = lines(&render(&mut a, 80, 24));
+    assert_eq!(l[4].trim(), "no open flow; c lists the 1 recently closed");
+    key(&mut a, KeyCode::Char('/'));
+    typed(&mut a, "iperf3");
+    key(&mut a, KeyCode::Enter);
+    let l = lines(&render(&mut a, 80, 24));
+    assert_eq!(
+        l[4].trim(),
+        "no open flow the filter shows; c lists the 1 recently closed"
+    );
 }
 
 #[test]
