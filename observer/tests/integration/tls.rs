@@ -4,7 +4,8 @@
 //! succeed and others get a 401 without metrics; plain HTTP on the TLS
 //! port is answered with a 400 and the next scrape works; client
 //! certificates are required and checked against the CA where the file
-//! says so; a renewed certificate is served without a restart; a
+//! says so, and one the CA verifies is served past its address's
+//! connection cap; a renewed certificate is served without a restart; a
 //! handshake that never finishes is closed after the header timeout and
 //! the connection cap holds; a bad file is one line and exit status 2
 //! before anything is loaded. `promtool check web-config` accepts the
@@ -323,6 +324,23 @@ fn client_certificates_are_required_and_checked_against_the_ca() {
         rogue.exit,
         rogue.head
     );
+    // Past 127.0.0.2's cap (64 connections that never start their
+    // handshake), a scraper there whose certificate the CA verifies is
+    // served from the slots kept for scrapers that authenticate.
+    let idle: Vec<_> = (0..abuse::PER_CLIENT)
+        .map(|_| abuse::connect_from(2, port))
+        .collect();
+    let from = ["--interface", "127.0.0.2"];
+    let past = curl(&[&from[..], &with_cert[..], &[url.as_str()]].concat());
+    assert_eq!(past.status, Some(200), "past the cap: {}", past.head);
+    assert!(past.body.contains("observer_build_info"));
+    let past = curl(&[&from[..], &["--cacert", &ca, &url]].concat());
+    assert!(
+        past.status.is_none(),
+        "past the cap, no certificate: {}",
+        past.head
+    );
+    drop(idle);
     let job = |name: &str, client: &str| {
         format!(
             "  - job_name: {name}\n    scheme: https\n    tls_config: {{ca_file: '{ca}'{client}}}\n    \
