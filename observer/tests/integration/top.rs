@@ -124,7 +124,9 @@ fn shows_a_receive_window_limited_flow_and_quits_cleanly() {
         return;
     }
     let script = Script::new("flow");
-    let tmux = Tmux::start("flow", 160, 40, &["sh", script.path(), BIN]);
+    // 200 columns: the path's named namespaces add NETNS (11 cells),
+    // given room after the windows' columns.
+    let tmux = Tmux::start("flow", 200, 40, &["sh", script.path(), BIN]);
     wait_for_view(&tmux);
     // The reference path of the seed experiments: 35 Mbit/s, 104 ms RTT.
     let path = Path::new(PathConfig::bottleneck(
@@ -186,12 +188,13 @@ fn shows_a_receive_window_limited_flow_and_quits_cleanly() {
             tmux.keys(&["Enter"]);
             let want = local.to_string();
             // The sender's row, its verdict and, last, its advice; the
-            // receiving end's row under the downloads' own titles.
+            // receiving end's row under the downloads' own titles. The
+            // path's namespaces have `ip netns` names: NETNS leads.
             let sender_row = |s: &str| {
                 s.lines()
                     .find(|l| {
                         let cells: Vec<&str> = l.split_whitespace().collect();
-                        cells.get(1) == Some(&want.as_str()) && cells.contains(&"receive_window")
+                        cells.get(2) == Some(&want.as_str()) && cells.contains(&"receive_window")
                     })
                     .map(str::to_string)
             };
@@ -201,13 +204,13 @@ fn shows_a_receive_window_limited_flow_and_quits_cleanly() {
                 |s| {
                     sender_row(s).is_some()
                         && s.lines()
-                            .any(|l| l.starts_with("PROCESS") && l.contains("RCVRTT"))
+                            .any(|l| l.starts_with("NETNS") && l.contains("RCVRTT"))
                 },
             );
             assert!(screen.contains(&format!("filter {port}")), "{screen}");
             let titles = screen
                 .lines()
-                .find(|l| l.starts_with("PROCESS"))
+                .find(|l| l.starts_with("NETNS      PROCESS "))
                 .unwrap_or_default();
             assert!(
                 titles.contains(" SRTT ") && titles.trim_end().ends_with(" ADVICE"),
@@ -215,7 +218,7 @@ fn shows_a_receive_window_limited_flow_and_quits_cleanly() {
             );
             let downloads = screen
                 .lines()
-                .find(|l| l.starts_with("PROCESS") && l.contains("RCVRTT"))
+                .find(|l| l.starts_with("NETNS") && l.contains("RCVRTT"))
                 .unwrap_or_default();
             for title in ["CLOSED%", "FILL%", "RCVWND"] {
                 assert!(downloads.contains(title), "{title}: {screen}");

@@ -70,8 +70,9 @@ impl Column {
 /// reader`). WORKLOAD shows on terminals wide enough for every other
 /// column; ADVICE comes last, widened as [`fit_columns`] says.
 pub(super) const COLUMNS: [Column; 16] = [
-    // Only where a flow shown has an `ip netns` name ([`fit_columns`]).
-    Column::new(SortKey::Netns, "NETNS", 10).dropped_at(3),
+    // Only where a flow shown has an `ip netns` name ([`fit_columns`]);
+    // given room once the windows' columns have theirs.
+    Column::new(SortKey::Netns, "NETNS", 10).dropped_at(8),
     Column::new(SortKey::Process, "PROCESS", 12),
     Column::new(SortKey::Local, "LOCAL", 21).dropped_at(3),
     Column::new(SortKey::Remote, "REMOTE", 18),
@@ -138,8 +139,8 @@ const ADVICE_FIGURES: u16 = 34;
 /// The columns that fit in `width`, in display order, and their widths.
 /// NETNS is one of them only where `netns` (a flow shown has an `ip
 /// netns` name; on most hosts none has, and the column would be all
-/// `-`), first, as in the `flows` table, and dropped with LOCAL as the
-/// terminal narrows. ADVICE is given its widest text, `advice` cells (up
+/// `-`), first, as in the `flows` table, and dropped before the windows'
+/// columns as the terminal narrows. ADVICE is given its widest text, `advice` cells (up
 /// to [`ADVICE_FIGURES`]), where that fits at its rank
 /// ([`ADVICE_WHOLE`]); spare width goes to it, up to `advice`, then to
 /// the address columns.

@@ -392,9 +392,9 @@ fn a_netns_column_leads_where_a_flow_has_a_namespace_name() {
     }
     let mut a = App::new(Options::default());
     a.update(Snapshot::from_rows(rows, &COUNTERS));
-    let l = lines(&render(&mut a, 160, 12));
+    let l = lines(&render(&mut a, 200, 12));
     assert!(
-        l[3].starts_with("NETNS      PROCESS      LOCAL"),
+        l[3].starts_with("NETNS      PROCESS      LOCAL") && l[3].contains(" SNDWND "),
         "{}",
         l[3]
     );
@@ -405,15 +405,19 @@ fn a_netns_column_leads_where_a_flow_has_a_namespace_name() {
         l[4..8].iter().any(|l| l.starts_with("-          curl/777")),
         "{l:#?}"
     );
-    // At 80 columns it gives way to the essentials.
-    let l = lines(&render(&mut a, 80, 12));
-    assert!(l[3].starts_with("PROCESS "), "{}", l[3]);
+    // Narrower, it gives way before the windows' columns.
+    let l = lines(&render(&mut a, 160, 12));
+    assert!(
+        l[3].starts_with("PROCESS ") && l[3].contains(" SNDWND "),
+        "{}",
+        l[3]
+    );
     // A name is a word to filter on.
     key(&mut a, KeyCode::Char('/'));
     typed(&mut a, "obs-a");
     key(&mut a, KeyCode::Enter);
     assert_eq!(a.len(), 2);
     // Without a name anywhere, no column.
-    let l = lines(&render(&mut app(), 160, 12));
+    let l = lines(&render(&mut app(), 200, 12));
     assert!(l[3].starts_with("PROCESS "), "{}", l[3]);
 }
