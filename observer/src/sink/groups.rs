@@ -236,6 +236,7 @@ mod tests {
                         ..Evidence::default()
                     },
                     what_if: None,
+                    also: None,
                 };
                 (flow, att)
             })
