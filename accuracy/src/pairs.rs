@@ -8,7 +8,6 @@ use serde::Serialize;
 
 use crate::{
     outcome::{EndVerdict, Outcome},
-    score::scored,
     truth::{Truth, truth},
 };
 
@@ -58,8 +57,10 @@ pub fn names_both(t: &Truth, end: usize, e: &EndVerdict) -> bool {
     covers(names(t, 0, end)) && covers(names(t, 1, end))
 }
 
-/// Scores the matched limits of `outcomes` (scored situations only).
-pub fn score_pairs(outcomes: &[Outcome]) -> PairScore {
+/// Scores the matched limits of `outcomes`, those `scored` keeps only
+/// (`score::scored`, passed in so this module does not import its
+/// caller).
+pub fn score_pairs(outcomes: &[Outcome], scored: fn(&Outcome, &Truth) -> bool) -> PairScore {
     let mut p = PairScore::default();
     for o in outcomes {
         let t = truth(&o.situation);

@@ -365,7 +365,7 @@ pub fn score(outcomes: &[Outcome], seed: u64, commit: &str) -> Report {
         unscored: 0,
         ends: Ends::default(),
         matched: Ends::default(),
-        pairs: score_pairs(outcomes),
+        pairs: score_pairs(outcomes, scored),
         by_cc: BTreeMap::new(),
         kinds: BTreeMap::new(),
         confusion: BTreeMap::new(),

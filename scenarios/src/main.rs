@@ -10,6 +10,7 @@ use observer::{kernel::load::tick::kernel_hz, track::recording::Recorder};
 use scenarios::{catalog, monitor, run};
 
 mod demo;
+mod record_while;
 
 #[derive(Parser)]
 #[command(about = "observer's scenario suite on emulated WAN paths")]
@@ -44,6 +45,28 @@ enum Cmd {
     /// Build the reference-A path, run its transfers one after another while
     /// observer shows them live, then print observer's figures beside the seed's.
     Demo,
+    /// Record the host's flows while COMMAND runs, RUNS times one after
+    /// another (labels LABEL-1, LABEL-2, ...), to FILE, for a test to
+    /// replay: `record-while --out mirror.rec.gz --runs 5 -- apt-get
+    /// download llvm-22-dev`.
+    /// `--filter 'port = 80'` keeps other traffic out.
+    RecordWhile {
+        /// The recording to write (gzip-compressed NDJSON).
+        #[arg(long, value_name = "FILE")]
+        out: std::path::PathBuf,
+        /// The label's stem.
+        #[arg(long, default_value = "run")]
+        label: String,
+        /// How many times to run the command.
+        #[arg(long, default_value_t = 1)]
+        runs: u32,
+        /// Record only the flows this filter matches (`port = 80`).
+        #[arg(long, value_name = "EXPR")]
+        filter: Option<String>,
+        /// The command and its arguments.
+        #[arg(last = true, required = true)]
+        command: Vec<String>,
+    },
 }
 
 fn suite(cli: &Cli) -> anyhow::Result<bool> {
@@ -139,6 +162,15 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(Cmd::Demo) => demo::demo(),
+        Some(Cmd::RecordWhile {
+            ref out,
+            ref label,
+            runs,
+            ref filter,
+            ref command,
+        }) => {
+            record_while::record_while(out, label, runs, filter.as_deref(), command).map(|()| true)
+        }
         None => suite(&cli),
     };
     match result {

@@ -11,22 +11,13 @@ use super::*;
 /// object arrives in a burst at 100 Mbit/s.
 fn fetches(gap_ms_each: u64, gaps: u32, asked_ms: u64) -> R {
     R {
-        burst_ns: 144_000_000,
-        ..through(gap_ms_each, gaps, asked_ms)
-    }
-}
-
-/// [`fetches`] with each object's burst at 24 Mbit/s: a link about as
-/// slow as the mean rate.
-fn through(gap_ms_each: u64, gaps: u32, asked_ms: u64) -> R {
-    R {
         gap_ms: gap_ms_each * u64::from(gaps),
         gaps,
         gap_asked_ms: asked_ms,
         // A 100-byte request before each object.
         acked: 1 + 100 * u64::from(gaps),
         burst_bytes: 1_800_000,
-        burst_ns: 600_000_000,
+        burst_ns: 144_000_000,
         data_segs: 2_500,
         ..R::default()
     }
@@ -44,29 +35,8 @@ fn gaps_that_wait_for_this_hosts_requests_are_the_receiving_application() {
         a.explanation,
         "receiver application: this host asks for its data a piece at a time: 35% of the time the sender waited for its next request, 14 gaps of 50.0 ms on average, about one round trip of 50.0 ms; receiving 20.0 Mbit/s (larger requests, or several at once, would help)"
     );
-    // Bursts at five times the rate: the link is not near.
+    // Nothing else held it: no second limit.
     assert_eq!(a.also, None);
-}
-
-#[test]
-fn requests_through_a_link_about_as_slow_name_the_path_as_well() {
-    // The same requests, each object arriving at 24 Mbit/s: an object's
-    // time through the link weighs as much as its round trip, and a
-    // faster link would help too.
-    let a = judge(20e6, through(50, 14, 700));
-    assert_eq!(a.rule, "requests", "{}", a.explanation);
-    let also = a
-        .also
-        .as_ref()
-        .expect("the link is named beside the requests");
-    assert_eq!(also.verdict, Verdict::Path);
-    assert_eq!(also.share, 0.83);
-    assert!(
-        a.explanation
-            .ends_with("; also path: its bursts arrive at 24.0 Mbit/s, 1.2 times the rate"),
-        "{}",
-        a.explanation
-    );
 }
 
 #[test]

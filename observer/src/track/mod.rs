@@ -40,3 +40,6 @@ pub mod recording;
 pub mod replay;
 pub mod snapshot;
 pub mod tracked;
+
+#[cfg(test)]
+mod replay_mirror_tests;

@@ -52,6 +52,9 @@ pub struct Line {
     pub confidence: f64,
     /// Its explanation.
     pub explanation: String,
+    /// The second limit named beside the verdict, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub also: Option<Verdict>,
 }
 
 fn line(label: &str, poll: usize, cookie: u64, judged: Judged, a: &Attribution) -> Line {
@@ -64,6 +67,7 @@ fn line(label: &str, poll: usize, cookie: u64, judged: Judged, a: &Attribution) 
         verdict: a.verdict,
         confidence: a.confidence,
         explanation: a.explanation.clone(),
+        also: a.also.as_ref().map(|x| x.verdict),
     }
 }
 
