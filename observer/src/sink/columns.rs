@@ -1,9 +1,11 @@
 //! The columns of `observer flows`' table: one set for uploads (flows
 //! judged at this, the sending end) and one for downloads (judged at
-//! this, the receiving end, marked ↓), so that no column name has two
-//! meanings: a download's round trip is `RCV_RTT`, its window `RCV_WND`,
-//! its losses `OOO`, never `SRTT`, `SND_WND` or `RETRANS`.
+//! this, the receiving end, marked ↓), each a figure of the table that
+//! `observer top` titles its columns from too ([`super::figures`]), under
+//! the figure's name: a download's round trip is `RCV_RTT`, its window
+//! `RCV_WND`, its losses `OOO`, never `SRTT`, `SND_WND` or `RETRANS`.
 
+use super::figures::Figure;
 use crate::{
     attribution::{self, Side},
     track::snapshot::Report,
@@ -16,7 +18,7 @@ pub const COLUMNS: usize = 18;
 /// The title of the column of namespace names, first in a table where
 /// any flow's namespace has an `ip netns` name (most have none: the column
 /// would be all `-` on most hosts).
-pub const NETNS: &str = "NETNS";
+pub const NETNS: &str = Figure::Netns.name();
 
 /// `r`'s [`NETNS`] cell: its namespace's `ip netns` name, or `-`.
 pub fn netns_cell(r: &Report) -> String {
@@ -41,42 +43,63 @@ impl Section {
         }
     }
 
-    /// The section's column titles, in order.
-    pub fn headers(self) -> [&'static str; COLUMNS] {
+    /// The section's figures, in column order.
+    pub fn figures(self) -> [Figure; COLUMNS] {
         match self {
             Section::Uploads => UPLOADS,
             Section::Downloads => DOWNLOADS,
         }
     }
+
+    /// The section's column titles, in order: its figures' names.
+    pub fn headers(self) -> [&'static str; COLUMNS] {
+        self.figures().map(Figure::name)
+    }
 }
 
-/// The titles of the uploads' columns.
-const UPLOADS: [&str; COLUMNS] = [
-    "LOCAL",
-    "REMOTE",
-    "PID",
-    "COMM",
-    "STATE",
-    "ACKED",
-    "RECEIVED",
-    "RATE",
-    "SRTT",
-    "MIN_RTT",
-    "CWND",
-    "SND_WND",
-    "INFLIGHT",
-    "RETRANS",
-    "RWND_LIM%",
-    "CC",
-    "VERDICT",
-    "ADVICE",
+/// The uploads' columns.
+const UPLOADS: [Figure; COLUMNS] = [
+    Figure::Local,
+    Figure::Remote,
+    Figure::Pid,
+    Figure::Comm,
+    Figure::State,
+    Figure::Acked,
+    Figure::Received,
+    Figure::Rate,
+    Figure::Srtt,
+    Figure::MinRtt,
+    Figure::Cwnd,
+    Figure::SndWnd,
+    Figure::Inflight,
+    Figure::Retrans,
+    Figure::RwndLimited,
+    Figure::Cc,
+    Figure::Verdict,
+    Figure::Advice,
 ];
 
-/// The titles of the downloads' columns: the receiving end's figures
-/// where the uploads have the sender's.
-const DOWNLOADS: [&str; COLUMNS] = [
-    "LOCAL", "REMOTE", "PID", "COMM", "STATE", "ACKED", "RECEIVED", "RATE", "RCV_RTT", "BASE_RTT",
-    "RCV_WND", "UNREAD", "OOO", "FILL%", "CLOSED%", "CC", "VERDICT", "ADVICE",
+/// The downloads' columns: the receiving end's figures where the uploads
+/// have the sender's.
+const DOWNLOADS: [Figure; COLUMNS] = [
+    Figure::Local,
+    Figure::Remote,
+    Figure::Pid,
+    Figure::Comm,
+    Figure::State,
+    Figure::Acked,
+    Figure::Received,
+    Figure::Rate,
+    Figure::RcvRtt,
+    Figure::BaseRtt,
+    Figure::RcvWnd,
+    Figure::Unread,
+    Figure::Ooo,
+    Figure::Fill,
+    Figure::Closed,
+    Figure::Cc,
+    Figure::Verdict,
+    Figure::Advice,
 ];
 
 /// A share (0 to 1) as a whole percent, without the sign (the title has it).

@@ -6,6 +6,7 @@
 //! terminal view of `observer top` ([`tui`]).
 
 mod columns;
+pub mod figures;
 pub mod groups;
 pub mod metrics;
 pub mod records;

@@ -28,7 +28,7 @@ impl HistoryPoint {
     /// The receiver RTT as the verdicts use it (µs): `rcv_rtt_us`, or
     /// srtt while the kernel has no receiver estimate, as
     /// `Receive::rtt_mean_us` falls back (so a download's sparkline and
-    /// its RCVRTT agree).
+    /// its RCV_RTT agree).
     pub fn receiver_rtt_us(&self) -> u32 {
         if self.rcv_rtt_us > 0 {
             self.rcv_rtt_us

@@ -204,7 +204,7 @@ fn shows_a_receive_window_limited_flow_and_quits_cleanly() {
                 |s| {
                     sender_row(s).is_some()
                         && s.lines()
-                            .any(|l| l.starts_with("NETNS") && l.contains("RCVRTT"))
+                            .any(|l| l.starts_with("NETNS") && l.contains("RCV_RTT"))
                 },
             );
             assert!(screen.contains(&format!("filter {port}")), "{screen}");
@@ -218,9 +218,9 @@ fn shows_a_receive_window_limited_flow_and_quits_cleanly() {
             );
             let downloads = screen
                 .lines()
-                .find(|l| l.starts_with("NETNS") && l.contains("RCVRTT"))
+                .find(|l| l.starts_with("NETNS") && l.contains("RCV_RTT"))
                 .unwrap_or_default();
-            for title in ["CLOSED%", "FILL%", "RCVWND"] {
+            for title in ["CLOSED%", "FILL%", "RCV_WND"] {
                 assert!(downloads.contains(title), "{title}: {screen}");
             }
             let row = sender_row(&screen).unwrap_or_default();

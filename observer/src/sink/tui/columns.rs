@@ -1,22 +1,23 @@
-//! The flow table's columns in `observer top`: their titles in each
-//! section (uploads, judged at this, the sending end; downloads, marked ↓,
-//! judged at this, the receiving end), widths, which ones fit a terminal,
-//! and each cell's text. A download's own figures have their own names
-//! (RCVRTT, BASERTT, UNREAD, RCVWND, OOO, CLOSED%, FILL%), so no title
-//! means two things.
+//! The flow table's columns in `observer top`: the figure each shows in
+//! each section (uploads, judged at this, the sending end; downloads,
+//! marked ↓, judged at this, the receiving end), widths, which ones fit a
+//! terminal, and each cell's text. Titles are the figures' short names in
+//! the table the `flows` table shares ([`crate::sink::figures`]): a
+//! download's own figures have their own names (RCV_RTT, BASE_RTT,
+//! UNREAD, RCV_WND, OOO, CLOSED%, FILL%), so no title means two things.
 
 use super::{fit::keep_tail, row::Row, sort::SortKey};
-use crate::units;
+use crate::{sink::figures::Figure, units};
 
-/// One table column: its sort key, titles, width, and when it is dropped.
+/// One table column: its sort key, figures, width, and when it is dropped.
 pub(super) struct Column {
     /// The key `s` and `--sort` name it by.
     pub(super) key: SortKey,
-    /// Its title over uploads.
-    pub(super) title: &'static str,
-    /// Its title over downloads; empty where a download has no such
-    /// figure (its cells are empty too).
-    pub(super) down: &'static str,
+    /// The figure it shows over uploads.
+    pub(super) up: Figure,
+    /// The figure it shows over downloads; None where a download has no
+    /// such figure (its title and cells are empty).
+    pub(super) down: Option<Figure>,
     /// Width in terminal cells (ADVICE: the least it is given).
     pub(super) width: u16,
     /// 0: always shown; higher numbers are dropped first as width shrinks.
@@ -26,21 +27,21 @@ pub(super) struct Column {
 }
 
 impl Column {
-    /// A left-aligned column `width` cells wide, always shown, titled the
-    /// same in both sections.
-    const fn new(key: SortKey, title: &'static str, width: u16) -> Column {
+    /// A left-aligned column `width` cells wide, always shown, showing
+    /// `figure` in both sections.
+    const fn new(key: SortKey, figure: Figure, width: u16) -> Column {
         Column {
             key,
-            title,
-            down: title,
+            up: figure,
+            down: Some(figure),
             width,
             priority: 0,
             right: false,
         }
     }
 
-    /// Titled `down` over downloads.
-    const fn down(self, down: &'static str) -> Column {
+    /// Showing `down` over downloads (None: nothing).
+    const fn down(self, down: Option<Figure>) -> Column {
         Column { down, ..self }
     }
 
@@ -57,9 +58,11 @@ impl Column {
         }
     }
 
-    /// Its title over the section of `download` rows.
+    /// Its title over the section of `download` rows: its figure's short
+    /// name, or empty.
     pub(super) fn title(&self, download: bool) -> &'static str {
-        if download { self.down } else { self.title }
+        let figure = if download { self.down } else { Some(self.up) };
+        figure.map_or("", Figure::short)
     }
 }
 
@@ -72,46 +75,46 @@ impl Column {
 pub(super) const COLUMNS: [Column; 16] = [
     // Only where a flow shown has an `ip netns` name ([`fit_columns`]);
     // given room once the windows' columns have theirs.
-    Column::new(SortKey::Netns, "NETNS", 10).dropped_at(8),
-    Column::new(SortKey::Process, "PROCESS", 12),
-    Column::new(SortKey::Local, "LOCAL", 21).dropped_at(3),
-    Column::new(SortKey::Remote, "REMOTE", 18),
-    Column::new(SortKey::Rate, "RATE", 12).right(),
-    Column::new(SortKey::Srtt, "SRTT", 8)
-        .down("RCVRTT")
+    Column::new(SortKey::Netns, Figure::Netns, 10).dropped_at(8),
+    Column::new(SortKey::Process, Figure::Process, 12),
+    Column::new(SortKey::Local, Figure::Local, 21).dropped_at(3),
+    Column::new(SortKey::Remote, Figure::Remote, 18),
+    Column::new(SortKey::Rate, Figure::Rate, 12).right(),
+    Column::new(SortKey::Srtt, Figure::Srtt, 8)
+        .down(Some(Figure::RcvRtt))
         .dropped_at(1)
         .right(),
-    Column::new(SortKey::MinRtt, "MINRTT", 8)
-        .down("BASERTT")
+    Column::new(SortKey::MinRtt, Figure::MinRtt, 8)
+        .down(Some(Figure::BaseRtt))
         .dropped_at(8)
         .right(),
-    Column::new(SortKey::Cwnd, "CWND", 12)
-        .down("UNREAD")
+    Column::new(SortKey::Cwnd, Figure::Cwnd, 12)
+        .down(Some(Figure::Unread))
         .dropped_at(6)
         .right(),
-    Column::new(SortKey::SndWnd, "SNDWND", 7)
-        .down("RCVWND")
+    Column::new(SortKey::SndWnd, Figure::SndWnd, 7)
+        .down(Some(Figure::RcvWnd))
         .dropped_at(7)
         .right(),
-    Column::new(SortKey::Inflight, "INFLT", 6)
-        .down("")
+    Column::new(SortKey::Inflight, Figure::Inflight, 6)
+        .down(None)
         .dropped_at(9)
         .right(),
-    Column::new(SortKey::Retrans, "RETR", 6)
-        .down("OOO")
+    Column::new(SortKey::Retrans, Figure::Retrans, 6)
+        .down(Some(Figure::Ooo))
         .dropped_at(5)
         .right(),
-    Column::new(SortKey::RwndLimited, "RWND%", 7)
-        .down("CLOSED%")
+    Column::new(SortKey::RwndLimited, Figure::RwndLimited, 7)
+        .down(Some(Figure::Closed))
         .dropped_at(2)
         .right(),
-    Column::new(SortKey::CwndLimited, "CWND%", 5)
-        .down("FILL%")
+    Column::new(SortKey::CwndLimited, Figure::CwndLimited, 5)
+        .down(Some(Figure::Fill))
         .dropped_at(4)
         .right(),
-    Column::new(SortKey::Verdict, "VERDICT", 20),
-    Column::new(SortKey::Workload, "WORKLOAD", 24).dropped_at(10),
-    Column::new(SortKey::Advice, "ADVICE", 14),
+    Column::new(SortKey::Verdict, Figure::Verdict, 20),
+    Column::new(SortKey::Workload, Figure::Workload, 24).dropped_at(10),
+    Column::new(SortKey::Advice, Figure::Advice, 14),
 ];
 
 /// Widest an address column grows to (a full IPv6 address and port).
@@ -128,7 +131,7 @@ pub(super) struct Fitted {
 
 /// Where ADVICE's widening ranks among the columns' priorities: it
 /// widens to its widest text, up to [`ADVICE_FIGURES`] cells, where every
-/// column down to RETR (priority 5) fits too, before CWND, SNDWND, MINRTT
+/// column down to RETR (priority 5) fits too, before CWND, SND_WND, MIN_RTT
 /// and INFLT are given room; past that, from the width left over.
 const ADVICE_WHOLE: u8 = 5;
 

@@ -60,7 +60,7 @@ pub const LEGEND: [Entry; 5] = [
     ),
     (
         "",
-        "figures: RCVRTT BASERTT UNREAD RCVWND OOO CLOSED% FILL%",
+        "figures: RCV_RTT BASE_RTT UNREAD RCV_WND OOO CLOSED% FILL%",
     ),
     (
         "RWND% CWND%",

@@ -1,7 +1,7 @@
 //! Sort columns of `observer top`: their `--sort` names, natural order
 //! and comparison. Uploads and downloads are sorted apart, each section
 //! by the figure in the key's column there (`srtt` sorts downloads by
-//! RCVRTT, `cwnd` by UNREAD: [`super::columns`]).
+//! RCV_RTT, `cwnd` by UNREAD: [`super::columns`]).
 
 use std::cmp::Ordering;
 

@@ -45,7 +45,7 @@ fn table_at_160x30_gives_advice_its_room() {
         "flows 3 open, 1 closed   send 16.1 Mbit/s   recv 0 bit/s   every 1s",
         "verdicts receive_window 1  application 1  path 1",
         "ringbuf drops 2  lru evictions 1  sort rate ▼",
-        "PROCESS      LOCAL                 REMOTE                     RATE     SRTT  SNDWND   RETR   RWND% CWND% VERDICT              ADVICE",
+        "PROCESS      LOCAL                 REMOTE                     RATE     SRTT SND_WND   RETR   RWND% CWND% VERDICT              ADVICE",
         "curl/777     [2001:db8::1]:51000   [2001:db8::2]:443    10.0Mbit/s   60.0ms  3.00MB     10      0%   80% path                 more capacity",
         "iperf3/4242  10.0.0.1:40001        10.0.0.2:5201         6.1Mbit/s  105.0ms  80.5KB      0     56%    0% receive_window       peer's window 161.0KB → 12.3Mbit/s",
         "iperf3/4242  10.0.0.1:40004        10.0.0.2:5201            closed  105.0ms  80.5KB      0     56%    0% receive_window       peer's window 161.0KB → 12.3Mbit/s",
@@ -148,7 +148,7 @@ fn narrow_and_wide_terminals_fit_their_columns() {
         if w >= 119 {
             assert!(header.contains("LOCAL"), "{w}: {header}");
         }
-        // The widest advice, whole, before CWND, MINRTT and INFLT.
+        // The widest advice, whole, before CWND, MIN_RTT and INFLT.
         if w >= 152 {
             assert!(
                 lines(&b)[5].ends_with("peer's window 161.0KB → 12.3Mbit/s"),
@@ -157,7 +157,10 @@ fn narrow_and_wide_terminals_fit_their_columns() {
             );
         }
         if w >= 190 {
-            assert!(header.contains("MINRTT") && header.contains("INFLT"), "{w}");
+            assert!(
+                header.contains("MIN_RTT") && header.contains("INFLT"),
+                "{w}"
+            );
         }
     }
 }
@@ -394,7 +397,7 @@ fn a_netns_column_leads_where_a_flow_has_a_namespace_name() {
     a.update(Snapshot::from_rows(rows, &COUNTERS));
     let l = lines(&render(&mut a, 200, 12));
     assert!(
-        l[3].starts_with("NETNS      PROCESS      LOCAL") && l[3].contains(" SNDWND "),
+        l[3].starts_with("NETNS      PROCESS      LOCAL") && l[3].contains(" SND_WND "),
         "{}",
         l[3]
     );
@@ -408,7 +411,7 @@ fn a_netns_column_leads_where_a_flow_has_a_namespace_name() {
     // Narrower, it gives way before the windows' columns.
     let l = lines(&render(&mut a, 160, 12));
     assert!(
-        l[3].starts_with("PROCESS ") && l[3].contains(" SNDWND "),
+        l[3].starts_with("PROCESS ") && l[3].contains(" SND_WND "),
         "{}",
         l[3]
     );

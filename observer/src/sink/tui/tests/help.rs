@@ -92,3 +92,30 @@ fn continuation_lines_join_their_entry() {
         KEYS.iter().filter(|(k, _)| !k.is_empty()).count()
     );
 }
+
+/// The help names a download's figures by the titles top prints over
+/// them, the shared table's short names.
+#[test]
+fn the_help_names_the_downloads_figures_as_titled() {
+    use crate::sink::figures::Figure;
+    let line = LEGEND
+        .iter()
+        .find(|(_, v)| v.contains("RCV_RTT"))
+        .map(|(_, v)| *v)
+        .unwrap();
+    let named: Vec<&str> = line
+        .split([' ', ':'])
+        .filter(|w| w.chars().any(|c| c.is_ascii_uppercase()))
+        .collect();
+    let titles = [
+        Figure::RcvRtt,
+        Figure::BaseRtt,
+        Figure::Unread,
+        Figure::RcvWnd,
+        Figure::Ooo,
+        Figure::Closed,
+        Figure::Fill,
+    ]
+    .map(Figure::short);
+    assert_eq!(named, titles);
+}

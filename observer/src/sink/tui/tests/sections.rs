@@ -40,11 +40,11 @@ fn downloads_follow_uploads_under_their_own_titles() {
     let l = lines(&b);
     #[rustfmt::skip]
     assert_eq!(l[3..9], [
-        "PROCESS      LOCAL                 REMOTE                     RATE     SRTT  SNDWND   RETR   RWND% CWND% VERDICT              ADVICE",
+        "PROCESS      LOCAL                 REMOTE                     RATE     SRTT SND_WND   RETR   RWND% CWND% VERDICT              ADVICE",
         "iperf3/4242  10.0.0.1:40001        10.0.0.2:5201         6.1Mbit/s  105.0ms  80.5KB      0     56%    0% receive_window       peer's window 161.0KB → 12.3Mbit/s",
         "iperf3/4242  10.0.0.1:40004        10.0.0.2:5201            closed  105.0ms  80.5KB      0     56%    0% receive_window       peer's window 161.0KB → 12.3Mbit/s",
         "sshd/99      192.168.1.10:22       192.168.1.20:60000       0bit/s   30.0ms  64.0KB      0       -     - application          faster app",
-        "PROCESS      LOCAL                 REMOTE                     RATE   RCVRTT  RCVWND    OOO CLOSED% FILL% VERDICT              ADVICE",
+        "PROCESS      LOCAL                 REMOTE                     RATE  RCV_RTT RCV_WND    OOO CLOSED% FILL% VERDICT              ADVICE",
         "curl/777     [2001:db8::1]:51000   [2001:db8::2]:443   ↓10.0Mbit/s   41.0ms 166.0KB      0     88%    1% receiver_application faster reader",
     ]);
     // The downloads' titles are titles: bold, not a selectable row.
@@ -70,7 +70,7 @@ fn a_row_and_its_detail_pane_give_the_same_figures() {
     let l = lines(&render(&mut a, 160, 30));
     let has = |s: &str| l.iter().any(|l| l.contains(s));
     // CLOSED% is the pane's "window closed", FILL% its "window fill",
-    // RCVWND its rcv_wnd, RCVRTT its rcv_rtt, ADVICE its advice.
+    // RCV_WND its rcv_wnd, RCV_RTT its rcv_rtt, ADVICE its advice.
     for (cell, pane) in [
         ("88%", "window closed 88%"),
         ("1%", "window fill 1%"),
@@ -122,7 +122,7 @@ fn the_downloads_titles_head_the_table_once_scrolled_to_them() {
         })
         .collect();
     let mut a = app_of(many);
-    let title = |l: &[String]| l[3].contains("RCVRTT");
+    let title = |l: &[String]| l[3].contains("RCV_RTT");
     let l = lines(&render(&mut a, 120, 24));
     assert!(!title(&l) && l[3].contains("SRTT"), "{}", l[3]);
     // The last upload, then the downloads' titles, then the first download.
@@ -134,7 +134,7 @@ fn the_downloads_titles_head_the_table_once_scrolled_to_them() {
     let b = render(&mut a, 120, 24);
     let l = lines(&b);
     assert!(
-        l[21].contains("RCVRTT") && l[22].starts_with("curl/777"),
+        l[21].contains("RCV_RTT") && l[22].starts_with("curl/777"),
         "{l:#?}"
     );
     assert!(b[(0, 22)].modifier.contains(Modifier::REVERSED));
@@ -152,7 +152,7 @@ fn the_downloads_titles_head_the_table_once_scrolled_to_them() {
 fn a_downloads_sparklines_use_the_rows_receiver_rtt_and_no_history_says_so() {
     let mut rows = with_download();
     let r = rows.iter_mut().find(|r| r.cookie() == 2).unwrap();
-    // No receiver estimate yet: the row's RCVRTT is srtt, and so is the
+    // No receiver estimate yet: the row's RCV_RTT is srtt, and so is the
     // sparkline's, not 0.0 ms.
     for p in &mut r.history {
         p.rcv_rtt_us = 0;
