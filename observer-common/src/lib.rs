@@ -9,10 +9,12 @@
 
 pub mod counters;
 pub mod journal;
+pub mod layout;
 pub mod offsets;
 pub mod sample;
 
 pub use counters::Counter;
+pub use layout::FLOW_LAYOUT;
 pub use offsets::{OFFSET_NONE, Offsets};
 pub use sample::FlowSample;
 
