@@ -35,7 +35,7 @@ pub struct Ceilings {
 }
 
 /// What the receiving end measured over an interval: the time-weighted
-/// means of the kernel's integrals (see [`crate::model::flow::Integrals`]) and
+/// means of the kernel's integrals (see [`crate::model::integrals::Integrals`]) and
 /// the shares of time the window was closed or the sender paused.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct Receive {

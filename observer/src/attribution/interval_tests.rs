@@ -157,7 +157,7 @@ fn evidence_describes_the_interval_not_its_last_reading() {
         snd_wnd: 18_300,
         ..P::default()
     });
-    b.flow.integrals = crate::model::flow::Integrals {
+    b.flow.integrals = crate::model::integrals::Integrals {
         us: 2_000_000,
         snd_wnd: 79_488 * 2_000_000,
         srtt: 45_400 * 2_000_000,

@@ -100,7 +100,7 @@ pub(super) fn point(r: R) -> Point {
     f.rcvbuf_locked = r.rcvbuf_locked;
     f.rcvbuf = r.rcvbuf;
     f.tcp_rmem_max = r.tcp_rmem_max;
-    f.integrals = crate::model::flow::Integrals {
+    f.integrals = crate::model::integrals::Integrals {
         us,
         rcv_wnd: u64::from(r.rcv_wnd) * us,
         unread: u64::from(r.unread) * us,

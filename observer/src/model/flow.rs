@@ -10,7 +10,11 @@ use observer_common::{
 };
 use serde::Serialize;
 
-use crate::model::{clock::Clock, workload::SharedWorkload};
+use crate::model::{
+    clock::Clock,
+    integrals::{Integrals, stale_us, window_closed},
+    workload::SharedWorkload,
+};
 
 /// A wall-clock time, written as RFC 3339 in UTC to the millisecond
 /// (`2026-12-02T06:53:28.066Z`) in JSON and text. Kept as a time and
@@ -361,51 +365,6 @@ pub struct Flow {
     pub rx_shut_mark_us: u64,
 }
 
-/// The kernel's time integrals of a flow's figures (see
-/// [`FlowSample::integral_us`]): the difference of two readings divided by
-/// the difference of `us` is the time-weighted mean over that interval.
-/// All wrap; take differences with `wrapping_sub`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Integrals {
-    /// Time covered (µs).
-    pub us: u64,
-    /// Advertised receive window (byte·µs).
-    pub rcv_wnd: u64,
-    /// Unread bytes (byte·µs).
-    pub unread: u64,
-    /// Receiver RTT (µs·µs), over `rcv_rtt_us` of time.
-    pub rcv_rtt: u64,
-    /// Time with a receiver RTT estimate (µs).
-    pub rcv_rtt_us: u64,
-    /// Peer's window, snd_wnd (byte·µs).
-    pub snd_wnd: u64,
-    /// Smoothed RTT (µs·µs).
-    pub srtt: u64,
-    /// Congestion window (segment·µs).
-    pub cwnd: u64,
-    /// Bytes that arrived in bursts (see [`FlowSample::burst_bytes`]).
-    pub burst_bytes: u64,
-    /// Their spacing, summed (ns).
-    pub burst_ns: u64,
-}
-
-impl Integrals {
-    fn of(s: &FlowSample) -> Integrals {
-        Integrals {
-            us: s.integral_us,
-            rcv_wnd: s.rcv_wnd_integral,
-            unread: s.unread_integral,
-            rcv_rtt: s.rcv_rtt_integral,
-            rcv_rtt_us: s.rcv_rtt_integral_us,
-            snd_wnd: s.snd_wnd_integral,
-            srtt: s.srtt_integral,
-            cwnd: s.cwnd_integral,
-            burst_bytes: s.burst_bytes,
-            burst_ns: s.burst_ns,
-        }
-    }
-}
-
 impl Flow {
     /// Whether the receive buffer has grown to the namespace's
     /// `net.ipv4.tcp_rmem` maximum (within 5%): autotuning can grow it no
@@ -520,7 +479,14 @@ impl Flow {
             rcv_ooopack: s.rcv_ooopack,
             segs_in: s.segs_in,
             data_segs_in: s.data_segs_in,
-            rwnd_closed_us: s.rwnd_closed_ns / 1000,
+            // The window the last sample left shut stays shut until the
+            // next (`integrals`).
+            rwnd_closed_us: s.rwnd_closed_ns / 1000
+                + if window_closed(s) {
+                    stale_us(s, now_ns)
+                } else {
+                    0
+                },
             rx_gap_us: s.rx_gap_ns / 1000,
             rx_gaps: s.rx_gaps,
             rx_gap_shut_us: s.rx_gap_shut_ns / 1000,

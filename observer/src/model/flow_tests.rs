@@ -145,3 +145,32 @@ fn flow_from_open_sample_extrapolates_running_chrono() {
     assert_eq!(f.rwnd_limited_us, (50 + 5) * 4000);
     assert!(f.closed);
 }
+
+#[test]
+fn a_window_left_shut_counts_closed_until_the_poll() {
+    // A throttled download: the reader left 64 KB unread and the window
+    // shut at its last sample, 1.5 s before the poll, with 0.2 s closed
+    // counted by then.
+    let mut s = sample();
+    s.last_seen_ns = 10_000_000_000;
+    s.rwnd_closed_ns = 200_000_000;
+    s.unread = 65_536;
+    s.rcv_wnd_left = 0;
+    s.rcv_mss = 1448;
+    let clock = Clock::fixed(0, 250);
+    let f = Flow::from_sample(&s, &clock, 11_500_000_000);
+    assert_eq!(f.rwnd_closed_us, 1_700_000);
+    // Open at the sample (room for two segments): no more closed time.
+    s.rcv_wnd_left = 2 * 1448;
+    assert_eq!(
+        Flow::from_sample(&s, &clock, 11_500_000_000).rwnd_closed_us,
+        200_000
+    );
+    // A closed connection's record ends its clock where it closed.
+    s.rcv_wnd_left = 0;
+    s.closed_ns = 10_100_000_000;
+    assert_eq!(
+        Flow::from_sample(&s, &clock, 11_500_000_000).rwnd_closed_us,
+        200_000
+    );
+}

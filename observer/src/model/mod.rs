@@ -10,4 +10,5 @@
 
 pub mod clock;
 pub mod flow;
+pub mod integrals;
 pub mod workload;

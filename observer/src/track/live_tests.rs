@@ -291,11 +291,13 @@ fn a_read_of_the_changes_alone_advances_the_book_as_a_whole_read_does() {
 #[test]
 fn a_receiving_end_with_too_little_to_say_and_a_byte_unread_settles() {
     let mut b = live_flows(0);
-    // A receiving end: 1 byte arrived long ago and waits unread.
+    // A receiving end: 1 byte arrived long ago and waits unread, the
+    // window open (64 KB of room left).
     let mut s = SampleBuilder::new(12).seen(100 * SEC, 100 * SEC).build();
     s.seen_from_start = 1;
     s.bytes_received = 1;
     s.unread = 1;
+    s.rcv_wnd_left = 65_536;
     s.rcv_mss = 1448;
     s.srtt_us = 50;
     for poll in 1..=4u64 {
