@@ -5,7 +5,7 @@
 //! the figure's name: a download's round trip is `RCV_RTT`, its window
 //! `RCV_WND`, its losses `OOO`, never `SRTT`, `SND_WND` or `RETRANS`.
 
-use super::figures::Figure;
+use super::figures::{Figure, verdict_cell};
 use crate::{
     attribution::{self, Side},
     track::snapshot::Report,
@@ -180,7 +180,7 @@ pub fn row(r: &Report) -> [String; COLUMNS] {
         g,
         h,
         or_dash(&f.cc),
-        r.attribution.verdict.name().to_string(),
+        verdict_cell(&r.attribution),
         attribution::group::advice::advice(&r.attribution, f),
     ]
 }

@@ -207,7 +207,7 @@ fn cases() -> Vec<(&'static str, F, &'static str)> {
         ),
         (
             "sender",
-            plain(Receiver, Verdict::Sender, "sender_pauses"),
+            plain(Receiver, Verdict::Sender, "sender_held"),
             "look at sender",
         ),
         (
@@ -307,4 +307,36 @@ fn the_two_sections_share_no_name_with_two_meanings() {
     for (u, d) in up.iter().zip(down) {
         assert!(u == &d || !shared.contains(u), "{u} / {d}");
     }
+}
+
+/// The VERDICT cell of `r`'s row in the table, trimmed (ADVICE follows
+/// it).
+fn verdict_cell(r: &Report) -> String {
+    let mut out = Vec::new();
+    write_table(&mut out, std::slice::from_ref(r)).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    // The header is ASCII: its byte offsets are the columns'.
+    let (at, end) = (
+        lines[0].find("VERDICT").unwrap(),
+        lines[0].find("ADVICE").unwrap(),
+    );
+    let row: String = lines[1].chars().skip(at).take(end - at).collect();
+    row.trim().to_string()
+}
+
+#[test]
+fn a_second_limit_follows_the_verdict_after_a_plus() {
+    let mut r = report(plain(Side::Receiver, Verdict::Sender, "sender_held"));
+    assert_eq!(verdict_cell(&r), "sender");
+    r.attribution.also = Some(attribution::Also {
+        verdict: Verdict::ReceiverApplication,
+        share: 0.25,
+        reason: "the reader left the window shut 25% of the interval".into(),
+    });
+    assert_eq!(verdict_cell(&r), "sender+reader");
+    // JSON keeps them apart.
+    let j = json(&r);
+    assert_eq!(j["verdict"], "sender");
+    assert_eq!(j["also"]["verdict"], "receiver_application");
 }

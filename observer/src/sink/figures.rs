@@ -12,6 +12,8 @@
 //! [`Figure::RcvWnd`], its losses [`Figure::Ooo`], never SRTT, SND_WND or
 //! RETRANS, which are the sender's.
 
+use crate::attribution::{Attribution, Verdict};
+
 /// One figure of a flow's row. Units are those the cells print in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Figure {
@@ -162,9 +164,90 @@ impl Figure {
     }
 }
 
+/// The short name of a second limit in a VERDICT cell, after the `+`.
+pub const fn also_name(v: Verdict) -> &'static str {
+    match v {
+        Verdict::ReceiveWindow => "rwnd",
+        Verdict::SendBuffer => "sndbuf",
+        Verdict::Application => "app",
+        Verdict::CongestionWindow => "cwnd",
+        Verdict::Path => "path",
+        Verdict::ReceiverApplication => "reader",
+        Verdict::Sender => "sender",
+        Verdict::Unknown => "unknown",
+    }
+}
+
+/// `a`'s VERDICT cell: the verdict's name, then `+` and the short name of
+/// the second limit matched with it ([`also_name`]), where there is one:
+/// `sender+reader`, `receive_window+app`.
+pub fn verdict_cell(a: &Attribution) -> String {
+    match &a.also {
+        Some(x) => format!("{}+{}", a.verdict.name(), also_name(x.verdict)),
+        None => a.verdict.name().to_string(),
+    }
+}
+
+/// [`verdict_cell`] in at most `w` characters: where it is wider, the
+/// verdict's name is cut (marked `…`) and `+` with the second limit kept
+/// whole, `receiver_applic…+sender`, so the pair still reads.
+pub fn verdict_fitted(a: &Attribution, w: usize) -> String {
+    let whole = verdict_cell(a);
+    let n = whole.chars().count();
+    if n <= w {
+        return whole;
+    }
+    let Some(x) = &a.also else {
+        let head: String = whole.chars().take(w.saturating_sub(1)).collect();
+        return format!("{head}…");
+    };
+    let tail = format!("+{}", also_name(x.verdict));
+    let keep = w.saturating_sub(tail.len() + 1);
+    let head: String = a.verdict.name().chars().take(keep).collect();
+    format!("{head}…{tail}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::attribution::{Also, group::kit::F};
+
+    fn judged(verdict: Verdict, also: Option<Verdict>) -> Attribution {
+        let (_, mut a) = F {
+            verdict,
+            ..F::default()
+        }
+        .build(1);
+        a.also = also.map(|verdict| Also {
+            verdict,
+            share: 0.3,
+            reason: String::new(),
+        });
+        a
+    }
+
+    #[test]
+    fn a_verdict_cell_names_the_second_limit_after_a_plus() {
+        let a = judged(Verdict::Sender, Some(Verdict::ReceiverApplication));
+        assert_eq!(verdict_cell(&a), "sender+reader");
+        assert_eq!(verdict_fitted(&a, 20), "sender+reader");
+        let a = judged(Verdict::ReceiverApplication, Some(Verdict::Sender));
+        assert_eq!(verdict_cell(&a), "receiver_application+sender");
+        // Cut to 20, the second limit stays whole.
+        assert_eq!(verdict_fitted(&a, 20), "receiver_app…+sender");
+        let a = judged(Verdict::Path, None);
+        assert_eq!(verdict_cell(&a), "path");
+        assert_eq!(
+            verdict_fitted(&judged(Verdict::CongestionWindow, None), 10),
+            "congestio…"
+        );
+        // Every short name is one word, and names one verdict.
+        let names = Verdict::ALL.map(also_name);
+        for (i, n) in names.iter().enumerate() {
+            assert!(n.chars().all(|c| c.is_ascii_lowercase()), "{n}");
+            assert!(!names[..i].contains(n), "{n}");
+        }
+    }
 
     /// No header, long or short, names two figures.
     #[test]

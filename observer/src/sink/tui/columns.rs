@@ -7,7 +7,10 @@
 //! UNREAD, RCV_WND, OOO, CLOSED%, FILL%), so no title means two things.
 
 use super::{fit::keep_tail, row::Row, sort::SortKey};
-use crate::{sink::figures::Figure, units};
+use crate::{
+    sink::figures::{Figure, verdict_fitted},
+    units,
+};
 
 /// One table column: its sort key, figures, width, and when it is dropped.
 pub(super) struct Column {
@@ -139,43 +142,70 @@ const ADVICE_WHOLE: u8 = 5;
 /// figures, `peer's window 149.7KB → 11.2Mbit/s`, whole.
 const ADVICE_FIGURES: u16 = 34;
 
+/// Where VERDICT's widening ranks: once SRTT (priority 1) has its room,
+/// VERDICT takes what its widest cell needs past its 20 cells (a second
+/// limit's `+sender` after `receiver_application`, 27), as much as fits.
+const VERDICT_WHOLE: u8 = 1;
+
+/// One step of fitting the columns, in order of rank.
+#[derive(Clone, Copy)]
+enum Step {
+    /// Show a column of [`COLUMNS`].
+    Show(usize),
+    /// Widen VERDICT to its widest cell, as far as the width allows.
+    WidenVerdict,
+    /// Widen ADVICE to its widest text, up to [`ADVICE_FIGURES`], if
+    /// all of that fits.
+    WidenAdvice,
+}
+
 /// The columns that fit in `width`, in display order, and their widths.
 /// NETNS is one of them only where `netns` (a flow shown has an `ip
 /// netns` name; on most hosts none has, and the column would be all
 /// `-`), first, as in the `flows` table, and dropped before the windows'
-/// columns as the terminal narrows. ADVICE is given its widest text, `advice` cells (up
-/// to [`ADVICE_FIGURES`]), where that fits at its rank
-/// ([`ADVICE_WHOLE`]); spare width goes to it, up to `advice`, then to
-/// the address columns.
-pub(super) fn fit_columns(width: u16, advice: u16, netns: bool) -> Vec<Fitted> {
-    // Columns by priority, and ADVICE's widening (None) after those of
-    // priority ADVICE_WHOLE.
-    let mut order: Vec<(u8, Option<usize>)> = (0..COLUMNS.len())
+/// columns as the terminal narrows. VERDICT is widened towards its widest
+/// cell, `verdict` cells, at its rank ([`VERDICT_WHOLE`]). ADVICE is given
+/// its widest text, `advice` cells (up to [`ADVICE_FIGURES`]), where that
+/// fits at its rank ([`ADVICE_WHOLE`]); spare width goes to it, up to
+/// `advice`, then to the address columns.
+pub(super) fn fit_columns(width: u16, advice: u16, verdict: u16, netns: bool) -> Vec<Fitted> {
+    // Columns by priority, each widening after the columns of its rank.
+    let mut order: Vec<(u8, Step)> = (0..COLUMNS.len())
         .filter(|i| netns || COLUMNS[*i].key != SortKey::Netns)
-        .map(|i| (COLUMNS[i].priority, Some(i)))
+        .map(|i| (COLUMNS[i].priority, Step::Show(i)))
         .collect();
-    order.push((ADVICE_WHOLE, None));
-    order.sort_by_key(|(p, i)| (*p, i.is_none()));
-    let at = COLUMNS
-        .iter()
-        .position(|c| c.key == SortKey::Advice)
-        .unwrap_or(COLUMNS.len() - 1);
+    order.push((VERDICT_WHOLE, Step::WidenVerdict));
+    order.push((ADVICE_WHOLE, Step::WidenAdvice));
+    order.sort_by_key(|(p, step)| (*p, !matches!(step, Step::Show(_))));
+    let index = |key: SortKey| COLUMNS.iter().position(|c| c.key == key);
+    let at = index(SortKey::Advice).unwrap_or(COLUMNS.len() - 1);
+    let verdict_at = index(SortKey::Verdict).unwrap_or(at);
     let mut shown = [false; COLUMNS.len()];
     let mut widths = COLUMNS.map(|c| c.width);
     let mut used: u16 = 0;
-    for (priority, i) in order {
-        let Some(i) = i else {
-            let grow = advice.min(ADVICE_FIGURES).saturating_sub(widths[at]);
-            if used + grow <= width {
-                widths[at] += grow;
+    for (priority, step) in order {
+        match step {
+            Step::WidenVerdict => {
+                let grow = verdict
+                    .saturating_sub(widths[verdict_at])
+                    .min(width.saturating_sub(used));
+                widths[verdict_at] += grow;
                 used += grow;
             }
-            continue;
-        };
-        let need = COLUMNS[i].width + u16::from(used > 0);
-        if used + need <= width || priority == 0 {
-            shown[i] = true;
-            used += need;
+            Step::WidenAdvice => {
+                let grow = advice.min(ADVICE_FIGURES).saturating_sub(widths[at]);
+                if used + grow <= width {
+                    widths[at] += grow;
+                    used += grow;
+                }
+            }
+            Step::Show(i) => {
+                let need = COLUMNS[i].width + u16::from(used > 0);
+                if used + need <= width || priority == 0 {
+                    shown[i] = true;
+                    used += need;
+                }
+            }
         }
     }
     let mut cols: Vec<Fitted> = (0..COLUMNS.len())
@@ -275,7 +305,7 @@ pub(super) fn cell_text(key: SortKey, r: &Row, w: usize) -> String {
         SortKey::Retrans => r.losses().to_string(),
         SortKey::RwndLimited => pct(r.window_held()),
         SortKey::CwndLimited => pct(r.cwnd_or_fill()),
-        SortKey::Verdict => r.verdict().name().to_string(),
+        SortKey::Verdict => verdict_fitted(&r.current, w),
         SortKey::Workload => {
             let name = f.workload.get().name();
             if name.is_empty() {

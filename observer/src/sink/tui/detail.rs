@@ -13,7 +13,7 @@ use ratatui::{
 };
 
 use super::{row::Row, theme};
-use crate::{attribution::Side, units};
+use crate::{attribution::Side, sink::figures::also_name, units};
 
 /// `name ceiling (N%)`: the ceiling and the rate as a share of it.
 fn against(name: &str, ceiling: f64, rate: f64) -> String {
@@ -120,8 +120,31 @@ fn detail_text(r: &Row) -> Text<'static> {
         ]),
         // The ADVICE column's words, whole, before what they rest on.
         Line::from(vec![head("advice"), Span::raw(r.advice())]),
-        Line::raw(a.explanation.clone()),
     ];
+    // The second limit on a line of its own, near the top where a short
+    // pane keeps it, and not again at the explanation's end.
+    let mut explanation = a.explanation.as_str();
+    if let Some(x) = &a.also {
+        let said = format!("; also {}: {}", x.verdict.name(), x.reason);
+        explanation = explanation.strip_suffix(&said).unwrap_or(explanation);
+        let reason = if x.reason.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", x.reason)
+        };
+        lines.push(Line::from(vec![
+            head("also"),
+            Span::styled(x.verdict.name(), theme::verdict(x.verdict)),
+            // The cell's `+` name, where it is not the verdict's own.
+            Span::raw(match also_name(x.verdict) {
+                short if short == x.verdict.name() => {
+                    format!(" (strength {:.2}){reason}", x.share)
+                }
+                short => format!(" (+{short}, strength {:.2}){reason}", x.share),
+            }),
+        ]));
+    }
+    lines.push(Line::raw(explanation.to_string()));
     if a.side == Side::Receiver {
         lines.extend(receiver_lines(r, rate));
     } else {

@@ -20,7 +20,7 @@ use super::{
     state::{App, Mode, Sorting},
     theme,
 };
-use crate::{attribution::Verdict, units};
+use crate::{attribution::Verdict, sink::figures::verdict_cell, units};
 
 /// Draws the whole view; keeps `app.offset` and `app.page` in step with
 /// the table's height.
@@ -167,8 +167,14 @@ fn draw_table(frame: &mut Frame, app: &mut App, area: Rect) {
         .map(|r| r.advice().chars().count())
         .max()
         .unwrap_or(0);
+    let verdict = rows
+        .iter()
+        .map(|r| verdict_cell(&r.current).chars().count())
+        .max()
+        .unwrap_or(0);
     let netns = rows.iter().any(|r| r.flow.netns_name.is_some());
-    let cols = fit_columns(area.width, u16::try_from(advice).unwrap_or(u16::MAX), netns);
+    let wide = |n: usize| u16::try_from(n).unwrap_or(u16::MAX);
+    let cols = fit_columns(area.width, wide(advice), wide(verdict), netns);
     let sort = app.sort().key;
     // The table's header names the section of its first row; the
     // downloads' titles head their section where it starts lower down.

@@ -44,7 +44,7 @@ pub const KEYS: [Entry; 11] = [
     ),
     (
         "Enter",
-        "details of the selected flow (in c too): what-if, history",
+        "details (in c too): ADVICE whole, what-if, history",
     ),
     (
         "?, Esc",
@@ -67,8 +67,8 @@ pub const LEGEND: [Entry; 5] = [
         "rwnd-/cwnd-limited % of busy; CWND, INFLT in segments",
     ),
     (
-        "ADVICE",
-        "what would help, cut to fit; Enter shows it whole",
+        "VERDICT+x",
+        "x a second limit: rwnd sndbuf cwnd app reader sender",
     ),
     (
         "dim rows",

@@ -181,3 +181,65 @@ fn a_downloads_sparklines_use_the_rows_receiver_rtt_and_no_history_says_so() {
         "{l:#?}"
     );
 }
+
+/// [`with_download`] with the sender named beside the reader as `also`,
+/// its reason at the explanation's end as the engine writes it.
+fn with_also() -> Vec<Row> {
+    let mut rows = with_download();
+    let r = rows.iter_mut().find(|r| r.cookie() == 2).unwrap();
+    let reason = "the sender paused 31% of the interval with the window open";
+    r.current.explanation = format!("reader holds the window shut 88%; also sender: {reason}");
+    r.current.also = Some(crate::attribution::Also {
+        verdict: Verdict::Sender,
+        share: 0.31,
+        reason: reason.to_string(),
+    });
+    rows
+}
+
+#[test]
+fn a_second_limit_follows_the_verdict_after_a_plus() {
+    let mut a = app_of(with_also());
+    // Wide enough, VERDICT widens to hold the pair whole.
+    let l = lines(&render(&mut a, 160, 12));
+    let down = l.iter().find(|l| l.starts_with("curl/777")).unwrap();
+    assert!(
+        down.contains(" receiver_application+sender faster reader"),
+        "{down}"
+    );
+    // At 80 columns the verdict is cut and the second limit kept.
+    let l = lines(&render(&mut a, 80, 12));
+    assert_eq!(
+        l[8],
+        "curl/777     [2001:db8::2]:443   ↓10.0Mbit/s receiver_app…+sender faster reader"
+    );
+}
+
+#[test]
+fn the_detail_pane_gives_the_second_limit_a_line_with_its_reason() {
+    let mut a = app_of(with_also());
+    key(&mut a, KeyCode::Char('G'));
+    key(&mut a, KeyCode::Enter);
+    // A short pane still shows it, near the top.
+    let l = lines(&render(&mut a, 100, 14));
+    let also: Vec<&str> = l
+        .iter()
+        .filter(|l| l.contains("also"))
+        .map(|l| l.trim_end_matches('│').trim_end())
+        .collect();
+    assert_eq!(
+        also,
+        [
+            "│also     sender (strength 0.31): the sender paused 31% of the interval with the window open"
+        ],
+        "{l:#?}"
+    );
+    // The explanation no longer says it again.
+    let l = lines(&render(&mut a, 100, 30));
+    assert_eq!(l.iter().filter(|l| l.contains("also")).count(), 1);
+    assert!(
+        l.iter()
+            .any(|l| l.starts_with("│reader holds the window shut 88% ")),
+        "{l:#?}"
+    );
+}
