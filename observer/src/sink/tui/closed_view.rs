@@ -32,49 +32,20 @@ enum Col {
 }
 
 /// The columns in display order: title (a flow table column's is its
-/// figure's, as there), what, width (ADVICE: the least
-/// it is given), right-aligned, and the rank at which a narrowing
-/// terminal drops it (0: never). At 80 columns PROCESS, REMOTE, RATE,
+/// figure's, as there), what, width (ADVICE: the least it is given),
+/// right-aligned, and the rank at which a narrowing terminal drops it
+/// (0: never). At 80 columns PROCESS, REMOTE, RATE,
 /// VERDICT and ADVICE fit, as in the flow table.
+#[rustfmt::skip]
 const COLUMNS: [(&str, Col, u16, bool, u8); 8] = [
     ("AGO", Col::Ago, 6, true, 2),
-    (
-        Figure::Process.short(),
-        Col::Flow(SortKey::Process),
-        12,
-        false,
-        0,
-    ),
-    (
-        Figure::Local.short(),
-        Col::Flow(SortKey::Local),
-        21,
-        false,
-        4,
-    ),
-    (
-        Figure::Remote.short(),
-        Col::Flow(SortKey::Remote),
-        18,
-        false,
-        0,
-    ),
+    (Figure::Process.short(), Col::Flow(SortKey::Process), 12, false, 0),
+    (Figure::Local.short(), Col::Flow(SortKey::Local), 21, false, 4),
+    (Figure::Remote.short(), Col::Flow(SortKey::Remote), 18, false, 0),
     ("LIFE", Col::Life, 7, true, 3),
     ("AVGRATE", Col::AvgRate, 12, true, 1),
-    (
-        Figure::Verdict.short(),
-        Col::Flow(SortKey::Verdict),
-        20,
-        false,
-        0,
-    ),
-    (
-        Figure::Advice.short(),
-        Col::Flow(SortKey::Advice),
-        14,
-        false,
-        0,
-    ),
+    (Figure::Verdict.short(), Col::Flow(SortKey::Verdict), 20, false, 0),
+    (Figure::Advice.short(), Col::Flow(SortKey::Advice), 14, false, 0),
 ];
 
 /// Index of ADVICE in [`COLUMNS`].
