@@ -79,6 +79,9 @@ impl Probes {
             return Probes::load_fresh(&config, None);
         };
         let dir = pin::PinDir::open(&path).map_err(ProbeError::Pin)?;
+        // Before anything is loaded, attached or removed: sets of another
+        // flow layout are never read (nor replaced) by this build.
+        super::load::layout::check(&dir, super::load::layout::ours()).map_err(ProbeError::Pin)?;
         dir.remove_partial().map_err(ProbeError::Pin)?;
         let (resolved, _) = resolve()?;
         let sets = dir.sets().map_err(ProbeError::Pin)?;

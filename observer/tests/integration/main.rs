@@ -32,4 +32,5 @@ mod soak;
 mod ss;
 mod tls;
 mod top;
+mod upgrade;
 mod workload;

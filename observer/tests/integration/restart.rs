@@ -37,14 +37,14 @@ use pathemu::{ChildGuard, Namespace};
 const SERVER: Ipv4Addr = Ipv4Addr::new(127, 80, 0, 1);
 const CLIENT: Ipv4Addr = Ipv4Addr::new(127, 80, 0, 2);
 /// Connections a second (two flows each).
-const RATE: u64 = 200;
+pub(crate) const RATE: u64 = 200;
 
 /// A bpffs instance mounted on a directory of its own; unmounted (its pins
 /// released, programs detached) and removed on drop.
-struct Bpffs(PathBuf);
+pub(crate) struct Bpffs(PathBuf);
 
 impl Bpffs {
-    fn mount(tag: &str) -> Bpffs {
+    pub(crate) fn mount(tag: &str) -> Bpffs {
         let dir = std::env::temp_dir().join(format!("observer-{tag}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let st = Command::new("mount")
@@ -56,7 +56,7 @@ impl Bpffs {
         Bpffs(dir)
     }
 
-    fn pin_dir(&self) -> PathBuf {
+    pub(crate) fn pin_dir(&self) -> PathBuf {
         self.0.join("observer")
     }
 }
@@ -71,14 +71,14 @@ impl Drop for Bpffs {
 
 /// Churn in `ns`: connect, send, close, `rate` times a second, until
 /// stopped; counts the flows made (both ends of each connection).
-struct Churn {
+pub(crate) struct Churn {
     stop: Arc<AtomicBool>,
     flows: Arc<AtomicU64>,
     threads: Vec<std::thread::JoinHandle<()>>,
 }
 
 impl Churn {
-    fn start(ns: &Namespace, rate: u64) -> Churn {
+    pub(crate) fn start(ns: &Namespace, rate: u64) -> Churn {
         let stop = Arc::new(AtomicBool::new(false));
         let flows = Arc::new(AtomicU64::new(0));
         ns.run(pathemu::sockets::tune_for_churn).unwrap().unwrap();
@@ -137,7 +137,7 @@ impl Churn {
     }
 
     /// Stops, and returns the flows made.
-    fn stop(self) -> u64 {
+    pub(crate) fn stop(self) -> u64 {
         self.stop.store(true, Ordering::Relaxed);
         for t in self.threads {
             t.join().unwrap();
@@ -160,7 +160,7 @@ fn follow(out: &Path, args: &[&str]) -> ChildGuard {
 
 /// Waits until `out` has grown past `len` (a poll wrote records), then a
 /// little more, so a kill lands between polls rather than inside one.
-fn between_polls(out: &Path, len: u64) {
+pub(crate) fn between_polls(out: &Path, len: u64) {
     let deadline = Instant::now() + Duration::from_secs(10);
     while std::fs::metadata(out).map_or(0, |m| m.len()) <= len && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(5));
@@ -171,7 +171,7 @@ fn between_polls(out: &Path, len: u64) {
 /// TCP sockets of `ns` that are still full sockets (not listening, not in
 /// TIME_WAIT, whose flows have closed), from the namespace's
 /// `/proc/net/tcp` (`st` 0A is LISTEN, 06 TIME_WAIT; the VM has no `ss`).
-fn open_sockets(ns: &Namespace) -> usize {
+pub(crate) fn open_sockets(ns: &Namespace) -> usize {
     let text = ns
         .run(|| std::fs::read_to_string("/proc/thread-self/net/tcp").unwrap())
         .unwrap();
@@ -184,7 +184,7 @@ fn open_sockets(ns: &Namespace) -> usize {
 
 /// Cookies of the closed flows in namespace `netns` that `out` printed,
 /// with how many times each.
-fn printed(out: &Path, netns: u32) -> HashMap<u64, usize> {
+pub(crate) fn printed(out: &Path, netns: u32) -> HashMap<u64, usize> {
     let mut n = HashMap::new();
     for line in std::fs::read_to_string(out).unwrap().lines() {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();

@@ -84,6 +84,8 @@ pub fn pin_all(
         .ok_or_else(|| crate::kernel::load::attach::missing_map(observer_common::MAP_JOURNAL))?
         .pin(&path)
         .map_err(|e| pin_failed(&path, "cannot pin the map", e))?;
+    crate::kernel::load::layout::pin(set, crate::kernel::load::layout::ours())
+        .map_err(ProbeError::Pin)?;
     if let Some(poll) = poll {
         let prog = poll.hook.program;
         let path = set.join(format!("{PROGRAM_PREFIX}{prog}"));

@@ -9,6 +9,7 @@
 //! | `OBSERVER_FAKE_KERNEL=4.19` | take this as the running kernel's release |
 //! | `OBSERVER_MISSING_HOOK=tcp_probe` | act as if this tracepoint (or `iter:bpf_sk_storage_map`, the poll-time read) were absent |
 //! | `OBSERVER_UNLOAD_PROGRAM=observer_recv_length` | `observer run` unloads this program after its third poll |
+//! | `OBSERVER_TEST_FLOW_LAYOUT=2` | pin with, and read only sets of, this flow layout (a build of another layout, for the upgrade tests; 0: pin none, as builds before layouts) |
 
 /// Where the kernel publishes its BTF.
 pub const VMLINUX_BTF: &str = "/sys/kernel/btf/vmlinux";
@@ -51,4 +52,11 @@ pub fn hook_hidden(tp: &str) -> bool {
 /// runs, which `/healthz` must report.
 pub fn program_to_unload() -> Option<String> {
     test_override("OBSERVER_UNLOAD_PROGRAM")
+}
+
+/// The flow layout the test override `OBSERVER_TEST_FLOW_LAYOUT` names:
+/// the agent pins with it and reads only sets of it, as a build of that
+/// layout would ([`crate::kernel::load::layout`]).
+pub fn flow_layout() -> Option<u32> {
+    test_override("OBSERVER_TEST_FLOW_LAYOUT").and_then(|v| v.parse().ok())
 }

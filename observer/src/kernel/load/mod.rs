@@ -13,7 +13,8 @@
 //! - [`attach`]: the steps of a load; [`probe_config`]: what it is asked
 //!   for; [`probe_error`]: what can go wrong;
 //! - [`pin`] and [`adopt`]: `--pin`, programs and maps that outlive the
-//!   agent, adopted by the next one; [`probe_set`]: what a load or an
+//!   agent, adopted by the next one; [`layout`]: the flow layout a pinned
+//!   set carries, checked before either; [`probe_set`]: what a load or an
 //!   adoption is made of;
 //! - [`tick`]: the kernel's HZ, measured with a test-run program;
 //! - [`program_info`]: the programs' run statistics; [`links`]: which
@@ -26,6 +27,7 @@ pub mod btf;
 pub mod degraded;
 pub mod env;
 pub mod hooks;
+pub mod layout;
 pub mod links;
 pub mod objects;
 pub mod offsets;

@@ -63,6 +63,25 @@ pub enum PinError {
     /// Another agent holds the directory.
     #[error("--pin {0}: another observer is using this directory; give each agent its own")]
     Busy(PathBuf),
+    /// A set in the directory was pinned with another flow layout, or
+    /// with none ([`crate::kernel::load::layout`]): refused before anything
+    /// is loaded.
+    #[error(
+        "--pin: the maps in {} were pinned by a build {}; this build reads flow layout \
+         {ours}: restart the build that pinned them to read what they hold, or remove \
+         them with `rm -r {}` (the flows they hold are lost), or start without --pin",
+        set.display(),
+        found.map_or_else(|| "from before pinned sets carried a flow layout".to_string(), |v| format!("with flow layout {v}")),
+        set.display()
+    )]
+    Layout {
+        /// The set's directory.
+        set: PathBuf,
+        /// The layout it was pinned with, if it carries one.
+        found: Option<u32>,
+        /// This build's.
+        ours: u32,
+    },
     /// A filesystem or bpf(2) call failed.
     #[error("--pin {path}: {what}: {error}")]
     Io {
