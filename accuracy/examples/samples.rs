@@ -2,7 +2,9 @@
 //! figures that a look at a verdict by hand needs most:
 //! `cargo run -p accuracy --example samples -- target/accuracy/recordings-1/cubic-46.ndjson.gz`;
 //! with `--life` after the file, each flow's last life verdict and its
-//! evidence instead (JSON), replayed as `--rejudge` judges it.
+//! evidence instead (JSON), replayed as `--rejudge` judges it; with
+//! `--current`, each flow's verdict over each poll's interval, a line
+//! each (what `observer top` shows poll by poll).
 
 use accuracy::replayed::{Ends, replay};
 use observer::track::recording::Recording;
@@ -13,6 +15,27 @@ fn main() -> anyhow::Result<()> {
         .ok_or_else(|| anyhow::anyhow!("usage: samples RECORDING"))?;
     let rec = Recording::read(std::path::Path::new(&path))?;
     let t0 = rec.polls.first().map_or(0, |p| p.now_ns);
+    if std::env::args().nth(2).as_deref() == Some("--current") {
+        replay(&rec, |p, live| {
+            for t in live.flows() {
+                let a = &t.current;
+                let r = &a.evidence.receive;
+                println!(
+                    "t {:7.3} {} {:x} {} ({}) {:.2} rate {:.2}/{:.2} Mbit/s closed {:.2}",
+                    (p.now_ns - t0) as f64 / 1e9,
+                    p.label,
+                    t.latest.cookie,
+                    a.verdict,
+                    a.rule,
+                    a.confidence,
+                    a.evidence.rate_bps / 1e6,
+                    a.evidence.recv_rate_bps / 1e6,
+                    r.closed_share,
+                );
+            }
+        });
+        return Ok(());
+    }
     if std::env::args().nth(2).as_deref() == Some("--life") {
         let mut last = std::collections::BTreeMap::new();
         replay(&rec, |p, live| {

@@ -73,7 +73,12 @@ pub fn record_while(
             record(&mut poller)?;
         }
         println!("{label}: {status}");
-        anyhow::ensure!(status.success(), "{label}: {program} failed: {status}");
+        if !status.success() {
+            // What was recorded stays readable: the runs before, and this
+            // one up to its end.
+            recorder.finish().context("finishing the recording")?;
+            anyhow::bail!("{label}: {program} failed: {status}");
+        }
     }
     recorder.finish().context("finishing the recording")
 }
