@@ -66,6 +66,7 @@ impl ClosedFlow {
                     current: (**life).clone(),
                     history: Vec::new(),
                     closed: true,
+                    average_bps: None,
                 },
                 at_ns,
                 life_s: *duration_s,

@@ -278,21 +278,45 @@ fn bytes(b: u64) -> String {
     units::compact(&units::bytes(b as f64))
 }
 
+/// RATE's cell for `r` in `w` characters: its shown rate
+/// ([`Row::shown_bps`]), after `↓` for a download and `~` where it is the
+/// average of the last seconds ([`Row::average_bps`]: the judged window
+/// moved nothing). Marked and too wide (`↓~300.5Mbit/s`), the figure
+/// loses its decimal (`↓~300Mbit/s`).
+fn rate_text(r: &Row, w: usize) -> String {
+    let figure = units::compact(&units::rate(r.shown_bps()));
+    let text = format!(
+        "{}{}{figure}",
+        if r.download() { "↓" } else { "" },
+        if r.average_bps.is_some() { "~" } else { "" }
+    );
+    if text.chars().count() <= w {
+        return text;
+    }
+    match text.split_once('.') {
+        Some((whole, rest)) => {
+            format!(
+                "{whole}{}",
+                rest.trim_start_matches(|c: char| c.is_ascii_digit())
+            )
+        }
+        None => text,
+    }
+}
+
 /// The text of column `key` for row `r`, fitted to `w`. A download's
 /// cells are its receiving end's figures, under its section's titles.
 pub(super) fn cell_text(key: SortKey, r: &Row, w: usize) -> String {
     let f = &r.flow;
-    let down = r.download();
     match key {
         SortKey::Netns => keep_head(f.netns_name.as_deref().unwrap_or("-"), w),
         SortKey::Process => fit_process(r, w),
         SortKey::Local => keep_tail(&f.local.to_string(), w),
         SortKey::Remote => keep_tail(&f.remote.to_string(), w),
         // A closed flow has no current rate (the closed list, `c`, gives
-        // its life's average); a download is marked with ↓.
+        // its life's average).
         SortKey::Rate if r.closed => "closed".to_string(),
-        SortKey::Rate if down => format!("↓{}", units::compact(&units::rate(r.rate_bps()))),
-        SortKey::Rate => units::compact(&units::rate(r.rate_bps())),
+        SortKey::Rate => rate_text(r, w),
         SortKey::Srtt => units::compact(&units::time_us(f64::from(r.rtt_us()))),
         SortKey::MinRtt => units::compact(&units::time_us(f64::from(r.base_rtt_us()))),
         SortKey::Cwnd => match (r.cwnd(), r.unread_bytes()) {

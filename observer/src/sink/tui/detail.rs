@@ -12,7 +12,10 @@ use ratatui::{
     widgets::{Block, Paragraph, Sparkline, Wrap},
 };
 
-use super::{row::Row, theme};
+use super::{
+    row::{AVERAGE_SPAN, Row},
+    theme,
+};
 use crate::{attribution::Side, sink::figures::also_name, units};
 
 /// `name ceiling (N%)`: the ceiling and the rate as a share of it.
@@ -72,6 +75,19 @@ fn receiver_lines(r: &Row, rate: String) -> Vec<Line<'static>> {
     ]
 }
 
+/// The row's RATE where it is an average, after the judged window's
+/// rate: ` (~1.0 Mbit/s over the last 10 s, RATE)`; empty where RATE is
+/// that window's.
+fn average(r: &Row) -> String {
+    r.average_bps.map_or_else(String::new, |bps| {
+        format!(
+            " (~{} over the last {} s, RATE)",
+            units::rate(bps),
+            AVERAGE_SPAN.as_secs()
+        )
+    })
+}
+
 /// The detail pane's text: verdict, explanation, evidence, what-if.
 fn detail_text(r: &Row) -> Text<'static> {
     let a = &r.current;
@@ -83,8 +99,9 @@ fn detail_text(r: &Row) -> Text<'static> {
         Side::Sender => (
             "sender",
             format!(
-                "sent {}{}; ceilings {}, {}",
+                "sent {}{}{}; ceilings {}, {}",
                 units::rate(ev.rate_bps),
+                average(r),
                 if ev.app_limited { " (app-limited)" } else { "" },
                 against("rwnd", ev.ceilings.rwnd_bps, ev.rate_bps),
                 against("cwnd", ev.ceilings.cwnd_bps, ev.rate_bps),
@@ -93,8 +110,9 @@ fn detail_text(r: &Row) -> Text<'static> {
         Side::Receiver => (
             "receiver",
             format!(
-                "received {}; ceiling {}",
+                "received {}{}; ceiling {}",
                 units::rate(ev.recv_rate_bps),
+                average(r),
                 against("rcv_wnd", ev.ceilings.rcv_wnd_bps, ev.recv_rate_bps),
             ),
         ),

@@ -55,12 +55,12 @@ pub const KEYS: [Entry; 11] = [
 /// What the marks and columns of the screen mean, after the keys.
 pub const LEGEND: [Entry; 5] = [
     (
-        "RATE, ↓",
-        "over the verdict window; ↓ a download, in its own section:",
+        "RATE, ↓, ~",
+        "verdict window; ↓ download; ~ 10 s mean, window empty",
     ),
     (
-        "",
-        "figures: RCV_RTT BASE_RTT UNREAD RCV_WND OOO CLOSED% FILL%",
+        "↓ figures",
+        "RCV_RTT BASE_RTT UNREAD RCV_WND OOO CLOSED% FILL%",
     ),
     (
         "RWND% CWND%",

@@ -2,6 +2,8 @@
 //! out of the live flows at a poll, and what the columns and the detail
 //! pane derive from them.
 
+use std::time::Duration;
+
 use crate::{
     attribution::{Attribution, Side, Verdict},
     model::flow::Flow,
@@ -21,7 +23,18 @@ pub struct Row {
     pub history: Vec<HistoryPoint>,
     /// Whether the flow has closed (it lingers for a while).
     pub closed: bool,
+    /// What RATE shows instead of the judged window's rate, marked `~`,
+    /// where that window moved nothing but the flow, open, moved data
+    /// over the last [`AVERAGE_SPAN`] (bits/s): the mean of its history's
+    /// rates over that span. None otherwise ([`Row::average_idle`]).
+    pub average_bps: Option<f64>,
 }
+
+/// How far back RATE's average reaches where the judged window moved
+/// nothing: a download throttled to 1 Mbit/s (`curl --limit-rate`)
+/// receives in bursts seconds apart, so most 1-2 s windows hold no
+/// arrival, and 10 s holds several bursts.
+pub const AVERAGE_SPAN: Duration = Duration::from_secs(10);
 
 /// A sender's congestion window, as the table shows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,7 +54,36 @@ impl Row {
             current: if closed { &t.life } else { &t.current }.clone(),
             history: t.history.iter().copied().collect(),
             closed,
+            average_bps: None,
         }
+    }
+
+    /// Sets [`Row::average_bps`], its history's points `interval` apart:
+    /// the mean rate of the points over the last [`AVERAGE_SPAN`] (fewer
+    /// where the flow is younger), where the flow is open, its judged
+    /// window moved nothing, and that mean is not zero. A point's rate
+    /// is its poll's, the larger direction's, which for a download is
+    /// what it received.
+    pub fn average_idle(&mut self, interval: Duration) {
+        self.average_bps = None;
+        if self.closed || self.rate_bps() > 0.0 {
+            return;
+        }
+        let step = interval.as_secs_f64().max(1e-3);
+        let points = ((AVERAGE_SPAN.as_secs_f64() / step).ceil() as usize).max(1);
+        let recent = &self.history[self.history.len().saturating_sub(points)..];
+        if recent.is_empty() {
+            return;
+        }
+        let mean = recent.iter().map(|p| p.rate_bps).sum::<f64>() / recent.len() as f64;
+        self.average_bps = (mean > 0.0).then_some(mean);
+    }
+
+    /// The rate RATE shows (bits/s): [`Row::average_bps`] where set,
+    /// else the judged window's ([`Row::rate_bps`]). Sorting by rate
+    /// orders by it.
+    pub fn shown_bps(&self) -> f64 {
+        self.average_bps.unwrap_or_else(|| self.rate_bps())
     }
 
     /// The flow's key.

@@ -131,7 +131,7 @@ impl SortKey {
             SortKey::Process => (&fa.comm, fa.pid).cmp(&(&fb.comm, fb.pid)),
             SortKey::Local => fa.local.cmp(&fb.local),
             SortKey::Remote => fa.remote.cmp(&fb.remote),
-            SortKey::Rate => a.rate_bps().total_cmp(&b.rate_bps()),
+            SortKey::Rate => a.shown_bps().total_cmp(&b.shown_bps()),
             SortKey::Srtt => a.rtt_us().cmp(&b.rtt_us()),
             SortKey::MinRtt => a.base_rtt_us().cmp(&b.base_rtt_us()),
             SortKey::Cwnd => {

@@ -235,7 +235,10 @@ impl App {
     }
 
     /// Shows a new poll's snapshot, or keeps it for later while paused.
-    pub fn update(&mut self, snapshot: Snapshot) {
+    pub fn update(&mut self, mut snapshot: Snapshot) {
+        for r in &mut snapshot.rows {
+            r.average_idle(self.interval);
+        }
         if self.paused {
             self.pending = Some(snapshot);
         } else {

@@ -53,6 +53,7 @@ impl Seen {
             current: t.life.clone(),
             history: Vec::new(),
             closed: false,
+            average_bps: None,
         });
         let rows = self.closed.into_iter().chain(open).filter(|r| shows(r));
         Summary {

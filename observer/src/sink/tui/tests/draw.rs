@@ -289,7 +289,7 @@ fn help_overlays_the_table() {
     assert!(l.iter().any(|l| l.contains("│ dim rows     closed flows")));
     assert!(
         l.iter()
-            .any(|l| l.contains("│ RATE, ↓      over the verdict window; ↓ a download"))
+            .any(|l| l.contains("│ RATE, ↓, ~   verdict window; ↓ download; ~ 10 s mean"))
     );
     // The table still shows around it.
     assert!(l[3].starts_with("PROCESS"), "{}", l[3]);

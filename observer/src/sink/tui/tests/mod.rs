@@ -7,6 +7,7 @@ mod closed;
 mod draw;
 mod help;
 mod peers;
+mod rate;
 mod sections;
 mod state;
 mod summary;
