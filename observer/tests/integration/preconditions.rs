@@ -343,7 +343,7 @@ fn bad_values_are_clap_errors_never_panics() {
             "must be at most a year",
         ),
         (&["run", "--interval", "400d"], "must be at most a year"),
-        (&["top", "--sort", "bogus"], "[possible values: process,"),
+        (&["top", "--sort", "bogus"], "[possible values: netns, process,"),
         (&["top", "--sort", ""], "for '--sort <COLUMN>'"),
         (
             &["flows", "--target-rate", "0"],
