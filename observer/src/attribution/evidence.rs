@@ -209,14 +209,7 @@ fn mean(a: u64, b: u64, a_us: u64, b_us: u64, fallback: f64) -> f64 {
 fn receive(a: &Flow, b: &Flow, dt: u64, end_ns: u64, rate: f64) -> Receive {
     let gap = Gaps::between(a, b, end_ns.saturating_sub(dt * 1000));
     let (ia, ib) = (&a.integrals, &b.integrals);
-    let received = b.bytes_received.saturating_sub(a.bytes_received);
-    let burst_bytes = ib.burst_bytes.saturating_sub(ia.burst_bytes);
-    let burst_ns = ib.burst_ns.saturating_sub(ia.burst_ns);
-    let burst_rate_bps = if burst_ns == 0 {
-        0.0
-    } else {
-        burst_bytes as f64 * 8e9 / burst_ns as f64
-    };
+    let bursts = Bursts::between(a, b, rate);
     let rcv_wnd_mean = mean(ia.rcv_wnd, ib.rcv_wnd, ia.us, ib.us, f64::from(b.rcv_wnd));
     let rtt_now = [b.rcv_rtt_us, b.srtt_us, b.min_rtt_us]
         .into_iter()
@@ -275,17 +268,46 @@ fn receive(a: &Flow, b: &Flow, dt: u64, end_ns: u64, rate: f64) -> Receive {
         since_ooo_s: (b.last_ooo_ns != 0)
             .then(|| end_ns.saturating_sub(b.last_ooo_ns) as f64 / 1e9),
         queue_delay_us: (rtt_mean_us - f64::from(base_rtt_us)).max(0.0).round() as u32,
-        burst_rate_bps,
-        burst_share: if received == 0 {
+        burst_rate_bps: bursts.rate_bps,
+        burst_share: bursts.share,
+        path_use: bursts.path_use,
+    }
+}
+
+/// The bytes that arrived in bursts between flows `a` and `b`: their
+/// rate, their share of what arrived, and how much of that rate the
+/// flow's own (`rate`, bits/s) used (`Receive::burst_rate_bps`,
+/// `burst_share`, `path_use`).
+struct Bursts {
+    rate_bps: f64,
+    share: f64,
+    path_use: f64,
+}
+
+impl Bursts {
+    fn between(a: &Flow, b: &Flow, rate: f64) -> Bursts {
+        let (ia, ib) = (&a.integrals, &b.integrals);
+        let received = b.bytes_received.saturating_sub(a.bytes_received);
+        let bytes = ib.burst_bytes.saturating_sub(ia.burst_bytes);
+        let ns = ib.burst_ns.saturating_sub(ia.burst_ns);
+        let rate_bps = if ns == 0 {
             0.0
         } else {
-            (burst_bytes as f64 / received as f64).min(1.0)
-        },
-        path_use: if burst_rate_bps > 0.0 {
-            (rate / burst_rate_bps).min(1.0)
-        } else {
-            1.0
-        },
+            bytes as f64 * 8e9 / ns as f64
+        };
+        Bursts {
+            rate_bps,
+            share: if received == 0 {
+                0.0
+            } else {
+                (bytes as f64 / received as f64).min(1.0)
+            },
+            path_use: if rate_bps > 0.0 {
+                (rate / rate_bps).min(1.0)
+            } else {
+                1.0
+            },
+        }
     }
 }
 

@@ -164,51 +164,81 @@ fn entry(
     } else {
         String::new()
     };
-    w.summary = match knob {
-        Knob::HostWindow | Knob::PeerWindow | Knob::SendBuffer => {
-            return window(fig, knob, set, &head, w, cfg);
-        }
+    if matches!(knob, Knob::HostWindow | Knob::PeerWindow | Knob::SendBuffer) {
+        return window(fig, knob, set, &head, w, cfg);
+    }
+    let (summary, helps) = own_summary(knob, &head, set, rate_bps, &streams);
+    w.summary = summary;
+    w.helps = helps;
+    w
+}
+
+/// The summary of a limit of the flows' own other than a window (those
+/// have their arithmetic, [`window`]): `head` names the flows, `set` the
+/// members, `rate_bps` their mean rate (bits/s), `streams` what more
+/// streams would bring; with whether relaxing it would help.
+fn own_summary(
+    knob: Knob,
+    head: &str,
+    set: &[&Member<'_>],
+    rate_bps: f64,
+    streams: &str,
+) -> (String, bool) {
+    match knob {
         Knob::CongestionWindow => {
             let (loss, what) = loss(set);
-            format!(
-                "{head} were held by the sender's congestion window ({} each on average{}): raising the window would not help{streams}",
-                units::rate(rate_bps),
-                if loss > 0 {
-                    format!(", {loss} {what}")
-                } else {
-                    String::new()
-                }
+            let lost = if loss > 0 {
+                format!(", {loss} {what}")
+            } else {
+                String::new()
+            };
+            (
+                format!(
+                    "{head} were held by the sender's congestion window ({} each on average{lost}): raising the window would not help{streams}",
+                    units::rate(rate_bps)
+                ),
+                false,
             )
         }
-        Knob::Reader => {
-            w.helps = true;
+        Knob::Reader => (
             format!(
                 "{head} were held by this host's reader, {}: a faster reader would help, a bigger window would not",
                 owners(set)
-            )
-        }
-        Knob::Requests => {
-            w.helps = true;
+            ),
+            true,
+        ),
+        Knob::Requests => (
             format!(
                 "{head} were held by this host's requests, {}, each waiting a round trip for its answer: larger requests, or several at once, would help, a bigger window would not",
                 owners(set)
-            )
-        }
-        Knob::Policer => format!(
-            "{head} were held by a rate limit that drops without a queue (a policer), about {} each: a bigger window would not help{streams}",
-            units::rate(rate_bps)
+            ),
+            true,
         ),
-        Knob::Application => format!(
-            "{head} were held by the sending application, {}, about {} each: it did not supply data faster; no window would help",
-            owners(set),
-            units::rate(rate_bps)
+        Knob::Policer => (
+            format!(
+                "{head} were held by a rate limit that drops without a queue (a policer), about {} each: a bigger window would not help{streams}",
+                units::rate(rate_bps)
+            ),
+            false,
         ),
-        Knob::SendingHost => format!(
-            "{head} were held by the sending host, about {} each: it sent below what the window and the path allow; look at the server",
-            units::rate(rate_bps)
+        Knob::Application => (
+            format!(
+                "{head} were held by the sending application, {}, about {} each: it did not supply data faster; no window would help",
+                owners(set),
+                units::rate(rate_bps)
+            ),
+            false,
         ),
-    };
-    w
+        Knob::SendingHost => (
+            format!(
+                "{head} were held by the sending host, about {} each: it sent below what the window and the path allow; look at the server",
+                units::rate(rate_bps)
+            ),
+            false,
+        ),
+        // Windows have their own arithmetic (`window`), taken before.
+        Knob::HostWindow | Knob::PeerWindow | Knob::SendBuffer => (String::new(), false),
+    }
 }
 
 /// Segments lost by `set`: retransmitted at the sender, out of order at

@@ -308,35 +308,7 @@ fn one(
     cfg: &Config,
 ) -> Group {
     let bytes: u64 = members.iter().map(|m| m.bytes).sum();
-    // The rate is the judged flows' (all, where none is): a control
-    // connection open around the transfers (iperf3's) would stretch the
-    // span without adding bytes.
-    let judged: Vec<&Member<'_>> = members.iter().filter(|m| m.judged()).collect();
-    let counted: Vec<&Member<'_>> = if judged.is_empty() {
-        members.iter().collect()
-    } else {
-        judged
-    };
-    // Flows that ran together: the sum of their rates, each over its own
-    // interval. Intervals of different lengths (`top` judges each flow
-    // over its last window, 1 to 2 s long by default) would otherwise spread
-    // the shorter ones' bytes over the longest: four windowed uploads
-    // that ran 24.4 Mbit/s together read 12.2. Flows one after another:
-    // their bytes over the time at least one of them was open. A flow
-    // that moved nothing adds no rate and no time (iperf3's idle control
-    // connection, judged `application` over a window that ended seconds
-    // before the streams').
-    let moving: Vec<&Member<'_>> = counted.iter().copied().filter(|m| m.bytes > 0).collect();
-    let counted = if moving.is_empty() { counted } else { moving };
-    let together = all_together(&counted, cfg);
-    let span_us = union_us(counted.iter().copied());
-    let rate_bps = if together {
-        counted.iter().map(|m| m.rate_bps).sum()
-    } else if span_us > 0.0 {
-        counted.iter().map(|m| m.bytes).sum::<u64>() as f64 * 8e6 / span_us
-    } else {
-        0.0
-    };
+    let rate_bps = group_rate(members, cfg);
     let fastest_bps = members.iter().map(|m| m.rate_bps).fold(0.0, f64::max);
     let shown_bps = members.iter().map(|m| m.shown_bps).fold(0.0, f64::max);
     let concurrent = peak(members.iter().filter(|m| m.judged()));
@@ -379,6 +351,40 @@ fn one(
         verdicts,
         explanation: judged.explanation,
         what_if,
+    }
+}
+
+/// The group's rate (bits/s): of its judged flows (all, where none
+/// is), and of those the ones that moved data.
+fn group_rate(members: &[Member<'_>], cfg: &Config) -> f64 {
+    // The rate is the judged flows' (all, where none is): a control
+    // connection open around the transfers (iperf3's) would stretch the
+    // span without adding bytes.
+    let judged: Vec<&Member<'_>> = members.iter().filter(|m| m.judged()).collect();
+    let counted: Vec<&Member<'_>> = if judged.is_empty() {
+        members.iter().collect()
+    } else {
+        judged
+    };
+    // Flows that ran together: the sum of their rates, each over its own
+    // interval. Intervals of different lengths (`top` judges each flow
+    // over its last window, 1 to 2 s long by default) would otherwise spread
+    // the shorter ones' bytes over the longest: four windowed uploads
+    // that ran 24.4 Mbit/s together read 12.2. Flows one after another:
+    // their bytes over the time at least one of them was open. A flow
+    // that moved nothing adds no rate and no time (iperf3's idle control
+    // connection, judged `application` over a window that ended seconds
+    // before the streams').
+    let moving: Vec<&Member<'_>> = counted.iter().copied().filter(|m| m.bytes > 0).collect();
+    let counted = if moving.is_empty() { counted } else { moving };
+    let together = all_together(&counted, cfg);
+    let span_us = union_us(counted.iter().copied());
+    if together {
+        counted.iter().map(|m| m.rate_bps).sum()
+    } else if span_us > 0.0 {
+        counted.iter().map(|m| m.bytes).sum::<u64>() as f64 * 8e6 / span_us
+    } else {
+        0.0
     }
 }
 

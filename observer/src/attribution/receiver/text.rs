@@ -17,25 +17,7 @@ pub fn explain(reason: Reason, c: &ReceiverCtx<'_>) -> String {
     let rx = c.rx;
     let t = units::time_us;
     match reason {
-        Reason::Reader => {
-            // The figure the verdict rests on: its closed time where the
-            // reader shut the window (its mean over the open stretches
-            // between reads would claim far more than the rate, and a
-            // window reopened a chunk at a time, each sent at once, can
-            // average less); else the window's ceiling, where it binds.
-            let window = if c.window_binds && !c.closed {
-                format!(" ({})", window_line(c))
-            } else {
-                format!(", receiving {}", units::rate(c.rate))
-            };
-            format!(
-                "receiver application: this host's reader leaves {} unread on average and read all that was waiting {} in {}; the window was closed {} of the time{window}",
-                units::bytes(rx.unread_mean),
-                times(rx.reader_drains),
-                rounds(c),
-                units::share(rx.closed_share),
-            )
-        }
+        Reason::Reader => reader(c),
         Reason::TooLittle(rtts) => {
             too_little_text("received", c.ev.bytes_received, c.ev.interval_us, rtts)
         }
@@ -100,6 +82,27 @@ pub fn explain(reason: Reason, c: &ReceiverCtx<'_>) -> String {
             arrivals(rx.ooo_packets)
         ),
     }
+}
+
+/// The `reader` rule's explanation. The figure the verdict rests on: its
+/// closed time where the reader shut the window (its mean over the open
+/// stretches between reads would claim far more than the rate, and a
+/// window reopened a chunk at a time, each sent at once, can average
+/// less); else the window's ceiling, where it binds.
+fn reader(c: &ReceiverCtx<'_>) -> String {
+    let rx = c.rx;
+    let window = if c.window_binds && !c.closed {
+        format!(" ({})", window_line(c))
+    } else {
+        format!(", receiving {}", units::rate(c.rate))
+    };
+    format!(
+        "receiver application: this host's reader leaves {} unread on average and read all that was waiting {} in {}; the window was closed {} of the time{window}",
+        units::bytes(rx.unread_mean),
+        times(rx.reader_drains),
+        rounds(c),
+        units::share(rx.closed_share),
+    )
 }
 
 /// "1 out-of-order arrival", "3 out-of-order arrivals".
