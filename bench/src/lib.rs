@@ -1,6 +1,11 @@
 //! `cargo xtask bench`: what observer costs, measured as ratios within one
 //! run, alternating the sides over several rounds; medians with min and max.
 //! Targets live here, never in timed tests.
+//!
+//! In: the loads it drives (pathemu's namespaces, iperf3, its own
+//! request/response and churn clients), observer's probes loaded in this
+//! process or its agent run beside them. Out: [`report::Results`], written
+//! as JSON and rendered to docs/benchmarks.md by the binary (`main.rs`).
 
 pub mod agent;
 pub mod breakdown;

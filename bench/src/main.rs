@@ -4,10 +4,8 @@
 use std::process::ExitCode;
 
 use anyhow::Context as _;
+use bench::{agent, breakdown, churn, env, fixed_load, peer, report::Results, rr, throughput};
 use clap::{Parser, Subcommand};
-use scenarios::bench::{
-    agent, breakdown, churn, env, fixed_load, peer, report::Results, rr, throughput,
-};
 
 #[derive(Parser)]
 #[command(about = "observer's overhead and scale benchmarks")]

@@ -28,10 +28,10 @@ fn agent_only(quick: bool, sizes: &[usize]) -> Results {
 /// the renderer's output, byte for byte, for a real run's figures.
 #[test]
 fn committed_page_renders_from_committed_json() {
-    let mut r: Results = serde_json::from_str(include_str!("../../../docs/benchmarks.json"))
+    let mut r: Results = serde_json::from_str(include_str!("../../docs/benchmarks.json"))
         .expect("docs/benchmarks.json parses");
     r.derive();
-    assert_eq!(r.markdown(), include_str!("../../../docs/benchmarks.md"));
+    assert_eq!(r.markdown(), include_str!("../../docs/benchmarks.md"));
 }
 
 #[test]

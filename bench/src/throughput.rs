@@ -5,12 +5,12 @@ use std::{collections::BTreeMap, time::Duration};
 
 use anyhow::Context as _;
 use pathemu::ChildGuard;
+use scenarios::traffic::parse_iperf;
 
 use super::{
     Stat,
     env::{Agent, Netns},
 };
-use crate::traffic::parse_iperf;
 
 /// Per-program kernel cost readings (`kernel.bpf_stats_enabled`).
 #[derive(Clone, Copy, Debug, Default)]

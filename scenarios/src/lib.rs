@@ -2,7 +2,6 @@
 //! with a known constraint each, observed by observer, whose verdicts are
 //! judged against that ground truth.
 
-pub mod bench;
 pub mod catalog;
 pub mod group;
 pub mod http;

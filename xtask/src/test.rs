@@ -227,10 +227,11 @@ fn runner() -> anyhow::Result<Command> {
 }
 
 /// Installs what `groups` need (and the build chain), then builds
-/// observer, the scenario runner and the benchmark in release mode, as the
-/// image's binary is built ([`image::static_release`]: one set of release
-/// dependencies for all); returns the folder that holds them.
+/// observer, the scenario runner, the benchmark (its own crate, `bench/`)
+/// and the accuracy harness in release mode, as the image's binary is
+/// built ([`image::static_release`]: one set of release dependencies for
+/// all); returns the folder that holds them.
 fn release_runners(groups: &[setup::Group]) -> anyhow::Result<std::path::PathBuf> {
     setup::setup_for(groups)?;
-    image::static_release(&["observer", "scenarios", "accuracy"])
+    image::static_release(&["observer", "scenarios", "bench", "accuracy"])
 }
