@@ -103,6 +103,22 @@ fn missing_btf_names_the_kernel_option_and_loads_nothing() {
     }
 }
 
+/// The running kernel's BTF with the helper that sets the minimum
+/// (`bpf_get_socket_ptr_cookie`, Linux 5.12) renamed, as an older kernel's
+/// lacks it (on such a kernel, its BTF as it is).
+fn btf_without_key_helper(dir: &Scratch) -> String {
+    let mut data = std::fs::read(observer::kernel::load::env::VMLINUX_BTF).unwrap();
+    let name = format!("\0{}\0", observer::kernel::load::preflight::KEY_HELPER);
+    let name = name.as_bytes();
+    let mut at = 0;
+    while let Some(i) = data[at..].windows(name.len()).position(|w| w == name) {
+        // The last letter: the string keeps its length and its offset.
+        data[at + i + name.len() - 2] = b'X';
+        at += i + name.len();
+    }
+    dir.file("no-key-helper", &data)
+}
+
 #[test]
 fn too_old_kernel_says_upgrade_and_loads_nothing() {
     if !root_or_skip("too_old_kernel_says_upgrade_and_loads_nothing")
@@ -111,20 +127,47 @@ fn too_old_kernel_says_upgrade_and_loads_nothing() {
         return;
     }
     let _serial = serial();
-    for release in ["4.19.0-27-amd64", "5.7.19"] {
+    let dir = Scratch::new("preconditions", "old");
+    let no_helper = btf_without_key_helper(&dir);
+    // Older than 5.12, with a BTF that lacks the helper: the helper and the
+    // minimum named, for `flows` and `run` alike.
+    for (release, args) in [
+        ("5.10.0-32-cloud-amd64", &["flows", "--duration", "1s"][..]),
+        ("5.11.22", &["run", "--listen", "127.0.0.1:0"][..]),
+        ("4.19.0-27-amd64", &["flows", "--duration", "1s"][..]),
+    ] {
         let out = run_observer(
-            &[("OBSERVER_FAKE_KERNEL", release)],
-            &["flows", "--duration", "1s"],
+            &[
+                ("OBSERVER_FAKE_KERNEL", release),
+                ("OBSERVER_BTF_PATH", no_helper.as_str()),
+            ],
+            args,
         );
         assert_one_line(
             &out,
             &[
-                &format!("kernel {release} is too old"),
-                "Linux 5.8 or later",
+                &format!("kernel {release} is too old: it has no bpf_get_socket_ptr_cookie"),
+                "observer needs Linux 5.12 or later",
                 "upgrade the kernel",
             ],
         );
     }
+    // Older and without BTF at all.
+    let out = run_observer(
+        &[
+            ("OBSERVER_FAKE_KERNEL", "4.19.0-27-amd64"),
+            ("OBSERVER_BTF_PATH", "/nonexistent/observer-test/vmlinux"),
+        ],
+        &["flows", "--duration", "1s"],
+    );
+    assert_one_line(
+        &out,
+        &[
+            "kernel 4.19.0-27-amd64 is too old",
+            "Linux 5.12 or later built with CONFIG_DEBUG_INFO_BTF=y",
+            "upgrade the kernel",
+        ],
+    );
 }
 
 #[test]
@@ -343,7 +386,10 @@ fn bad_values_are_clap_errors_never_panics() {
             "must be at most a year",
         ),
         (&["run", "--interval", "400d"], "must be at most a year"),
-        (&["top", "--sort", "bogus"], "[possible values: netns, process,"),
+        (
+            &["top", "--sort", "bogus"],
+            "[possible values: netns, process,",
+        ),
         (&["top", "--sort", ""], "for '--sort <COLUMN>'"),
         (
             &["flows", "--target-rate", "0"],

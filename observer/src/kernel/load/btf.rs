@@ -63,6 +63,9 @@ enum Type {
     Enum { size: u32 },
     /// `BTF_KIND_TYPEDEF`, `VOLATILE`, `CONST`, `RESTRICT`, `TYPE_TAG`.
     Alias { target: u32 },
+    /// `BTF_KIND_FUNC`: a kernel function, by name (the helpers' own
+    /// functions among them, which is how preflight tells a kernel's age).
+    Func { name: u32 },
     /// Anything else (functions, variables, data sections, floats...).
     Other,
 }
@@ -207,7 +210,7 @@ impl Btf {
                     mult = mult.saturating_mul(*len);
                     id = *elem;
                 }
-                Type::Alias { .. } | Type::Other => return Ok(0),
+                Type::Alias { .. } | Type::Func { .. } | Type::Other => return Ok(0),
             }
         }
         Err(BtfError::Malformed("array nesting too deep".into()))
@@ -216,6 +219,16 @@ impl Btf {
     /// Whether the struct or union `name` exists.
     pub fn has_struct(&self, name: &str) -> bool {
         self.structs.contains_key(name)
+    }
+
+    /// Whether the kernel function `name` is listed (`BTF_KIND_FUNC`): a
+    /// BPF helper's implementation (`bpf_get_socket_ptr_cookie`) is there
+    /// from the kernel that added it. A linear scan: preflight asks once,
+    /// and only on a kernel whose release is older than it supports.
+    pub fn has_func(&self, name: &str) -> bool {
+        self.types
+            .iter()
+            .any(|t| matches!(t, Type::Func { name: n } if self.string(*n) == name))
     }
 
     /// Resolves a dotted member path (`"rtt_min.s.v"`) inside struct `ty`.
@@ -399,7 +412,8 @@ fn parse_types(data: &[u8]) -> Result<Vec<Type>, BtfError> {
             8..=11 | 18 => Type::Alias {
                 target: size_or_type,
             },
-            7 | 12 | 16 => Type::Other,
+            12 => Type::Func { name },
+            7 | 16 => Type::Other,
             13 => {
                 at = skip(at, vlen, 8, data.len())?;
                 Type::Other

@@ -155,3 +155,20 @@ fn members_outside_their_struct_are_malformed() {
         );
     }
 }
+
+#[test]
+fn finds_kernel_functions_by_name() {
+    let mut b = BtfBuilder::new();
+    b.int("unsigned int", 4);
+    // FUNC_PROTO (kind 13) returning u32, no parameters; FUNC (kind 12)
+    // of that proto.
+    b.words(&[0, 13 << 24, 1]);
+    let n = b.string("bpf_get_socket_ptr_cookie");
+    b.words(&[n, 12 << 24, 2]);
+    let btf = Btf::parse(&b.bytes()).unwrap();
+    assert!(btf.has_func("bpf_get_socket_ptr_cookie"));
+    assert!(!btf.has_func("bpf_sock_from_file"));
+    // A struct of the name is not a function.
+    assert!(!btf.has_func("unsigned int"));
+    assert!(!Btf::parse(&sample()).unwrap().has_func("outer"));
+}

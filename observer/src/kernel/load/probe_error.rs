@@ -27,7 +27,7 @@ pub enum ProbeError {
     },
     /// The kernel BTF lacks a struct or member the programs must read.
     #[error(
-        "{0}: observer cannot follow TCP sockets on this kernel (it supports Linux 5.8 or later); \
+        "{0}: observer cannot follow TCP sockets on this kernel (it supports Linux 5.12 or later); \
          upgrade the kernel if it is older, else upgrade observer"
     )]
     Layout(btf::BtfError),
@@ -40,7 +40,7 @@ pub enum ProbeError {
     /// The kernel has no BTF tracepoint of that name.
     #[error(
         "this kernel has no BTF tracepoint {hook} (no btf_trace_{hook} in its BTF): observer needs \
-         Linux 5.8 or later built with CONFIG_DEBUG_INFO_BTF=y; upgrade the kernel"
+         Linux 5.12 or later built with CONFIG_DEBUG_INFO_BTF=y; upgrade the kernel"
     )]
     MissingHook {
         /// The tracepoint.
