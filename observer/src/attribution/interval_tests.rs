@@ -2,7 +2,7 @@
 //! since birth, shares that sum to one, evidence of the interval rather
 //! than its last reading, and ceilings the rate beat or that bind.
 
-use super::tests::{P, point, verdict_between};
+use super::sender::verdict_tests::{P, point, verdict_between};
 use super::*;
 
 #[test]

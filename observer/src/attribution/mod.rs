@@ -98,20 +98,6 @@ pub fn attribute(from: Option<&Point>, to: &Point, cfg: &Config) -> Attribution 
 #[cfg(test)]
 mod interval_tests;
 #[cfg(test)]
-mod receiver_kit;
-#[cfg(test)]
-mod receiver_pause_tests;
-#[cfg(test)]
-mod receiver_reader_tests;
-#[cfg(test)]
-mod receiver_request_tests;
-#[cfg(test)]
-mod receiver_tests;
-#[cfg(test)]
 mod rule_tests;
-#[cfg(test)]
-mod sender_tests;
-#[cfg(test)]
-mod tests;
 #[cfg(test)]
 mod whatif_tests;

@@ -162,7 +162,7 @@ mod tests {
     /// or an explanation fails here, with a count of the verdicts it
     /// moved. Confidences are the rules' own ([`attribution::Config::rules_own`]):
     /// the measured ones move with each calibration, whose own tests
-    /// (`attribution::calibration`, `attribution::tests`) check them. `OBSERVER_BLESS=1` writes the new golden file instead (for a
+    /// (`attribution::calibration`, `attribution::sender::verdict_tests`) check them. `OBSERVER_BLESS=1` writes the new golden file instead (for a
     /// change that means to move them: review its diff,
     /// `zdiff` of the old and new file).
     #[test]

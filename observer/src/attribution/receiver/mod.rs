@@ -47,6 +47,16 @@ pub fn attribute(ev: &Evidence, flow: &Flow, cfg: &Config) -> Attribution {
 }
 
 #[cfg(test)]
+mod fixtures;
+#[cfg(test)]
 mod pace_tests;
 #[cfg(test)]
+mod pause_tests;
+#[cfg(test)]
+mod reader_tests;
+#[cfg(test)]
+mod request_tests;
+#[cfg(test)]
 mod rules_tests;
+#[cfg(test)]
+mod verdict_tests;

@@ -1,6 +1,6 @@
 //! Each receiver rule on its own: it finds on its shape and stays silent
 //! just outside it (the whole table on real shapes is in
-//! `receiver_tests.rs` and the recorded suite's golden file).
+//! `verdict_tests.rs` and the recorded suite's golden file).
 
 use super::{
     context::ReceiverCtx,

@@ -1,6 +1,6 @@
 //! Each sender rule on its own: it finds on its shape and stays silent just
 //! outside it (the rules before any window's, in `early_rules_tests.rs`) (the shapes are intervals' evidence built by hand; the whole
-//! table's order is tested on real shapes in `sender_tests.rs` and the
+//! table's order is tested on real shapes in `real_world_tests.rs` and the
 //! recorded suite's golden file).
 
 use super::{

@@ -1,8 +1,8 @@
 //! The receiver-side rules, one case each, with the figures of the
 //! scenario that imposes the limit.
 
-use super::receiver_kit::*;
-use super::*;
+use super::fixtures::*;
+use crate::attribution::*;
 
 /// 64 KB advertised, 104 ms receiver RTT: a 5.0 Mbit/s ceiling.
 fn window_64k() -> R {

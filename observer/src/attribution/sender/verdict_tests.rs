@@ -1,34 +1,34 @@
-use super::*;
+use crate::attribution::*;
 use crate::testkit::sample::SampleBuilder;
 
 const SEC: u64 = 1_000_000_000;
 
 /// A sender flow at time `t` seconds with the given cumulative figures.
 #[derive(Clone, Copy)]
-pub(super) struct P {
-    pub(super) t: f64,
-    pub(super) acked: u64,
-    pub(super) received: u64,
-    pub(super) busy_ms: u64,
-    pub(super) rwnd_ms: u64,
-    pub(super) sndbuf_ms: u64,
+pub(in crate::attribution) struct P {
+    pub(in crate::attribution) t: f64,
+    pub(in crate::attribution) acked: u64,
+    pub(in crate::attribution) received: u64,
+    pub(in crate::attribution) busy_ms: u64,
+    pub(in crate::attribution) rwnd_ms: u64,
+    pub(in crate::attribution) sndbuf_ms: u64,
     /// Observer's own send-buffer clock (`Flow::sndbuf_full_us`).
-    pub(super) sndbuf_full_ms: u64,
-    pub(super) cwnd_ms: u64,
-    pub(super) srtt_us: u32,
-    pub(super) min_rtt_us: u32,
-    pub(super) snd_wnd: u32,
+    pub(in crate::attribution) sndbuf_full_ms: u64,
+    pub(in crate::attribution) cwnd_ms: u64,
+    pub(in crate::attribution) srtt_us: u32,
+    pub(in crate::attribution) min_rtt_us: u32,
+    pub(in crate::attribution) snd_wnd: u32,
     /// The largest window the peer has offered (bytes; 0: unknown).
-    pub(super) snd_wnd_max: u32,
-    pub(super) cwnd: u32,
+    pub(in crate::attribution) snd_wnd_max: u32,
+    pub(in crate::attribution) cwnd: u32,
     /// Time whose latest delivery-rate sample was app-limited (ms).
-    pub(super) app_limited_ms: u64,
-    pub(super) rcv_wnd: u32,
-    pub(super) rcv_rtt_us: u32,
+    pub(in crate::attribution) app_limited_ms: u64,
+    pub(in crate::attribution) rcv_wnd: u32,
+    pub(in crate::attribution) rcv_rtt_us: u32,
     /// The recent best delivery-rate sample (bits/s; 0: none kept).
-    pub(super) delivery_max_bps: u64,
+    pub(in crate::attribution) delivery_max_bps: u64,
     /// Segments retransmitted so far.
-    pub(super) retransmits: u32,
+    pub(in crate::attribution) retransmits: u32,
 }
 
 impl Default for P {
@@ -56,7 +56,7 @@ impl Default for P {
     }
 }
 
-pub(super) fn point(p: P) -> Point {
+pub(in crate::attribution) fn point(p: P) -> Point {
     let mut f = SampleBuilder::new(1).flow();
     f.bytes_acked = p.acked;
     f.bytes_received = p.received;
@@ -87,12 +87,12 @@ pub(super) fn point(p: P) -> Point {
 
 /// The verdict between two points; every case also keeps the property that
 /// no verdict rests on a ceiling the rate outran.
-pub(super) fn verdict_between(a: P, b: P) -> Attribution {
+pub(in crate::attribution) fn verdict_between(a: P, b: P) -> Attribution {
     checked(attribute(Some(&point(a)), &point(b), &Config::default()))
 }
 
 /// `a`, after asserting [`Attribution::check_ceilings`].
-pub(super) fn checked(a: Attribution) -> Attribution {
+pub(in crate::attribution) fn checked(a: Attribution) -> Attribution {
     let cfg = Config::default();
     if let Err(e) = a.check_ceilings(&cfg).and(a.check_binds(&cfg)) {
         panic!("{e}; explanation: {}", a.explanation);
@@ -103,7 +103,7 @@ pub(super) fn checked(a: Attribution) -> Attribution {
 /// Reference A's `-w 64K` sender over 2 s in which the peer acked
 /// `acked` bytes: snd_wnd 80,480 B, srtt 105 ms (104 ms min), busy all
 /// the time and rwnd-limited 56% of it.
-pub(super) fn window_bound_pair(acked: u64) -> (P, P) {
+pub(in crate::attribution) fn window_bound_pair(acked: u64) -> (P, P) {
     let a = P {
         t: 1.0,
         acked: 1_000_000,
@@ -379,7 +379,7 @@ fn pacing_bound_busy_sender_is_path() {
 /// `cfg` with one record in its table of measured confidences: the
 /// sender rule `rule` right `right` times in `ends`.
 fn with_record(cfg: Config, rule: &'static str, ends: u32, right: u32) -> Config {
-    let record = super::calibration::Measured {
+    let record = crate::attribution::calibration::Measured {
         side: Side::Sender,
         rule,
         ends,

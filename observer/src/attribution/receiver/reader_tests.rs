@@ -1,8 +1,8 @@
 //! The receiver's reader rule where the window stays open: a reader that
 //! lags the network by more than a round trip (issue 14's slow reader).
 
-use super::receiver_kit::*;
-use super::*;
+use super::fixtures::*;
+use crate::attribution::*;
 
 /// Issue 14's reader, from its own host: it takes 64 KB every 20 ms
 /// (25.6 Mbit/s) from a 100 Mbit/s path with 25 ms each way, leaving

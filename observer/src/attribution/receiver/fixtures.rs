@@ -2,7 +2,7 @@
 //! constant since 0, and the verdict over an interval of them (shared by
 //! the receiver test files).
 
-use super::*;
+use crate::attribution::{sender::verdict_tests::checked, *};
 use crate::testkit::sample::SampleBuilder;
 
 pub(super) const SEC: u64 = 1_000_000_000;
@@ -149,5 +149,5 @@ pub(super) fn interval(rate_bps: f64, end: R) -> (Point, Point) {
 /// confidence its rule computes ([`Config::rules_own`]).
 pub(super) fn judge(rate_bps: f64, end: R) -> Attribution {
     let (from, to) = interval(rate_bps, end);
-    super::tests::checked(attribute(Some(&from), &to, &Config::default().rules_own()))
+    checked(attribute(Some(&from), &to, &Config::default().rules_own()))
 }

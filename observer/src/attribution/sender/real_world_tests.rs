@@ -2,8 +2,8 @@
 //! the sender overshoots in bursts, a window ceiling the rate outran, and
 //! app-limited marks that BBR sets itself.
 
-use super::tests::{P, checked, point, verdict_between};
-use super::*;
+use super::verdict_tests::{P, checked, point, verdict_between};
+use crate::attribution::*;
 
 /// A flow that delivers 40 Mbit/s while its time-weighted cwnd / srtt says
 /// 10 Mbit/s (an RTT overstated by bursts): the kernel's clocks say the

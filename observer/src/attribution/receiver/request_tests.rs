@@ -2,8 +2,8 @@
 //! requests, a round trip each, are the receiving application's pattern
 //! (it asks for one object at a time), not the sender pausing.
 
-use super::receiver_kit::*;
-use super::*;
+use super::fixtures::*;
+use crate::attribution::*;
 
 /// A client fetching 128 KB objects one at a time over a 50 ms path at
 /// 20 Mbit/s: in 2 s, 14 gaps of `gap_ms_each` between objects, of which
