@@ -2,74 +2,44 @@
 //! since birth, shares that sum to one, evidence of the interval rather
 //! than its last reading, and ceilings the rate beat or that bind.
 
-use super::sender::verdict_tests::{P, point, verdict_between};
+use super::sender::fixtures::{P, point, verdict_between};
 use super::*;
 
 #[test]
 fn too_little_data_is_unknown() {
-    let a = verdict_between(
-        P {
-            t: 0.0,
-            ..P::default()
-        },
-        P {
-            t: 1.0,
-            acked: 10_000,
-            busy_ms: 100,
-            ..P::default()
-        },
-    );
+    let a = verdict_between(P::at(0.0), P::at(1.0).acked(10_000).busy_ms(100));
     assert_eq!(a.verdict, Verdict::Unknown);
     assert_eq!(a.confidence, 0.0);
     // Enough bytes but under four round trips of the path (min_rtt).
     let a = verdict_between(
-        P {
-            t: 0.0,
-            srtt_us: 100_000,
-            min_rtt_us: 100_000,
-            ..P::default()
-        },
-        P {
-            t: 0.3,
-            acked: 1_000_000,
-            busy_ms: 300,
-            srtt_us: 100_000,
-            min_rtt_us: 100_000,
-            ..P::default()
-        },
+        P::at(0.0).srtt_us(100_000).min_rtt_us(100_000),
+        P::at(0.3)
+            .acked(1_000_000)
+            .busy_ms(300)
+            .srtt_us(100_000)
+            .min_rtt_us(100_000),
     );
     assert_eq!(a.verdict, Verdict::Unknown);
     // The same at a 50 ms min_rtt, srtt stretched to 100 ms by a queue:
     // six round trips of the path, enough to judge.
     let a = verdict_between(
-        P {
-            t: 0.0,
-            srtt_us: 100_000,
-            ..P::default()
-        },
-        P {
-            t: 0.3,
-            acked: 1_000_000,
-            busy_ms: 300,
-            srtt_us: 100_000,
-            ..P::default()
-        },
+        P::at(0.0).srtt_us(100_000),
+        P::at(0.3).acked(1_000_000).busy_ms(300).srtt_us(100_000),
     );
     assert_ne!(a.verdict, Verdict::Unknown, "{}", a.explanation);
 }
 
 #[test]
 fn since_birth_uses_first_seen() {
-    let b = point(P {
-        t: 2.0,
-        acked: 1_532_952,
-        busy_ms: 2000,
-        rwnd_ms: 1200,
-        srtt_us: 105_000,
-        min_rtt_us: 104_000,
-        snd_wnd: 80_480,
-        ..P::default()
-    });
+    let b = point(
+        P::at(2.0)
+            .acked(1_532_952)
+            .busy_ms(2000)
+            .rwnd_ms(1200)
+            .srtt_us(105_000)
+            .min_rtt_us(104_000)
+            .snd_wnd(80_480),
+    );
     let a = attribute(None, &b, &Config::default());
     assert_eq!(a.evidence.interval_us, 2_000_000);
     assert_eq!(a.verdict, Verdict::ReceiveWindow);
@@ -78,20 +48,14 @@ fn since_birth_uses_first_seen() {
 #[test]
 fn shares_sum_to_one_and_never_exceed_busy() {
     let a = verdict_between(
-        P {
-            t: 0.0,
-            ..P::default()
-        },
+        P::at(0.0),
         // Inconsistent input: limited times larger than busy, busy larger than wall.
-        P {
-            t: 1.0,
-            acked: 1_000_000,
-            busy_ms: 1500,
-            rwnd_ms: 900,
-            sndbuf_ms: 400,
-            cwnd_ms: 900,
-            ..P::default()
-        },
+        P::at(1.0)
+            .acked(1_000_000)
+            .busy_ms(1500)
+            .rwnd_ms(900)
+            .sndbuf_ms(400)
+            .cwnd_ms(900),
     );
     let s = a.evidence.shares;
     let sum = s.rwnd_limited + s.sndbuf_limited + s.cwnd_limited + s.other_busy + s.idle;
@@ -104,33 +68,21 @@ fn pacing_sender_touching_its_cwnd_is_path_not_cwnd() {
     // BBR at a 100 Mbit/s bottleneck, 110 ms: cwnd-limited 24% of busy time,
     // delivering 96 Mbit/s against a 166 Mbit/s cwnd ceiling, 20 ms of queue.
     let a = verdict_between(
-        P {
-            t: 0.0,
-            cwnd: 1870,
-            ..P::default()
-        },
-        P {
-            t: 1.0,
-            acked: 12_000_000,
-            busy_ms: 1000,
-            cwnd_ms: 240,
-            cwnd: 1870,
-            srtt_us: 130_700,
-            min_rtt_us: 110_000,
-            ..P::default()
-        },
+        P::at(0.0).cwnd(1870),
+        P::at(1.0)
+            .acked(12_000_000)
+            .busy_ms(1000)
+            .cwnd_ms(240)
+            .cwnd(1870)
+            .srtt_us(130_700)
+            .min_rtt_us(110_000),
     );
     assert_eq!(a.verdict, Verdict::Path, "{}", a.explanation);
 }
 
 #[test]
 fn flow_first_seen_at_close_gets_no_rate() {
-    let mut b = point(P {
-        t: 0.000_001,
-        acked: 3_500_000,
-        busy_ms: 900,
-        ..P::default()
-    });
+    let mut b = point(P::at(0.000_001).acked(3_500_000).busy_ms(900));
     b.born_at_close = true;
     let a = attribute(None, &b, &Config::default());
     assert_eq!(a.verdict, Verdict::Unknown);
@@ -143,20 +95,15 @@ fn flow_first_seen_at_close_gets_no_rate() {
 fn evidence_describes_the_interval_not_its_last_reading() {
     // A reverse transfer whose reader stopped at the end: snd_wnd read
     // 18.3 KB at the last sample after 2 s at 79,488 B.
-    let a = point(P {
-        t: 0.0,
-        srtt_us: 45_400,
-        ..P::default()
-    });
-    let mut b = point(P {
-        t: 2.0,
-        acked: 3_375_000,
-        busy_ms: 2000,
-        rwnd_ms: 1500,
-        srtt_us: 45_400,
-        snd_wnd: 18_300,
-        ..P::default()
-    });
+    let a = point(P::at(0.0).srtt_us(45_400));
+    let mut b = point(
+        P::at(2.0)
+            .acked(3_375_000)
+            .busy_ms(2000)
+            .rwnd_ms(1500)
+            .srtt_us(45_400)
+            .snd_wnd(18_300),
+    );
     b.flow.integrals = crate::model::integrals::Integrals {
         us: 2_000_000,
         snd_wnd: 79_488 * 2_000_000,
@@ -181,22 +128,16 @@ fn a_shut_peer_window_with_nothing_delivered_is_receive_window() {
     // The python3 end of `curl --limit-rate`: busy, rwnd-limited all of
     // the interval, nothing acknowledged.
     let a = verdict_between(
-        P {
-            t: 0.0,
-            acked: 10_000_000,
-            busy_ms: 5_000,
-            rwnd_ms: 4_000,
-            snd_wnd: 0,
-            ..P::default()
-        },
-        P {
-            t: 1.0,
-            acked: 10_000_000,
-            busy_ms: 6_000,
-            rwnd_ms: 5_000,
-            snd_wnd: 0,
-            ..P::default()
-        },
+        P::at(0.0)
+            .acked(10_000_000)
+            .busy_ms(5_000)
+            .rwnd_ms(4_000)
+            .snd_wnd(0),
+        P::at(1.0)
+            .acked(10_000_000)
+            .busy_ms(6_000)
+            .rwnd_ms(5_000)
+            .snd_wnd(0),
     );
     assert_eq!(a.verdict, Verdict::ReceiveWindow, "{}", a.explanation);
     assert!(

@@ -194,7 +194,7 @@ fn parses_groupings_and_refuses_bad_ones() {
 fn the_engine_s_own_verdicts_group_per_flow() {
     // Four uploads judged by the engine itself (reference A's window-bound
     // sender, at four rates), then grouped.
-    use crate::attribution::sender::verdict_tests::{point, verdict_between, window_bound_pair};
+    use crate::attribution::sender::fixtures::{point, verdict_between, window_bound_pair};
     let judged: Vec<_> = [1_532_952u64, 1_532_952, 1_000_000, 1_532_952]
         .iter()
         .map(|acked| {

@@ -2,7 +2,7 @@
 //! constant since 0, and the verdict over an interval of them (shared by
 //! the receiver test files).
 
-use crate::attribution::{sender::verdict_tests::checked, *};
+use crate::attribution::{sender::fixtures::checked, *};
 use crate::testkit::sample::SampleBuilder;
 
 pub(super) const SEC: u64 = 1_000_000_000;

@@ -189,11 +189,11 @@ fn a_rest_that_began_before_the_interval_counts_only_its_part_in_it() {
     };
     let (mut from, to) = interval(2.02e9, end);
     from.flow.last_rx_ns = from.at_ns - 2_600_000_000;
-    let a = sender::verdict_tests::checked(attribute(Some(&from), &to, &Config::default()));
+    let a = sender::fixtures::checked(attribute(Some(&from), &to, &Config::default()));
     assert_eq!(a.verdict, Verdict::ReceiverApplication, "{}", a.explanation);
     // Begun 2.0 s before the interval: 1.0 s in it, 50%, more than the
     // reader's 35%: the sender.
     from.flow.last_rx_ns = from.at_ns - 2_000_000_000;
-    let b = sender::verdict_tests::checked(attribute(Some(&from), &to, &Config::default()));
+    let b = sender::fixtures::checked(attribute(Some(&from), &to, &Config::default()));
     assert_eq!(b.verdict, Verdict::Sender, "{}", b.explanation);
 }

@@ -42,8 +42,10 @@ pub fn attribute(ev: &Evidence, flow: &Flow, cfg: &Config) -> Attribution {
 #[cfg(test)]
 mod early_rules_tests;
 #[cfg(test)]
+pub(super) mod fixtures;
+#[cfg(test)]
 mod real_world_tests;
 #[cfg(test)]
 mod rules_tests;
 #[cfg(test)]
-pub(super) mod verdict_tests;
+mod verdict_tests;

@@ -2,7 +2,7 @@
 //! the sender overshoots in bursts, a window ceiling the rate outran, and
 //! app-limited marks that BBR sets itself.
 
-use super::verdict_tests::{P, checked, point, verdict_between};
+use super::fixtures::{P, checked, point, verdict_between};
 use crate::attribution::*;
 
 /// A flow that delivers 40 Mbit/s while its time-weighted cwnd / srtt says
@@ -11,20 +11,14 @@ use crate::attribution::*;
 #[test]
 fn a_ceiling_the_flow_outran_is_not_the_verdict() {
     let a = verdict_between(
-        P {
-            t: 0.0,
-            ..P::default()
-        },
-        P {
-            t: 1.0,
-            acked: 5_000_000,
-            busy_ms: 1000,
-            cwnd_ms: 900,
-            cwnd: 40,
-            srtt_us: 50_000,
-            min_rtt_us: 48_000,
-            ..P::default()
-        },
+        P::at(0.0),
+        P::at(1.0)
+            .acked(5_000_000)
+            .busy_ms(1000)
+            .cwnd_ms(900)
+            .cwnd(40)
+            .srtt_us(50_000)
+            .min_rtt_us(48_000),
     );
     assert_eq!(a.verdict, Verdict::Unknown, "{}", a.explanation);
     assert!(
@@ -43,14 +37,13 @@ fn a_ceiling_the_flow_outran_is_not_the_verdict() {
 #[test]
 fn app_limited_marks_name_the_application_except_for_bbr() {
     let end = |cc: &str| {
-        let mut p = point(P {
-            t: 1.0,
-            acked: 2_500_000,
-            busy_ms: 1000,
-            cwnd: 100,
-            app_limited_ms: 900,
-            ..P::default()
-        });
+        let mut p = point(
+            P::at(1.0)
+                .acked(2_500_000)
+                .busy_ms(1000)
+                .cwnd(100)
+                .app_limited_ms(900),
+        );
         p.flow.cc = cc.to_string();
         p
     };
@@ -68,21 +61,17 @@ fn app_limited_marks_name_the_application_except_for_bbr() {
 /// of busy time, the window full 35%.
 #[test]
 fn bursty_send_buffer_is_send_buffer_without_a_ceiling() {
-    let from = point(P {
-        t: 0.0,
-        ..P::default()
-    });
-    let mut to = point(P {
-        t: 1.0,
-        acked: 5_000_000,
-        busy_ms: 1000,
-        sndbuf_full_ms: 550,
-        cwnd_ms: 350,
-        srtt_us: 24_800,
-        min_rtt_us: 20_000,
-        cwnd: 139,
-        ..P::default()
-    });
+    let from = point(P::at(0.0));
+    let mut to = point(
+        P::at(1.0)
+            .acked(5_000_000)
+            .busy_ms(1000)
+            .sndbuf_full_ms(550)
+            .cwnd_ms(350)
+            .srtt_us(24_800)
+            .min_rtt_us(20_000)
+            .cwnd(139),
+    );
     to.flow.sndbuf = 32_768;
     to.flow.sndbuf_locked = true;
     let a = checked(attribute(Some(&from), &to, &Config::default()));
@@ -109,30 +98,20 @@ fn a_queue_needs_the_flow_at_the_paths_rate_to_be_a_full_bottleneck() {
     // delivers; its own bursts queueing at a link that has carried
     // 60 Mbit/s for it when that rate is far above (a sample spans a
     // min_rtt at least, so 600 x 1448 B / 104 ms = 67 Mbit/s at most).
-    let start = P {
-        t: 0.0,
-        cwnd: 600,
-        ..P::default()
-    };
+    let start = P::at(0.0).cwnd(600);
     // One second, busy throughout, cwnd-limited 70% of it.
-    let end = P {
-        t: 1.0,
-        acked: 4_300_000,
-        busy_ms: 1000,
-        cwnd_ms: 700,
-        cwnd: 600,
-        srtt_us: 208_000,
-        min_rtt_us: 104_000,
-        ..P::default()
-    };
+    let end = P::at(1.0)
+        .acked(4_300_000)
+        .busy_ms(1000)
+        .cwnd_ms(700)
+        .cwnd(600)
+        .srtt_us(208_000)
+        .min_rtt_us(104_000);
     let judge_with = |delivery_max_bps: u64, retransmits: u32| {
         verdict_between(
             start,
-            P {
-                delivery_max_bps,
-                retransmits,
-                ..end
-            },
+            end.delivery_max_bps(delivery_max_bps)
+                .retransmits(retransmits),
         )
     };
     let judge = |delivery_max_bps: u64| judge_with(delivery_max_bps, 0);
@@ -164,13 +143,10 @@ fn a_queue_needs_the_flow_at_the_paths_rate_to_be_a_full_bottleneck() {
     // not over the wall clock, is what the path has shown.
     let idle_then_bulk = verdict_between(
         start,
-        P {
-            acked: 2_580_000,
-            busy_ms: 600,
-            cwnd_ms: 420,
-            delivery_max_bps: 36_000_000,
-            ..end
-        },
+        end.acked(2_580_000)
+            .busy_ms(600)
+            .cwnd_ms(420)
+            .delivery_max_bps(36_000_000),
     );
     assert_eq!(
         idle_then_bulk.verdict,
@@ -182,14 +158,11 @@ fn a_queue_needs_the_flow_at_the_paths_rate_to_be_a_full_bottleneck() {
     // leaves the queue to decide.
     let life = verdict_between(
         start,
-        P {
-            t: 10.0,
-            acked: 43_000_000,
-            busy_ms: 10_000,
-            cwnd_ms: 7_000,
-            delivery_max_bps: 60_000_000,
-            ..end
-        },
+        end.t(10.0)
+            .acked(43_000_000)
+            .busy_ms(10_000)
+            .cwnd_ms(7_000)
+            .delivery_max_bps(60_000_000),
     );
     assert_eq!(life.verdict, Verdict::Path, "{}", life.explanation);
 }
@@ -199,22 +172,15 @@ fn a_send_buffer_that_runs_dry_each_burst_binds_though_the_cwnd_fills_longer() {
     // The sndbuf scenario under cubic: 64 KB SO_SNDBUF, 100 Mbit/s, 50 ms;
     // waiting on the buffer 42% and cwnd-limited 47% of busy time, at
     // half the link.
-    let start = P {
-        t: 0.0,
-        cwnd: 404,
-        ..P::default()
-    };
-    let end = P {
-        t: 2.0,
-        acked: 12_250_000,
-        busy_ms: 2000,
-        sndbuf_full_ms: 840,
-        cwnd_ms: 940,
-        cwnd: 404,
-        srtt_us: 52_000,
-        min_rtt_us: 50_000,
-        ..P::default()
-    };
+    let start = P::at(0.0).cwnd(404);
+    let end = P::at(2.0)
+        .acked(12_250_000)
+        .busy_ms(2000)
+        .sndbuf_full_ms(840)
+        .cwnd_ms(940)
+        .cwnd(404)
+        .srtt_us(52_000)
+        .min_rtt_us(50_000);
     let a = verdict_between(start, end);
     assert_eq!(a.verdict, Verdict::SendBuffer, "{}", a.explanation);
     assert!(
@@ -225,14 +191,7 @@ fn a_send_buffer_that_runs_dry_each_burst_binds_though_the_cwnd_fills_longer() {
     );
     // The same shares at a full bottleneck (a standing queue, and loss):
     // the larger cwnd share decides, as more buffer would add queue.
-    let full = verdict_between(
-        start,
-        P {
-            srtt_us: 80_000,
-            retransmits: 5,
-            ..end
-        },
-    );
+    let full = verdict_between(start, end.srtt_us(80_000).retransmits(5));
     assert_eq!(full.verdict, Verdict::Path, "{}", full.explanation);
 }
 
@@ -244,16 +203,15 @@ fn a_send_buffer_that_runs_dry_each_burst_binds_though_the_cwnd_fills_longer() {
 /// there). Without the probes' window time it is the path.
 #[test]
 fn a_pacing_senders_probes_that_meet_the_peers_window_name_that_window() {
-    let end = |rwnd_ms: u64| P {
-        t: 1.0,
-        acked: 2_987_500,
-        busy_ms: 1000,
-        rwnd_ms,
-        srtt_us: 70_700,
-        min_rtt_us: 50_400,
-        snd_wnd: 300_000,
-        cwnd: 400,
-        ..P::default()
+    let end = |rwnd_ms: u64| {
+        P::at(1.0)
+            .acked(2_987_500)
+            .busy_ms(1000)
+            .rwnd_ms(rwnd_ms)
+            .srtt_us(70_700)
+            .min_rtt_us(50_400)
+            .snd_wnd(300_000)
+            .cwnd(400)
     };
     let a = verdict_between(P::default(), end(90));
     assert_eq!(a.verdict, Verdict::ReceiveWindow, "{}", a.explanation);
@@ -287,17 +245,16 @@ fn a_pacing_senders_probes_that_meet_the_peers_window_name_that_window() {
 /// the window at its largest it is the path.
 #[test]
 fn a_peer_window_shrunk_by_unread_data_is_the_peers_reader() {
-    let end = |snd_wnd_max: u32| P {
-        t: 1.0,
-        acked: 3_412_500,
-        busy_ms: 1000,
-        cwnd_ms: 550,
-        srtt_us: 110_400,
-        min_rtt_us: 53_500,
-        snd_wnd: 1_010_000,
-        snd_wnd_max,
-        cwnd: 390,
-        ..P::default()
+    let end = |snd_wnd_max: u32| {
+        P::at(1.0)
+            .acked(3_412_500)
+            .busy_ms(1000)
+            .cwnd_ms(550)
+            .srtt_us(110_400)
+            .min_rtt_us(53_500)
+            .snd_wnd(1_010_000)
+            .snd_wnd_max(snd_wnd_max)
+            .cwnd(390)
     };
     let a = verdict_between(P::default(), end(3_000_000));
     assert_eq!(a.verdict, Verdict::ReceiveWindow, "{}", a.explanation);
@@ -335,17 +292,16 @@ fn a_peer_window_shrunk_by_unread_data_is_the_peers_reader() {
 /// without the queue stays `receive_window`.
 #[test]
 fn a_window_full_only_through_a_queue_is_the_path() {
-    let end = |srtt_us: u32, acked: u64| P {
-        t: 1.0,
-        acked,
-        busy_ms: 1000,
-        rwnd_ms: 900,
-        srtt_us,
-        min_rtt_us: 20_000,
-        snd_wnd: 65_535,
-        snd_wnd_max: 65_535,
-        cwnd: 200,
-        ..P::default()
+    let end = |srtt_us: u32, acked: u64| {
+        P::at(1.0)
+            .acked(acked)
+            .busy_ms(1000)
+            .rwnd_ms(900)
+            .srtt_us(srtt_us)
+            .min_rtt_us(20_000)
+            .snd_wnd(65_535)
+            .snd_wnd_max(65_535)
+            .cwnd(200)
     };
     let a = verdict_between(P::default(), end(53_700, 1_200_000));
     assert_eq!(a.verdict, Verdict::Path, "{}", a.explanation);
@@ -362,14 +318,12 @@ fn a_window_full_only_through_a_queue_is_the_path() {
     // which allows 23.8 Mbit/s at min_rtt): still the window.
     let c = verdict_between(
         P::default(),
-        P {
-            acked: 2_250_000,
-            srtt_us: 25_900,
-            min_rtt_us: 21_200,
-            snd_wnd: 63_000,
-            snd_wnd_max: 63_000,
-            ..end(25_900, 2_250_000)
-        },
+        end(25_900, 2_250_000)
+            .acked(2_250_000)
+            .srtt_us(25_900)
+            .min_rtt_us(21_200)
+            .snd_wnd(63_000)
+            .snd_wnd_max(63_000),
     );
     assert_eq!(c.verdict, Verdict::ReceiveWindow, "{}", c.explanation);
 }
@@ -384,18 +338,17 @@ fn a_window_full_only_through_a_queue_is_the_path() {
 #[test]
 fn a_send_buffer_full_only_through_a_queue_is_the_path() {
     let end = |sndbuf: u32, acked: u64| {
-        let mut p = point(P {
-            t: 1.0,
-            acked,
-            busy_ms: 1000,
-            sndbuf_full_ms: 700,
-            cwnd_ms: 200,
-            srtt_us: 96_000,
-            min_rtt_us: 20_000,
-            cwnd: 200,
-            retransmits: 8,
-            ..P::default()
-        });
+        let mut p = point(
+            P::at(1.0)
+                .acked(acked)
+                .busy_ms(1000)
+                .sndbuf_full_ms(700)
+                .cwnd_ms(200)
+                .srtt_us(96_000)
+                .min_rtt_us(20_000)
+                .cwnd(200)
+                .retransmits(8),
+        );
         p.flow.sndbuf = sndbuf;
         p
     };
