@@ -112,10 +112,10 @@ enum Cmd {
         #[arg(long)]
         quick: bool,
     },
-    /// Boot Debian's 6.1 and 6.12 kernels under qemu and run the
-    /// kernel-facing tests inside (docs/kernels.md).
+    /// Boot Debian's 5.10, 6.1 and 6.12 kernels under qemu and run the
+    /// kernel-facing tests inside; on 5.10, the refusal (docs/kernels.md).
     VmTest {
-        /// Which kernel: 6.1, 6.12 or all.
+        /// Which kernel: 5.10, 6.1, 6.12 or all.
         #[arg(long, default_value = "all")]
         kernel: String,
         /// Also compare pathemu with the kernel's sch_netem in the VM.

@@ -11,6 +11,7 @@ use std::{
 
 use anyhow::{Context as _, bail};
 
+use super::apt::{Apt, Archive};
 use crate::util;
 
 /// A kernel series the matrix boots.
@@ -20,17 +21,35 @@ pub struct Series {
     pub name: &'static str,
     /// Debian package names: `linux-image-<prefix><digits...><suffix>`.
     prefix: &'static str,
+    /// Which apt lists know it.
+    archive: Archive,
+    /// Whether observer must refuse it (older than Linux 5.12): the VM
+    /// then proves the refusal instead of running the tests
+    /// ([`super::refusal`]).
+    pub refused: bool,
 }
 
-/// Debian 12's 6.1 and the 6.12 LTS kernel (bookworm-backports / security).
+/// Debian 11's 5.10 (bullseye's main suite, through a private apt list:
+/// its security suite's newer builds do not download here), Debian 12's
+/// 6.1 and the 6.12 LTS kernel (bookworm-backports / security).
 pub const SERIES: &[Series] = &[
+    Series {
+        name: "5.10",
+        prefix: "linux-image-5.10.0-",
+        archive: Archive::Private { suite: "bullseye" },
+        refused: true,
+    },
     Series {
         name: "6.1",
         prefix: "linux-image-6.1.0-",
+        archive: Archive::System,
+        refused: false,
     },
     Series {
         name: "6.12",
         prefix: "linux-image-6.12.",
+        archive: Archive::System,
+        refused: false,
     },
 ];
 
@@ -113,9 +132,10 @@ pub fn cache_dir() -> PathBuf {
 }
 
 /// Package names apt knows (from the local lists) that may belong to `series`.
-fn apt_candidates(series: &Series) -> anyhow::Result<Vec<String>> {
+fn apt_candidates(series: &Series, apt: &Apt) -> anyhow::Result<Vec<String>> {
     let pattern = format!("^{}", series.prefix.replace('.', "\\."));
-    let out = Command::new("apt-cache")
+    let out = apt
+        .command("apt-cache")
         .args(["search", "--names-only", &pattern])
         .output()
         .context("cannot run apt-cache (observer's VM tests use Debian's kernel packages)")?;
@@ -134,18 +154,16 @@ fn apt_candidates(series: &Series) -> anyhow::Result<Vec<String>> {
 pub fn fetch(series: &Series) -> anyhow::Result<Kernel> {
     let cache = cache_dir();
     fs::create_dir_all(&cache).with_context(|| format!("creating {}", cache.display()))?;
-    let mut names = apt_candidates(series).unwrap_or_default();
-    if newest(series, names.iter().map(String::as_str)).is_none() && util::is_root() {
+    let apt = series.archive.apt()?;
+    let mut names = apt_candidates(series, &apt).unwrap_or_default();
+    if newest(series, names.iter().map(String::as_str)).is_none() && apt.may_update() {
         eprintln!(
-            "vm-test: no {} cloud kernel in apt's lists; updating them",
-            series.name
+            "vm-test: no {} cloud kernel in {}; updating them",
+            series.name,
+            apt.describe()
         );
-        util::run(
-            Command::new("apt-get")
-                .args(["update", "-q"])
-                .stdout(std::io::stderr()),
-        )?;
-        names = apt_candidates(series)?;
+        apt.update()?;
+        names = apt_candidates(series, &apt)?;
     }
     // The newest cached one still serves when apt knows none (offline, or a
     // release whose lists lack the series).
@@ -161,6 +179,14 @@ pub fn fetch(series: &Series) -> anyhow::Result<Kernel> {
         .or_else(|| newest(series, cached.iter().map(String::as_str)))
         .map(str::to_string)
     else {
+        if series.archive != Archive::System {
+            bail!(
+                "no Debian package {}*{SUFFIX} in {} after updating it: check that this host \
+                 reaches deb.debian.org",
+                series.prefix,
+                apt.describe()
+            );
+        }
         bail!(
             "no Debian package {}*{SUFFIX} is known to apt: the VM tests boot Debian's cloud \
              kernels; on Debian 12 they are in the main and security archives (run `apt-get \
@@ -170,7 +196,7 @@ pub fn fetch(series: &Series) -> anyhow::Result<Kernel> {
     };
     let dir = cache.join(&pkg);
     if !dir.join("complete").is_file() {
-        download(&pkg, &dir)?;
+        download(&pkg, &dir, &apt)?;
     } else {
         eprintln!("vm-test: kernel {pkg} (cached in {})", dir.display());
     }
@@ -203,14 +229,15 @@ fn load(pkg: &str, dir: &Path) -> anyhow::Result<Kernel> {
 ///
 /// # Errors
 /// A failed download or unpack.
-pub(super) fn download_unpack(pkg: &str, work: &Path, into: &Path) -> anyhow::Result<()> {
+pub(super) fn download_unpack(
+    pkg: &str,
+    work: &Path,
+    into: &Path,
+    apt: &Apt,
+) -> anyhow::Result<()> {
     eprintln!("vm-test: downloading {pkg}");
-    let mut get = Command::new("apt-get");
+    let mut get = apt.command("apt-get");
     get.args(["download", "-q"]);
-    if util::is_root() {
-        // apt's download user cannot write into a root-owned folder.
-        get.args(["-o", "APT::Sandbox::User=root"]);
-    }
     // Progress goes to stderr: stdout carries only the results.
     util::run(get.arg(pkg).current_dir(work).stdout(std::io::stderr()))?;
     let deb = fs::read_dir(work)?
@@ -223,11 +250,11 @@ pub(super) fn download_unpack(pkg: &str, work: &Path, into: &Path) -> anyhow::Re
 }
 
 /// Downloads `pkg` and unpacks the kernel and [`MODULES`] into `dir`.
-fn download(pkg: &str, dir: &Path) -> anyhow::Result<()> {
+fn download(pkg: &str, dir: &Path, apt: &Apt) -> anyhow::Result<()> {
     let parent = dir.parent().unwrap_or(Path::new("."));
     let work = parent.join(format!(".{pkg}.{}.tmp", std::process::id()));
     let _ = fs::remove_dir_all(&work);
-    let result = download_into(pkg, &work).and_then(|()| {
+    let result = download_into(pkg, &work, apt).and_then(|()| {
         let _ = fs::remove_dir_all(dir);
         fs::rename(work.join("keep"), dir)
             .with_context(|| format!("moving the kernel into {}", dir.display()))
@@ -236,12 +263,12 @@ fn download(pkg: &str, dir: &Path) -> anyhow::Result<()> {
     result
 }
 
-fn download_into(pkg: &str, work: &Path) -> anyhow::Result<()> {
+fn download_into(pkg: &str, work: &Path, apt: &Apt) -> anyhow::Result<()> {
     let keep = work.join("keep");
     let unpacked = work.join("x");
     fs::create_dir_all(keep.join("modules"))?;
     fs::create_dir_all(&unpacked)?;
-    download_unpack(pkg, work, &unpacked)?;
+    download_unpack(pkg, work, &unpacked, apt)?;
     let boot = unpacked.join("boot");
     let vmlinuz = fs::read_dir(&boot)
         .with_context(|| format!("{pkg} has no /boot"))?
@@ -313,7 +340,11 @@ mod tests {
         assert!(!s612.matches("linux-image-6.12-cloud-amd64-dbg"));
         assert!(!s612.matches("linux-image-6.12.1+debx-cloud-amd64-unsigned"));
         assert!(!s612.matches("linux-image-6.1.0-57-cloud-amd64-unsigned"));
-        assert!(series("5.10").is_none());
+        let s510 = series("5.10").unwrap();
+        assert!(s510.matches("linux-image-5.10.0-32-cloud-amd64-unsigned"));
+        assert!(!s510.matches("linux-image-5.10.0-32-amd64-unsigned"));
+        assert!(s510.refused && !s61.refused && !s612.refused);
+        assert!(series("5.4").is_none());
     }
 
     #[test]

@@ -1,8 +1,9 @@
-//! `cargo xtask vm-test`: the kernel matrix. Boots Debian's 6.1 and 6.12
-//! cloud kernels under qemu (plain emulation: KVM guests hang on this
+//! `cargo xtask vm-test`: the kernel matrix. Boots Debian's 5.10, 6.1 and
+//! 6.12 cloud kernels under qemu (plain emulation: KVM guests hang on this
 //! project's machines) with an initramfs made here from the project's own
-//! binaries, runs the kernel-facing tests inside, and prints one line per
-//! kernel. See docs/kernels.md.
+//! binaries, runs the kernel-facing tests inside (on 5.10, which observer
+//! refuses, the refusal: [`refusal`]), and prints one line per kernel. See
+//! docs/kernels.md.
 //!
 //! In the VM: the `observer` binary (at the path the integration tests were
 //! compiled with), the `observer` library's tests that read the running
@@ -11,11 +12,13 @@
 //! with their libraries, a static busybox for everything else, and this
 //! xtask for `--netem` (see [`netem`]).
 
+mod apt;
 mod guest_script;
 mod initramfs;
 mod kernel;
 mod netem;
 pub mod qemu;
+mod refusal;
 
 use std::{
     fs,
@@ -138,10 +141,17 @@ pub fn vm_test(kernel: &str, netem: bool, timeout_s: u64, only: &[String]) -> an
     fs::create_dir_all(&scratch).with_context(|| format!("creating {}", scratch.display()))?;
     let base = base_initramfs(&built, netem, &scratch)?;
     let steps = steps(&built, netem);
+    // A kernel observer refuses runs the refusal instead, whatever --only.
+    let preconditions = built.tests.iter().find(|t| t.name == "preconditions");
+    let refused = refusal::steps(
+        &built.observer.to_string_lossy(),
+        preconditions.map(|t| t.program.as_str()),
+    );
 
     let mut runs = Vec::new();
     for s in &series {
-        let run = run_kernel(&qemu, s, &base, &steps, &scratch, timeout_s)?;
+        let steps = if s.refused { &refused } else { &steps };
+        let run = run_kernel(&qemu, s, &base, steps, &scratch, timeout_s)?;
         report(&run);
         runs.push(run);
     }

@@ -117,8 +117,9 @@ fn unpack_into(dir: &Path) -> anyhow::Result<()> {
     let root = work.join("root");
     let result = (|| -> anyhow::Result<()> {
         fs::create_dir_all(&root).with_context(|| format!("creating {}", root.display()))?;
+        let apt = super::apt::Archive::System.apt()?;
         for pkg in UNPACKED {
-            kernel::download_unpack(pkg, &work, &root)?;
+            kernel::download_unpack(pkg, &work, &root, &apt)?;
         }
         fs::write(root.join("complete"), "").context("marking the unpacked qemu complete")?;
         let _ = fs::remove_dir_all(dir);
