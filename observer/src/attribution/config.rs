@@ -27,7 +27,8 @@ pub struct Config {
     pub significant_share: f64,
     /// Standing queue above this fraction of min_rtt counts as a queue...
     pub queue_fraction: f64,
-    /// ...and above this many µs (so tiny RTTs do not trip it).
+    /// ...and above this many µs (so tiny RTTs do not trip it), unless
+    /// segments were lost at `steady_loss_share` or more (sender side).
     pub queue_floor_us: u64,
     /// Target rate for the what-if arithmetic (bits/s); 0: twice the current rate.
     pub target_bps: u64,

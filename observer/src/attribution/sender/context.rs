@@ -36,7 +36,8 @@ pub struct SenderCtx<'a> {
     /// `bbr_update_min_rtt()`, net/ipv4/tcp_bbr.c).
     pub app_mark: bool,
     /// A standing queue: srtt - min_rtt above `cfg.queue_fraction` of
-    /// min_rtt and above `cfg.queue_floor_us`.
+    /// min_rtt and above `cfg.queue_floor_us`, or above that fraction
+    /// alone where segments were lost at `cfg.steady_loss_share` or more.
     pub queued: bool,
     /// The path shows itself full: segments were retransmitted, or the
     /// flow runs while busy at `cfg.at_ceiling` of the best delivery-rate
@@ -131,7 +132,18 @@ impl<'a> SenderCtx<'a> {
         let app_mark = ev.app_limited_share >= cfg.app_limited_share && !model_based;
         let queue = f64::from(ev.queue_delay_us);
         let min_rtt = f64::from(ev.min_rtt_us);
-        let queued = queue > (cfg.queue_fraction * min_rtt).max(cfg.queue_floor_us as f64);
+        let path_rtt = if ev.min_rtt_us > 0 {
+            min_rtt
+        } else {
+            f64::from(ev.srtt_us)
+        };
+        let (loss_share, isolated_loss_rate) = losses(ev, path_rtt);
+        // The floor keeps a short path's jitter from reading as a queue;
+        // drops at a steady share are what jitter does not make, so with
+        // them the queue's share of min_rtt alone counts (a shallow queue
+        // on a 2 ms path stands under the floor while it overflows).
+        let queued = queue > (cfg.queue_fraction * min_rtt).max(cfg.queue_floor_us as f64)
+            || (loss_share >= cfg.steady_loss_share && queue > cfg.queue_fraction * min_rtt);
         // A queue alone is not a full bottleneck: a flow that bursts
         // queues briefly at a link it uses a fraction of. The best sample
         // covers the last one to two seconds; over a longer interval (a
@@ -152,12 +164,6 @@ impl<'a> SenderCtx<'a> {
             .into_iter()
             .filter(|x| *x > 0.0)
             .fold(f64::INFINITY, f64::min);
-        let path_rtt = if ev.min_rtt_us > 0 {
-            min_rtt
-        } else {
-            f64::from(ev.srtt_us)
-        };
-        let (loss_share, isolated_loss_rate) = losses(ev, path_rtt);
         SenderCtx {
             ev,
             flow,

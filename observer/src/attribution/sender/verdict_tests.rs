@@ -232,3 +232,43 @@ fn a_verdict_is_given_at_its_rules_measured_precision() {
         (Verdict::Unknown, "too_little", 0.0)
     );
 }
+
+/// A cubic flow through a shallow queue on a short path (the accuracy
+/// harness's seed 1 cubic/loss #1: 61.2 Mbit/s over a 1.7 ms path, cwnd
+/// 21, every busy moment cwnd-limited) over 10 s, with `retransmits` and
+/// srtt `srtt_us`.
+fn shallow(retransmits: u32, srtt_us: u32) -> Attribution {
+    let from = P::at(0.0).srtt_us(srtt_us).min_rtt_us(1_700).cwnd(21);
+    verdict_between(
+        from,
+        from.t(10.0)
+            .acked(76_500_000)
+            .busy_ms(10_000)
+            .cwnd_ms(10_000)
+            .retransmits(retransmits),
+    )
+}
+
+#[test]
+fn a_shallow_queue_that_drops_is_the_path_under_the_queue_floor() {
+    // 1.9 ms of queue on a 1.7 ms path, under the 2 ms floor, with 400
+    // of some 53,000 segments retransmitted (0.75%): the queue overflows.
+    let a = shallow(400, 3_600);
+    assert_eq!(a.verdict, Verdict::Path, "{}", a.explanation);
+    assert_eq!(a.rule, "full_bottleneck");
+    assert!(
+        a.explanation.starts_with(
+            "path: the bottleneck is full, srtt 3.6 ms vs min_rtt 1.7 ms: 1.9 ms standing queue"
+        ),
+        "{}",
+        a.explanation
+    );
+    // Just outside: drops under steady_loss_share (100 of ~53,000,
+    // 0.19%), or a queue under queue_fraction of min_rtt (0.3 ms of 1.7,
+    // 18%): the path has room, as before.
+    for (retransmits, srtt_us) in [(100, 3_600), (400, 2_000)] {
+        let b = shallow(retransmits, srtt_us);
+        assert_eq!(b.verdict, Verdict::CongestionWindow, "{}", b.explanation);
+        assert_eq!(b.rule, "congestion_window");
+    }
+}
