@@ -1,6 +1,6 @@
 //! The thresholds and confidences of the attribution rules, in one struct
-//! with their defaults. docs/attribution.md gives each rule in context,
-//! with the measurements behind the values.
+//! with their defaults. docs/attribution.md gives each rule in context;
+//! docs/cases/2026-12-07-settings.md the measurements behind the values.
 
 use super::{calibration::Measured, measured::MEASURED};
 
@@ -78,17 +78,14 @@ pub struct Config {
     pub sender_gap_share: f64,
     /// Receiver side: the rate within a flow's bursts counts as what the
     /// path has shown (the window what-ifs, the host view) only where at
-    /// least this share of its bytes came in bursts: a window's bursts at
-    /// the bottleneck's rate are most of a flow's bytes, while a host
-    /// that hands a few segments over in batches (a busy CPU, a relay or
-    /// NIC that delivers late and catches up) compresses a few arrivals
-    /// to hundreds of Mbit/s behind a 20 Mbit/s link.
+    /// least this share (0 to 1) of its bytes came in bursts: a window's
+    /// bursts at the bottleneck's rate are most of a flow's bytes, a
+    /// host's batching a few of them (docs/cases/2026-12-07-settings.md, `shown_burst_share`).
     pub shown_burst_share: f64,
     /// Receiver side: arrival gaps count as the sender's pauses only when
-    /// they last on average at least this many round trips of the path:
-    /// the kernel counts gaps over 10 ms, a fifth of a 50 ms round trip but
-    /// a thirtieth of a 300 ms one, where a BBR sender at the link's rate
-    /// leaves 34-48 ms between its paced bursts.
+    /// they last on average at least this many round trips of the path
+    /// (the kernel counts gaps over 10 ms, a thirtieth of a 300 ms round
+    /// trip; docs/cases/2026-12-07-settings.md, `pause_rtts`).
     pub pause_rtts: f64,
     /// Receiver side: gaps over this share of the interval are pauses
     /// however short each is (a sender silent most of the time).
@@ -150,10 +147,9 @@ pub struct Config {
     /// cannot stop a flow for longer. The receiver's RTT is timed from an
     /// ACK to the data it let out, so each hold adds its length to a
     /// sample, as a queue would (tcp_input.c, `tcp_rcv_rtt_measure_ts`).
-    /// 0.1: one 10 ms gap in 100 ms; a cold mirror that fetched a package
-    /// while sending it held 13-15% of the time in 27 ms gaps at a 0.1 ms
-    /// path and read as a 4 ms queue. Applies on paths shorter than a
-    /// timestamp tick (1 ms) only (`receiver::context`).
+    /// A share of the interval (0 to 1); applies on paths shorter than a
+    /// timestamp tick (1 ms) only (`receiver::context`; docs/cases/2026-12-07-settings.md,
+    /// `hold_share`).
     pub hold_share: f64,
     /// Receiver side: out-of-order arrivals at most this old (s) count as
     /// the loss holding a bursting sender's congestion window down, however
@@ -168,9 +164,8 @@ pub struct Config {
     /// at cubic's Reno-friendly rate of 3(1-0.7)/(1+0.7) = 0.53 segments a
     /// round trip (RFC 9438 section 4.3), 0.57 round trips per segment
     /// each; in a loss-bound sawtooth the last loss lies within one, and
-    /// the second leaves room for where the window tops out. One reordered
-    /// segment 90 ms (550 round trips) before the end of a 52 MB LAN
-    /// download with 38 segments in flight had named the sender's window.
+    /// the second leaves room for where the window tops out (docs/cases/2026-12-07-settings.md,
+    /// `loss_memory_rtts_per_segment`).
     pub loss_memory_rtts_per_segment: f64,
     /// Receiver side: the same for a sender that pauses most of the time
     /// (s); see `receiver::context::recent_loss`.
@@ -240,36 +235,31 @@ pub struct Config {
     /// A named limit binds only with its ceiling at most this many times
     /// the rate, unless its own clock says it blocked the flow (the
     /// rwnd- or cwnd-limited share, a receiver's closed window): a window
-    /// that would carry several times the rate holds nothing back. Four:
-    /// the window verdicts of the recorded suite that bind by their clocks
-    /// reach 2.9 (cwnd) and 1.2 (this host's window); a 32 MB buffer
-    /// absorbing a reader's stalls allowed 30-94 times the rate.
+    /// that would carry several times the rate holds nothing back (a
+    /// ratio of ceiling to rate; docs/cases/2026-12-07-settings.md, `bind_factor`).
     pub bind_factor: f64,
     /// Receiver side: for a pausing sender, loss this many base RTTs old
     /// still counts where that is longer than `loss_memory_paused_s`: a
-    /// window regrows in round trips, not seconds (a 300 ms tunnel's cubic
-    /// sender, paused 93% of the time, saw its last loss 1.6 s back).
+    /// window regrows in round trips, not seconds (docs/cases/2026-12-07-settings.md,
+    /// `loss_memory_paused_rtts`).
     pub loss_memory_paused_rtts: f64,
     /// The sampling grain (µs): one jiffy, 4 ms at HZ=250 (the sample gate
     /// passes about one sample a jiffy on each CPU), so no figure counted
     /// from samples, such as a reader's catch-ups, resolves a round trip
     /// shorter than this (`Config::with_hz` sets it).
     pub sample_grain_us: u64,
-    /// Sender side: retransmitted segments at least this share of those
-    /// sent are steady drops (a policer's: 0.5-1.1% a second); a cubic
-    /// flow under 0.01% random loss retransmits 0.02-0.05%.
+    /// Sender side: retransmitted segments at least this share (0 to 1)
+    /// of those sent are steady drops, a policer's or an overflowing
+    /// queue's, not random loss (docs/cases/2026-12-07-settings.md, `steady_loss_share`).
     pub steady_loss_share: f64,
     /// Sender side: a loss-based flow delivering at least this many times
     /// the Mathis rate of its loss share (what isolated losses allow) drops
-    /// in clusters: a rate limit. Random loss gave 0.84-0.85 of it; a
-    /// policer with a one-BDP bucket 1.9-2.8; with a 10 KB bucket 1.0-1.6,
-    /// once 2.0 (docs/attribution.md, kind 4).
+    /// in clusters: a rate limit (docs/attribution.md, kind 4; docs/cases/2026-12-07-settings.md,
+    /// `drop_clustering`).
     pub drop_clustering: f64,
-    /// Sender side: the share of its best recent delivery rate a flow
-    /// behind a rate limit that drops keeps to, a cut by a cluster of its
-    /// drops included (a policed cubic flow fell to 0.73 of it for a
-    /// second or two after larger clusters; a slow-start overshoot runs
-    /// at 0.4 of it).
+    /// Sender side: the share (0 to 1) of its best recent delivery rate a
+    /// flow behind a rate limit that drops keeps to, a cut by a cluster of
+    /// its drops included (docs/cases/2026-12-07-settings.md, `drops_plateau`).
     pub drops_plateau: f64,
     /// Sender side: a model-based sender (BBR) pacing at least this many
     /// times what it delivered over the interval is still ramping (it paces
