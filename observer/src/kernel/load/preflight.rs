@@ -105,10 +105,10 @@ pub fn check() -> Result<(), PreflightError> {
     Ok(())
 }
 
-/// The kernel checks, on what they read: `release`, whether its BTF
-/// (at `btf`) exists, and `helper`, which reads that BTF and says whether it lists
-/// [`KEY_HELPER`] (None where it cannot tell: unreadable or malformed,
-/// which the load then reports).
+/// The kernel checks, on what they read: `release`, whether its BTF (at
+/// `btf`) exists, and `helper`, which reads that BTF and says whether it
+/// lists [`KEY_HELPER`] (None where it cannot tell: unreadable or
+/// malformed, which the load then reports).
 ///
 /// A release from [`MIN_KERNEL`] on is taken at its word (a build whose BTF
 /// leaves the helper's function out still has the helper; the verifier is
@@ -121,8 +121,10 @@ fn judge(
     btf_exists: bool,
     helper: impl FnOnce() -> Option<bool>,
 ) -> Result<(), PreflightError> {
-    let old = kernel_version(release).is_none_or(|v| v < MIN_KERNEL);
-    let known_old = kernel_version(release).is_some_and(|v| v < MIN_KERNEL);
+    let version = kernel_version(release);
+    // `old` counts a release that cannot be read; `known_old` does not.
+    let old = version.is_none_or(|v| v < MIN_KERNEL);
+    let known_old = version.is_some_and(|v| v < MIN_KERNEL);
     if !btf_exists {
         return Err(if known_old {
             PreflightError::OldKernel(release.to_string())
@@ -249,7 +251,7 @@ mod tests {
     #[test]
     fn running_kernel_lists_the_key_helper_from_the_minimum_on() {
         let release = kernel_release();
-        if !kernel_version(&release).is_some_and(|v| v >= MIN_KERNEL) {
+        if kernel_version(&release).is_none_or(|v| v < MIN_KERNEL) {
             eprintln!("skipped: kernel {release} is older than 5.12");
             return;
         }
