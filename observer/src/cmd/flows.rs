@@ -15,7 +15,7 @@ use observer::{
     },
     track::{
         cgroups::Cgroups,
-        netns::NetnsNames,
+        netns::{FirstNames, NetnsNames},
         snapshot::{FlowTable, Report},
     },
 };
@@ -149,7 +149,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let mut names = Names {
         cgroups: Cgroups::new(None),
         netns: NetnsNames::default(),
+        first: FirstNames::default(),
     };
+    names.note(&buf);
     warn_unnamed(args.filter.as_ref(), &mut names.netns);
     let stop = rt.block_on(async {
         let deadline = args.duration.map_or_else(
@@ -174,6 +176,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                 _ = term.recv() => break Stop::Done,
             }
             poll(&mut s.probes, &mut table, &mut buf);
+            names.note(&buf);
             if args.follow {
                 let now = monotonic_ns();
                 let mut reports = table.drain_closed(&s.clock, now, run_start, &cfg);
@@ -208,12 +211,14 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         if matches!(stop, Stop::Done) {
             // Flows that closed since the last poll.
             poll(&mut s.probes, &mut table, &mut buf);
+            names.note(&buf);
             let reports = table.drain_closed(&s.clock, monotonic_ns(), run_start, &cfg);
             out.write(&select(reports, &mut names, args.filter.as_ref()))?;
         }
         return Ok(());
     }
     poll(&mut s.probes, &mut table, &mut buf);
+    names.note(&buf);
     let flows = table.reports(&s.clock, monotonic_ns(), run_start, &cfg);
     let flows = select(flows, &mut names, args.filter.as_ref());
     let mut out = std::io::stdout().lock();
@@ -221,14 +226,13 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         let pairs: Vec<_> = flows.iter().map(|r| (&r.flow, &r.attribution)).collect();
         // Flows that moved nothing are in no group (`groups::moving`).
         let (pairs, idle) = groups::moving(&pairs);
-        let found = attribution::group::group(&pairs, args.by.unwrap_or_default(), &cfg);
-        let names = groups::NetnsNames::of(flows.iter().map(|r| &r.flow));
+        let found = groups::group_named(&pairs, args.by.unwrap_or_default(), &cfg);
         if args.summary {
-            groups::write_summary(&mut out, &found, &names, idle)
+            groups::write_summary(&mut out, &found, idle)
         } else if args.json {
             groups::write_json(&mut out, &found)
         } else {
-            groups::write_table(&mut out, &found, &names)
+            groups::write_table(&mut out, &found)
         }
         .and_then(|()| out.flush())
         .context("cannot write to stdout")?;
@@ -270,6 +274,18 @@ fn say_empty(args: &Args, run_start: u64) {
 struct Names {
     cgroups: Cgroups,
     netns: NetnsNames,
+    /// Each flow's namespace name when first read, which a closed flow
+    /// keeps (its inode may name a newer namespace by print time).
+    first: FirstNames,
+}
+
+impl Names {
+    /// Notes the namespace names of the flows of the last poll's read.
+    fn note(&mut self, buf: &Buffers) {
+        let read = buf.active.iter().chain(&buf.closed);
+        self.first
+            .note(&mut self.netns, read.map(|s| (s.cookie, s.netns)));
+    }
 }
 
 /// Says on stderr, once at start, which `netns = NAME` terms of `filter`
@@ -294,7 +310,12 @@ fn select(mut reports: Vec<Report>, names: &mut Names, filter: Option<&Filter>) 
         if r.flow.cgroup_id != 0 {
             r.flow.workload.0 = names.cgroups.resolve(r.flow.cgroup_id);
         }
-        r.flow.netns_name = names.netns.name(r.flow.netns);
+        r.flow.netns_name = names
+            .first
+            .name(&mut names.netns, r.flow.cookie, r.flow.netns);
+        if r.flow.closed {
+            names.first.forget(r.flow.cookie);
+        }
     }
     match filter {
         None => reports,

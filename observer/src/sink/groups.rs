@@ -1,15 +1,15 @@
 //! Renders the host view (`observer flows --by`, `--summary`, top's
 //! peers): which flows a group counts ([`moving`]), and the groups as an
 //! aligned table, NDJSON, or one line each with what would help, their
-//! namespaces by name where `ip netns` names them ([`NetnsNames`]).
+//! namespaces by the name their flows carry ([`Named`]).
 
 use std::{collections::BTreeMap, io::Write, sync::Arc};
 
 use super::records::{line, widen};
 use crate::{
     attribution::{
-        Attribution, Side,
-        group::{Group, judge::Limit},
+        Attribution, Config, Side,
+        group::{self, Group, GroupBy, judge::Limit},
     },
     model::flow::Flow,
     units,
@@ -33,44 +33,80 @@ pub fn moving<'a>(
     (kept, idle)
 }
 
-/// The `ip netns` names of the namespaces some flows are in, by inode.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct NetnsNames(BTreeMap<u32, Arc<str>>);
+/// A group and the `ip netns` name its flows carry
+/// ([`Flow::netns_name`], given when each was first seen).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Named {
+    /// The group, as [`group::group`] judges it.
+    pub group: Group,
+    /// Its flows' namespace name, where `ip netns` named it.
+    pub netns_name: Option<Arc<str>>,
+}
 
-impl NetnsNames {
-    /// The names `flows` carry.
-    pub fn of<'a>(flows: impl IntoIterator<Item = &'a Flow>) -> NetnsNames {
-        NetnsNames(
-            flows
-                .into_iter()
-                .filter_map(|f| Some((f.netns, Arc::clone(f.netns_name.as_ref()?))))
-                .collect(),
-        )
+impl std::ops::Deref for Named {
+    type Target = Group;
+
+    fn deref(&self) -> &Group {
+        &self.group
     }
+}
 
-    /// Namespace `inode` as a person reads it: its name where it has
+impl Named {
+    /// The group's namespace as a person reads it: its name where it has
     /// one, else its inode.
-    pub fn label(&self, inode: u32) -> String {
-        self.0
-            .get(&inode)
-            .map_or_else(|| inode.to_string(), |n| n.to_string())
+    pub fn netns_label(&self) -> String {
+        self.netns_name
+            .as_deref()
+            .map_or_else(|| self.group.netns.to_string(), str::to_string)
     }
+}
+
+/// The groups of `pairs` by `by`, as [`group::group`] makes them, but
+/// apart by the namespace name each flow carries as well as by inode: the
+/// kernel gives a deleted namespace's inode to the next one made, so two
+/// flows of one inode may be of two namespaces, each with its own name.
+/// In [`group::group`]'s order: by namespace, then most bytes first.
+pub fn group_named(pairs: &[(&Flow, &Attribution)], by: GroupBy, cfg: &Config) -> Vec<Named> {
+    let mut apart: BTreeMap<Option<Arc<str>>, Vec<(&Flow, &Attribution)>> = BTreeMap::new();
+    for &(flow, att) in pairs {
+        apart
+            .entry(flow.netns_name.clone())
+            .or_default()
+            .push((flow, att));
+    }
+    let mut named: Vec<Named> = apart
+        .into_iter()
+        .flat_map(|(netns_name, members)| {
+            group::group(&members, by, cfg)
+                .into_iter()
+                .map(move |group| Named {
+                    group,
+                    netns_name: netns_name.clone(),
+                })
+        })
+        .collect();
+    named.sort_by(|a, b| {
+        (a.netns, &a.netns_name)
+            .cmp(&(b.netns, &b.netns_name))
+            .then(b.bytes.cmp(&a.bytes))
+    });
+    named
 }
 
 /// Writes one JSON object per group, one per line (docs/json.md, "Groups").
 ///
 /// # Errors
 /// Write or serialisation failures.
-pub fn write_json(out: &mut impl Write, groups: &[Group]) -> std::io::Result<()> {
+pub fn write_json(out: &mut impl Write, groups: &[Named]) -> std::io::Result<()> {
     for g in groups {
-        serde_json::to_writer(&mut *out, g)?;
+        serde_json::to_writer(&mut *out, &g.group)?;
         out.write_all(b"\n")?;
     }
     Ok(())
 }
 
 /// The header of the table's group column, by what the groups are of.
-fn key_header(groups: &[Group]) -> &'static str {
+fn key_header(groups: &[Named]) -> &'static str {
     match groups.first().map(|g| g.by) {
         Some("process") => "PROCESS",
         Some("workload") => "WORKLOAD",
@@ -91,15 +127,11 @@ pub(crate) fn verdict_mix(g: &Group) -> String {
 }
 
 /// Writes an aligned table, one row per group, with a header line; the
-/// NETNS column gives each namespace's name from `names`, or its inode.
+/// NETNS column gives each namespace's name, or its inode.
 ///
 /// # Errors
 /// Write failures.
-pub fn write_table(
-    out: &mut impl Write,
-    groups: &[Group],
-    names: &NetnsNames,
-) -> std::io::Result<()> {
+pub fn write_table(out: &mut impl Write, groups: &[Named]) -> std::io::Result<()> {
     let header: Vec<String> = [
         "NETNS",
         key_header(groups),
@@ -122,7 +154,7 @@ pub fn write_table(
         .iter()
         .map(|g| {
             vec![
-                names.label(g.netns),
+                g.netns_label(),
                 g.key.clone(),
                 g.direction.name().to_string(),
                 g.flows.to_string(),
@@ -152,18 +184,13 @@ pub fn write_table(
 
 /// Writes the host-level lines: one counting the groups by limit (and
 /// the `idle` flows, which moved nothing and are in none: [`moving`]),
-/// then for each group its key, namespace (by name from `names`, where
-/// it has one) and judgement, and what would help, one line per limit
+/// then for each group its key, namespace (by name, where it has one)
+/// and judgement, and what would help, one line per limit
 /// that held bytes.
 ///
 /// # Errors
 /// Write failures.
-pub fn write_summary(
-    out: &mut impl Write,
-    groups: &[Group],
-    names: &NetnsNames,
-    idle: usize,
-) -> std::io::Result<()> {
+pub fn write_summary(out: &mut impl Write, groups: &[Named], idle: usize) -> std::io::Result<()> {
     let idle_words = match idle {
         0 => String::new(),
         1 => " (1 flow moved nothing: in no group)".to_string(),
@@ -196,7 +223,7 @@ pub fn write_summary(
             g.by,
             g.key,
             g.direction.name(),
-            names.label(g.netns),
+            g.netns_label(),
             g.explanation
         )?;
         for w in &g.what_if {
@@ -209,11 +236,11 @@ pub fn write_summary(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::attribution::{Attribution, Config, Evidence, Side, Verdict, group};
+    use crate::attribution::{Attribution, Config, Evidence, Side, Verdict};
     use crate::testkit::sample::{SampleBuilder, v4};
 
     /// Two uploads to 10.0.0.2 at the path, 2 s each, 1 MB and 3 MB.
-    fn groups() -> Vec<Group> {
+    fn groups() -> Vec<Named> {
         let judged: Vec<_> = [1_000_000u64, 3_000_000]
             .iter()
             .enumerate()
@@ -242,7 +269,7 @@ mod tests {
             })
             .collect();
         let pairs: Vec<_> = judged.iter().map(|(f, a)| (f, a)).collect();
-        group::group(&pairs, group::GroupBy::Peer, &Config::default())
+        group_named(&pairs, GroupBy::Peer, &Config::default())
     }
 
     #[test]
@@ -303,20 +330,18 @@ mod tests {
         assert_eq!(left, 1);
         assert_eq!(kept.len(), 1);
         assert_eq!(kept[0].0.cookie, 1);
-        let names = NetnsNames::of([&flow, &idle]);
-        assert_eq!(names.label(7), "blue");
-        assert_eq!(names.label(8), "8");
-        let found = group::group(&kept, group::GroupBy::Peer, &Config::default());
+        let found = group_named(&kept, GroupBy::Peer, &Config::default());
         assert_eq!(found[0].flows, 1);
+        assert_eq!(found[0].netns_label(), "blue");
         let mut out = Vec::new();
-        write_table(&mut out, &found, &names).unwrap();
+        write_table(&mut out, &found).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(
             text.lines().nth(1).unwrap().starts_with("blue   10.0.0.2"),
             "{text}"
         );
         let mut out = Vec::new();
-        write_summary(&mut out, &found, &names, left).unwrap();
+        write_summary(&mut out, &found, left).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(
             text.lines()
@@ -330,7 +355,7 @@ mod tests {
             "{text}"
         );
         let mut out = Vec::new();
-        write_summary(&mut out, &[], &names, 2).unwrap();
+        write_summary(&mut out, &[], 2).unwrap();
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "no TCP flow moved data (2 flows moved nothing: in no group)\n"
@@ -340,7 +365,7 @@ mod tests {
     #[test]
     fn table_and_summary() {
         let mut out = Vec::new();
-        write_table(&mut out, &groups(), &NetnsNames::default()).unwrap();
+        write_table(&mut out, &groups()).unwrap();
         let text = String::from_utf8(out).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 2, "{text}");
@@ -366,7 +391,7 @@ mod tests {
             ]
         );
         let mut out = Vec::new();
-        write_summary(&mut out, &groups(), &NetnsNames::default(), 0).unwrap();
+        write_summary(&mut out, &groups(), 0).unwrap();
         let text = String::from_utf8(out).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 3, "{text}");
@@ -384,5 +409,31 @@ mod tests {
             ),
             "{text}"
         );
+    }
+
+    #[test]
+    fn flows_of_one_inode_with_two_names_are_two_groups_each_with_its_name() {
+        // `tmpx` was deleted and its inode given to `tmpy`: a flow from
+        // each, to the same peer, are two groups, not one under the last name.
+        let flow = |cookie: u64, name: &str| {
+            let mut f = SampleBuilder::new(cookie)
+                .ends(v4(10, 0, 0, 1), 40_000, v4(10, 0, 0, 2), 443)
+                .flow();
+            f.netns = 7;
+            f.netns_name = Some(name.into());
+            f
+        };
+        let (x, y) = (flow(1, "tmpx"), flow(2, "tmpy"));
+        let ev = Evidence {
+            interval_us: 2_000_000,
+            bytes_acked: 1_000_000,
+            rate_bps: 4e6,
+            ..Evidence::default()
+        };
+        let att = crate::attribution::sender::attribute(&ev, &x, &Config::default());
+        let found = group_named(&[(&y, &att), (&x, &att)], GroupBy::Peer, &Config::default());
+        let labels: Vec<(String, usize)> =
+            found.iter().map(|g| (g.netns_label(), g.flows)).collect();
+        assert_eq!(labels, [("tmpx".to_string(), 1), ("tmpy".to_string(), 1)]);
     }
 }

@@ -159,7 +159,10 @@ impl LiveFlows {
 
     /// Gives flows their network namespace's `ip netns` name, from `name`
     /// ([`crate::track::netns`]): the flows `started` at this poll, or,
-    /// with `all` (the names changed), every flow.
+    /// with `all` (the names changed), every open flow. A closed flow
+    /// keeps the name it had: its namespace may be gone, and the kernel
+    /// gives a gone namespace's inode to the next one made, so the name
+    /// the inode has now may be another namespace's.
     pub fn name_namespaces(
         &mut self,
         started: &[u64],
@@ -167,7 +170,7 @@ impl LiveFlows {
         mut name: impl FnMut(u32) -> Option<Arc<str>>,
     ) {
         if all {
-            for t in self.flows.values_mut() {
+            for t in self.flows.values_mut().filter(|t| !t.is_closed()) {
                 t.flow.netns_name = name(t.flow.netns);
             }
             return;

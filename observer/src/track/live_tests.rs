@@ -457,3 +457,26 @@ fn namespace_names_go_to_the_started_flows_or_to_all_and_stay() {
     assert_eq!(name(&b, 1).as_deref(), Some("red"));
     assert_eq!(name(&b, 2).as_deref(), Some("red"));
 }
+
+#[test]
+fn two_flows_of_one_inode_keep_the_names_they_were_first_seen_with() {
+    // Flow 1 runs in namespace `tmpX` (inode 1 in both samples), closes,
+    // and lingers; `tmpX` is deleted and the kernel gives its inode to
+    // `tmpY`, where flow 2 starts.
+    let mut b = live_flows(60);
+    b.ingest(&[flow_at(1, 1, false)], &[], 101 * SEC);
+    b.name_namespaces(&[1], false, |_| Some("tmpX".into()));
+    b.ingest(&[], &[flow_at(1, 2, true)], 102 * SEC);
+    assert!(b.get(1).is_some_and(TrackedFlow::is_closed));
+    b.ingest(&[flow_at(2, 3, false)], &[], 103 * SEC);
+    // The names changed (`tmpY` has the inode now): every open flow anew.
+    b.name_namespaces(&[], true, |_| Some("tmpY".into()));
+    b.name_namespaces(&[2], false, |_| Some("tmpY".into()));
+    let name = |c: u64| b.get(c).and_then(|t| t.flow.netns_name.clone());
+    assert_eq!(
+        b.get(1).map(|t| t.flow.netns),
+        b.get(2).map(|t| t.flow.netns)
+    );
+    assert_eq!(name(1).as_deref(), Some("tmpX"));
+    assert_eq!(name(2).as_deref(), Some("tmpY"));
+}

@@ -145,6 +145,40 @@ impl NetnsNames {
     }
 }
 
+/// The name each flow's namespace had when the flow was first seen, by
+/// cookie: for a caller that prints flows after they close (`observer
+/// flows`). A closed flow's namespace may be gone and its inode given to
+/// a namespace made since, so the name the inode has at print time may be
+/// another namespace's; the name at first sight is the flow's own.
+#[derive(Debug, Default)]
+pub struct FirstNames(HashMap<u64, Option<Arc<str>>>);
+
+impl FirstNames {
+    /// Notes, for each flow `(cookie, inode)` not seen before, the name
+    /// its namespace has now (`names` read at most once: a call is a
+    /// poll's).
+    pub fn note(&mut self, names: &mut NetnsNames, flows: impl IntoIterator<Item = (u64, u32)>) {
+        names.next_poll();
+        for (cookie, inode) in flows {
+            self.0.entry(cookie).or_insert_with(|| names.name(inode));
+        }
+    }
+
+    /// The name flow `cookie` (in namespace `inode`) was first seen with,
+    /// noted now if it was not seen before.
+    pub fn name(&mut self, names: &mut NetnsNames, cookie: u64, inode: u32) -> Option<Arc<str>> {
+        self.0
+            .entry(cookie)
+            .or_insert_with(|| names.name(inode))
+            .clone()
+    }
+
+    /// Forgets flow `cookie` (printed closed: it will not be asked about again).
+    pub fn forget(&mut self, cookie: u64) {
+        self.0.remove(&cookie);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -247,5 +281,26 @@ mod tests {
         assert_eq!(n.name(ino), None, "within the rescan time");
         n.last_read = Some(Instant::now() - RESCAN_EVERY);
         assert_eq!(n.name(ino).as_deref(), Some("attached"));
+    }
+
+    #[test]
+    fn two_flows_of_one_inode_keep_the_names_they_were_first_seen_with() {
+        // Flow 1 is seen in `tmpx`; `tmpx` goes and the kernel gives its
+        // inode to `tmpy`, where flow 2 is seen. Flow 1 keeps `tmpx`.
+        let d = Dir::new("reused");
+        let ino = d.add("tmpx");
+        let mut names = NetnsNames::in_dirs(vec![d.0.clone()]);
+        let mut first = FirstNames::default();
+        first.note(&mut names, [(1, ino)]);
+        std::fs::rename(d.0.join("tmpx"), d.0.join("tmpy")).unwrap();
+        names.next_poll();
+        // An unknown namespace makes the next poll read the names again.
+        assert_eq!(names.name(ino + 1), None);
+        first.note(&mut names, [(1, ino), (2, ino)]);
+        assert_eq!(first.name(&mut names, 1, ino).as_deref(), Some("tmpx"));
+        assert_eq!(first.name(&mut names, 2, ino).as_deref(), Some("tmpy"));
+        // A flow forgotten and asked about again takes the name of now.
+        first.forget(1);
+        assert_eq!(first.name(&mut names, 1, ino).as_deref(), Some("tmpy"));
     }
 }

@@ -189,12 +189,17 @@ impl Poller {
             self.netns_named = names.generation();
         }
         // A flow that started and closed in this poll: its close event
-        // was made before the live flows named it.
+        // was made before the live flows named it. It takes the name its
+        // live flow was given; an older flow's close keeps the name it had
+        // (its namespace's inode may be another's by now).
         for e in events {
             if let Event::Closed { flow, .. } = e
-                && flow.netns_name.is_none()
+                && started.contains(&flow.cookie)
             {
-                flow.netns_name = names.name(flow.netns);
+                flow.netns_name = self
+                    .live
+                    .get(flow.cookie)
+                    .and_then(|t| t.flow.netns_name.clone());
             }
         }
     }

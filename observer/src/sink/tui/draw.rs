@@ -45,7 +45,7 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
         }
     } else if app.peers() {
         match app.peer_detail() {
-            Some(g) => peers::draw_detail(frame, g, &app.snapshot().netns_names, body),
+            Some(g) => peers::draw_detail(frame, g, body),
             None => peers::draw_table(frame, app, body),
         }
     } else {

@@ -15,7 +15,7 @@ use ratatui::{
 use super::{fit::keep_tail, state::App, theme};
 use crate::{
     attribution::group::{Direction, Group},
-    sink::groups::{NetnsNames, verdict_mix},
+    sink::groups::{Named, verdict_mix},
     units,
 };
 
@@ -140,7 +140,7 @@ pub fn draw_table(frame: &mut Frame, app: &mut App, area: Rect) {
 
 /// Draws the detail pane of the peer `g`: its figures, the judgement and
 /// what would help; its namespace by name where `names` has one.
-pub fn draw_detail(frame: &mut Frame, g: &Group, names: &NetnsNames, area: Rect) {
+pub fn draw_detail(frame: &mut Frame, g: &Named, area: Rect) {
     let mut lines = vec![
         Line::from(vec![
             theme::label("limit "),
@@ -178,7 +178,7 @@ pub fn draw_detail(frame: &mut Frame, g: &Group, names: &NetnsNames, area: Rect)
         " peer {} {} (netns {}) ",
         g.key,
         g.direction.name(),
-        names.label(g.netns)
+        g.netns_label()
     ));
     let p = Paragraph::new(Text::from(lines))
         .block(block)

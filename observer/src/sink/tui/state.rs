@@ -13,12 +13,9 @@ mod closed_list;
 use super::sort::SortKey;
 use super::{row::Row, select::Selection};
 use crate::{
-    attribution::{
-        Attribution, Config, Verdict,
-        group::{Group, GroupBy, group},
-    },
+    attribution::{Attribution, Config, Verdict, group::GroupBy},
     model::flow::Flow,
-    sink::groups::{NetnsNames, moving},
+    sink::groups::{Named, group_named, moving},
     track::live::LiveFlows,
 };
 
@@ -53,9 +50,7 @@ pub struct Snapshot {
     /// The flows that moved data grouped by peer (remote address, within
     /// its network namespace) and judged as `flows --by peer` judges
     /// them; most bytes first.
-    pub groups: Vec<Group>,
-    /// The `ip netns` names of the rows' namespaces.
-    pub netns_names: NetnsNames,
+    pub groups: Vec<Named>,
     /// Host totals.
     pub totals: Totals,
 }
@@ -99,13 +94,11 @@ impl Snapshot {
         let pairs: Vec<(&Flow, &Attribution)> =
             rows.iter().map(|r| (&r.flow, &r.current)).collect();
         let (pairs, _) = moving(&pairs);
-        let mut groups = group(&pairs, GroupBy::Peer, cfg);
+        let mut groups = group_named(&pairs, GroupBy::Peer, cfg);
         groups.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.key.cmp(&b.key)));
-        let netns_names = NetnsNames::of(rows.iter().map(|r| &r.flow));
         Snapshot {
             rows,
             groups,
-            netns_names,
             totals: t,
         }
     }
@@ -369,7 +362,7 @@ impl App {
     }
 
     /// The peers, most bytes first.
-    pub fn groups(&self) -> &[Group] {
+    pub fn groups(&self) -> &[Named] {
         &self.snapshot.groups
     }
 
@@ -380,7 +373,7 @@ impl App {
 
     /// The peer the detail pane is open on; `None` when it is closed or
     /// the table shows flows.
-    pub fn peer_detail(&self) -> Option<&Group> {
+    pub fn peer_detail(&self) -> Option<&Named> {
         (self.peers && self.peer_detail)
             .then(|| self.snapshot.groups.get(self.peer_cursor))
             .flatten()

@@ -8,10 +8,7 @@ use std::{collections::VecDeque, io::Write, time::Duration};
 
 use super::row::Row;
 use crate::{
-    attribution::{
-        Config,
-        group::{GroupBy, group},
-    },
+    attribution::{Config, group::GroupBy},
     sink::groups,
     track::live::LiveFlows,
 };
@@ -89,11 +86,10 @@ impl Summary {
     pub fn write(&self, out: &mut impl Write, lines: usize) -> std::io::Result<()> {
         let pairs: Vec<_> = self.rows.iter().map(|r| (&r.flow, &r.current)).collect();
         let (pairs, idle) = groups::moving(&pairs);
-        let mut found = group(&pairs, GroupBy::Peer, &self.config);
+        let mut found = groups::group_named(&pairs, GroupBy::Peer, &self.config);
         found.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.key.cmp(&b.key)));
-        let names = groups::NetnsNames::of(self.rows.iter().map(|r| &r.flow));
         let mut text = Vec::new();
-        groups::write_summary(&mut text, &found, &names, idle)?;
+        groups::write_summary(&mut text, &found, idle)?;
         let text = String::from_utf8_lossy(&text);
         let mut head = format!(
             "observer top saw {} flow{} in {}",
