@@ -51,7 +51,7 @@ pub fn keys(roff: &mut Roff) {
 /// help overlay's legend.
 pub fn screen(roff: &mut Roff) {
     roff.control("SH", ["SCREEN"]);
-    entries(roff, &help::LEGEND);
+    entries(roff, &*help::LEGEND);
 }
 
 /// One tagged paragraph per entry of a help table.

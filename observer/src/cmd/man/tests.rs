@@ -79,6 +79,12 @@ fn the_top_page_lists_every_key_of_the_help() {
         assert!(keys.contains(&text), "{text}");
     }
     assert!(p.contains(".SH SCREEN") && p.contains("dim rows"));
+    // SCREEN is the legend whole: the second limits with `path` among them.
+    let screen = p.split(".SH SCREEN").nth(1).expect("a SCREEN section");
+    assert!(
+        screen.contains("x a second limit: rwnd sndbuf app cwnd path reader sender"),
+        "{screen}"
+    );
 }
 
 #[test]

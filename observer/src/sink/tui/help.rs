@@ -3,6 +3,10 @@
 //! and SCREEN sections are made from it (`observer::manual`), so the
 //! two cannot say different things.
 
+use std::sync::LazyLock;
+
+use crate::{attribution::Verdict, sink::figures::also_name};
+
 /// One line of the help: a key (or a mark on the screen) and what it
 /// does or means. An empty key continues the entry above on a line of
 /// its own (the overlay is 74 columns wide: 13 for the key, 58 for the
@@ -52,29 +56,40 @@ pub const KEYS: [Entry; 11] = [
     ),
 ];
 
+/// The VERDICT+x entry's text: the short name of every verdict that can
+/// be a second limit, from the table the cells print them with
+/// ([`also_name`]), so the help lists each one a cell can show.
+static SECOND_LIMITS: LazyLock<String> = LazyLock::new(|| {
+    let names: Vec<&str> = Verdict::ALL
+        .iter()
+        .filter(|v| **v != Verdict::Unknown)
+        .map(|v| also_name(*v))
+        .collect();
+    format!("x a second limit: {}", names.join(" "))
+});
+
 /// What the marks and columns of the screen mean, after the keys.
-pub const LEGEND: [Entry; 5] = [
-    (
-        "RATE, ↓, ~",
-        "verdict window; ↓ download; ~ 10 s mean, window empty",
-    ),
-    (
-        "↓ figures",
-        "RCV_RTT BASE_RTT UNREAD RCV_WND OOO CLOSED% FILL%",
-    ),
-    (
-        "RWND% CWND%",
-        "rwnd-/cwnd-limited % of busy; CWND, INFLT in segments",
-    ),
-    (
-        "VERDICT+x",
-        "x a second limit: rwnd sndbuf cwnd app reader sender",
-    ),
-    (
-        "dim rows",
-        "closed flows, a few seconds, RATE closed; c lists them",
-    ),
-];
+pub static LEGEND: LazyLock<[Entry; 5]> = LazyLock::new(|| {
+    [
+        (
+            "RATE, ↓, ~",
+            "verdict window; ↓ download; ~ 10 s mean, window empty",
+        ),
+        (
+            "↓ figures",
+            "RCV_RTT BASE_RTT UNREAD RCV_WND OOO CLOSED% FILL%",
+        ),
+        (
+            "RWND% CWND%",
+            "rwnd-/cwnd-limited % of busy; CWND, INFLT in segments",
+        ),
+        ("VERDICT+x", SECOND_LIMITS.as_str()),
+        (
+            "dim rows",
+            "closed flows, a few seconds, RATE closed; c lists them",
+        ),
+    ]
+});
 
 /// `table`'s entries with their continuation lines joined: one
 /// `(key, text)` per entry, for a page that wraps text itself.

@@ -119,3 +119,19 @@ fn the_help_names_the_downloads_figures_as_titled() {
     .map(Figure::short);
     assert_eq!(named, titles);
 }
+
+/// The VERDICT+x entry names every second limit a cell can print
+/// (`+path` too), from the cells' own table.
+#[test]
+fn the_help_lists_every_second_limit_a_cell_can_show() {
+    use crate::{attribution::Verdict, sink::figures::also_name};
+    let (_, text) = LEGEND.iter().find(|(k, _)| *k == "VERDICT+x").unwrap();
+    assert_eq!(
+        *text,
+        "x a second limit: rwnd sndbuf app cwnd path reader sender"
+    );
+    for v in Verdict::ALL.iter().filter(|v| **v != Verdict::Unknown) {
+        let name = also_name(*v);
+        assert!(text.split(' ').any(|w| w == name), "{name} missing: {text}");
+    }
+}
