@@ -223,9 +223,9 @@ def check_daemonset(kinds, tls=False):
     caps = csc.get("capabilities") or {}
     check(caps.get("drop") == ["ALL"], "container: drops ALL capabilities")
     added = set(caps.get("add") or [])
-    check({"BPF", "PERFMON"} <= added <= {"BPF", "PERFMON", "SYS_RESOURCE"},
-          "container: adds BPF and PERFMON, and nothing else but SYS_RESOURCE "
-          "(for RLIMIT_MEMLOCK on Linux 5.8-5.10)")
+    check(added == {"BPF", "PERFMON"},
+          "container: adds BPF and PERFMON, and nothing else (Linux 5.12 or "
+          "later charges maps to the memory cgroup, not RLIMIT_MEMLOCK)")
     check(csc.get("readOnlyRootFilesystem") is True, "container: read-only root filesystem")
     check(csc.get("allowPrivilegeEscalation") is False, "container: no privilege escalation")
     check(not csc.get("privileged"), "container: not privileged")
