@@ -31,9 +31,9 @@ pub struct Row {
 }
 
 /// How far back RATE's average reaches where the judged window moved
-/// nothing: a download throttled to 1 Mbit/s (`curl --limit-rate`)
-/// receives in bursts seconds apart, so most 1-2 s windows hold no
-/// arrival, and 10 s holds several bursts.
+/// nothing: a download throttled to 1 Mbit/s (`curl --limit-rate 125k`,
+/// curl's rate being bytes/s) receives in bursts seconds apart, so most
+/// 1-2 s windows hold no arrival, and 10 s holds several bursts.
 pub const AVERAGE_SPAN: Duration = Duration::from_secs(10);
 
 /// A sender's congestion window, as the table shows it.
