@@ -15,7 +15,7 @@ use observer::{
     },
     track::{
         cgroups::Cgroups,
-        netns::{FirstNames, NetnsNames},
+        netns::{FirstNames, NetnsNames, no_namespace_named},
         snapshot::{FlowTable, Report},
     },
 };
@@ -293,10 +293,7 @@ impl Names {
 fn warn_unnamed(filter: Option<&Filter>, netns: &mut NetnsNames) {
     for name in filter.map(Filter::netns_names).unwrap_or_default() {
         if netns.inode_of(name).is_none() {
-            eprintln!(
-                "observer: warning: no network namespace is named {name:?} (ip netns list): \
-                 the filter's 'netns = {name}' selects no flow until one is"
-            );
+            eprintln!("observer: warning: {}", no_namespace_named(name));
         }
     }
 }

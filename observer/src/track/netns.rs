@@ -33,8 +33,17 @@ pub const NETNS_DIRS: [&str; 2] = ["/run/netns", "/var/run/netns"];
 /// attach` does).
 pub const RESCAN_EVERY: Duration = Duration::from_secs(5);
 
+/// What to say of a filter's `netns = NAME` where no namespace is named
+/// `name` now: `observer flows` prints it at start, `top` in its header.
+pub fn no_namespace_named(name: &str) -> String {
+    format!(
+        "no network namespace is named {name:?} (ip netns list): the filter's \
+         'netns = {name}' selects no flow until one is"
+    )
+}
+
 /// Namespace inode to `ip netns` name, cached.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct NetnsNames {
     /// The directories read, in order.
     dirs: Vec<PathBuf>,

@@ -119,6 +119,9 @@ fn draw_header(frame: &mut Frame, app: &App, area: Rect) {
         if let Some(kind) = app.filter_kind() {
             l3.push(Span::styled(format!(" ({kind})"), theme::dim()));
         }
+        if let Some(w) = app.filter_warning() {
+            l3.push(Span::styled(format!("  warning: {w}"), theme::error()));
+        }
     }
     // The recently closed flows, once there are any: `c` lists them.
     let closed = app.closed().len();

@@ -6,7 +6,10 @@
 //! and does not parse is a mistake, shown with its column, never searched
 //! for as words: `rate > 10M` once matched no flow that way.
 
-use crate::filter::{Filter, ParseError};
+use crate::{
+    filter::{Filter, ParseError},
+    track::netns::{NetnsNames, no_namespace_named},
+};
 
 use super::row::Row;
 
@@ -51,6 +54,18 @@ impl Selection {
             Selection::Words(w) => row.matches(w),
             Selection::Expression(f) => f.matches(&row.flow, Some(&row.current)),
         }
+    }
+
+    /// The warning for the expression's first `netns = NAME` that names
+    /// no namespace now (`names` read afresh), as `observer flows` warns.
+    pub fn unnamed_netns(&self, names: &mut NetnsNames) -> Option<String> {
+        let Selection::Expression(f) = self else {
+            return None;
+        };
+        f.netns_names()
+            .into_iter()
+            .find(|n| names.inode_of(n).is_none())
+            .map(no_namespace_named)
     }
 
     /// How the text was read, for the prompt and the header: `expression`

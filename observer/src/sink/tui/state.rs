@@ -16,7 +16,7 @@ use crate::{
     attribution::{Attribution, Config, Verdict, group::GroupBy},
     model::flow::Flow,
     sink::groups::{Named, group_named, moving},
-    track::live::LiveFlows,
+    track::{live::LiveFlows, netns::NetnsNames},
 };
 
 /// Host totals shown in the header.
@@ -164,6 +164,11 @@ pub struct App {
     /// Why the last filter text given was not applied (a mistake in an
     /// expression), until the next edit.
     filter_error: Option<String>,
+    /// The applied filter's `netns = NAME` that names no namespace, said
+    /// in the header until one is so named ([`Selection::unnamed_netns`]).
+    filter_warning: Option<String>,
+    /// The `ip netns` names, read for [`App::filter_warning`].
+    netns: NetnsNames,
     mode: Mode,
     cursor: usize,
     selected: Option<u64>,
@@ -207,6 +212,8 @@ impl App {
             selection: Selection::parse(&opts.filter).unwrap_or_default(),
             filter: opts.filter,
             filter_error: None,
+            filter_warning: None,
+            netns: NetnsNames::default(),
             mode: Mode::Normal,
             cursor: 0,
             selected: None,
@@ -225,10 +232,28 @@ impl App {
             caption: None,
             page: 10,
         }
+        .warned()
+    }
+
+    /// This view, its names read from `dirs` (a test's own) instead of
+    /// `/run/netns`.
+    pub fn with_netns_dirs(mut self, dirs: Vec<PathBuf>) -> App {
+        self.netns = NetnsNames::in_dirs(dirs);
+        self.warned()
+    }
+
+    /// This view with its filter's warning made afresh.
+    fn warned(mut self) -> App {
+        self.filter_warning = self.selection.unnamed_netns(&mut self.netns);
+        self
     }
 
     /// Shows a new poll's snapshot, or keeps it for later while paused.
     pub fn update(&mut self, mut snapshot: Snapshot) {
+        // A warned-of name may have been given since.
+        if self.filter_warning.is_some() {
+            self.filter_warning = self.selection.unnamed_netns(&mut self.netns);
+        }
         for r in &mut snapshot.rows {
             r.average_idle(self.interval);
         }
@@ -329,6 +354,12 @@ impl App {
     /// ([`Selection::kind`]); `None` without a filter.
     pub fn filter_kind(&self) -> Option<&'static str> {
         self.selection.kind()
+    }
+
+    /// What the applied filter selects nothing by: a `netns = NAME` that
+    /// names no namespace now.
+    pub fn filter_warning(&self) -> Option<&str> {
+        self.filter_warning.as_deref()
     }
 
     /// Why the filter text last given was not applied, if it was not.
@@ -483,6 +514,7 @@ impl App {
                     self.selection = selection;
                     self.filter = text.trim().to_string();
                     self.filter_error = None;
+                    self.filter_warning = self.selection.unnamed_netns(&mut self.netns);
                     self.refresh();
                 }
                 Err(e) => {

@@ -289,3 +289,40 @@ fn slash_takes_rate_and_port_and_shows_a_mistake_instead_of_searching() {
     assert_eq!(set(&mut a, ""), [2, 1, 4, 3]);
     assert_eq!(a.filter_kind(), None);
 }
+
+/// `netns = NAME` naming no namespace applies, as in `flows`, and the
+/// header warns of it, as `flows` does on stderr, until one is so named.
+#[test]
+fn a_filter_on_a_namespace_name_no_namespace_has_warns_in_the_header() {
+    let dir = std::env::temp_dir().join(format!("observer-top-netns-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut a = App::new(Options::default()).with_netns_dirs(vec![dir.clone()]);
+    a.update(snapshot());
+    key(&mut a, KeyCode::Char('/'));
+    typed(&mut a, "netns = nosuch");
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.mode(), &Mode::Normal);
+    let warning = "no network namespace is named \"nosuch\" (ip netns list): the filter's \
+                   'netns = nosuch' selects no flow until one is";
+    assert_eq!(a.filter_warning(), Some(warning));
+    let text = lines(&render(&mut a, 200, 12)).join("\n");
+    assert!(
+        text.contains("warning: no network namespace is named \"nosuch\""),
+        "{text}"
+    );
+    // Named since: the next poll drops the warning.
+    std::fs::write(dir.join("nosuch"), b"").unwrap();
+    a.update(snapshot());
+    assert_eq!(a.filter_warning(), None);
+    // A name that exists warns of nothing.
+    key(&mut a, KeyCode::Char('/'));
+    handle(
+        &mut a,
+        KeyEvent::new(KeyCode::Char('u'), KeyModifiers::CONTROL),
+    );
+    typed(&mut a, "netns = nosuch or port 22");
+    key(&mut a, KeyCode::Enter);
+    assert_eq!(a.filter_warning(), None);
+    let _ = std::fs::remove_dir_all(&dir);
+}
