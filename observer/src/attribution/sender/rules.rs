@@ -421,7 +421,9 @@ fn application(c: &SenderCtx) -> Option<Finding<Reason>> {
 // it delivered over the interval is an estimate that has been growing.
 fn ramping(c: &SenderCtx) -> Option<Finding<Reason>> {
     let ramps = c.pacing >= c.cfg.ramp_ratio * c.rate;
-    (c.model_based && !c.queued && !c.app_limited() && ramps).then(|| {
+    // Drops at a steady share show it has met the path's limit.
+    let dropping = c.loss_share >= c.cfg.steady_loss_share;
+    (c.model_based && !c.queued && !c.app_limited() && ramps && !dropping).then(|| {
         Finding::new(
             Verdict::CongestionWindow,
             c.cfg.path_confidence,

@@ -262,6 +262,18 @@ fn ramping_is_a_bbr_sender_pacing_well_above_what_it_delivered() {
     };
     assert_eq!(rule("ramping", &app, &f), None);
     assert!(rule("application", &app, &f).is_some());
+    // Drops at steady_loss_share (0.3%) show it has met the path's limit:
+    // 3 of some 866 segments (0.35%) retransmitted is no ramp; 2 (0.23%)
+    // still is.
+    let dropping = |retransmits| Evidence {
+        retransmits,
+        ..base()
+    };
+    assert_eq!(rule("ramping", &dropping(3), &f), None);
+    assert_eq!(
+        rule("ramping", &dropping(2), &f),
+        Some((Verdict::CongestionWindow, Reason::Ramping))
+    );
     // A loss-based sender's pacing rate is no estimate of the path.
     let mut cubic = f.clone();
     cubic.cc = "cubic".to_string();

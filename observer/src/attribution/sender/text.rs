@@ -142,7 +142,11 @@ fn congestion_window(c: &SenderCtx<'_>) -> String {
             ev.ceilings.cwnd_bps
         ),
         units::share(c.cwnd),
-        queue_line(c)
+        if c.queued {
+            queue_line(c)
+        } else {
+            short_queue_line(c)
+        }
     )
 }
 
@@ -194,7 +198,7 @@ fn path(reason: Reason, c: &SenderCtx<'_>) -> String {
             c.rate / c.isolated_loss_rate,
             t(u64::from(ev.min_rtt_us)),
             units::rate(c.isolated_loss_rate),
-            queue_line(c)
+            short_queue_line(c)
         ),
         // Only a model-based congestion control (BBR) paces at an estimate
         // of the path; CUBIC's pacing follows its cwnd over srtt.
@@ -219,11 +223,11 @@ fn path(reason: Reason, c: &SenderCtx<'_>) -> String {
 /// ramping.
 fn ramping(c: &SenderCtx<'_>) -> String {
     format!(
-        "congestion window (the congestion control's own, still ramping): pacing at {} at the end, {:.1} times the {} it delivered over the interval, with no queue ({}): the path has room it has not found yet",
+        "congestion window (the congestion control's own, still ramping): pacing at {} at the end, {:.1} times the {} it delivered over the interval, with no standing queue ({}): the path has room it has not found yet",
         units::rate(c.pacing),
         c.pacing / c.rate.max(1.0),
         units::rate(c.rate),
-        queue_line(c)
+        short_queue_line(c)
     )
 }
 
@@ -244,6 +248,23 @@ fn queue_line(c: &SenderCtx<'_>) -> String {
         units::time_us(f64::from(ev.srtt_us)),
         units::time_us(f64::from(ev.min_rtt_us)),
         units::time_us(f64::from(ev.queue_delay_us))
+    )
+}
+
+/// "srtt X vs min_rtt Y: Z above it, short of a standing queue (over
+/// 20% of min_rtt and 2 ms)", for a verdict that rests on there being
+/// none (`SenderCtx::queued`): the RTT above min_rtt said so that it does
+/// not read as a queue the verdict overlooked.
+fn short_queue_line(c: &SenderCtx<'_>) -> String {
+    let ev = c.ev;
+    let cfg = c.cfg;
+    format!(
+        "srtt {} vs min_rtt {}: {} above it, short of a standing queue (over {} of min_rtt and {})",
+        units::time_us(f64::from(ev.srtt_us)),
+        units::time_us(f64::from(ev.min_rtt_us)),
+        units::time_us(f64::from(ev.queue_delay_us)),
+        units::share(cfg.queue_fraction),
+        units::time_us(cfg.queue_floor_us as f64)
     )
 }
 
