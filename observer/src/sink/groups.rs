@@ -12,6 +12,7 @@ use crate::{
         group::{self, Group, GroupBy, judge::Limit},
     },
     model::flow::Flow,
+    track::netns::host_netns,
     units,
 };
 
@@ -58,6 +59,16 @@ impl Named {
         self.netns_name
             .as_deref()
             .map_or_else(|| self.group.netns.to_string(), str::to_string)
+    }
+
+    /// The group's namespace in a sentence: `netns NAME`, `host netns`
+    /// for the host's own (unnamed), else `netns INODE`.
+    pub fn netns_words(&self) -> String {
+        match &self.netns_name {
+            Some(name) => format!("netns {name}"),
+            None if host_netns() == Some(self.group.netns) => "host netns".to_string(),
+            None => format!("netns {}", self.group.netns),
+        }
     }
 }
 
@@ -219,11 +230,11 @@ pub fn write_summary(out: &mut impl Write, groups: &[Named], idle: usize) -> std
     for g in groups {
         writeln!(
             out,
-            "{} {} {} (netns {}): {}",
+            "{} {} {} ({}): {}",
             g.by,
             g.key,
             g.direction.name(),
-            g.netns_label(),
+            g.netns_words(),
             g.explanation
         )?;
         for w in &g.what_if {
@@ -435,5 +446,20 @@ mod tests {
         let labels: Vec<(String, usize)> =
             found.iter().map(|g| (g.netns_label(), g.flows)).collect();
         assert_eq!(labels, [("tmpx".to_string(), 1), ("tmpy".to_string(), 1)]);
+    }
+
+    #[test]
+    fn the_hosts_own_namespace_is_called_so() {
+        let Some(host) = host_netns() else {
+            return; // no /proc/1/ns/net here: nothing to call so
+        };
+        let mut g = groups().remove(0);
+        g.group.netns = host;
+        assert_eq!(g.netns_words(), "host netns");
+        g.netns_name = Some("blue".into());
+        assert_eq!(g.netns_words(), "netns blue");
+        g.group.netns = host.wrapping_add(1);
+        g.netns_name = None;
+        assert_eq!(g.netns_words(), format!("netns {}", host.wrapping_add(1)));
     }
 }

@@ -20,7 +20,7 @@ use std::{
     collections::{HashMap, HashSet},
     os::unix::fs::MetadataExt as _,
     path::PathBuf,
-    sync::Arc,
+    sync::{Arc, OnceLock},
     time::{Duration, Instant},
 };
 
@@ -32,6 +32,16 @@ pub const NETNS_DIRS: [&str; 2] = ["/run/netns", "/var/run/netns"];
 /// again (a name given to a namespace that already had flows, as `ip netns
 /// attach` does).
 pub const RESCAN_EVERY: Duration = Duration::from_secs(5);
+
+/// The inode of the host's own network namespace (init's,
+/// `/proc/1/ns/net`), read once; None where it cannot be read.
+pub fn host_netns() -> Option<u32> {
+    static HOST: OnceLock<Option<u32>> = OnceLock::new();
+    *HOST.get_or_init(|| {
+        let meta = std::fs::metadata("/proc/1/ns/net").ok()?;
+        u32::try_from(meta.ino()).ok()
+    })
+}
 
 /// What to say of a filter's `netns = NAME` where no namespace is named
 /// `name` now: `observer flows` prints it at start, `top` in its header.

@@ -32,12 +32,14 @@ enum Col {
 }
 
 /// The columns in display order: title (a flow table column's is its
-/// figure's, as there), what, width (ADVICE: the least it is given),
-/// right-aligned, and the rank at which a narrowing terminal drops it
-/// (0: never). At 80 columns PROCESS, REMOTE, RATE,
-/// VERDICT and ADVICE fit, as in the flow table.
+/// figure's, as there), what, width (ADVICE: the least it is given;
+/// NETNS: the most), right-aligned, and the rank at which a narrowing
+/// terminal drops it (0: never). At 80 columns PROCESS, REMOTE, RATE,
+/// VERDICT and ADVICE fit, as in the flow table. NETNS is there only
+/// where a flow listed has an `ip netns` name, as in the flow table.
 #[rustfmt::skip]
-const COLUMNS: [(&str, Col, u16, bool, u8); 8] = [
+const COLUMNS: [(&str, Col, u16, bool, u8); 9] = [
+    (Figure::Netns.short(), Col::Flow(SortKey::Netns), 24, false, 5),
     ("AGO", Col::Ago, 6, true, 2),
     (Figure::Process.short(), Col::Flow(SortKey::Process), 12, false, 0),
     (Figure::Local.short(), Col::Flow(SortKey::Local), 21, false, 4),
@@ -49,17 +51,28 @@ const COLUMNS: [(&str, Col, u16, bool, u8); 8] = [
 ];
 
 /// Index of ADVICE in [`COLUMNS`].
-const ADVICE: usize = 7;
+const ADVICE: usize = 8;
+
+/// Index of NETNS in [`COLUMNS`].
+const NETNS: usize = 0;
 
 /// The columns that fit in `width` (indexes into [`COLUMNS`], display
 /// order) and their widths: the kept ones always, then by rank while they
-/// fit; ADVICE, last, takes what is left.
-fn fit(width: u16) -> Vec<(usize, u16)> {
+/// fit; ADVICE, last, takes what is left. NETNS is `netns` wide (its
+/// widest name, up to its width in [`COLUMNS`]; 0: no name, no column).
+fn fit(width: u16, netns: u16) -> Vec<(usize, u16)> {
     let gaps = |n: usize| u16::try_from(n.saturating_sub(1)).unwrap_or(u16::MAX);
+    let wide = |i: usize| {
+        if i == NETNS {
+            netns.clamp(5, COLUMNS[NETNS].2)
+        } else {
+            COLUMNS[i].2
+        }
+    };
     let mut shown: Vec<usize> = (0..COLUMNS.len()).filter(|i| COLUMNS[*i].4 == 0).collect();
-    let used =
-        |shown: &[usize]| shown.iter().map(|i| COLUMNS[*i].2).sum::<u16>() + gaps(shown.len());
-    for rank in 1..=4 {
+    let used = |shown: &[usize]| shown.iter().map(|i| wide(*i)).sum::<u16>() + gaps(shown.len());
+    let last = if netns > 0 { 5 } else { 4 };
+    for rank in 1..=last {
         if let Some(i) = (0..COLUMNS.len()).find(|i| COLUMNS[*i].4 == rank) {
             let mut more = shown.clone();
             more.push(i);
@@ -72,7 +85,7 @@ fn fit(width: u16) -> Vec<(usize, u16)> {
     let spare = width.saturating_sub(used(&shown));
     shown
         .into_iter()
-        .map(|i| (i, COLUMNS[i].2 + if i == ADVICE { spare } else { 0 }))
+        .map(|i| (i, wide(i) + if i == ADVICE { spare } else { 0 }))
         .collect()
 }
 
@@ -124,7 +137,13 @@ pub fn draw_table(frame: &mut Frame, app: &mut App, area: Rect) {
         frame.render_widget(p, area.inner(ratatui::layout::Margin::new(0, 1)));
         return;
     }
-    let cols = fit(area.width);
+    let netns = flows
+        .iter()
+        .filter_map(|f| f.row.flow.netns_name.as_deref())
+        .map(|n| n.chars().count())
+        .max()
+        .unwrap_or(0);
+    let cols = fit(area.width, u16::try_from(netns).unwrap_or(u16::MAX));
     let header = TableRow::new(cols.iter().map(|(i, _)| {
         let (title, _, _, right, _) = COLUMNS[*i];
         let line = Line::styled(title, theme::bold());

@@ -123,6 +123,12 @@ pub(super) const COLUMNS: [Column; 16] = [
 /// Widest an address column grows to (a full IPv6 address and port).
 const MAX_ADDR: u16 = 47;
 
+/// Widest NETNS grows to from the spare width, before ADVICE and the
+/// addresses do:
+/// a generated name (`obs-bench-1234-0-a`, a CNI's `cni-` and a UUID's
+/// head) whole; a longer one is cut at its start ([`cell_text`]).
+const MAX_NETNS: u16 = 24;
+
 /// A column as drawn: which of [`COLUMNS`], and its width (cells).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Fitted {
@@ -163,15 +169,18 @@ enum Step {
 /// NETNS is one of them only where `netns` (a flow shown has an `ip
 /// netns` name; on most hosts none has, and the column would be all
 /// `-`), first, as in the `flows` table, and dropped before the windows'
-/// columns as the terminal narrows. VERDICT is widened towards its widest
+/// columns as the terminal narrows; `netns` is its widest name (0: no
+/// name). VERDICT is widened towards its widest
 /// cell, `verdict` cells, at its rank ([`VERDICT_WHOLE`]). ADVICE is given
 /// its widest text, `advice` cells (up to [`ADVICE_FIGURES`]), where that
-/// fits at its rank ([`ADVICE_WHOLE`]); spare width goes to it, up to
-/// `advice`, then to the address columns.
-pub(super) fn fit_columns(width: u16, advice: u16, verdict: u16, netns: bool) -> Vec<Fitted> {
+/// fits at its rank ([`ADVICE_WHOLE`]). Spare width goes to NETNS, up to
+/// `netns` (at most [`MAX_NETNS`]), then to ADVICE, up to `advice`, then
+/// to the address columns.
+pub(super) fn fit_columns(width: u16, advice: u16, verdict: u16, netns: u16) -> Vec<Fitted> {
+    let named = netns > 0;
     // Columns by priority, each widening after the columns of its rank.
     let mut order: Vec<(u8, Step)> = (0..COLUMNS.len())
-        .filter(|i| netns || COLUMNS[*i].key != SortKey::Netns)
+        .filter(|i| named || COLUMNS[*i].key != SortKey::Netns)
         .map(|i| (COLUMNS[i].priority, Step::Show(i)))
         .collect();
     order.push((VERDICT_WHOLE, Step::WidenVerdict));
@@ -216,6 +225,14 @@ pub(super) fn fit_columns(width: u16, advice: u16, verdict: u16, netns: bool) ->
         })
         .collect();
     let mut spare = width.saturating_sub(used);
+    if let Some(c) = cols
+        .iter_mut()
+        .find(|c| COLUMNS[c.column].key == SortKey::Netns)
+    {
+        let grow = netns.min(MAX_NETNS).saturating_sub(c.width).min(spare);
+        c.width += grow;
+        spare -= grow;
+    }
     if let Some(c) = cols.iter_mut().find(|c| c.column == at) {
         let grow = advice.saturating_sub(c.width).min(spare);
         c.width += grow;
@@ -309,7 +326,9 @@ fn rate_text(r: &Row, w: usize) -> String {
 pub(super) fn cell_text(key: SortKey, r: &Row, w: usize) -> String {
     let f = &r.flow;
     match key {
-        SortKey::Netns => keep_head(f.netns_name.as_deref().unwrap_or("-"), w),
+        // A cut name keeps its end: generated names differ there
+        // (`pe-9547-0-a`, `pe-9547-0-b`).
+        SortKey::Netns => keep_tail(f.netns_name.as_deref().unwrap_or("-"), w),
         SortKey::Process => fit_process(r, w),
         SortKey::Local => keep_tail(&f.local.to_string(), w),
         SortKey::Remote => keep_tail(&f.remote.to_string(), w),

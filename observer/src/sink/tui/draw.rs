@@ -175,9 +175,14 @@ fn draw_table(frame: &mut Frame, app: &mut App, area: Rect) {
         .map(|r| verdict_cell(&r.current).chars().count())
         .max()
         .unwrap_or(0);
-    let netns = rows.iter().any(|r| r.flow.netns_name.is_some());
+    let netns = rows
+        .iter()
+        .filter_map(|r| r.flow.netns_name.as_deref())
+        .map(|n| n.chars().count())
+        .max()
+        .unwrap_or(0);
     let wide = |n: usize| u16::try_from(n).unwrap_or(u16::MAX);
-    let cols = fit_columns(area.width, wide(advice), wide(verdict), netns);
+    let cols = fit_columns(area.width, wide(advice), wide(verdict), wide(netns));
     let sort = app.sort().key;
     // The table's header names the section of its first row; the
     // downloads' titles head their section where it starts lower down.

@@ -175,10 +175,10 @@ pub fn draw_detail(frame: &mut Frame, g: &Named, area: Rect) {
         }
     }
     let block = Block::bordered().title(format!(
-        " peer {} {} (netns {}) ",
+        " peer {} {} ({}) ",
         g.key,
         g.direction.name(),
-        g.netns_label()
+        g.netns_words()
     ));
     let p = Paragraph::new(Text::from(lines))
         .block(block)

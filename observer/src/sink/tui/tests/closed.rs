@@ -245,3 +245,27 @@ fn a_flow_that_leaves_the_table_stays_in_its_detail_pane_from_the_closed_list() 
     assert!(!l.iter().any(|l| l.contains("no longer tracked")));
     assert!(l.iter().any(|l| l.starts_with("│rate ")), "{l:#?}");
 }
+
+#[test]
+fn the_closed_table_names_the_namespace_where_a_flow_has_a_name() {
+    let mut a = app();
+    let mut f = close(7, 104);
+    f.row.flow.netns_name = Some("pe-9547-0-a".into());
+    a.record_closed([f, close(8, 104)], 104 * SEC);
+    key(&mut a, KeyCode::Char('c'));
+    let l = lines(&render(&mut a, 160, 12));
+    // As wide as its name, AGO right-aligned after it.
+    assert!(l[3].starts_with("NETNS          AGO PROCESS"), "{}", l[3]);
+    let rows: Vec<&String> = l[4..6].iter().collect();
+    assert!(
+        rows.iter().any(|l| l.starts_with("pe-9547-0-a ")),
+        "{rows:#?}"
+    );
+    assert!(
+        rows.iter().any(|l| l.starts_with("-           ")),
+        "{rows:#?}"
+    );
+    // At 80 columns it gives way first.
+    let l = lines(&render(&mut a, 80, 24));
+    assert!(l[3].starts_with("PROCESS"), "{}", l[3]);
+}

@@ -424,3 +424,56 @@ fn a_netns_column_leads_where_a_flow_has_a_namespace_name() {
     let l = lines(&render(&mut app(), 200, 12));
     assert!(l[3].starts_with("PROCESS "), "{}", l[3]);
 }
+
+#[test]
+fn netns_takes_the_width_its_names_need_and_a_cut_keeps_the_end() {
+    let long = "obs-bench-1234567890-0-left-a";
+    let mut rows = snapshot().rows;
+    let names = ["pe-9547-0-a", "pe-9547-0-b", long];
+    for (r, name) in rows.iter_mut().filter(|r| !r.closed).zip(names) {
+        r.flow.netns_name = Some(name.into());
+    }
+    let mut a = App::new(Options::default());
+    a.update(Snapshot::from_rows(rows, &COUNTERS));
+    // Wide enough for ADVICE's figures: 24 cells, the most NETNS takes,
+    // come before LOCAL and REMOTE widen.
+    let l = lines(&render(&mut a, 260, 12));
+    assert!(
+        l[3].starts_with(&format!("{:<25}PROCESS", "NETNS")),
+        "{}",
+        l[3]
+    );
+    for name in ["pe-9547-0-a ", "pe-9547-0-b "] {
+        assert_eq!(
+            l[4..8].iter().filter(|l| l.starts_with(name)).count(),
+            1,
+            "{l:#?}"
+        );
+    }
+    // Cut, a name keeps its distinguishing end.
+    let cut = format!("…{} ", &long[long.len() - 23..]);
+    assert!(l[4..8].iter().any(|l| l.starts_with(&cut)), "{cut}: {l:#?}");
+}
+
+#[test]
+fn spare_width_goes_to_netns_names_before_the_addresses() {
+    use crate::sink::tui::{columns::fit_columns, sort::SortKey};
+    let width = |cols: &[crate::sink::tui::columns::Fitted], key: SortKey| {
+        cols.iter()
+            .find(|f| crate::sink::tui::columns::COLUMNS[f.column].key == key)
+            .map(|f| f.width)
+    };
+    // 200 columns, short advice: `pe-9547-0-a` whole (11), the rest to
+    // the addresses.
+    let cols = fit_columns(200, 14, 20, 11);
+    assert_eq!(width(&cols, SortKey::Netns), Some(11));
+    let (local, remote) = (width(&cols, SortKey::Local), width(&cols, SortKey::Remote));
+    assert_eq!((local, remote), (Some(31), Some(27)));
+    // A longer name, up to the cap.
+    assert_eq!(
+        width(&fit_columns(200, 14, 20, 40), SortKey::Netns),
+        Some(24)
+    );
+    // No name: no column.
+    assert_eq!(width(&fit_columns(200, 14, 20, 0), SortKey::Netns), None);
+}
