@@ -63,22 +63,30 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
 fn draw_header(frame: &mut Frame, app: &App, area: Rect) {
     let t = &app.snapshot().totals;
     let interval = humantime::format_duration(app.interval()).to_string();
+    // The counts are the host's: open flows, and those closed in the last
+    // seconds (the dim rows); with a filter, how many rows it lets
+    // through, and the rates say they are the host's, not the rows'.
+    let filtered = !app.filter().is_empty();
+    let (send, recv) = if filtered {
+        ("host send ", "host recv ")
+    } else {
+        ("send ", "recv ")
+    };
     let l1 = Line::from(vec![
         theme::label("flows "),
-        Span::raw(if app.filter().is_empty() {
-            format!("{} open, {} closed   ", t.open, t.closed)
-        } else {
-            // Host totals, and how many rows the filter lets through.
+        Span::raw(if filtered {
             format!(
-                "{} open, {} closed, {} shown   ",
+                "{} open, {} just closed, {} shown   ",
                 t.open,
                 t.closed,
                 app.len()
             )
+        } else {
+            format!("{} open, {} just closed   ", t.open, t.closed)
         }),
-        theme::label("send "),
+        theme::label(send),
         Span::raw(format!("{}   ", units::rate(t.send_bps))),
-        theme::label("recv "),
+        theme::label(recv),
         Span::raw(format!("{}   ", units::rate(t.recv_bps))),
         theme::label("every "),
         Span::raw(interval),
@@ -127,7 +135,7 @@ fn draw_header(frame: &mut Frame, app: &App, area: Rect) {
     let closed = app.closed().len();
     if closed > 0 {
         l3.push(theme::label("  recently closed "));
-        l3.push(Span::raw(format!("{closed} (c)")));
+        l3.push(Span::raw(format!("{closed} kept (c)")));
     }
     if app.paused() {
         l3.push(Span::raw("  "));
