@@ -153,7 +153,7 @@ pub fn row(r: &Report) -> [String; COLUMNS] {
                 bytes(f64::from(f.rcv_wnd)),
                 bytes(f64::from(f.unread_bytes)),
                 f.rcv_ooopack.to_string(),
-                percent(ev.receive.window_fill),
+                super::figures::window_fill(&ev.receive).map_or_else(|| "-".to_string(), percent),
                 percent(ev.receive.closed_share),
             ],
         ),

@@ -12,7 +12,7 @@
 //! [`Figure::RcvWnd`], its losses [`Figure::Ooo`], never SRTT, SND_WND or
 //! RETRANS, which are the sender's.
 
-use crate::attribution::{Attribution, Verdict};
+use crate::attribution::{Attribution, Receive, Verdict};
 
 /// One figure of a flow's row. Units are those the cells print in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -162,6 +162,19 @@ impl Figure {
             other => other.name(),
         }
     }
+}
+
+/// The share of the interval above which a download's window counts as
+/// shut: FILL% is then `-`, since the fill of a window that was mostly
+/// closed (a throttled reader's, `window closed 88%`) says nothing of how
+/// full it runs while open.
+pub const SHUT_MOST: f64 = 0.5;
+
+/// A download's window fill as FILL% and the detail pane give it (0 to
+/// 1): None where the window was shut most of the interval
+/// ([`SHUT_MOST`]) or there was no window.
+pub fn window_fill(rx: &Receive) -> Option<f64> {
+    (rx.rcv_wnd_mean > 0.0 && rx.closed_share <= SHUT_MOST).then_some(rx.window_fill)
 }
 
 /// The short name of a second limit in a VERDICT cell, after the `+`.

@@ -113,7 +113,8 @@ fn downloads_come_after_uploads_under_their_own_header() {
     assert_eq!(lines[2], "");
     assert_eq!(titles(lines[3]), Section::Downloads.headers());
     // The receiving end's figures under the receiving end's names: the
-    // window closed 88% of the time, as the detail pane says it.
+    // window closed 88% of the time, as the detail pane says it, and so
+    // no fill (FILL% `-`).
     let cells: Vec<&str> = lines[4].split_whitespace().collect();
     assert_eq!(
         cells[7..15],
@@ -124,7 +125,7 @@ fn downloads_come_after_uploads_under_their_own_header() {
             "65.5KB",
             "20.0KB",
             "12",
-            "1",
+            "-",
             "88"
         ],
         "{text}"

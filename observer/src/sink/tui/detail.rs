@@ -16,7 +16,11 @@ use super::{
     row::{AVERAGE_SPAN, Row},
     theme,
 };
-use crate::{attribution::Side, sink::figures::also_name, units};
+use crate::{
+    attribution::Side,
+    sink::figures::{also_name, window_fill},
+    units,
+};
 
 /// `name ceiling (N%)`: the ceiling and the rate as a share of it.
 fn against(name: &str, ceiling: f64, rate: f64) -> String {
@@ -37,12 +41,30 @@ fn against(name: &str, ceiling: f64, rate: f64) -> String {
 fn receiver_lines(r: &Row, rate: String) -> Vec<Line<'static>> {
     let head = |s: &'static str| Span::styled(format!("{s:<9}"), theme::bold());
     let rx = &r.current.evidence.receive;
+    // Nothing arrived: no fill, no bursts to speak of, one line says so.
+    let ev = &r.current.evidence;
+    if ev.bytes_received == 0 && ev.recv_rate_bps <= 0.0 {
+        return vec![
+            Line::from(vec![
+                head("receive"),
+                Span::raw(format!(
+                    "nothing arrived in the judged interval; window closed {}, unread {}",
+                    units::share(rx.closed_share),
+                    units::bytes(rx.unread_mean),
+                )),
+            ]),
+            Line::from(vec![head("rate"), Span::raw(rate)]),
+            rtt_line(r, head("rtt")),
+        ];
+    }
+    // FILL%'s figure: `-` where the window was shut most of the time
+    // (`window closed` says how much).
+    let fill = window_fill(rx).map_or_else(|| "-".to_string(), units::share);
     vec![
         Line::from(vec![
             head("receive"),
             Span::raw(format!(
-                "window fill {} (in flight {} of rcv_wnd {}), unread {}, window closed {}, sender paused {} ({} of the time with the window shut)",
-                units::share(rx.window_fill),
+                "window fill {fill} (in flight {} of rcv_wnd {}), unread {}, window closed {}, sender paused {} ({} of the time with the window shut)",
                 units::bytes(rx.in_flight_bytes),
                 units::bytes(rx.rcv_wnd_mean),
                 units::bytes(rx.unread_mean),
@@ -61,18 +83,24 @@ fn receiver_lines(r: &Row, rate: String) -> Vec<Line<'static>> {
                 units::share(rx.path_use),
             )),
         ]),
-        Line::from(vec![
-            head("rtt"),
-            Span::raw(format!(
-                "rcv_rtt {}, base {}, queue {}; out-of-order {} ({} total)",
-                units::time_us(rx.rtt_mean_us),
-                units::time_us(f64::from(rx.base_rtt_us)),
-                units::time_us(f64::from(rx.queue_delay_us)),
-                rx.ooo_packets,
-                r.flow.rcv_ooopack,
-            )),
-        ]),
+        rtt_line(r, head("rtt")),
     ]
+}
+
+/// The receiving end's RTT line: rcv_rtt, base, queue, out-of-order.
+fn rtt_line(r: &Row, head: Span<'static>) -> Line<'static> {
+    let rx = &r.current.evidence.receive;
+    Line::from(vec![
+        head,
+        Span::raw(format!(
+            "rcv_rtt {}, base {}, queue {}; out-of-order {} ({} total)",
+            units::time_us(rx.rtt_mean_us),
+            units::time_us(f64::from(rx.base_rtt_us)),
+            units::time_us(f64::from(rx.queue_delay_us)),
+            rx.ooo_packets,
+            r.flow.rcv_ooopack,
+        )),
+    ])
 }
 
 /// The row's RATE where it is an average, after the judged window's

@@ -77,7 +77,7 @@ pub static LEGEND: LazyLock<[Entry; 5]> = LazyLock::new(|| {
         ),
         (
             "↓ figures",
-            "RCV_RTT BASE_RTT UNREAD RCV_WND OOO CLOSED% FILL%",
+            "RCV_RTT BASE_RTT UNREAD RCV_WND OOO CLOSED% FILL% (- shut)",
         ),
         (
             "RWND% CWND%",

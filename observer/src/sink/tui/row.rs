@@ -211,12 +211,12 @@ impl Row {
     /// For a sender the cwnd-limited share of busy time over the verdict
     /// window (0 to 1; `None` when it was never busy); for a download the
     /// window's fill, in flight over rcv_wnd (the pane's "window fill";
-    /// `None` without a window).
+    /// `None` without a window or where it was shut most of the window:
+    /// [`crate::sink::figures::window_fill`]).
     pub fn cwnd_or_fill(&self) -> Option<f64> {
         let ev = &self.current.evidence;
         if self.download() {
-            let rx = &ev.receive;
-            return (rx.rcv_wnd_mean > 0.0).then_some(rx.window_fill);
+            return crate::sink::figures::window_fill(&ev.receive);
         }
         self.of_busy(ev.shares.cwnd_limited)
     }

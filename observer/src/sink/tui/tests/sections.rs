@@ -45,7 +45,7 @@ fn downloads_follow_uploads_under_their_own_titles() {
         "iperf3/4242  10.0.0.1:40004        10.0.0.2:5201            closed  105.0ms  80.5KB      0     56%    0% receive_window       peer's window 161.0KB → 12.3Mbit/s",
         "sshd/99      192.168.1.10:22       192.168.1.20:60000       0bit/s   30.0ms  64.0KB      0       -     - application          faster app",
         "PROCESS      LOCAL                 REMOTE                     RATE  RCV_RTT RCV_WND    OOO CLOSED% FILL% VERDICT              ADVICE",
-        "curl/777     [2001:db8::1]:51000   [2001:db8::2]:443   ↓10.0Mbit/s   41.0ms 166.0KB      0     88%    1% receiver_application faster reader",
+        "curl/777     [2001:db8::1]:51000   [2001:db8::2]:443   ↓10.0Mbit/s   41.0ms 166.0KB      0     88%     - receiver_application faster reader",
     ]);
     // The downloads' titles are titles: bold, not a selectable row.
     assert!(b[(0, 7)].modifier.contains(Modifier::BOLD));
@@ -73,7 +73,8 @@ fn a_row_and_its_detail_pane_give_the_same_figures() {
     // RCV_WND its rcv_wnd, RCV_RTT its rcv_rtt, ADVICE its advice.
     for (cell, pane) in [
         ("88%", "window closed 88%"),
-        ("1%", "window fill 1%"),
+        // Shut 88% of the time: no fill to speak of, `-` in both.
+        ("88%     - ", "window fill - (in flight"),
         ("166.0KB", "rcv_wnd 166.0 KB"),
         ("41.0ms", "rcv_rtt 41.0 ms"),
         ("faster reader", "│advice   faster reader"),
@@ -92,7 +93,7 @@ fn a_downloads_detail_pane_gives_the_receiving_ends_figures() {
     let l = lines(&render(&mut a, 80, 30));
     let has = |s: &str| l.iter().any(|l| l.starts_with(s));
     assert!(
-        has("│receive  window fill 1% (in flight 1.7 KB of rcv_wnd 166.0 KB), unread 91.0"),
+        has("│receive  window fill - (in flight 1.7 KB of rcv_wnd 166.0 KB), unread 91.0 "),
         "{l:#?}"
     );
     assert!(
@@ -242,4 +243,28 @@ fn the_detail_pane_gives_the_second_limit_a_line_with_its_reason() {
             .any(|l| l.starts_with("│reader holds the window shut 88% ")),
         "{l:#?}"
     );
+}
+
+#[test]
+fn a_downloads_pane_says_nothing_arrived_in_one_line_for_an_empty_interval() {
+    let mut rows = with_download();
+    let r = rows.iter_mut().find(|r| r.cookie() == 2).unwrap();
+    r.current.evidence.recv_rate_bps = 0.0;
+    r.current.evidence.bytes_received = 0;
+    let mut a = app_of(rows);
+    key(&mut a, KeyCode::Char('G'));
+    key(&mut a, KeyCode::Enter);
+    let l = lines(&render(&mut a, 100, 30));
+    let has = |s: &str| l.iter().any(|l| l.starts_with(s));
+    assert!(
+        has("│receive  nothing arrived in the judged interval; window closed 88%, unread 91.0 KB"),
+        "{l:#?}"
+    );
+    // No fill of a window nothing came through, no bursts at 0 bit/s.
+    assert!(
+        !l.iter()
+            .any(|l| l.contains("window fill") || l.starts_with("│bursts")),
+        "{l:#?}"
+    );
+    assert!(has("│rtt      rcv_rtt 41.0 ms"), "{l:#?}");
 }
