@@ -271,13 +271,15 @@ fn shows_a_receive_window_limited_flow_and_quits_cleanly() {
                 "the closed flow in the closed list",
                 Duration::from_secs(20),
                 |s| {
-                    s.lines()
-                        .any(|l| l.trim_start().starts_with("AGO") && l.contains("VERDICT"))
-                        && s.lines().any(|l| {
-                            l.contains(&want)
-                                && l.contains(&server_addr.to_string())
-                                && l.contains("receive_window")
-                        })
+                    // The closed table's titles (after NETNS: the ends
+                    // are in named namespaces).
+                    s.lines().any(|l| {
+                        l.starts_with("NETNS ") && l.contains(" AGO ") && l.contains("VERDICT")
+                    }) && s.lines().any(|l| {
+                        l.contains(&want)
+                            && l.contains(&server_addr.to_string())
+                            && l.contains("receive_window")
+                    })
                 },
             );
             assert!(closed.contains("recently closed"), "{closed}");
