@@ -68,9 +68,7 @@ pub fn strongest(verdict: Verdict, candidates: Vec<Candidate>, cfg: &Config) -> 
 /// receive_window: rwnd-limited 34% of busy time".
 pub fn with_also(explanation: String, also: Option<&Also>, cfg: &Config) -> String {
     match also {
-        Some(a) if cfg.explain && !explanation.is_empty() => {
-            format!("{explanation}; also {}: {}", a.verdict, a.reason)
-        }
+        Some(a) if cfg.explain && !explanation.is_empty() => explanation + &a.clause(),
         _ => explanation,
     }
 }

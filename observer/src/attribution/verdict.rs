@@ -143,6 +143,15 @@ pub struct Also {
     pub reason: String,
 }
 
+impl Also {
+    /// The clause an explanation ends with where it names this limit:
+    /// "; also VERDICT: REASON" (what a reader of the explanation alone
+    /// needs; a view that shows the `also` on its own strips it).
+    pub fn clause(&self) -> String {
+        format!("; also {}: {}", self.verdict, self.reason)
+    }
+}
+
 impl Attribution {
     /// The ceiling (bits/s) the verdict names, if it rests on one: the
     /// peer's window (snd_wnd / srtt) for a sender's `receive_window`, the

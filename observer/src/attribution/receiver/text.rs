@@ -141,11 +141,20 @@ const WSCALE_PINNED_PCT: u64 = 90;
 /// pinned by the scale agreed at the handshake, or the buffer at
 /// tcp_rmem's max (the causes [`window_cause`] names, but autotuning).
 pub fn window_fixed(flow: &Flow) -> bool {
-    let scaled_max = 65_535u64 << flow.rcv_wscale.min(14);
-    !flow.wscale_ok
-        || flow.rcvbuf_locked
-        || u64::from(flow.rcv_wnd) * 100 >= scaled_max * WSCALE_PINNED_PCT
-        || flow.at_rmem_max()
+    !flow.wscale_ok || flow.rcvbuf_locked || scale_pinned(flow) || flow.at_rmem_max()
+}
+
+/// Whether this host's window sits at `WSCALE_PINNED_PCT` or more of
+/// the largest the scale agreed at the handshake can carry
+/// ([`scaled_max`]).
+fn scale_pinned(flow: &Flow) -> bool {
+    u64::from(flow.rcv_wnd) * 100 >= scaled_max(flow) * WSCALE_PINNED_PCT
+}
+
+/// `65535 << rcv_wscale`: the largest window this host can advertise on
+/// the connection (bytes).
+fn scaled_max(flow: &Flow) -> u64 {
+    65_535u64 << flow.rcv_wscale.min(14)
 }
 
 /// What keeps this host's advertised window where it is, in words with its
@@ -166,12 +175,11 @@ pub fn window_cause(flow: &Flow) -> String {
     // The window pinned at what the scale agreed at the handshake can
     // carry: a buffer set small, or TCP_WINDOW_CLAMP, before connect chose
     // that scale, and autotuning cannot grow past it.
-    let scaled_max = 65_535u64 << flow.rcv_wscale.min(14);
-    if u64::from(flow.rcv_wnd) * 100 >= scaled_max * WSCALE_PINNED_PCT {
+    if scale_pinned(flow) {
         return format!(
             "window scale {} agreed at the handshake: at most {} can be advertised (a small buffer or TCP_WINDOW_CLAMP set before connect chose it; a larger buffer needs a new connection)",
             flow.rcv_wscale,
-            units::bytes(scaled_max as f64)
+            units::bytes(scaled_max(flow) as f64)
         );
     }
     if flow.at_rmem_max() {

@@ -171,8 +171,7 @@ fn detail_text(r: &Row) -> Text<'static> {
     // pane keeps it, and not again at the explanation's end.
     let mut explanation = a.explanation.as_str();
     if let Some(x) = &a.also {
-        let said = format!("; also {}: {}", x.verdict.name(), x.reason);
-        explanation = explanation.strip_suffix(&said).unwrap_or(explanation);
+        explanation = explanation.strip_suffix(&x.clause()).unwrap_or(explanation);
         let reason = if x.reason.is_empty() {
             String::new()
         } else {
