@@ -30,10 +30,10 @@ use super::session;
 pub struct Args {
     /// How long to collect before printing (e.g. 5s, 500ms, 1m, or a bare
     /// number of seconds). Default 5s; with --follow, until interrupted.
-    #[arg(long, value_parser = parse_positive, allow_hyphen_values = true)]
+    #[arg(long, value_name = "DURATION", value_parser = parse_positive, allow_hyphen_values = true)]
     duration: Option<Duration>,
     /// How often to read the kernel flow map while collecting.
-    #[arg(long, default_value = "250ms", value_parser = parse_positive, allow_hyphen_values = true)]
+    #[arg(long, value_name = "DURATION", default_value = "250ms", value_parser = parse_positive, allow_hyphen_values = true)]
     interval: Duration,
     /// Print NDJSON (one object per flow) instead of a table.
     #[arg(long)]
@@ -45,7 +45,7 @@ pub struct Args {
     follow: bool,
     /// With --follow: also print a record of every open flow this often
     /// (e.g. 10s); its `closed` is false.
-    #[arg(long, value_parser = parse_positive, allow_hyphen_values = true, requires = "follow")]
+    #[arg(long, value_name = "DURATION", value_parser = parse_positive, allow_hyphen_values = true, requires = "follow")]
     every: Option<Duration>,
     /// Print only the flows this expression selects, e.g. 'dport = :443',
     /// 'dst 10.0.0.0/8 and not state time-wait', 'comm iperf3'
@@ -54,10 +54,10 @@ pub struct Args {
     filter: Option<Filter>,
     /// Target rate for the window what-if arithmetic, in bits/s with an
     /// optional k/M/G suffix (e.g. 35M). Default: twice the flow's rate.
-    #[arg(long, value_parser = parse_rate, allow_hyphen_values = true)]
+    #[arg(long, value_name = "RATE", value_parser = parse_rate, allow_hyphen_values = true)]
     target_rate: Option<u64>,
     /// Maximum flows tracked at once in the kernel (LRU map size).
-    #[arg(long, default_value_t = observer_common::DEFAULT_MAX_FLOWS, value_parser = clap::value_parser!(u32).range(1..), allow_hyphen_values = true)]
+    #[arg(long, value_name = "N", default_value_t = observer_common::DEFAULT_MAX_FLOWS, value_parser = clap::value_parser!(u32).range(1..), allow_hyphen_values = true)]
     max_flows: u32,
     /// Pin the programs and maps in this directory of a BPF filesystem
     /// (e.g. /sys/fs/bpf/observer), so they outlive this process: flows

@@ -27,20 +27,20 @@ pub struct Args {
     /// Address for /metrics and /healthz: ADDR:PORT, a bare ADDR (port
     /// 19190) or :PORT (every address). Loopback by default: expose it on
     /// purpose (e.g. the host's own address) for a remote Prometheus.
-    #[arg(long, default_value = DEFAULT_LISTEN, value_parser = observer::args::parse_listen)]
+    #[arg(long, value_name = "ADDR", default_value = DEFAULT_LISTEN, value_parser = observer::args::parse_listen)]
     listen: SocketAddr,
     /// How often to read the kernel maps and update the metrics.
-    #[arg(long, default_value = "1s", value_parser = parse_positive, allow_hyphen_values = true)]
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_positive, allow_hyphen_values = true)]
     interval: Duration,
     /// Export per-flow gauges for the N fastest flows (labelled by local and
     /// remote address). 0 turns them off.
-    #[arg(long, default_value_t = 0, value_parser = observer::args::parse_count, allow_hyphen_values = true)]
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = observer::args::parse_count, allow_hyphen_values = true)]
     top_flows: usize,
     /// Export per-peer gauges for the N peers (remote addresses, within
     /// their network namespace) whose open flows moved the most bytes,
     /// with their group's limit (per_flow, shared, mixed, unknown: as
     /// `flows --by peer`). 0 turns them off.
-    #[arg(long, default_value_t = 0, value_parser = observer::args::parse_count, allow_hyphen_values = true)]
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = observer::args::parse_count, allow_hyphen_values = true)]
     top_peers: usize,
     /// Add a `comm` label (process name) to the flow and byte counters.
     #[arg(long)]
@@ -53,12 +53,12 @@ pub struct Args {
     label_local_port: bool,
     /// Add a `remote_subnet` label: IPv4 prefix length, optionally with the
     /// IPv6 one (e.g. 24 or 24,48; IPv6 defaults to 64).
-    #[arg(long, value_parser = parse_prefixes)]
+    #[arg(long, value_name = "V4[,V6]", value_parser = parse_prefixes)]
     label_remote_subnet: Option<(u8, u8)>,
     /// Remove an aggregation label set's series once no flow has used it
     /// for this long (e.g. 10m; 0 keeps them for ever), freeing its place
     /// under --max-label-sets.
-    #[arg(long, default_value = "10m", value_parser = observer::args::parse_duration_or_zero, allow_hyphen_values = true)]
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = observer::args::parse_duration_or_zero, allow_hyphen_values = true)]
     label_idle: Duration,
     /// The cgroup v2 hierarchy to resolve workloads in (default: this
     /// process's cgroup2 mount). In a pod, mount the host's
@@ -78,18 +78,18 @@ pub struct Args {
     #[arg(long, value_name = "EXPR", allow_hyphen_values = true, value_parser = observer::filter::Filter::parse_for_counters)]
     filter: Option<observer::filter::Filter>,
     /// Most distinct aggregation label sets; past it, new ones become `other`.
-    #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..), allow_hyphen_values = true)]
+    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..), allow_hyphen_values = true)]
     max_label_sets: u64,
     /// How often to log a summary line (flows by verdict, closes, poll
     /// cost, probe health). Ring-buffer drops and flow-map evictions are
     /// logged at the poll that sees them, whatever this says.
-    #[arg(long, default_value = "1m", value_parser = parse_positive, allow_hyphen_values = true)]
+    #[arg(long, value_name = "DURATION", default_value = "1m", value_parser = parse_positive, allow_hyphen_values = true)]
     log_every: Duration,
     /// Span of the current verdict (the sliding window it is computed over).
-    #[arg(long, default_value = "1s", value_parser = parse_positive, allow_hyphen_values = true)]
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_positive, allow_hyphen_values = true)]
     window: Duration,
     /// Maximum flows tracked at once in the kernel (LRU map size).
-    #[arg(long, default_value_t = observer_common::DEFAULT_MAX_FLOWS, value_parser = clap::value_parser!(u32).range(1..), allow_hyphen_values = true)]
+    #[arg(long, value_name = "N", default_value_t = observer_common::DEFAULT_MAX_FLOWS, value_parser = clap::value_parser!(u32).range(1..), allow_hyphen_values = true)]
     max_flows: u32,
     /// Size of the closed-flow ring buffer in bytes (a power of two, at
     /// least a page). Hidden: for fault tests that fill it on purpose.

@@ -31,7 +31,7 @@ const HISTORY: usize = 60;
 #[derive(clap::Args)]
 pub struct Args {
     /// How often to read the kernel flow map and refresh (e.g. 1s, 500ms).
-    #[arg(long, default_value = "1s", value_parser = parse_positive, allow_hyphen_values = true)]
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_positive, allow_hyphen_values = true)]
     interval: Duration,
     /// Show only the flows an expression selects (e.g. 'dport = :5201',
     /// 'comm iperf3 and verdict receive_window'; FILTERS below),
@@ -49,7 +49,7 @@ pub struct Args {
     )]
     sort: SortKey,
     /// Maximum flows tracked at once in the kernel (LRU map size).
-    #[arg(long, default_value_t = observer_common::DEFAULT_MAX_FLOWS, value_parser = clap::value_parser!(u32).range(1..), allow_hyphen_values = true)]
+    #[arg(long, value_name = "N", default_value_t = observer_common::DEFAULT_MAX_FLOWS, value_parser = clap::value_parser!(u32).range(1..), allow_hyphen_values = true)]
     max_flows: u32,
     /// How many recently closed flows `c` lists, the newest (0 turns the
     /// list off; at most 10000).

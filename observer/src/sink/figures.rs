@@ -151,6 +151,74 @@ impl Figure {
         }
     }
 
+    /// What its column measures, in a sentence: the manual's COLUMNS
+    /// (observer-flows(1)) is made from these, so page and table cannot
+    /// say different things. A download's figures are this, the receiving
+    /// end's; an upload's the sender's.
+    pub const fn meaning(self) -> &'static str {
+        match self {
+            Figure::Netns => {
+                "the flow's network namespace by its ip netns name (/run/netns), - for one \
+                 without; the column leads the table only where some flow's namespace has a name"
+            }
+            Figure::Process => "comm/pid of the socket's owner, - until known",
+            Figure::Pid => "process id of the socket's owner, - until known",
+            Figure::Comm => "command name of the socket's owner, - until known",
+            Figure::State => "TCP state, closed once the flow has closed",
+            Figure::Local => "this host's address and port",
+            Figure::Remote => "the peer's address and port",
+            Figure::Acked => {
+                "bytes the peer acknowledged over the flow's life (sent and delivered)"
+            }
+            Figure::Received => "bytes this host received over the flow's life",
+            Figure::Rate => {
+                "bit/s of the flow's data over the judged interval, the verdict's: acknowledged \
+                 for an upload, received for a download (marked ↓)"
+            }
+            Figure::Srtt => "the smoothed round-trip time the sender measures (ms or µs)",
+            Figure::MinRtt => "the least round-trip time seen over the flow's life (ms or µs)",
+            Figure::Cwnd => "the congestion window, in segments",
+            Figure::SndWnd => {
+                "the peer's advertised receive window, the most the sender may have in flight \
+                 (bytes)"
+            }
+            Figure::Inflight => "segments sent and not yet acknowledged",
+            Figure::Retrans => "segments retransmitted over the flow's life",
+            Figure::RwndLimited => {
+                "percent of busy time the sender waited on the peer's window (rwnd-limited); - \
+                 for a flow never busy"
+            }
+            Figure::CwndLimited => {
+                "percent of busy time the sender waited on its congestion window (cwnd-limited)"
+            }
+            Figure::RcvRtt => {
+                "the mean round-trip time this receiving end measured over the judged interval \
+                 (rcv_rtt, ms or µs), the one the verdict used"
+            }
+            Figure::BaseRtt => "the path's base round-trip time as this receiving end measures it",
+            Figure::RcvWnd => "the receive window this host advertises to the sender (bytes)",
+            Figure::Unread => "bytes received and not yet read by the application (ss Recv-Q)",
+            Figure::Ooo => {
+                "data segments that arrived out of order (rcv_ooopack): the sign of losses"
+            }
+            Figure::Fill => {
+                "percent of the receive window in flight (window fill); - where the window was \
+                 closed over half the judged interval, or there was none"
+            }
+            Figure::Closed => "percent of the judged interval the receive window was closed (zero)",
+            Figure::Cc => "congestion control (on a download, this end's, which sends only ACKs)",
+            Figure::Verdict => {
+                "what limits the flow (VERDICTS), then + and the short name of a second limit \
+                 that held it too (sender+reader)"
+            }
+            Figure::Workload => "the owner's pod, container, systemd unit or cgroup; - until known",
+            Figure::Advice => {
+                "what would help, in a few words: the window to grow, what it buys and the \
+                 setting that grows it, or why no window helps (faster reader, more capacity)"
+            }
+        }
+    }
+
     /// Its header in top, whose columns are narrow: its [`Figure::name`]
     /// but for four figures with short ones.
     pub const fn short(self) -> &'static str {

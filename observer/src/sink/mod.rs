@@ -5,7 +5,7 @@
 //! ([`records`]; groups of them, the host view, [`groups`]), Prometheus metrics over HTTP ([`metrics`]), and the
 //! terminal view of `observer top` ([`tui`]).
 
-mod columns;
+pub mod columns;
 pub mod figures;
 pub mod groups;
 pub mod metrics;

@@ -209,7 +209,7 @@ fn bad_listen_address_is_a_clap_error() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("invalid value 'nonsense' for '--listen <LISTEN>'"),
+        err.contains("invalid value 'nonsense' for '--listen <ADDR>'"),
         "{err}"
     );
 }

@@ -325,27 +325,27 @@ fn bad_values_are_clap_errors_never_panics() {
     let cases: &[(&[&str], &str)] = &[
         (
             &["flows", "--max-flows", "0"],
-            "for '--max-flows <MAX_FLOWS>'",
+            "for '--max-flows <N>'",
         ),
         (
             &["flows", "--max-flows", "-1"],
-            "for '--max-flows <MAX_FLOWS>'",
+            "for '--max-flows <N>'",
         ),
         (
             &["top", "--max-flows", "0"],
-            "for '--max-flows <MAX_FLOWS>'",
+            "for '--max-flows <N>'",
         ),
         (
             &["run", "--max-flows", huge],
-            "for '--max-flows <MAX_FLOWS>'",
+            "for '--max-flows <N>'",
         ),
         (
             &["run", "--max-label-sets", "0"],
-            "for '--max-label-sets <MAX_LABEL_SETS>'",
+            "for '--max-label-sets <N>'",
         ),
         (
             &["run", "--max-label-sets", "-5"],
-            "for '--max-label-sets <MAX_LABEL_SETS>'",
+            "for '--max-label-sets <N>'",
         ),
         (
             &["run", "--max-conns-per-client", "0"],
@@ -370,7 +370,7 @@ fn bad_values_are_clap_errors_never_panics() {
         ),
         (
             &["run", "--top-flows", huge],
-            "for '--top-flows <TOP_FLOWS>'",
+            "for '--top-flows <N>'",
         ),
         (
             &["run", "--label-remote-subnet", "33"],
@@ -404,7 +404,7 @@ fn bad_values_are_clap_errors_never_panics() {
         (&["flows", "--target-rate", "\u{3000}1kk"], "is not a rate"),
         (
             &["run", "--listen", "127.0.0.1:99999"],
-            "for '--listen <LISTEN>'",
+            "for '--listen <ADDR>'",
         ),
         (
             &["run", "--ringbuf-bytes", "12288"],

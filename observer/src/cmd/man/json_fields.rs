@@ -53,9 +53,26 @@ pub fn group_rows() -> Vec<Row> {
     table(DOC, "## Groups: `observer flows --by GROUPING --json`")
 }
 
+/// The nested objects of a verdict, each with its table in docs/json.md
+/// (under the heading `### `NAME``): what `evidence`, `what_if` and
+/// `also` hold, key by key.
+pub const NESTED: [&str; 6] = [
+    "evidence",
+    "evidence.shares",
+    "evidence.ceilings",
+    "evidence.receive",
+    "what_if",
+    "also",
+];
+
+/// The rows of [`NESTED`]'s table `name`.
+pub fn nested_rows(name: &str) -> Vec<Row> {
+    table(DOC, &format!("### `{name}`"))
+}
+
 /// The verdict's keys, which every flow's object carries beside
 /// [`flow_rows`]'s (docs/json.md describes them in prose).
-pub const VERDICT_KEYS: [(&str, &str); 8] = [
+pub const VERDICT_KEYS: [(&str, &str); 9] = [
     ("verdict", "what limits the flow (VERDICTS)"),
     (
         "rule",
@@ -69,15 +86,17 @@ pub const VERDICT_KEYS: [(&str, &str); 8] = [
     ("explanation", "the verdict in one line, with its numbers"),
     (
         "evidence",
-        "the figures behind it over the judged interval: rate_bps and recv_rate_bps, the time \
-         shares, the ceilings (rwnd_bps, cwnd_bps, rcv_wnd_bps), and under receive the \
-         receiving end's window, gaps and bursts; _bps is bit/s, _us µs, shares 0 to 1",
+        "the figures behind it over the judged interval (below): _bps is bit/s, _us µs, \
+         shares 0 to 1",
     ),
     (
         "what_if",
-        "for window verdicts: the window a target rate needs (window_bytes, rtt_us, \
-         ceiling_bps, target_bps, needed_bytes, path_bps) and a summary line; --target-rate \
-         sets the target",
+        "for window verdicts: the window a target rate needs (below); --target-rate sets the \
+         target",
+    ),
+    (
+        "also",
+        "a second limit that held the flow beside the verdict's (below); absent where none did",
     ),
     (
         "advice",
@@ -99,6 +118,10 @@ pub fn section(roff: &mut Roff) {
         roff.control("TP", []);
         roff.text([bold(key)]);
         roff.text([roman(meaning)]);
+    }
+    for name in NESTED {
+        roff.control("SS", [format!("In {name}").as_str()]);
+        rows(roff, &nested_rows(name));
     }
     roff.control("SS", ["With --by: one object per group"]);
     rows(roff, &group_rows());

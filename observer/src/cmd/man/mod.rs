@@ -5,8 +5,10 @@
 //! with no pointer into a source tree an installed binary lacks.
 
 mod json_fields;
+mod metrics;
 mod page;
 mod sections;
+mod synopsis;
 #[cfg(test)]
 mod tests;
 
@@ -20,7 +22,7 @@ pub struct Args {
     /// Write one page per command into DIR (observer.1, observer-flows.1,
     /// observer-run.1, ...), e.g. /usr/local/share/man/man1; without it,
     /// print observer.1 to standard output.
-    #[arg(long)]
+    #[arg(long, value_name = "DIR")]
     dir: Option<PathBuf>,
 }
 

@@ -2,12 +2,13 @@
 //! sections observer adds so that each page stands alone (an installed
 //! binary has no docs/ tree): the text after `--help` as its own section
 //! (FILTERS) instead of clap_mangen's EXTRA, KEYS and SCREEN in
-//! observer-top(1), VERDICTS and JSON FIELDS in observer-flows(1), and
-//! SEE ALSO in every page.
+//! observer-top(1), COLUMNS, VERDICTS and JSON FIELDS in
+//! observer-flows(1), METRICS in observer-run(1), and SEE ALSO in every
+//! page; and a SYNOPSIS that names each option's value ([`synopsis`]).
 
 use clap_mangen::{Man, roff::Roff};
 
-use super::{json_fields, sections};
+use super::{json_fields, metrics, sections, synopsis};
 
 /// A rendered manual page.
 pub struct Page {
@@ -65,7 +66,9 @@ fn render(cmd: clap::Command, names: &[String]) -> std::io::Result<Page> {
     let mut out = Vec::new();
     man.render_title(&mut out)?;
     man.render_name_section(&mut out)?;
-    man.render_synopsis_section(&mut out)?;
+    let mut roff = Roff::new();
+    synopsis::section(&mut roff, &cmd);
+    roff.to_writer(&mut out)?;
     man.render_description_section(&mut out)?;
     if cmd.get_arguments().any(|a| !a.is_hide_set()) {
         man.render_options_section(&mut out)?;
@@ -83,9 +86,11 @@ fn render(cmd: clap::Command, names: &[String]) -> std::io::Result<Page> {
             sections::screen(&mut roff);
         }
         "observer-flows" => {
+            sections::columns(&mut roff);
             sections::verdicts(&mut roff);
             json_fields::section(&mut roff);
         }
+        "observer-run" => metrics::section(&mut roff),
         _ => {}
     }
     sections::see_also(&mut roff, &name, names);

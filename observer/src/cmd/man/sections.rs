@@ -1,11 +1,15 @@
 //! The sections observer adds to clap_mangen's pages ([`super::page`]),
 //! each made from the table the program itself uses, so page and program
 //! say the same: the `?` overlay's keys ([`observer::sink::tui::help`]),
-//! the verdicts' texts (`Verdict::meaning`, `Verdict::remedy`) and the
-//! filter language's summary (the text after `--help`).
+//! the verdicts' texts (`Verdict::meaning`, `Verdict::remedy`), the
+//! table's figures (`Figure::meaning`) and the filter language's summary
+//! (the text after `--help`).
 
 use clap_mangen::roff::{Roff, bold, italic, roman};
-use observer::{attribution::Verdict, sink::tui::help};
+use observer::{
+    attribution::Verdict,
+    sink::{columns::Section, figures::Figure, tui::help},
+};
 
 /// The text clap prints after a command's `--help` (the filter
 /// language's summary) as a section of its own, named by the text's
@@ -60,6 +64,66 @@ fn entries(roff: &mut Roff, table: &[help::Entry]) {
         roff.control("TP", []);
         roff.text([bold(key)]);
         roff.text([roman(text)]);
+    }
+}
+
+/// COLUMNS: what each column of the `flows` table measures, uploads'
+/// then downloads', from the one table of figures both the table and
+/// `observer top` title their columns from, then the figures only top
+/// shows.
+pub fn columns(roff: &mut Roff) {
+    roff.control("SH", ["COLUMNS"]);
+    roff.text([roman(
+        "The table has two sections, each under its own titles: uploads (flows judged at this, \
+         the sending end), then downloads (judged at this, the receiving end, ↓ before the \
+         rate). A download's own figures are the receiving end's and have names of their own, \
+         so no title means two things. Sizes are compact (1.20MB), rates bit/s (35.2Mbit/s).",
+    )]);
+    let uploads = Section::Uploads.figures();
+    let downloads = Section::Downloads.figures();
+    roff.control("SS", ["Uploads"]);
+    figures(roff, &uploads);
+    roff.control("SS", ["Downloads"]);
+    let shared: Vec<&str> = downloads
+        .iter()
+        .filter(|f| uploads.contains(f))
+        .map(|f| f.name())
+        .collect();
+    roff.text([roman(format!(
+        "{} as for an upload; in place of the sender's figures, the receiving end's own:",
+        shared.join(", ")
+    ))]);
+    let own: Vec<Figure> = downloads
+        .into_iter()
+        .filter(|f| !uploads.contains(f))
+        .collect();
+    figures(roff, &own);
+    roff.control("SS", ["Namespaces"]);
+    figures(roff, &[Figure::Netns]);
+    roff.control("SS", ["In observer-top(1)"]);
+    let shortened: Vec<String> = Figure::ALL
+        .iter()
+        .filter(|f| f.short() != f.name())
+        .map(|f| format!("{} for {}", f.short(), f.name()))
+        .collect();
+    roff.text([roman(format!(
+        "The live view titles its columns from the same figures, with short titles where its \
+         columns are narrow ({}), and adds:",
+        shortened.join(", ")
+    ))]);
+    let top_only: Vec<Figure> = Figure::ALL
+        .into_iter()
+        .filter(|f| *f != Figure::Netns && !uploads.contains(f) && !downloads.contains(f))
+        .collect();
+    figures(roff, &top_only);
+}
+
+/// One tagged paragraph per figure: its name, what it measures.
+fn figures(roff: &mut Roff, figures: &[Figure]) {
+    for f in figures {
+        roff.control("TP", []);
+        roff.text([bold(f.name())]);
+        roff.text([roman(f.meaning())]);
     }
 }
 

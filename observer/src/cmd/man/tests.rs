@@ -3,9 +3,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, reason = "tests")]
 
 use clap::CommandFactory as _;
-use observer::{attribution::Verdict, sink::tui::help};
+use observer::{
+    attribution::Verdict,
+    sink::{figures::Figure, tui::help},
+};
 
-use super::{json_fields, page, sections::plain};
+use super::{json_fields, metrics, page, sections::plain, synopsis};
 
 /// Every page's roff source, by file name.
 fn pages() -> Vec<(String, String)> {
@@ -138,8 +141,8 @@ fn documented_keys() -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn the_documented_keys_are_the_objects() {
+/// One flow's report, as `observer flows` makes it.
+fn one_report() -> observer::track::snapshot::Report {
     use observer::{model::clock::Clock, track::snapshot::FlowTable};
     let mut s = observer_common::FlowSample::ZERO;
     s.cookie = 7;
@@ -148,17 +151,23 @@ fn the_documented_keys_are_the_objects() {
     let mut t = FlowTable::new();
     t.update(s, 2);
     let cfg = observer::attribution::Config::default();
-    let report = t.reports(&Clock::fixed(0, 250), 3, 0, &cfg).remove(0);
+    t.reports(&Clock::fixed(0, 250), 3, 0, &cfg).remove(0)
+}
+
+#[test]
+fn the_documented_keys_are_the_objects() {
+    let report = one_report();
     // The object as --json writes it.
     let mut out = Vec::new();
     observer::sink::records::write_json(&mut out, std::slice::from_ref(&report)).unwrap();
     let value: serde_json::Value = serde_json::from_slice(&out).unwrap();
     let mut keys: Vec<String> = value.as_object().unwrap().keys().cloned().collect();
-    // what_if is left out of a verdict that has none, as this one, and
-    // netns_name of a namespace with no ip netns name.
+    // what_if and also are left out of a verdict that has none, as this
+    // one, and netns_name of a namespace with no ip netns name.
     assert!(report.attribution.what_if.is_none());
     assert!(report.flow.netns_name.is_none());
     keys.push("what_if".to_string());
+    keys.push("also".to_string());
     keys.push("netns_name".to_string());
     let mut documented = documented_keys();
     keys.sort();
@@ -180,4 +189,195 @@ fn writing_the_pages_says_where_in_one_line() {
         "wrote 6 manual pages to /usr/local/share/man/man1: observer-flows.1, observer-run.1, \
          observer-top.1, observer-completions.1, observer-man.1, observer.1"
     );
+}
+
+/// `section`'s text in `page`: from its heading to the next.
+fn section(page: &str, heading: &str) -> String {
+    let body = page
+        .split(&format!(".SH {heading}\n"))
+        .nth(1)
+        .unwrap_or_else(|| panic!("no {heading}"));
+    body.split("\n.SH ").next().unwrap().to_string()
+}
+
+#[test]
+fn the_flows_page_says_what_every_figure_measures() {
+    let columns = section(&page("observer-flows.1"), "COLUMNS");
+    for f in Figure::ALL {
+        assert!(columns.contains(&format!("\\fB{}\\fR", f.name())), "{f:?}");
+        assert!(columns.contains(f.meaning()), "{f:?}: {}", f.meaning());
+    }
+    // A download's own figures under a heading of their own.
+    let downloads = columns.split(".SS Downloads").nth(1).unwrap();
+    assert!(downloads.contains("\\fBRCV_RTT\\fR") && !downloads.contains("\\fBSRTT\\fR"));
+}
+
+/// Every option that takes a value names it for what it is (`--pin DIR`,
+/// not the field's name), and the synopsis writes it.
+#[test]
+fn every_synopsis_names_the_values() {
+    fn check(cmd: &clap::Command, pages: &[(String, String)]) {
+        let name = cmd.get_display_name().unwrap_or(cmd.get_name());
+        let (_, roff) = pages
+            .iter()
+            .find(|(n, _)| *n == format!("{name}.1"))
+            .unwrap_or_else(|| panic!("no page {name}"));
+        let synopsis = section(roff, "SYNOPSIS").replace("\\-", "-");
+        for a in cmd.get_arguments().filter(|a| !a.is_hide_set()) {
+            let takes = a.get_num_args().is_some_and(|n| n.takes_values())
+                && matches!(
+                    a.get_action(),
+                    clap::ArgAction::Set | clap::ArgAction::Append
+                );
+            if !takes {
+                continue;
+            }
+            assert!(
+                a.get_value_names().is_some(),
+                "{name}: {:?} has no value_name",
+                a.get_id()
+            );
+            let value = format!("\\fI{}\\fR", synopsis::value_name(a));
+            match a.get_long() {
+                Some(long) => {
+                    let at = synopsis
+                        .find(&format!("--{long}\\fR"))
+                        .unwrap_or_else(|| panic!("{name}: no --{long}: {synopsis}"));
+                    let rest = &synopsis[at..];
+                    assert!(rest.contains(&value), "{name}: --{long} without {value}");
+                }
+                None => assert!(synopsis.contains(&value), "{name}: {value}"),
+            }
+        }
+        for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+            check(sub, pages);
+        }
+    }
+    let mut cmd = crate::Cli::command().disable_help_subcommand(true);
+    cmd.build();
+    let pages = pages();
+    check(&cmd, &pages);
+    let flows = pages.iter().find(|(n, _)| n == "observer-flows.1").unwrap();
+    assert!(
+        flows.1.contains("\\fB\\-\\-pin\\fR\u{a0}\\fIDIR\\fR"),
+        "{}",
+        section(&flows.1, "SYNOPSIS")
+    );
+}
+
+/// Every key of a flow's object, nested ones too (evidence.receive's
+/// window_fill and closed_share, what_if's, also's), is in JSON FIELDS.
+#[test]
+fn json_fields_name_every_key_of_the_object() {
+    use observer::attribution::{Also, Bounds, what_if};
+    fn keys(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, v) in m {
+                    out.push(k.clone());
+                    keys(v, out);
+                }
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|v| keys(v, out)),
+            _ => {}
+        }
+    }
+    let mut report = one_report();
+    // A window the header cannot carry, so that other_fix and
+    // max_window_bytes are filled.
+    let bounds = Bounds {
+        shift: Some(0),
+        scaling_off: true,
+        own: true,
+        path_bps: 0.0,
+        peer: None,
+    };
+    let cfg = observer::attribution::Config::default();
+    report.attribution.what_if = Some(what_if(65_535, 50_000, 100e6, bounds, &cfg));
+    report.attribution.also = Some(Also {
+        verdict: Verdict::Path,
+        share: 0.3,
+        reason: String::new(),
+    });
+    report.flow.netns_name = Some("blue".into());
+    let mut out = Vec::new();
+    observer::sink::records::write_json(&mut out, std::slice::from_ref(&report)).unwrap();
+    let value: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let mut all = Vec::new();
+    keys(&value, &mut all);
+    let json = section(&page("observer-flows.1"), "\"JSON FIELDS\"").replace(['\\', '&'], " ");
+    let words: std::collections::HashSet<&str> = json
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .collect();
+    for k in ["window_fill", "closed_share"] {
+        assert!(all.iter().any(|a| a == k), "{k} is not in the object");
+    }
+    let missing: Vec<&String> = all
+        .iter()
+        .filter(|k| !words.contains(k.as_str()) && !words.contains(format!("fB{k}").as_str()))
+        .collect();
+    assert!(missing.is_empty(), "not in JSON FIELDS: {missing:?}");
+    for name in json_fields::NESTED {
+        assert!(!json_fields::nested_rows(name).is_empty(), "{name}");
+    }
+}
+
+#[test]
+fn the_run_page_lists_every_metric() {
+    let rows = metrics::rows();
+    assert!(rows.len() > 20, "{}", rows.len());
+    let p = section(&page("observer-run.1"), "METRICS");
+    for r in &rows {
+        for name in plain(r.names).split(", ") {
+            assert!(p.contains(name), "{name}");
+        }
+    }
+    assert!(p.contains("flow_srtt_seconds") && p.contains("process_cpu_seconds_total"));
+}
+
+#[test]
+fn pointers_at_documents_go() {
+    use metrics::unlink_docs;
+    assert_eq!(
+        unlink_docs("by limit (per_flow, shared: docs/attribution.md, \"Groups\"); a series"),
+        "by limit (per_flow, shared); a series"
+    );
+    assert_eq!(
+        unlink_docs("with a newer connection (security.md)"),
+        "with a newer connection"
+    );
+    assert_eq!(unlink_docs("see json.md#keys, then"), "see, then");
+    assert_eq!(unlink_docs("no pointer"), "no pointer");
+}
+
+/// `man -l` renders every page without a warning, at 80 columns.
+#[test]
+fn man_renders_every_page_without_warnings() {
+    if std::process::Command::new("man")
+        .arg("-w")
+        .arg("man")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: no man(1) on this host");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("observer-man-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for p in page::all(crate::Cli::command()).unwrap() {
+        let path = dir.join(&p.file_name);
+        std::fs::write(&path, &p.roff).unwrap();
+        let out = std::process::Command::new("man")
+            .args(["-l", "--warnings"])
+            .arg(&path)
+            .env("MANWIDTH", "80")
+            .env("MAN_KEEP_FORMATTING", "0")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{}: {err}", p.file_name);
+        assert!(err.trim().is_empty(), "{}: {err}", p.file_name);
+        assert!(!out.stdout.is_empty(), "{}", p.file_name);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
