@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use observer::attribution::{receiver::rules::RECEIVER_RULES, sender::rules::SENDER_RULES};
 
-use crate::score::{End, Judged};
+use crate::score::{End, ScoredEnd};
 
 /// One rule's record: ends decided, and right.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -24,7 +24,7 @@ pub struct Record {
 /// sender's rules, its receiver by the receiver's; a rule the side's
 /// table does not have (a receiving end judged by the sender's rules
 /// because nothing moved) is left out.
-pub fn records(judged: &[Judged]) -> Vec<(End, &'static str, Record)> {
+pub fn records(judged: &[ScoredEnd]) -> Vec<(End, &'static str, Record)> {
     let sender: Vec<&'static str> = SENDER_RULES.iter().map(|r| r.name).collect();
     let receiver: Vec<&'static str> = RECEIVER_RULES.iter().map(|r| r.name).collect();
     let mut by: BTreeMap<(u8, usize), (End, &'static str, Record, bool)> = BTreeMap::new();

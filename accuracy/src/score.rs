@@ -43,7 +43,7 @@ pub enum End {
 
 /// One end of one situation, scored.
 #[derive(Clone, Debug, Serialize)]
-pub struct Judged {
+pub struct ScoredEnd {
     /// The situation's number and kind.
     pub index: u32,
     /// Its congestion control and kind (`cubic/window`).
@@ -127,7 +127,7 @@ fn ceilings_text(t: &Truth) -> String {
 }
 
 /// Every judged end of `outcomes` (scored situations only).
-pub fn judged(outcomes: &[Outcome]) -> Vec<Judged> {
+pub fn judged(outcomes: &[Outcome]) -> Vec<ScoredEnd> {
     let mut v = Vec::new();
     for o in outcomes {
         let t = truth(&o.situation);
@@ -152,7 +152,7 @@ pub fn judged(outcomes: &[Outcome]) -> Vec<Judged> {
                 flows: 0,
             };
             let g = given.as_ref().unwrap_or(&missing);
-            v.push(Judged {
+            v.push(ScoredEnd {
                 index: o.situation.index,
                 what: what(&o.situation),
                 end,
@@ -334,7 +334,7 @@ pub struct Report {
     /// The what-if check.
     pub what_if: WhatIfScore,
     /// The ten misses given with the highest confidence.
-    pub worst: Vec<Judged>,
+    pub worst: Vec<ScoredEnd>,
 }
 
 /// The rate a what-if promised (bits/s): its target, capped by the
@@ -413,8 +413,8 @@ pub fn score(outcomes: &[Outcome], seed: u64, commit: &str) -> Report {
             r.what_if.ratios.push(ratio);
         }
     }
-    let cc_of = |j: &Judged| j.what.split('/').next().unwrap_or("").to_string();
-    let kind_of = |j: &Judged| j.what.split('/').nth(1).unwrap_or("").to_string();
+    let cc_of = |j: &ScoredEnd| j.what.split('/').next().unwrap_or("").to_string();
+    let kind_of = |j: &ScoredEnd| j.what.split('/').nth(1).unwrap_or("").to_string();
     for j in &all {
         if j.clear {
             r.ends.add(j.end, j.right);
@@ -465,7 +465,7 @@ pub fn score(outcomes: &[Outcome], seed: u64, commit: &str) -> Report {
 }
 
 /// The calibration table over `judged`.
-pub fn calibration(judged: &[Judged]) -> Vec<Bin> {
+pub fn calibration(judged: &[ScoredEnd]) -> Vec<Bin> {
     BINS.iter()
         .enumerate()
         .map(|(i, &(low, high))| {
@@ -475,7 +475,7 @@ pub fn calibration(judged: &[Judged]) -> Vec<Bin> {
                 .filter(|j| j.confidence >= low && (j.confidence < high || last))
                 .collect();
             let n = inside.len() as u32;
-            let mean = |f: &dyn Fn(&Judged) -> f64| {
+            let mean = |f: &dyn Fn(&ScoredEnd) -> f64| {
                 if n == 0 {
                     0.0
                 } else {

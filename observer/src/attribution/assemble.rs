@@ -6,6 +6,7 @@ use super::{
     calibration::measured,
     config::Config,
     evidence::Evidence,
+    rule::Finding,
     side::Side,
     verdict::{Attribution, Verdict},
     whatif::{Bounds, PeerWindow, what_if},
@@ -90,44 +91,24 @@ pub(super) fn whole_round_trips(rtts: f64) -> String {
     }
 }
 
-/// What a side's rules concluded, before the window arithmetic.
-pub(super) struct Judgement {
-    /// The name of the rule that decided.
-    pub(super) rule: &'static str,
-    /// The verdict.
-    pub(super) verdict: Verdict,
-    /// Its confidence (0 to 1).
-    pub(super) confidence: f64,
-    /// The end it was made from.
-    pub(super) side: Side,
-    /// The explanation (empty with `Config::explain` off).
-    pub(super) explanation: String,
-}
-
-impl Judgement {
-    /// No rule decided (a table without its last, always-finding rule).
-    pub(super) fn none(side: Side) -> Judgement {
-        Judgement {
-            rule: "none",
-            verdict: Verdict::Unknown,
-            confidence: 0.0,
-            side,
-            explanation: String::new(),
-        }
-    }
-}
-
-/// Assembles an attribution: window arithmetic for window verdicts, folded
+/// Assembles an attribution from the finding of `rule` at the end `side`,
+/// its reason written out as the explanation (empty with
+/// `Config::explain` off): window arithmetic for window verdicts, folded
 /// into the explanation, and the confidence (the rule's measured one
 /// where `cfg` has it) rounded to two places.
-pub(super) fn assemble(j: Judgement, ev: &Evidence, flow: &Flow, cfg: &Config) -> Attribution {
-    let Judgement {
-        rule,
+pub(super) fn assemble(
+    rule: &'static str,
+    side: Side,
+    found: Finding<String>,
+    ev: &Evidence,
+    flow: &Flow,
+    cfg: &Config,
+) -> Attribution {
+    let Finding {
         verdict,
         confidence,
-        side,
-        explanation,
-    } = j;
+        reason: explanation,
+    } = found;
     let window_verdict = match side {
         Side::Sender => matches!(
             verdict,

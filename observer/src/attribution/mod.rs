@@ -53,7 +53,8 @@ pub use side::Side;
 pub use verdict::{Also, Attribution, Verdict, ends_agree, ends_agree_by_rule};
 pub use whatif::{Bounds, PeerWindow, WhatIf, what_if};
 
-use assemble::{Judgement, assemble};
+use assemble::assemble;
+use rule::Finding;
 
 /// Attributes the interval from `from` (or the flow's birth, when `None`)
 /// to `to`. Both points must be of the same flow.
@@ -70,14 +71,8 @@ pub fn attribute(from: Option<&Point>, to: &Point, cfg: &Config) -> Attribution 
             cfg,
             "unknown: first seen at its close (observer never sampled it open)"
         );
-        let judgement = Judgement {
-            rule: "first_seen_at_close",
-            verdict: Verdict::Unknown,
-            confidence: 0.0,
-            side,
-            explanation,
-        };
-        return assemble(judgement, &ev, &to.flow, cfg);
+        let found = Finding::new(Verdict::Unknown, 0.0, explanation);
+        return assemble("first_seen_at_close", side, found, &ev, &to.flow, cfg);
     }
     let ev = Evidence::between(from, to);
     // The end that moved more data in the interval judges it; an interval

@@ -31,6 +31,25 @@ impl<R> Finding<R> {
     }
 }
 
+/// The rule named where no rule of a table found (a table without its
+/// last, always-finding rule): the verdict is then `unknown` at 0.
+pub const NO_RULE: &str = "none";
+
+/// The first finding of a table (`None`: no rule found) with its reason
+/// written out by `explain`, and the rule's name.
+pub fn written<R>(
+    first: Option<(&'static str, Finding<R>)>,
+    explain: impl FnOnce(R) -> String,
+) -> (&'static str, Finding<String>) {
+    match first {
+        Some((rule, f)) => (
+            rule,
+            Finding::new(f.verdict, f.confidence, explain(f.reason)),
+        ),
+        None => (NO_RULE, Finding::new(Verdict::Unknown, 0.0, String::new())),
+    }
+}
+
 /// One rule of a side's table; `J` is the side's test, a function from its
 /// context to an optional finding (a type of its own per side, as the
 /// context borrows the interval's evidence).

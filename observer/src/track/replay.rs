@@ -23,7 +23,7 @@ use crate::{
 /// Which judgement of a flow a line gives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Judged {
+pub enum Scope {
     /// The live flows' current verdict (its sliding window) after a poll.
     Current,
     /// The live flows' life verdict after a poll.
@@ -38,12 +38,12 @@ pub struct Line {
     /// The label (scenario) the polls belong to.
     pub label: String,
     /// The poll's index within its label (0-based); for
-    /// [`Judged::Flows`], the number of polls.
+    /// [`Scope::Flows`], the number of polls.
     pub poll: usize,
     /// The flow's socket cookie on the recording host.
     pub cookie: u64,
     /// Which judgement.
-    pub judged: Judged,
+    pub judged: Scope,
     /// The end the verdict was made from.
     pub side: Side,
     /// The verdict.
@@ -57,7 +57,7 @@ pub struct Line {
     pub also: Option<Verdict>,
 }
 
-fn line(label: &str, poll: usize, cookie: u64, judged: Judged, a: &Attribution) -> Line {
+fn line(label: &str, poll: usize, cookie: u64, judged: Scope, a: &Attribution) -> Line {
     Line {
         label: label.to_string(),
         poll,
@@ -119,8 +119,8 @@ pub fn replay(rec: &Recording, cfg: &attribution::Config) -> Vec<Line> {
             open.sort_by_key(|t| t.latest.cookie);
             for t in open {
                 let cookie = t.latest.cookie;
-                out.push(line(label, i, cookie, Judged::Current, &t.current));
-                out.push(line(label, i, cookie, Judged::Life, &t.life));
+                out.push(line(label, i, cookie, Scope::Current, &t.current));
+                out.push(line(label, i, cookie, Scope::Life, &t.life));
             }
         }
         let mut reports = table.reports(&clock, now, start, cfg);
@@ -130,7 +130,7 @@ pub fn replay(rec: &Recording, cfg: &attribution::Config) -> Vec<Line> {
                 label,
                 polls.len(),
                 r.flow.cookie,
-                Judged::Flows,
+                Scope::Flows,
                 &r.attribution,
             ));
         }

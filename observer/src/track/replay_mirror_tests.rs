@@ -11,7 +11,7 @@ use std::{
 
 use super::{
     recording::Recording,
-    replay::{Judged, replay},
+    replay::{Scope, replay},
 };
 use crate::attribution::{self, Verdict};
 
@@ -38,7 +38,7 @@ fn downloads() -> Vec<(String, Verdict, Option<Verdict>, String)> {
         .map(|label| {
             let largest = lines
                 .iter()
-                .filter(|l| l.label == label && l.judged == Judged::Flows)
+                .filter(|l| l.label == label && l.judged == Scope::Flows)
                 .max_by_key(|l| bytes.get(&(label.to_string(), l.cookie)))
                 .expect("each run has a flow");
             (

@@ -45,9 +45,10 @@ impl Limit {
     }
 }
 
-/// A group's judgement: its limit, the rule that decided and why.
+/// What a group rule found: the group's limit, the rule and why (the
+/// first rule's finding is the group's judgement, as a flow's is).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Judged {
+pub struct GroupFinding {
     /// The limit.
     pub limit: Limit,
     /// The group rule that decided.
@@ -56,8 +57,8 @@ pub struct Judged {
     pub explanation: String,
 }
 
-fn judged(limit: Limit, rule: &'static str, explanation: String) -> Judged {
-    Judged {
+fn found(limit: Limit, rule: &'static str, explanation: String) -> GroupFinding {
+    GroupFinding {
         limit,
         rule,
         explanation,
@@ -199,7 +200,7 @@ impl<'a> GroupCtx<'a> {
 }
 
 /// A group rule's test.
-pub type GroupJudge = fn(&GroupCtx<'_>) -> Option<Judged>;
+pub type GroupJudge = fn(&GroupCtx<'_>) -> Option<GroupFinding>;
 
 /// The group's table: the first rule that finds decides
 /// (docs/attribution.md, "Groups", lists them in this order).
@@ -253,17 +254,17 @@ pub const GROUP_RULES: &[Rule<GroupJudge>] = &[
 
 /// Judges a group of `members` whose figures are `fig`: the first rule of
 /// [`GROUP_RULES`] that finds (the last always does; a test holds it).
-pub fn judge(fig: &Figures, members: &[Member<'_>], cfg: &Config) -> Judged {
+pub fn judge(fig: &Figures, members: &[Member<'_>], cfg: &Config) -> GroupFinding {
     let c = GroupCtx::new(fig, members, cfg);
     GROUP_RULES
         .iter()
         .find_map(|r| (r.judge)(&c))
-        .unwrap_or_else(|| judged(Limit::Unknown, "none", String::new()))
+        .unwrap_or_else(|| found(Limit::Unknown, "none", String::new()))
 }
 
-fn too_little(c: &GroupCtx<'_>) -> Option<Judged> {
+fn too_little(c: &GroupCtx<'_>) -> Option<GroupFinding> {
     (c.judged.is_empty() || c.fig.bytes < c.cfg.min_bytes).then(|| {
-        judged(
+        found(
             Limit::Unknown,
             "too_little",
             format!(
@@ -276,9 +277,9 @@ fn too_little(c: &GroupCtx<'_>) -> Option<Judged> {
     })
 }
 
-fn not_concurrent(c: &GroupCtx<'_>) -> Option<Judged> {
+fn not_concurrent(c: &GroupCtx<'_>) -> Option<GroupFinding> {
     (!c.concurrent).then(|| {
-        judged(
+        found(
             Limit::Unknown,
             "not_concurrent",
             format!(
@@ -289,10 +290,10 @@ fn not_concurrent(c: &GroupCtx<'_>) -> Option<Judged> {
     })
 }
 
-fn own_and_path(c: &GroupCtx<'_>) -> Option<Judged> {
+fn own_and_path(c: &GroupCtx<'_>) -> Option<GroupFinding> {
     let dominant = c.cfg.group_dominant_share;
     (c.own_share < dominant && c.shared_share < dominant).then(|| {
-        judged(
+        found(
             Limit::Mixed,
             "own_and_path",
             format!(
@@ -314,12 +315,12 @@ fn own_and_path(c: &GroupCtx<'_>) -> Option<Judged> {
 /// its own; a limit in an end host (its application, its reader, the
 /// sending host) may be one process's or the whole host's, which one
 /// flow cannot show.
-fn one_flow(c: &GroupCtx<'_>) -> Option<Judged> {
+fn one_flow(c: &GroupCtx<'_>) -> Option<GroupFinding> {
     let [m] = c.judged[..] else {
         return None;
     };
     Some(match m.class {
-        Class::Own(k) => judged(
+        Class::Own(k) => found(
             Limit::PerFlow,
             "one_flow",
             format!(
@@ -334,7 +335,7 @@ fn one_flow(c: &GroupCtx<'_>) -> Option<Judged> {
                 }
             ),
         ),
-        _ => judged(
+        _ => found(
             Limit::Shared,
             "one_flow",
             format!(
@@ -377,7 +378,7 @@ fn queue_words(c: &GroupCtx<'_>, standing: &[u32]) -> String {
 
 // Flows at the path whose queues disagree are not at one bottleneck: a
 // bottleneck's queue delays every flow through it by the same time.
-fn different_queues(c: &GroupCtx<'_>) -> Option<Judged> {
+fn different_queues(c: &GroupCtx<'_>) -> Option<GroupFinding> {
     let standing = c.standing();
     let shortest = standing.iter().copied().min().unwrap_or(0);
     let longest = standing.iter().copied().max().unwrap_or(0);
@@ -385,7 +386,7 @@ fn different_queues(c: &GroupCtx<'_>) -> Option<Judged> {
         && standing.len() >= 2
         && f64::from(shortest) < c.cfg.group_queue_agreement * f64::from(longest))
     .then(|| {
-        judged(
+        found(
             Limit::Mixed,
             "different_queues",
             format!(
@@ -397,7 +398,7 @@ fn different_queues(c: &GroupCtx<'_>) -> Option<Judged> {
     })
 }
 
-fn one_bottleneck(c: &GroupCtx<'_>) -> Option<Judged> {
+fn one_bottleneck(c: &GroupCtx<'_>) -> Option<GroupFinding> {
     if !c.shared_dominant() {
         return None;
     }
@@ -417,7 +418,7 @@ fn one_bottleneck(c: &GroupCtx<'_>) -> Option<Judged> {
             flows_word(c.shared.len())
         )
     };
-    Some(judged(
+    Some(found(
         Limit::Shared,
         "one_bottleneck",
         format!(
@@ -435,12 +436,12 @@ fn one_bottleneck(c: &GroupCtx<'_>) -> Option<Judged> {
 // share a shaper show its rate, and together run at it. Well above it,
 // what was shown is one flow's own limit (a policer's rate), not the
 // path's.
-fn fills_path(c: &GroupCtx<'_>) -> Option<Judged> {
+fn fills_path(c: &GroupCtx<'_>) -> Option<GroupFinding> {
     let (fig, cfg) = (c.fig, c.cfg);
     let shown = fig.shown_bps;
     (fig.rate_bps >= cfg.group_fills_path * shown && fig.rate_bps <= cfg.group_shown_margin * shown)
         .then(|| {
-            judged(
+            found(
                 Limit::Shared,
                 "fills_path",
                 format!(
@@ -455,10 +456,10 @@ fn fills_path(c: &GroupCtx<'_>) -> Option<Judged> {
         })
 }
 
-fn no_gain(c: &GroupCtx<'_>) -> Option<Judged> {
+fn no_gain(c: &GroupCtx<'_>) -> Option<GroupFinding> {
     let fig = c.fig;
     (fig.rate_bps < c.cfg.group_gain * fig.fastest_bps).then(|| {
-        judged(
+        found(
             Limit::Unknown,
             "no_gain",
             format!(
@@ -477,8 +478,8 @@ fn no_gain(c: &GroupCtx<'_>) -> Option<Judged> {
 // path has shown. Bigger windows help only where every flow's own what-if
 // says so (not a peer window its reader holds, not a path with no
 // headroom), and the path has shown more than each flow's share of it
-// ran (as the window advice, `knobs::window`, reckons).
-fn own_limits(c: &GroupCtx<'_>) -> Option<Judged> {
+// ran (as the window advice, `what_ifs::window`, reckons).
+fn own_limits(c: &GroupCtx<'_>) -> Option<GroupFinding> {
     let (fig, cfg) = (c.fig, c.cfg);
     let share = fig.share_bps();
     let windows = c.own.iter().all(|m| {
@@ -493,7 +494,7 @@ fn own_limits(c: &GroupCtx<'_>) -> Option<Judged> {
     } else {
         "more streams would add rate"
     };
-    Some(judged(
+    Some(found(
         Limit::PerFlow,
         "own_limits",
         format!(

@@ -8,12 +8,8 @@ pub mod rules;
 mod text;
 
 use super::{
-    assemble::{Judgement, assemble},
-    config::Config,
-    evidence::Evidence,
-    matched::with_also,
-    side::Side,
-    verdict::Attribution,
+    assemble::assemble, config::Config, evidence::Evidence, matched::with_also, rule::written,
+    side::Side, verdict::Attribution,
 };
 use crate::model::flow::Flow;
 use context::SenderCtx;
@@ -22,18 +18,8 @@ use context::SenderCtx;
 /// end.
 pub fn attribute(ev: &Evidence, flow: &Flow, cfg: &Config) -> Attribution {
     let c = SenderCtx::new(ev, flow, cfg);
-    let judgement = match rules::first(&c) {
-        Some((rule, f)) => Judgement {
-            rule,
-            verdict: f.verdict,
-            confidence: f.confidence,
-            side: Side::Sender,
-            explanation: text::explain(f.reason, &c),
-        },
-        // The table's last rule always finds (a test holds it).
-        None => Judgement::none(Side::Sender),
-    };
-    let mut a = assemble(judgement, ev, flow, cfg);
+    let (rule, found) = written(rules::first(&c), |r| text::explain(r, &c));
+    let mut a = assemble(rule, Side::Sender, found, ev, flow, cfg);
     a.also = also::also(&c, a.verdict);
     a.explanation = with_also(a.explanation, a.also.as_ref(), cfg);
     a
