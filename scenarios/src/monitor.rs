@@ -24,7 +24,7 @@ pub fn start(hz: u32) -> anyhow::Result<Poller> {
     let cfg = ProbeConfig {
         rx_gap_ns: observer_common::rx_gap_ns(hz),
         poll_read: true,
-        walk_budget: Some(POLL.mul_f64(observer::kernel::read::walk::BUDGET_SHARE)),
+        walk_budget: Some(POLL.mul_f64(observer::kernel::read::budgeted_walk::BUDGET_SHARE)),
         ..ProbeConfig::default()
     };
     let probes = Probes::load(cfg.clone()).context("cannot start the kernel probes")?;

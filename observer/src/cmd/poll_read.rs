@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use observer::kernel::{load::probe_config::ProbeConfig, read::walk::BUDGET_SHARE};
+use observer::kernel::{load::probe_config::ProbeConfig, read::budgeted_walk::BUDGET_SHARE};
 
 /// When the poll-time read walks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -20,7 +20,7 @@ use crate::kernel::{
     load::probe_config::{ProbeConfig, VARIANTS, Variant},
     load::probe_error::ProbeError,
     load::probe_set::{ProbeSet, Programs},
-    read::walk::Walk,
+    read::budgeted_walk::BudgetedWalk,
 };
 
 /// How much of the flow map a read hands over ([`Probes::read_changes`]).
@@ -42,7 +42,7 @@ pub struct Probes {
     counters: PerCpuArray<MapData, u64>,
     parked: crate::kernel::read::parked::Parked,
     /// The poll-time read, where the kernel runs it.
-    poll: Option<Walk>,
+    poll: Option<BudgetedWalk>,
     /// The owner walk, where the kernel runs it and no pin is in use.
     owners: Option<crate::kernel::read::owners::OwnerWalk>,
     /// The flows sampled since the last read ([`super::read::journal`]).
@@ -284,7 +284,7 @@ impl Probes {
         };
         let ring = take(&mut ebpf, MAP_CLOSED)?;
         let poll = match poll_iter {
-            Some(p) => Some(Walk::new(
+            Some(p) => Some(BudgetedWalk::new(
                 p.iter,
                 Some(take(&mut ebpf, observer_common::MAP_POLL_SCOPE)?),
                 p.hook.reach,
@@ -352,8 +352,8 @@ impl Probes {
     }
 
     /// The poll-time read, where the kernel runs it: whether it walks and
-    /// how long it took ([`Walk`]).
-    pub fn walk(&self) -> Option<&Walk> {
+    /// how long it took ([`BudgetedWalk`]).
+    pub fn walk(&self) -> Option<&BudgetedWalk> {
         self.poll.as_ref()
     }
 

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::*;
 use crate::{
-    attribution::{Bounds, PeerWindow, Verdict, group::kit::F},
+    attribution::{Bounds, PeerWindow, Verdict, group::fixtures::F},
     sink::records::{write_json, write_table},
 };
 

@@ -291,7 +291,7 @@ pub fn verdict_fitted(a: &Attribution, w: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::attribution::{Also, group::kit::F};
+    use crate::attribution::{Also, group::fixtures::F};
 
     fn judged(verdict: Verdict, also: Option<Verdict>) -> Attribution {
         let (_, mut a) = F {

@@ -15,7 +15,7 @@ use super::event::Event;
 use super::tracked::{TimedSample, TrackSettings, TrackedFlow, birth_step, close_event, settles};
 use super::{
     pending::{ResolvedCgroup, Unresolved},
-    phase::{Phase, Rosters},
+    phase::{FlowsByPhase, Phase},
 };
 use crate::{
     attribution::{self, Verdict},
@@ -64,7 +64,7 @@ pub struct LiveFlows {
     flows: HashMap<u64, Box<TrackedFlow>>,
     /// The flows by phase (awake, quiet, closed) and the open ones by
     /// verdict: every change of a flow's phase goes through it.
-    rosters: Rosters,
+    by_phase: FlowsByPhase,
     /// Monotonic ns of the previous poll (0: none yet).
     last_poll_ns: u64,
     /// Flows whose workload may want resolving: new, their owner's cgroup
@@ -83,7 +83,7 @@ impl LiveFlows {
             clock,
             start_ns,
             flows: HashMap::new(),
-            rosters: Rosters::default(),
+            by_phase: FlowsByPhase::default(),
             last_poll_ns: 0,
             unresolved: Unresolved::default(),
             polls: 0,
@@ -118,17 +118,17 @@ impl LiveFlows {
     /// Open flows by current verdict, every verdict in [`Verdict::ALL`]
     /// order (kept as flows open, change verdict and close: no visit).
     pub fn open_by_verdict(&self) -> impl Iterator<Item = (Verdict, u64)> + '_ {
-        Verdict::ALL.into_iter().zip(self.rosters.open_verdicts)
+        Verdict::ALL.into_iter().zip(self.by_phase.open_verdicts)
     }
 
     /// Number of open flows tracked.
     pub fn open_len(&self) -> u64 {
-        self.rosters.open_verdicts.iter().sum()
+        self.by_phase.open_verdicts.iter().sum()
     }
 
     /// Number of open flows listed quiet ([`super::quiet`]).
     pub fn quiet_len(&self) -> usize {
-        self.rosters.quiet.len()
+        self.by_phase.quiet.len()
     }
 
     /// Gives each flow whose workload is not resolved yet the one
@@ -186,7 +186,7 @@ impl LiveFlows {
     /// the sinks have read the poll's events (they look flows up in the
     /// live flows), so nothing is held until the next poll.
     pub fn drop_closed(&mut self) {
-        for c in self.rosters.closed.drain(..) {
+        for c in self.by_phase.closed.drain(..) {
             self.flows.remove(&c);
         }
     }
@@ -198,7 +198,7 @@ impl LiveFlows {
         let Some(t) = self.flows.remove(&cookie) else {
             return false;
         };
-        self.rosters.forget(cookie, t.phase, t.current.verdict);
+        self.by_phase.forget(cookie, t.phase, t.current.verdict);
         true
     }
 
@@ -240,12 +240,12 @@ impl LiveFlows {
         }
         // The flows quiet since the previous poll, in one step.
         let dt_us = now_ns.saturating_sub(self.last_poll_ns) / 1000;
-        self.rosters
+        self.by_phase
             .quiet
             .step(dt_us, self.cfg.idle_per_flow, &mut events);
         for cookie in settled {
             if let Some(t) = self.flows.get_mut(&cookie) {
-                self.rosters.settle(
+                self.by_phase.settle(
                     cookie,
                     &mut t.phase,
                     t.current.verdict,
@@ -253,12 +253,12 @@ impl LiveFlows {
                 );
             }
         }
-        self.rosters.quiet.polled(now_ns);
+        self.by_phase.quiet.polled(now_ns);
         self.last_poll_ns = now_ns;
         let linger = self.cfg.linger.as_nanos() as u64;
         if linger > 0 {
             let flows = &mut self.flows;
-            self.rosters.closed.retain(|c| {
+            self.by_phase.closed.retain(|c| {
                 let keep = flows
                     .get(c)
                     .and_then(|t| t.closed_at_ns())
@@ -298,7 +298,7 @@ impl LiveFlows {
                 events.push(birth_step(&read, &self.clock, t.current.verdict));
             }
             t.phase = self
-                .rosters
+                .by_phase
                 .born(s.cookie, t.current.verdict, is_close.then_some(now_ns));
             if is_close {
                 close_event(&t, events);
@@ -321,8 +321,8 @@ impl LiveFlows {
                 // Still quiet: its time is the quiet step's.
                 return;
             }
-            self.rosters.wake(s.cookie, &mut t.phase);
-            let (missed, complete) = self.rosters.quiet.missed_since(t.prev.at_ns);
+            self.by_phase.wake(s.cookie, &mut t.phase);
+            let (missed, complete) = self.by_phase.quiet.missed_since(t.prev.at_ns);
             t.wake(
                 missed,
                 complete,
@@ -347,11 +347,11 @@ impl LiveFlows {
         let newly_waiting =
             (t.flow.cgroup_id != cgroup_before && t.wants_workload()).then_some(t.flow.cgroup_id);
         if is_close {
-            self.rosters
+            self.by_phase
                 .close(s.cookie, &mut t.phase, verdict_before, now_ns);
             close_event(t, events);
         } else {
-            self.rosters
+            self.by_phase
                 .recount(Some(verdict_before), Some(t.current.verdict));
             if settles(rules.history, t, moved) {
                 settled.push(s.cookie);
@@ -385,7 +385,7 @@ impl LiveFlows {
     ) {
         // Verdicts that moved, counted after the walk over the awake set.
         let mut moved: Vec<(Verdict, Verdict)> = Vec::new();
-        for cookie in &self.rosters.awake {
+        for cookie in &self.by_phase.awake {
             let Some(t) = self.flows.get_mut(cookie) else {
                 continue;
             };
@@ -407,7 +407,7 @@ impl LiveFlows {
             }
         }
         for (before, after) in moved {
-            self.rosters.recount(Some(before), Some(after));
+            self.by_phase.recount(Some(before), Some(after));
         }
     }
 

@@ -1,7 +1,7 @@
-//! Where each tracked flow is in its life ([`Phase`]), and the rosters the
+//! Where each tracked flow is in its life ([`Phase`]), and the indexes the
 //! live flows keep by phase: the awake set, the quiet list, the closed
 //! list, and the open flows counted by verdict. Every change of phase goes
-//! through [`Rosters`], so the four stay in step with each flow's phase.
+//! through [`FlowsByPhase`], so the four stay in step with each flow's phase.
 
 use std::collections::HashSet;
 
@@ -32,9 +32,9 @@ impl Phase {
     }
 }
 
-/// The live flows' rosters by phase.
+/// The live flows' flows by phase, indexed.
 #[derive(Default)]
-pub(super) struct Rosters {
+pub(super) struct FlowsByPhase {
     /// The open flows that are not quiet: those a read of the changes
     /// alone advances.
     pub(super) awake: HashSet<u64>,
@@ -46,7 +46,7 @@ pub(super) struct Rosters {
     pub(super) open_verdicts: [u64; Verdict::ALL.len()],
 }
 
-impl Rosters {
+impl FlowsByPhase {
     /// A new flow `cookie`, first read open with verdict `verdict` (or
     /// closed at `closed_at_ns`): its phase.
     pub(super) fn born(
@@ -112,7 +112,7 @@ impl Rosters {
     }
 
     /// Flow `cookie`, in `phase` and counted under `verdict` while open,
-    /// leaves the rosters (the flow is no longer tracked).
+    /// leaves the by_phase (the flow is no longer tracked).
     pub(super) fn forget(&mut self, cookie: u64, phase: Phase, verdict: Verdict) {
         match phase {
             Phase::Closed { .. } => self.closed.retain(|&c| c != cookie),
@@ -147,13 +147,13 @@ impl Rosters {
 mod tests {
     use super::*;
 
-    fn open_count(r: &Rosters) -> u64 {
+    fn open_count(r: &FlowsByPhase) -> u64 {
         r.open_verdicts.iter().sum()
     }
 
     #[test]
     fn each_phase_is_on_exactly_its_roster() {
-        let mut r = Rosters::default();
+        let mut r = FlowsByPhase::default();
         let mut p = r.born(1, Verdict::Path, None);
         assert_eq!(p, Phase::Awake);
         assert!(r.awake.contains(&1) && r.closed.is_empty());
@@ -186,7 +186,7 @@ mod tests {
 
     #[test]
     fn a_flow_born_closed_is_never_counted_open() {
-        let mut r = Rosters::default();
+        let mut r = FlowsByPhase::default();
         let p = r.born(2, Verdict::Sender, Some(5));
         assert_eq!(p, Phase::Closed { at_ns: 5 });
         assert_eq!((r.closed.clone(), open_count(&r)), (vec![2], 0));
@@ -194,7 +194,7 @@ mod tests {
 
     #[test]
     fn forgetting_an_open_flow_takes_it_off_the_counts() {
-        let mut r = Rosters::default();
+        let mut r = FlowsByPhase::default();
         let mut p = r.born(3, Verdict::ReceiveWindow, None);
         r.born(4, Verdict::ReceiveWindow, None);
         r.settle(3, &mut p, Verdict::ReceiveWindow, 0);

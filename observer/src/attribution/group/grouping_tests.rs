@@ -2,7 +2,7 @@
 //! `--by` values, when flows count as concurrent, and the engine's own
 //! verdicts grouped.
 
-use super::{GroupBy, GroupByError, group, judge::Limit, kit::*};
+use super::{GroupBy, GroupByError, fixtures::*, group, judge::Limit};
 use crate::attribution::{Config, Verdict};
 use crate::testkit::sample::v4;
 
@@ -13,14 +13,14 @@ fn flows_overlapping_half_their_span_are_concurrent() {
         ..at_bottleneck(10e6, 30_000)
     };
     // 10 s each, 5 s together: half the shorter (group_concurrent_share).
-    let g = one(&[path(0.0), path(5.0)]);
+    let g = only_group(&[path(0.0), path(5.0)]);
     assert_eq!((g.limit, g.rule), (Limit::Shared, "one_bottleneck"));
     assert_eq!(g.concurrent, 2);
     // 4.9 s together: not concurrent.
-    let g = one(&[path(0.0), path(5.1)]);
+    let g = only_group(&[path(0.0), path(5.1)]);
     assert_eq!((g.limit, g.rule), (Limit::Unknown, "not_concurrent"));
     // Back to back: one at a time, and the rate over 20 s.
-    let g = one(&[path(0.0), path(10.0)]);
+    let g = only_group(&[path(0.0), path(10.0)]);
     assert_eq!(g.concurrent, 1);
     assert!((g.rate_bps - 10e6).abs() < 1.0, "{}", g.rate_bps);
 }
@@ -37,7 +37,7 @@ fn flows_that_ran_together_add_their_rates_over_windows_of_any_length() {
         rule: "receive_window",
         ..F::default()
     };
-    let g = one(&[upload(1.0), upload(1.0), upload(2.0), upload(2.0)]);
+    let g = only_group(&[upload(1.0), upload(1.0), upload(2.0), upload(2.0)]);
     assert_eq!(g.concurrent, 4);
     assert!((g.rate_bps - 24.4e6).abs() < 1.0, "{}", g.rate_bps);
     // With iperf3's control connection, idle and judged `application`
@@ -50,18 +50,18 @@ fn flows_that_ran_together_add_their_rates_over_windows_of_any_length() {
         rule: "mostly_idle",
         ..F::default()
     };
-    let g = one(&[control, upload(1.0), upload(1.0), upload(2.0), upload(2.0)]);
+    let g = only_group(&[control, upload(1.0), upload(1.0), upload(2.0), upload(2.0)]);
     assert!((g.rate_bps - 24.4e6).abs() < 1.0, "{}", g.rate_bps);
     // Together for half the shorter (group_concurrent_share): the sum.
     let from = |start_s| F {
         start_s,
         ..upload(2.0)
     };
-    let g = one(&[from(0.0), from(1.0)]);
+    let g = only_group(&[from(0.0), from(1.0)]);
     assert!((g.rate_bps - 12.2e6).abs() < 1.0, "{}", g.rate_bps);
     // For less: their bytes over the 3.5 s at least one was open,
     // 6.1 x (2 + 2) / 3.5 Mbit/s.
-    let g = one(&[from(0.0), from(1.5)]);
+    let g = only_group(&[from(0.0), from(1.5)]);
     assert!(
         (g.rate_bps - 6.1e6 * 4.0 / 3.5).abs() < 1.0,
         "{}",
@@ -236,10 +236,10 @@ fn concurrency_is_found_whatever_the_order() {
         ..at_bottleneck(10e6, 30_000)
     };
     // Only the flows from 20 s and 25 s overlap (5 s of 10), listed last.
-    let g = one(&[at(40.0), at(0.0), at(20.0), at(25.0)]);
+    let g = only_group(&[at(40.0), at(0.0), at(20.0), at(25.0)]);
     assert_eq!((g.limit, g.rule), (Limit::Shared, "one_bottleneck"));
     assert_eq!(g.concurrent, 2);
-    let g = one(&[at(40.0), at(0.0), at(20.0), at(30.0)]);
+    let g = only_group(&[at(40.0), at(0.0), at(20.0), at(30.0)]);
     assert_eq!((g.limit, g.rule), (Limit::Unknown, "not_concurrent"));
 }
 

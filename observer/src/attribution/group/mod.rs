@@ -8,13 +8,13 @@
 //!
 //! Pure code: in, each flow with its verdict over its judged interval; out,
 //! one [`Group`] per peer and network namespace, with its judgement
-//! ([`judge`]) and what would help ([`knobs`]; for one flow, in a few
+//! ([`judge`]) and what would help ([`what_ifs`]; for one flow, in a few
 //! words, [`advice`]).
 
 pub mod advice;
 pub mod judge;
-pub mod knobs;
 pub mod member;
+pub mod what_ifs;
 
 use std::{collections::BTreeMap, net::IpAddr, str::FromStr};
 
@@ -23,8 +23,8 @@ use serde::Serialize;
 use super::{Attribution, Config, Side};
 use crate::model::flow::Flow;
 use judge::Limit;
-use knobs::KnobWhatIf;
 use member::Member;
+use what_ifs::KnobWhatIf;
 
 /// What flows are grouped by, always within their network namespace.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -291,7 +291,7 @@ pub fn group(flows: &[(&Flow, &Attribution)], by: GroupBy, cfg: &Config) -> Vec<
         .into_iter()
         .map(|((netns, key, direction), mut members)| {
             member::join_bottleneck(&mut members, cfg);
-            one(netns, direction, key, by, &members, cfg)
+            judged_group(netns, direction, key, by, &members, cfg)
         })
         .collect();
     groups.sort_by(|a, b| a.netns.cmp(&b.netns).then(b.bytes.cmp(&a.bytes)));
@@ -299,7 +299,7 @@ pub fn group(flows: &[(&Flow, &Attribution)], by: GroupBy, cfg: &Config) -> Vec<
 }
 
 /// The group of `members`, judged.
-fn one(
+fn judged_group(
     netns: u32,
     direction: Direction,
     key: String,
@@ -324,7 +324,7 @@ fn one(
         concurrent,
     };
     let judged = judge::judge(&fig, members, cfg);
-    let what_if = knobs::what_would_help(&fig, judged.limit, members, cfg);
+    let what_if = what_ifs::what_would_help(&fig, judged.limit, members, cfg);
     let mut verdicts = BTreeMap::new();
     for m in members {
         *verdicts.entry(m.att.verdict.name()).or_insert(0) += m.bytes;
@@ -445,9 +445,9 @@ fn peak<'m, 'a: 'm>(members: impl Iterator<Item = &'m Member<'a>>) -> usize {
 }
 
 #[cfg(test)]
-mod grouping_tests;
+pub(crate) mod fixtures;
 #[cfg(test)]
-pub(crate) mod kit;
+mod grouping_tests;
 #[cfg(test)]
 mod one_flow_tests;
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! One judged flow: its own verdict answers the group question, hedged
 //! where the limit sits in an end host.
 
-use super::{judge::Limit, kit::*};
+use super::{fixtures::*, judge::Limit};
 use crate::attribution::{Side, Verdict};
 
 /// A 52 MB `apt-get download` from this machine's package mirror, as
@@ -35,7 +35,7 @@ fn one_flow_held_in_an_end_host_does_not_promise_more_streams() {
             "this host's reader (receiver_application, 3.50 Gbit/s)",
         ),
     ] {
-        let g = one(&[mirror_download(verdict, rule)]);
+        let g = only_group(&[mirror_download(verdict, rule)]);
         assert_eq!((g.limit, g.rule), (Limit::PerFlow, "one_flow"));
         assert_eq!(
             g.explanation,
@@ -45,7 +45,7 @@ fn one_flow_held_in_an_end_host_does_not_promise_more_streams() {
         );
     }
     // Just outside: the sender's congestion window is the flow's alone.
-    let g = one(&[mirror_download(Verdict::CongestionWindow, "loss_held")]);
+    let g = only_group(&[mirror_download(Verdict::CongestionWindow, "loss_held")]);
     assert_eq!((g.limit, g.rule), (Limit::PerFlow, "one_flow"));
     assert!(
         g.explanation

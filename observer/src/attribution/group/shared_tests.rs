@@ -2,7 +2,7 @@
 //! senders' queues agree, `mixed` where they differ, and how the text
 //! counts them.
 
-use super::{judge::Limit, kit::*};
+use super::{fixtures::*, judge::Limit};
 use crate::attribution::{Side, Verdict};
 
 /// The same flow seen from its sending end (an upload), whose srtt
@@ -25,7 +25,7 @@ fn a_shared_group_says_how_many_of_its_flows_are_at_the_path() {
         rule: "reader",
         ..at_bottleneck(2e6, 30_000)
     };
-    let g = one(&[at_bottleneck(18e6, 30_000), reader]);
+    let g = only_group(&[at_bottleneck(18e6, 30_000), reader]);
     assert_eq!((g.limit, g.rule), (Limit::Shared, "one_bottleneck"));
     assert!(
         g.explanation.starts_with(
@@ -38,7 +38,7 @@ fn a_shared_group_says_how_many_of_its_flows_are_at_the_path() {
 
 #[test]
 fn four_cubic_downloads_through_one_bottleneck_are_shared() {
-    let g = one(&[
+    let g = only_group(&[
         at_bottleneck(4.6e6, 60_000),
         at_bottleneck(5.3e6, 64_000),
         at_bottleneck(4.9e6, 58_000),
@@ -52,7 +52,7 @@ fn four_cubic_downloads_through_one_bottleneck_are_shared() {
     assert_eq!(g.what_if.len(), 1);
     assert!(!g.what_if[0].helps);
     // From the sending end the queues compare.
-    let g = one(&[
+    let g = only_group(&[
         uploading(4.6e6, 60_000),
         uploading(5.3e6, 64_000),
         uploading(4.9e6, 58_000),
@@ -66,7 +66,7 @@ fn four_cubic_downloads_through_one_bottleneck_are_shared() {
         g.explanation
     );
     // Senders with no queue standing say so, and name BBR only for BBR.
-    let g = one(&[uploading(4.6e6, 500), uploading(5.3e6, 400)]);
+    let g = only_group(&[uploading(4.6e6, 500), uploading(5.3e6, 400)]);
     assert!(
         g.explanation
             .contains("no queue standing on their senders: one bottleneck"),
@@ -77,7 +77,7 @@ fn four_cubic_downloads_through_one_bottleneck_are_shared() {
         cc: "bbr",
         ..uploading(rate, 500)
     };
-    let g = one(&[bbr(4.6e6), bbr(5.3e6)]);
+    let g = only_group(&[bbr(4.6e6), bbr(5.3e6)]);
     assert!(
         g.explanation
             .contains("no queue standing on their senders (BBR paces to keep little)"),
@@ -89,13 +89,13 @@ fn four_cubic_downloads_through_one_bottleneck_are_shared() {
 #[test]
 fn queues_that_differ_are_not_one_bottleneck() {
     // 31 ms against 64 ms: under half (group_queue_agreement).
-    let g = one(&[uploading(4.6e6, 31_000), uploading(5.3e6, 64_000)]);
+    let g = only_group(&[uploading(4.6e6, 31_000), uploading(5.3e6, 64_000)]);
     assert_eq!((g.limit, g.rule), (Limit::Mixed, "different_queues"));
     // 33 ms against 64 ms: within it.
-    let g = one(&[uploading(4.6e6, 33_000), uploading(5.3e6, 64_000)]);
+    let g = only_group(&[uploading(4.6e6, 33_000), uploading(5.3e6, 64_000)]);
     assert_eq!((g.limit, g.rule), (Limit::Shared, "one_bottleneck"));
     // Downloads' receiver RTTs do not compare: a reader that pauses
     // shrinks its estimate (12 ms beside 68 ms through one bottleneck).
-    let g = one(&[at_bottleneck(9.8e6, 12_000), at_bottleneck(19.3e6, 68_000)]);
+    let g = only_group(&[at_bottleneck(9.8e6, 12_000), at_bottleneck(19.3e6, 68_000)]);
     assert_eq!((g.limit, g.rule), (Limit::Shared, "one_bottleneck"));
 }

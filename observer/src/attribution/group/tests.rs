@@ -2,7 +2,7 @@
 //! rule's edge. Rates and windows are the seeds' (../shared/docs/
 //! seed-experiments.md); the expected figures are worked by hand.
 
-use super::{GroupBy, judge::Limit, kit::*};
+use super::{GroupBy, fixtures::*, judge::Limit};
 use crate::attribution::{Bounds, PeerWindow, Side, Verdict};
 use crate::testkit::sample::v4;
 
@@ -33,7 +33,7 @@ fn w64k(rate: f64) -> F {
 #[test]
 fn one_autotuned_stream_is_shared() {
     // Reference A, default cubic: 33.8 Mbit/s, srtt 208 ms over 104 ms.
-    let g = one(&[F {
+    let g = only_group(&[F {
         rate_bps: 33.8e6,
         srtt_us: 208_000,
         shown_bps: 35e6,
@@ -55,7 +55,7 @@ fn one_autotuned_stream_is_shared() {
 
 #[test]
 fn one_window_bound_stream_is_per_flow() {
-    let g = one(&[w64k(5.78e6)]);
+    let g = only_group(&[w64k(5.78e6)]);
     assert_eq!((g.limit, g.rule), (Limit::PerFlow, "one_flow"));
     assert!(
         g.explanation.starts_with(
@@ -95,7 +95,7 @@ fn four_window_bound_streams_are_per_flow() {
         secs: 12.0,
         ..F::default()
     };
-    let g = one(&[
+    let g = only_group(&[
         w64k(5.87e6),
         w64k(3.77e6),
         w64k(5.77e6),
@@ -149,7 +149,7 @@ fn four_windowed_downloads_name_their_so_rcvbuf() {
             d(rate, shown),
         ]
     };
-    let g = one(&four(5.3e6, 35e6));
+    let g = only_group(&four(5.3e6, 35e6));
     assert_eq!((g.limit, g.rule), (Limit::PerFlow, "own_limits"));
     // 35 Mbit/s x 105 ms = 459,375 B, what one flow needs alone;
     // 131,072 x 459,375 / 80,480 = 748,151 B of SO_RCVBUF. The four at
@@ -165,7 +165,7 @@ fn four_windowed_downloads_name_their_so_rcvbuf() {
     // Just outside: where the path has shown 26.4 Mbit/s, 6.6 each, the
     // four at 5.3 already run at 80% of their share (5.28): no speed-up
     // is promised; at 26.6 shown (5.32) one is.
-    let g = one(&four(5.3e6, 26.4e6));
+    let g = only_group(&four(5.3e6, 26.4e6));
     assert_eq!(g.what_if[0].speedup, None);
     assert!(
         g.what_if[0]
@@ -174,7 +174,7 @@ fn four_windowed_downloads_name_their_so_rcvbuf() {
         "{}",
         g.what_if[0].summary
     );
-    let g = one(&four(5.3e6, 26.6e6));
+    let g = only_group(&four(5.3e6, 26.6e6));
     assert!((g.what_if[0].speedup.unwrap() - 26.6 / 4.0 / 5.3).abs() < 1e-9);
     // The judgement says so too: bigger windows would add rate here.
     assert!(
@@ -219,7 +219,7 @@ fn downloads_held_by_tcp_rmem_max_one_at_a_time() {
         secs: 6.4,
         ..d(0.0)
     };
-    let g = one(&[d(0.0), d(20.0), d(40.0), d(60.0), fifth]);
+    let g = only_group(&[d(0.0), d(20.0), d(40.0), d(60.0), fifth]);
     assert_eq!((g.limit, g.rule), (Limit::Unknown, "not_concurrent"));
     assert_eq!(g.concurrent, 1);
     // 1.09 GB of 1.25 GB; 800 Mbit/s x 110 ms = 11 MB of window, and the
@@ -250,7 +250,7 @@ fn policed(rate: f64) -> F {
 
 #[test]
 fn four_policed_downloads_are_per_flow() {
-    let g = one(&[
+    let g = only_group(&[
         policed(4.8e6),
         policed(4.9e6),
         policed(4.7e6),
@@ -274,7 +274,7 @@ fn four_policed_downloads_are_per_flow() {
         retransmits: 40,
         ..F::default()
     };
-    let g = one(&[up(4.8e6), up(4.9e6), up(4.7e6), up(4.8e6)]);
+    let g = only_group(&[up(4.8e6), up(4.9e6), up(4.7e6), up(4.8e6)]);
     assert_eq!((g.limit, g.rule), (Limit::PerFlow, "own_limits"));
     assert_eq!(g.what_if[0].knob, "policer");
     assert!(g.what_if[0].summary.contains(
@@ -290,7 +290,7 @@ fn own_limits_that_fill_what_the_path_showed_are_shared() {
         shown_bps: 40e6,
         ..policed(rate)
     };
-    let g = one(&[at(8.1e6), at(8.1e6), at(8.1e6), at(8.1e6)]);
+    let g = only_group(&[at(8.1e6), at(8.1e6), at(8.1e6), at(8.1e6)]);
     assert_eq!((g.limit, g.rule), (Limit::Shared, "fills_path"));
     assert!(
         g.explanation
@@ -299,7 +299,7 @@ fn own_limits_that_fill_what_the_path_showed_are_shared() {
         g.explanation
     );
     // At 7.9 Mbit/s each, 79%: per flow.
-    let g = one(&[at(7.9e6), at(7.9e6), at(7.9e6), at(7.9e6)]);
+    let g = only_group(&[at(7.9e6), at(7.9e6), at(7.9e6), at(7.9e6)]);
     assert_eq!((g.limit, g.rule), (Limit::PerFlow, "own_limits"));
     // A sum equal to what the path has shown (two downloads through one
     // shaper show its rate only together) fills it: shared, not per flow.
@@ -307,14 +307,14 @@ fn own_limits_that_fill_what_the_path_showed_are_shared() {
         shown_bps: 50e6,
         ..policed(rate)
     };
-    let g = one(&[both(25e6), both(25e6)]);
+    let g = only_group(&[both(25e6), both(25e6)]);
     assert_eq!(
         (g.limit, g.rule),
         (Limit::Shared, "fills_path"),
         "{}",
         g.explanation
     );
-    let g = one(&[both(26e6), both(26e6)]);
+    let g = only_group(&[both(26e6), both(26e6)]);
     assert_eq!(
         (g.limit, g.rule),
         (Limit::Shared, "fills_path"),
@@ -326,7 +326,7 @@ fn own_limits_that_fill_what_the_path_showed_are_shared() {
 #[test]
 fn a_sum_little_above_the_fastest_shows_no_gain() {
     // 5.0 + 2.4 = 7.4 Mbit/s, under 1.5 x 5.0 (group_gain).
-    let g = one(&[w64k(5.0e6), w64k(2.4e6)]);
+    let g = only_group(&[w64k(5.0e6), w64k(2.4e6)]);
     assert_eq!((g.limit, g.rule), (Limit::Unknown, "no_gain"));
     assert!(
         g.explanation
@@ -335,7 +335,7 @@ fn a_sum_little_above_the_fastest_shows_no_gain() {
         g.explanation
     );
     // 5.0 + 2.6 = 7.6: over it.
-    let g = one(&[w64k(5.0e6), w64k(2.6e6)]);
+    let g = only_group(&[w64k(5.0e6), w64k(2.6e6)]);
     assert_eq!((g.limit, g.rule), (Limit::PerFlow, "own_limits"));
 }
 
@@ -360,7 +360,7 @@ fn two_processes_one_reading_slowly_are_mixed() {
         comm: "fastread",
         ..F::default()
     };
-    let g = one(&[slow, fast]);
+    let g = only_group(&[slow, fast]);
     assert_eq!((g.limit, g.rule), (Limit::Mixed, "own_and_path"));
     assert_eq!(
         g.explanation,
@@ -373,7 +373,7 @@ fn two_processes_one_reading_slowly_are_mixed() {
         "1 of 2 downloads from 10.0.0.2 (40% of bytes) were held by this host's reader, slowread (pid 100): a faster reader would help, a bigger window would not"
     );
     // 15% held by the reader: the path's 85% decides (group_dominant_share).
-    let g = one(&[
+    let g = only_group(&[
         F {
             rate_bps: 1.5e6,
             ..slow
@@ -399,7 +399,7 @@ fn two_processes_one_reading_slowly_are_mixed() {
 #[test]
 fn too_little_and_just_enough() {
     // 30,000 B: under min_bytes (32 KiB).
-    let g = one(&[F {
+    let g = only_group(&[F {
         rate_bps: 24_000.0,
         ..F::default()
     }]);
@@ -409,13 +409,13 @@ fn too_little_and_just_enough() {
         "unknown: too little to say: 1 flow moved 30.0 KB, 1 judged"
     );
     // 40,000 B: judged by its own verdict.
-    let g = one(&[F {
+    let g = only_group(&[F {
         rate_bps: 32_000.0,
         ..F::default()
     }]);
     assert_eq!((g.limit, g.rule), (Limit::Shared, "one_flow"));
     // Nothing judged.
-    let g = one(&[F {
+    let g = only_group(&[F {
         verdict: Verdict::Unknown,
         ..F::default()
     }]);
@@ -438,7 +438,7 @@ fn loss_at_the_groups_own_bottleneck_is_shared() {
         ooo,
         ..at_bottleneck(9.8e6, 12_000)
     };
-    let g = one(&[path(8_506), held(3_611)]);
+    let g = only_group(&[path(8_506), held(3_611)]);
     assert_eq!((g.limit, g.rule), (Limit::Shared, "one_bottleneck"));
     assert_eq!(g.what_if.len(), 1);
     assert_eq!(g.what_if[0].knob, "path");
@@ -446,13 +446,13 @@ fn loss_at_the_groups_own_bottleneck_is_shared() {
     // Its verdict still counts its bytes as its own.
     assert_eq!(g.verdicts.get("congestion_window"), Some(&12_250_000));
     // The path's flow lost nothing: the loss is the flow's own.
-    let g = one(&[path(0), held(3_611)]);
+    let g = only_group(&[path(0), held(3_611)]);
     assert_eq!((g.limit, g.rule), (Limit::Mixed, "own_and_path"));
     // Nor does a flow that lost nothing join.
-    let g = one(&[path(8_506), held(0)]);
+    let g = only_group(&[path(8_506), held(0)]);
     assert_eq!((g.limit, g.rule), (Limit::Mixed, "own_and_path"));
     // Nor a path flow's loss without a standing queue.
-    let g = one(&[
+    let g = only_group(&[
         F {
             srtt_us: 41_000,
             ..path(8_506)
@@ -485,7 +485,7 @@ fn uploads_held_by_the_peer_s_readers_ask_for_no_window() {
         shown_bps: 27.3e6,
         ..w64k(rate)
     };
-    let g = one(&[read(2.9e6), read(3.9e6)]);
+    let g = only_group(&[read(2.9e6), read(3.9e6)]);
     assert_eq!((g.limit, g.rule), (Limit::PerFlow, "own_limits"));
     assert!(
         g.explanation
@@ -523,11 +523,11 @@ fn a_few_compressed_arrivals_do_not_show_the_path() {
         ..w64k(5.3e6)
     };
     let four = |share| [d(share), d(share), d(share), d(share)];
-    let g = one(&four(0.05));
+    let g = only_group(&four(0.05));
     assert!((g.path_bps - 21.2e6).abs() < 1.0, "{}", g.path_bps);
     assert_eq!(g.what_if[0].speedup, None);
     // Just inside: a fifth of the bytes in bursts shows the path.
-    let g = one(&four(0.2));
+    let g = only_group(&four(0.2));
     assert_eq!(g.path_bps, 1.16e9);
 }
 

@@ -20,10 +20,10 @@ use crate::kernel::{
     load::pin::{self, LINK_PREFIX, PROGRAM_PREFIX, PinDir, PinError},
     load::probe_error::ProbeError,
     load::probe_set::{ProbeSet, Programs},
+    read::budgeted_walk::BudgetedWalk,
     read::closed_ring::ClosedDrain,
     read::parked::Parked,
     read::poll_iter::PollIter,
-    read::walk::Walk,
 };
 
 /// The maps an agent reads, pinned by their own names.
@@ -137,7 +137,7 @@ where
 /// pinned with these settings (`direct` socket reads or not): its programs
 /// go on running, this agent reads its maps. `missing` are the kernel
 /// members the offsets lack (for the warnings a load would give);
-/// `budget` the walk's ([`Walk`]), where the set has the poll-time read.
+/// `budget` the walk's ([`BudgetedWalk`]), where the set has the poll-time read.
 ///
 /// # Errors
 /// A pinned map or link that cannot be opened.
@@ -203,7 +203,7 @@ pub(in crate::kernel) fn adopt(
                 }
             };
             let netns = crate::kernel::read::poll_iter::own_netns().unwrap_or(0);
-            poll = Some(Walk::adopted(
+            poll = Some(BudgetedWalk::adopted(
                 PollIter::from_link(fd),
                 scope,
                 iter.reach,

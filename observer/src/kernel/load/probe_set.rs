@@ -8,7 +8,7 @@ use aya::{
 };
 use observer_common::FlowSample;
 
-use crate::kernel::{load::degraded::Degraded, load::pin, read::walk::Walk};
+use crate::kernel::{load::degraded::Degraded, load::pin, read::budgeted_walk::BudgetedWalk};
 
 /// What [`crate::kernel::probes::Probes`] is made of, loaded or adopted.
 pub(in crate::kernel) struct ProbeSet {
@@ -16,7 +16,7 @@ pub(in crate::kernel) struct ProbeSet {
     pub closed: crate::kernel::read::closed_ring::ClosedDrain,
     pub counters: PerCpuArray<MapData, u64>,
     pub parked: crate::kernel::read::parked::Parked,
-    pub poll: Option<Walk>,
+    pub poll: Option<BudgetedWalk>,
     pub owners: Option<crate::kernel::read::owners::OwnerWalk>,
     pub journal: Option<crate::kernel::read::journal::Journal>,
     pub programs: Programs,

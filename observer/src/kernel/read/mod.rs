@@ -13,10 +13,10 @@
 //!   moved since the last poll; [`walk`]: its budget, which pauses it
 //!   where it costs more than its share of the interval.
 
+pub mod budgeted_walk;
 pub mod closed_ring;
 pub mod flow_map;
 pub mod journal;
 pub mod owners;
 pub mod parked;
 pub mod poll_iter;
-pub mod walk;

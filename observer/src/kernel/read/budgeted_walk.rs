@@ -56,7 +56,7 @@ enum State {
 
 /// The poll-time read as a poll runs it: the iterator, the scope the
 /// programs are told while it walks, and its budget.
-pub struct Walk {
+pub struct BudgetedWalk {
     iter: PollIter,
     /// `POLL_SCOPE` (slot 0: which flows a walk reaches), where known.
     scope: Option<Array<MapData, u64>>,
@@ -73,7 +73,7 @@ pub struct Walk {
     catch_up: bool,
 }
 
-impl Walk {
+impl BudgetedWalk {
     /// The walk of `iter`, told to the programs through `scope` (whose
     /// slot 0 holds `reach` while it walks), paused past `budget`.
     pub fn new(
@@ -81,8 +81,8 @@ impl Walk {
         scope: Option<Array<MapData, u64>>,
         reach: u64,
         budget: Option<Duration>,
-    ) -> Walk {
-        Walk {
+    ) -> BudgetedWalk {
+        BudgetedWalk {
             iter,
             scope,
             reach,
@@ -93,7 +93,7 @@ impl Walk {
         }
     }
 
-    /// The walk of a set an earlier agent pinned: as [`Walk::new`]. A
+    /// The walk of a set an earlier agent pinned: as [`BudgetedWalk::new`]. A
     /// walk of one namespace (`reach` `ONE_NETNS`) is told this agent's,
     /// which its iterator walks (`netns`, the inode). Where the earlier
     /// agent left it paused (`scope` slot 0 none), it stays paused with a
@@ -105,12 +105,12 @@ impl Walk {
         reach: u64,
         netns: u64,
         budget: Option<Duration>,
-    ) -> Walk {
+    ) -> BudgetedWalk {
         let paused = scope
             .as_ref()
             .and_then(|m| m.get(&observer_common::SCOPE_REACH, 0).ok())
             .is_some_and(|s| s == poll_scope::NONE);
-        let mut walk = Walk::new(iter, scope, reach, budget);
+        let mut walk = BudgetedWalk::new(iter, scope, reach, budget);
         if reach == poll_scope::ONE_NETNS
             && let Some(map) = &mut walk.scope
             && let Err(e) = map.set(observer_common::SCOPE_NETNS, netns, 0)
@@ -122,7 +122,7 @@ impl Walk {
             );
         }
         if paused {
-            if budget.is_none() && walk.tell(reach) {
+            if budget.is_none() && walk.publish_scope(reach) {
                 // The next poll's walk catches up what they held.
                 walk.state = State::Walking;
             } else {
@@ -165,7 +165,7 @@ impl Walk {
         self.last = took.unwrap_or(Duration::ZERO);
         let then = next(self.state, Some(took.unwrap_or(Duration::MAX)), budget);
         match (self.state, then) {
-            (State::Walking, State::Paused(_)) if self.tell(poll_scope::NONE) => {
+            (State::Walking, State::Paused(_)) if self.publish_scope(poll_scope::NONE) => {
                 // Catch up what the hooks held before they were told, now
                 // and at the next poll.
                 self.iter.walk("poll-time read", LOST);
@@ -189,7 +189,7 @@ impl Walk {
                      {RETRY_POLLS} polls resumes it (--poll-read on walks always)"
                 );
             }
-            (State::Paused(_), State::Walking) if self.tell(self.reach) => {
+            (State::Paused(_), State::Walking) if self.publish_scope(self.reach) => {
                 self.state = then;
                 log::info!(
                     "the poll-time read resumes: a trial walk took {:.1} ms of CPU, within half \
@@ -223,7 +223,7 @@ impl Walk {
 
     /// Tells the programs which flows a walk reaches (`POLL_SCOPE` slot
     /// 0); false (said) if the map cannot be written, and nothing changes.
-    fn tell(&mut self, scope: u64) -> bool {
+    fn publish_scope(&mut self, scope: u64) -> bool {
         let Some(map) = &mut self.scope else {
             return false;
         };

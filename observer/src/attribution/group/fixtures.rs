@@ -158,7 +158,7 @@ pub(crate) fn judge_all(fs: &[F], by: GroupBy) -> Vec<Group> {
 }
 
 /// The one group of `fs` by peer (fails unless there is one).
-pub(crate) fn one(fs: &[F]) -> Group {
+pub(crate) fn only_group(fs: &[F]) -> Group {
     let mut g = judge_all(fs, GroupBy::Peer);
     assert_eq!(g.len(), 1, "{g:?}");
     g.remove(0)
