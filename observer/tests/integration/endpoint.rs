@@ -3,10 +3,11 @@
 //! that never finishes its headers is closed after the header timeout,
 //! connections past the cap are closed at once (and scrapes come back once
 //! the idle ones time out), one client holding 600 connections gets its
-//! cap of them and another client is served meanwhile, a scraper behind
-//! that client's address is served past the cap if it authenticates, and
-//! 100 concurrent scrapers are all answered within 100 lone scrapes' time
-//! (2 s at least).
+//! cap of them and another client is served meanwhile, clients that send
+//! requests and never read the answers lose their slots after 5 s, a
+//! scraper behind a capped client's address is served past the cap if it
+//! authenticates, and 100 concurrent scrapers are all answered within 100
+//! lone scrapes' time (2 s at least).
 
 use std::{
     io::{Read as _, Write as _},
@@ -170,6 +171,64 @@ fn one_client_at_its_cap_leaves_another_served() {
          {status} in {:.1} ms, {} bytes",
         took.as_secs_f64() * 1e3,
         body.len()
+    );
+}
+
+/// A connection to the agent on `port` from 127.0.0.`host` with a 2 KiB
+/// receive buffer that sends 600 pipelined `GET /healthz` at once and
+/// never reads: its answers fill both sides' buffers and stop.
+fn slow_reader(host: u8, port: u16) -> TcpStream {
+    use socket2::{Domain, Socket, Type};
+    let s = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
+    s.set_recv_buffer_size(2048).unwrap();
+    let from = std::net::SocketAddr::from(([127, 0, 0, host], 0));
+    s.bind(&from.into()).unwrap();
+    let to = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    s.connect(&to.into()).unwrap();
+    let mut s: TcpStream = s.into();
+    s.set_nonblocking(true).unwrap();
+    let _ = s.write(&b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n".repeat(600));
+    s
+}
+
+#[test]
+fn clients_that_do_not_read_give_their_slots_back() {
+    if !root_or_skip("clients_that_do_not_read_give_their_slots_back") {
+        return;
+    }
+    let _serial = serial();
+    abuse::raise_nofile(2048);
+    let (port, _agent) = agent();
+    // Eight clients, 62 connections each: every shared slot, each
+    // connection stuck writing answers nobody reads.
+    let start = Instant::now();
+    let stuck: Vec<TcpStream> = (0..abuse::SHARED_SLOTS)
+        .map(|i| slow_reader(2 + (i / 62) as u8, port))
+        .collect();
+    let (refused_at_first, _) = abuse::get_from(20, port, "/metrics", None);
+    assert!(refused_at_first.is_none(), "{refused_at_first:?}");
+    // No write moves for 5 s: each is closed, and 127.0.0.20 is served
+    // again, within Prometheus's scrape timeout of the flood.
+    let served = loop {
+        let (answer, _) = abuse::get_from(20, port, "/metrics", None);
+        if let Some((200, body)) = answer {
+            break body;
+        }
+        assert!(
+            start.elapsed() < SCRAPE_TIMEOUT,
+            "127.0.0.20 not served {:?} after the slow readers came",
+            start.elapsed()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let took = start.elapsed();
+    assert!(took >= Duration::from_secs(4), "served after {took:?}");
+    assert!(refused(&served, "total_cap") >= 1.0, "{served}");
+    eprintln!(
+        "{} connections that did not read held every shared slot; 127.0.0.20 served {:.1} s \
+         after they came",
+        stuck.len(),
+        took.as_secs_f64()
     );
 }
 

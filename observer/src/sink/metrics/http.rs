@@ -20,6 +20,7 @@ use tokio::net::TcpListener;
 use super::{
     admission::{Admission, Client, Gate, RESERVE_TIMEOUT, Reason, Ticket},
     health::Health,
+    stall::{WRITE_STALL, WriteTimed},
     web::Web,
 };
 
@@ -149,13 +150,17 @@ fn route(
 
 /// How long a connection has to finish its TLS handshake and send its
 /// request headers, by slot; the same limit holds for each later request
-/// on it (an idle keep-alive connection is closed when it runs out).
+/// on it (an idle keep-alive connection is closed when it runs out). And
+/// how long its answer may make no write progress (a client that does not
+/// read), in any slot.
 #[derive(Clone, Copy, Debug)]
 pub struct Timeouts {
     /// In a shared slot (s).
     pub shared: Duration,
     /// Waiting in the reserve (s).
     pub reserve: Duration,
+    /// An answer with no byte written for this long closes its connection.
+    pub write: Duration,
 }
 
 impl Default for Timeouts {
@@ -163,6 +168,7 @@ impl Default for Timeouts {
         Timeouts {
             shared: HEADER_TIMEOUT,
             reserve: RESERVE_TIMEOUT,
+            write: WRITE_STALL,
         }
     }
 }
@@ -273,6 +279,9 @@ async fn one_connection(stream: tokio::net::TcpStream, ticket: Ticket, ep: Endpo
             async move { Ok::<_, Infallible>(respond(req, &ep, &ticket).await) }
         })
     };
+    // Around the TCP stream, under TLS: what is timed is the client
+    // taking bytes, not rustls filling its buffer.
+    let stream = WriteTimed::new(stream, ep.timeouts.write);
     let served = async {
         let Some(acceptor) = &ep.web.tls else {
             return connection(TokioIo::new(stream), limits, svc).await;
@@ -342,17 +351,20 @@ where
 /// The body of the answer to a plain-HTTP request on the TLS port.
 const NOT_TLS: &str = "this port serves HTTPS: use an https:// URL\n";
 
+/// A connection's TCP stream, its writes timed.
+type Timed = WriteTimed<tokio::net::TcpStream>;
+
 /// The TLS handshake on `stream`; None (and the connection closed) when
 /// it fails. A client that sends plain HTTP (its first byte is not a TLS
 /// handshake record's, 0x16) gets a 400 saying to use https, as Go's
 /// servers answer it, rather than a TLS alert it cannot read.
 async fn handshake(
     acceptor: &tokio_rustls::TlsAcceptor,
-    mut stream: tokio::net::TcpStream,
-) -> Option<tokio_rustls::server::TlsStream<tokio::net::TcpStream>> {
+    mut stream: Timed,
+) -> Option<tokio_rustls::server::TlsStream<Timed>> {
     use tokio::io::AsyncWriteExt as _;
     let mut first = [0u8; 1];
-    match stream.peek(&mut first).await {
+    match stream.get_mut().peek(&mut first).await {
         Ok(1) if first[0] == 0x16 => {}
         Ok(1) => {
             let answer = format!(

@@ -24,6 +24,19 @@ async fn endpoint(
     web: Web,
     shared: Duration,
 ) -> (SocketAddr, prometheus::Registry) {
+    let timeouts = Timeouts {
+        shared,
+        ..Timeouts::default()
+    };
+    endpoint_with(per_client, web, timeouts).await
+}
+
+/// [`endpoint`] with all its `timeouts` given.
+async fn endpoint_with(
+    per_client: usize,
+    web: Web,
+    timeouts: Timeouts,
+) -> (SocketAddr, prometheus::Registry) {
     let registry = prometheus::Registry::new();
     let refusals = super::super::endpoint::refusals(&Registrar {
         registry: &registry,
@@ -40,10 +53,7 @@ async fn endpoint(
             health: Health::new(&[], Duration::from_secs(1)),
             gate: Gate::new(per_client, web.authenticates(), refusals),
             web,
-            timeouts: Timeouts {
-                shared,
-                reserve: RESERVE_TIMEOUT,
-            },
+            timeouts,
         },
     ));
     (addr, registry)
@@ -234,5 +244,68 @@ fn a_flood_past_the_cap_displaces_its_own_waiting_connections() {
         let (status, _) = get(&mut connect(2, addr).await, "/metrics", Some(PASSWORD)).await;
         assert_eq!(status, 200);
         assert_eq!(refused(&registry, "displaced"), 17);
+    });
+}
+
+/// A connection from 127.0.0.`host` with a 2 KiB receive buffer that
+/// sends pipelined `GET /healthz` until the server stops taking them (its
+/// answers fill both sides' buffers) and never reads.
+async fn slow_reader(host: u8, server: SocketAddr) -> TcpStream {
+    let s = TcpSocket::new_v4().unwrap();
+    s.set_recv_buffer_size(2048).unwrap();
+    s.bind(SocketAddr::new(Ipv4Addr::new(127, 0, 0, host).into(), 0))
+        .unwrap();
+    let s = s.connect(server).await.unwrap();
+    let requests = b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n".repeat(100);
+    let mut sent = 0;
+    while let Ok(Ok(())) = tokio::time::timeout(Duration::from_millis(100), s.writable()).await {
+        match s.try_write(&requests) {
+            Ok(n) => sent += n,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert!(sent > 100_000, "the server took only {sent} bytes");
+    s
+}
+
+/// Whether `GET /` from 127.0.0.`host` on a connection of its own is
+/// answered 200.
+async fn served(host: u8, server: SocketAddr) -> bool {
+    let mut s = connect(host, server).await;
+    let req = b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    if s.write_all(req).await.is_err() {
+        return false;
+    }
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(2), s.read_to_end(&mut answer)).await;
+    answer.starts_with(b"HTTP/1.1 200 ")
+}
+
+#[test]
+fn a_client_that_does_not_read_its_answers_gives_its_slots_back() {
+    block_on(async {
+        let timeouts = Timeouts {
+            shared: LONG,
+            reserve: RESERVE_TIMEOUT,
+            write: Duration::from_millis(500),
+        };
+        let (addr, registry) = endpoint_with(2, Web::plain(), timeouts).await;
+        let t = tokio::time::Instant::now();
+        let _stuck = [slow_reader(2, addr).await, slow_reader(2, addr).await];
+        // Both held: a third from the same client is closed at accept.
+        assert!(!served(2, addr).await);
+        until_refused(&registry, "client_cap", 1).await;
+        // Their answers stop moving; half a second later both are closed
+        // and their client is served again, though they never closed.
+        let mut tries = 0;
+        while !served(2, addr).await {
+            tries += 1;
+            assert!(t.elapsed() < Duration::from_secs(5), "never served again");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let took = t.elapsed();
+        assert!(tries >= 1 && took >= Duration::from_millis(450), "{took:?}");
+        assert!(took < Duration::from_secs(3), "{took:?}");
     });
 }

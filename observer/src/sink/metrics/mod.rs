@@ -1,7 +1,8 @@
 //! The Prometheus exporter: the metric catalogue (metrics grouped by
 //! concept: `flows`, `top`, `peers`, `agent`, `endpoint`), aggregation
 //! labels with a cap, and the HTTP endpoint, with optional TLS and basic
-//! auth (`web`) and a cap on each client's connections (`admission`).
+//! auth (`web`), a cap on each client's connections (`admission`) and a
+//! bound on an answer the client does not read (`stall`).
 //!
 //! In: each poll's [`crate::track::event::Event`]s, the live flows, the
 //! kernel's self-counters and the poll's figures. Out: the registry that
@@ -19,6 +20,7 @@ pub mod labels;
 mod peers;
 pub mod process;
 mod registrar;
+pub mod stall;
 pub mod tls;
 mod top;
 pub mod web;
