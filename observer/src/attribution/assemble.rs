@@ -6,9 +6,10 @@ use super::{
     calibration::measured,
     config::Config,
     evidence::Evidence,
+    matched::with_also,
     rule::Finding,
     side::Side,
-    verdict::{Attribution, Verdict},
+    verdict::{Also, Attribution, Verdict},
     whatif::{Bounds, PeerWindow, what_if},
 };
 use crate::{model::flow::Flow, units};
@@ -93,13 +94,15 @@ pub(super) fn whole_round_trips(rtts: f64) -> String {
 
 /// Assembles an attribution from the finding of `rule` at the end `side`,
 /// its reason written out as the explanation (empty with
-/// `Config::explain` off): window arithmetic for window verdicts, folded
+/// `Config::explain` off), and the second limit beside it (`also`, named
+/// last in the explanation): window arithmetic for window verdicts, folded
 /// into the explanation, and the confidence (the rule's measured one
 /// where `cfg` has it) rounded to two places.
 pub(super) fn assemble(
     rule: &'static str,
     side: Side,
     found: Finding<String>,
+    also: Option<Also>,
     ev: &Evidence,
     flow: &Flow,
     cfg: &Config,
@@ -132,6 +135,7 @@ pub(super) fn assemble(
         Some(w) => explain!(cfg, "{explanation}; {}", w.summary),
         None => explanation,
     };
+    let explanation = with_also(explanation, also.as_ref(), cfg);
     // A verdict is given at its rule's measured precision where the
     // harness has one (`calibration`); `unknown` stays at 0.
     let confidence = if verdict == Verdict::Unknown {
@@ -147,7 +151,7 @@ pub(super) fn assemble(
         explanation,
         evidence: ev.clone(),
         what_if,
-        also: None,
+        also,
     }
 }
 

@@ -6,6 +6,7 @@ use super::{
     config::Config,
     verdict::{Also, Verdict},
 };
+use crate::units;
 
 /// How a candidate binds, which sets the bar it must pass.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -34,6 +35,42 @@ pub struct Candidate {
 }
 
 impl Candidate {
+    /// A limit that held the flow `share` (0 to 1) of the interval by its
+    /// own clock; `reason` says of what.
+    pub fn share(verdict: Verdict, share: f64, reason: String) -> Candidate {
+        Candidate {
+            verdict,
+            strength: share,
+            bar: Bar::Share,
+            reason,
+        }
+    }
+
+    /// A limit whose ceiling (bits/s) at the round trip `rtt_us` (µs,
+    /// named `rtt_name` in the text) lies near the flow's `rate` (bits/s,
+    /// above 0): "`what` allows 9.5 Mbit/s at min_rtt 20 ms, 1.2 times
+    /// the rate".
+    pub fn ceiling(
+        verdict: Verdict,
+        rate: f64,
+        ceiling: f64,
+        what: &str,
+        rtt_name: &str,
+        rtt_us: f64,
+    ) -> Candidate {
+        Candidate {
+            verdict,
+            strength: rate / ceiling,
+            bar: Bar::Ceiling,
+            reason: format!(
+                "{what} allows {} at {rtt_name} {}, {:.1} times the rate",
+                units::rate(ceiling),
+                units::time_us(rtt_us),
+                ceiling / rate
+            ),
+        }
+    }
+
     fn passes(&self, cfg: &Config) -> bool {
         match self.bar {
             Bar::Share => self.strength >= cfg.also_share,

@@ -72,7 +72,7 @@ pub fn attribute(from: Option<&Point>, to: &Point, cfg: &Config) -> Attribution 
             "unknown: first seen at its close (observer never sampled it open)"
         );
         let found = Finding::new(Verdict::Unknown, 0.0, explanation);
-        return assemble("first_seen_at_close", side, found, &ev, &to.flow, cfg);
+        return assemble("first_seen_at_close", side, found, None, &ev, &to.flow, cfg);
     }
     let ev = Evidence::between(from, to);
     // The end that moved more data in the interval judges it; an interval

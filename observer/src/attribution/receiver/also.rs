@@ -9,7 +9,7 @@
 use super::{context::ReceiverCtx, text::window_fixed};
 use crate::{
     attribution::{
-        matched::{Bar, Candidate, strongest},
+        matched::{Candidate, strongest},
         verdict::{Also, Verdict},
     },
     units,
@@ -26,27 +26,23 @@ pub fn also(c: &ReceiverCtx<'_>, verdict: Verdict) -> Option<Also> {
 
 fn candidates(c: &ReceiverCtx<'_>, verdict: Verdict) -> Vec<Candidate> {
     let rx = c.rx;
-    let mut v = vec![Candidate {
-        verdict: Verdict::ReceiverApplication,
-        strength: rx.closed_share,
-        bar: Bar::Share,
-        reason: format!(
+    let closed = rx.closed_share;
+    let mut v = vec![Candidate::share(
+        Verdict::ReceiverApplication,
+        closed,
+        format!(
             "the reader left the window shut {} of the time",
-            units::share(rx.closed_share)
+            units::share(closed)
         ),
-    }];
+    )];
     // A slow link's spacing is not the sender pausing, nor is a sender's
     // wait through loss recovery beside a loss-held window.
     if !c.link_paced && verdict != Verdict::CongestionWindow {
-        v.push(Candidate {
-            verdict: Verdict::Sender,
-            strength: c.own_pause,
-            bar: Bar::Share,
-            reason: format!(
-                "the sender paused with the window open {} of the time",
-                units::share(c.own_pause)
-            ),
-        });
+        let reason = format!(
+            "the sender paused with the window open {} of the time",
+            units::share(c.own_pause)
+        );
+        v.push(Candidate::share(Verdict::Sender, c.own_pause, reason));
     }
     // This host's window at the path's own round trip, where it cannot
     // grow (autotuning would grow it past a faster path); not beside a
@@ -57,17 +53,14 @@ fn candidates(c: &ReceiverCtx<'_>, verdict: Verdict) -> Vec<Candidate> {
         && rx.rcv_wnd_mean > 0.0
         && c.rate > 0.0
     {
-        v.push(Candidate {
-            verdict: Verdict::ReceiveWindow,
-            strength: c.rate / at_base,
-            bar: Bar::Ceiling,
-            reason: format!(
-                "this host's window allows {} at the base RTT {}, {:.1} times the rate",
-                units::rate(at_base),
-                units::time_us(c.path_rtt),
-                at_base / c.rate
-            ),
-        });
+        v.push(Candidate::ceiling(
+            Verdict::ReceiveWindow,
+            c.rate,
+            at_base,
+            "this host's window",
+            "the base RTT",
+            c.path_rtt,
+        ));
     }
     v
 }

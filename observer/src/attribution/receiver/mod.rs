@@ -15,8 +15,8 @@ pub mod rules;
 mod text;
 
 use super::{
-    assemble::assemble, config::Config, evidence::Evidence, matched::with_also, rule::written,
-    side::Side, verdict::Attribution,
+    assemble::assemble, config::Config, evidence::Evidence, rule::written, side::Side,
+    verdict::Attribution,
 };
 use crate::model::flow::Flow;
 use context::ReceiverCtx;
@@ -26,10 +26,8 @@ use context::ReceiverCtx;
 pub fn attribute(ev: &Evidence, flow: &Flow, cfg: &Config) -> Attribution {
     let c = ReceiverCtx::new(ev, flow, cfg);
     let (rule, found) = written(rules::first(&c), |r| text::explain(r, &c));
-    let mut a = assemble(rule, Side::Receiver, found, ev, flow, cfg);
-    a.also = also::also(&c, a.verdict);
-    a.explanation = with_also(a.explanation, a.also.as_ref(), cfg);
-    a
+    let also = also::also(&c, found.verdict);
+    assemble(rule, Side::Receiver, found, also, ev, flow, cfg)
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 use super::context::SenderCtx;
 use crate::{
     attribution::{
-        matched::{Bar, Candidate, strongest},
+        matched::{Candidate, strongest},
         verdict::{Also, Verdict},
     },
     units,
@@ -24,21 +24,16 @@ pub fn also(c: &SenderCtx<'_>, verdict: Verdict) -> Option<Also> {
 
 fn candidates(c: &SenderCtx<'_>, verdict: Verdict) -> Vec<Candidate> {
     let ev = c.ev;
-    let share = |verdict, strength: f64, what: &str| Candidate {
-        verdict,
-        strength,
-        bar: Bar::Share,
-        reason: format!("{what} {} of busy time", units::share(strength)),
+    let share = |verdict, strength: f64, what: &str| {
+        let reason = format!("{what} {} of busy time", units::share(strength));
+        Candidate::share(verdict, strength, reason)
     };
-    let mut v = vec![Candidate {
-        verdict: Verdict::Application,
-        strength: ev.shares.idle,
-        bar: Bar::Share,
-        reason: format!(
-            "idle (nothing to send) {} of the time",
-            units::share(ev.shares.idle)
-        ),
-    }];
+    let idle = ev.shares.idle;
+    let mut v = vec![Candidate::share(
+        Verdict::Application,
+        idle,
+        format!("idle (nothing to send) {} of the time", units::share(idle)),
+    )];
     // Behind a standing queue a window or buffer blocks by its clock only
     // because the queue stretches srtt: there its ceiling at min_rtt
     // (below) speaks for it, not its limited time.
@@ -74,17 +69,9 @@ fn candidates(c: &SenderCtx<'_>, verdict: Verdict) -> Vec<Candidate> {
         ] {
             if bytes > 0.0 && met >= c.cfg.probe_share {
                 let ceiling = at_base(bytes);
-                v.push(Candidate {
-                    verdict,
-                    strength: c.rate / ceiling,
-                    bar: Bar::Ceiling,
-                    reason: format!(
-                        "{what} allows {} at min_rtt {}, {:.1} times the rate",
-                        units::rate(ceiling),
-                        units::time_us(c.path_rtt),
-                        ceiling / c.rate
-                    ),
-                });
+                v.push(Candidate::ceiling(
+                    verdict, c.rate, ceiling, what, "min_rtt", c.path_rtt,
+                ));
             }
         }
     }

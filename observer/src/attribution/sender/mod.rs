@@ -8,8 +8,8 @@ pub mod rules;
 mod text;
 
 use super::{
-    assemble::assemble, config::Config, evidence::Evidence, matched::with_also, rule::written,
-    side::Side, verdict::Attribution,
+    assemble::assemble, config::Config, evidence::Evidence, rule::written, side::Side,
+    verdict::Attribution,
 };
 use crate::model::flow::Flow;
 use context::SenderCtx;
@@ -19,10 +19,8 @@ use context::SenderCtx;
 pub fn attribute(ev: &Evidence, flow: &Flow, cfg: &Config) -> Attribution {
     let c = SenderCtx::new(ev, flow, cfg);
     let (rule, found) = written(rules::first(&c), |r| text::explain(r, &c));
-    let mut a = assemble(rule, Side::Sender, found, ev, flow, cfg);
-    a.also = also::also(&c, a.verdict);
-    a.explanation = with_also(a.explanation, a.also.as_ref(), cfg);
-    a
+    let also = also::also(&c, found.verdict);
+    assemble(rule, Side::Sender, found, also, ev, flow, cfg)
 }
 
 #[cfg(test)]
