@@ -125,10 +125,14 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let summary = tui::run(poller, opts).context("observer top stopped")?;
     // On the restored terminal, below the shell's last lines: one screen.
     if let Some(summary) = summary {
-        let rows = crossterm::terminal::size().map_or(24, |(_, rows)| rows);
+        let (cols, rows) = crossterm::terminal::size().unwrap_or((80, 24));
         let mut out = std::io::stdout().lock();
         summary
-            .write(&mut out, usize::from(rows.saturating_sub(2)).max(8))
+            .write(
+                &mut out,
+                usize::from(rows.saturating_sub(2)).max(8),
+                usize::from(cols).max(40),
+            )
             .and_then(|()| out.flush())
             .context("cannot write the summary")?;
     }

@@ -350,8 +350,10 @@ pub(super) fn cell_text(key: SortKey, r: &Row, w: usize) -> String {
         SortKey::CwndLimited => pct(r.cwnd_or_fill()),
         SortKey::Verdict => verdict_fitted(&r.current, w),
         SortKey::Workload => {
+            // The root cgroup, `/`, names no workload: `-`, as an
+            // owner not yet known.
             let name = f.workload.get().name();
-            if name.is_empty() {
+            if name.is_empty() || name == "/" {
                 "-".to_string()
             } else {
                 keep_tail(&name, w)

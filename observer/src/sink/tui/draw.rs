@@ -18,6 +18,7 @@ use super::{
     select::Selection,
     sort::SortKey,
     state::{App, Mode, Sorting},
+    steady::Widest,
     theme,
 };
 use crate::{attribution::Verdict, sink::figures::verdict_cell, units};
@@ -172,25 +173,23 @@ fn draw_table(frame: &mut Frame, app: &mut App, area: Rect) {
     let cursor = app.cursor();
     let first_down = app.rows().position(|r| r.download());
     app.offset = scrolled(app.offset, cursor, app.len(), height, first_down);
-    let rows: Vec<&Row> = app.rows().collect();
-    let advice = rows
-        .iter()
-        .map(|r| r.advice().chars().count())
-        .max()
-        .unwrap_or(0);
-    let verdict = rows
-        .iter()
-        .map(|r| verdict_cell(&r.current).chars().count())
-        .max()
-        .unwrap_or(0);
-    let netns = rows
-        .iter()
-        .filter_map(|r| r.flow.netns_name.as_deref())
-        .map(|n| n.chars().count())
-        .max()
-        .unwrap_or(0);
     let wide = |n: usize| u16::try_from(n).unwrap_or(u16::MAX);
-    let cols = fit_columns(area.width, wide(advice), wide(verdict), wide(netns));
+    let widest = |cell: &dyn Fn(&Row) -> usize| wide(app.rows().map(cell).max().unwrap_or(0));
+    let now = Widest {
+        advice: widest(&|r| r.advice().chars().count()),
+        verdict: widest(&|r| verdict_cell(&r.current).chars().count()),
+        netns: widest(&|r| {
+            r.flow
+                .netns_name
+                .as_deref()
+                .map_or(0, |n| n.chars().count())
+        }),
+    };
+    // The widest of the last few frames: columns do not jump between
+    // refreshes as cells come and go.
+    let held = app.widths.hold(now);
+    let rows: Vec<&Row> = app.rows().collect();
+    let cols = fit_columns(area.width, held.advice, held.verdict, held.netns);
     let sort = app.sort().key;
     // The table's header names the section of its first row; the
     // downloads' titles head their section where it starts lower down.

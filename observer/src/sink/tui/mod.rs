@@ -30,6 +30,7 @@ pub mod row;
 pub mod select;
 pub mod sort;
 pub mod state;
+pub mod steady;
 pub mod summary;
 pub mod theme;
 

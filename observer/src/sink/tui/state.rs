@@ -195,6 +195,9 @@ pub struct App {
     pub offset: usize,
     /// Table rows on screen, for page up/down; kept by `draw`.
     pub page: usize,
+    /// The widest cells of the last frames, so columns hold still; kept
+    /// by `draw`.
+    pub widths: super::steady::Steady,
     /// The line shown above the table (`--caption-file`'s first line).
     pub caption: Option<String>,
 }
@@ -231,6 +234,7 @@ impl App {
             offset: 0,
             caption: None,
             page: 10,
+            widths: super::steady::Steady::default(),
         }
         .warned()
     }

@@ -77,13 +77,13 @@ pub struct Summary {
 
 impl Summary {
     /// Writes a line saying what this is, then the host view's summary of
-    /// the flows by peer, in at most `lines` lines (at least the first
-    /// two): groups with the most bytes first, those that do not fit
-    /// named by count.
+    /// the flows by peer, in at most `lines` lines of `width` columns (at
+    /// least the first two), wrapped between words: groups with the most
+    /// bytes first, those that do not fit named by count.
     ///
     /// # Errors
     /// Write failures.
-    pub fn write(&self, out: &mut impl Write, lines: usize) -> std::io::Result<()> {
+    pub fn write(&self, out: &mut impl Write, lines: usize, width: usize) -> std::io::Result<()> {
         let pairs: Vec<_> = self.rows.iter().map(|r| (&r.flow, &r.current)).collect();
         let (pairs, idle) = groups::moving(&pairs);
         let mut found = groups::group_named(&pairs, GroupBy::Peer, &self.config);
@@ -103,32 +103,86 @@ impl Summary {
                 self.left_out
             ));
         }
-        writeln!(out, "{head}:")?;
-        write!(out, "{}", one_screen(&text, lines.saturating_sub(1).max(1)))
+        for line in wrap(&format!("{head}:"), width) {
+            writeln!(out, "{line}")?;
+        }
+        write!(
+            out,
+            "{}",
+            one_screen(&text, lines.saturating_sub(1).max(1), width)
+        )
     }
 }
 
-/// `text` cut to at most `lines` lines, never within a group: a group's
-/// what-would-help lines (`  - ...`) stay with it; the groups cut are
-/// named by count on the last line.
-pub fn one_screen(text: &str, lines: usize) -> String {
-    let all: Vec<&str> = text.lines().collect();
-    if all.len() <= lines {
-        return text.to_string();
+/// `text` wrapped to `width` ([`wrap`]) and cut to at most `lines` lines,
+/// never within a group: a group's what-would-help lines (`  - ...`)
+/// stay with it; the groups cut are named by count on the last line.
+pub fn one_screen(text: &str, lines: usize, width: usize) -> String {
+    let all: Vec<(&str, Vec<String>)> = text.lines().map(|l| (l, wrap(l, width))).collect();
+    let height = |ls: &[(&str, Vec<String>)]| ls.iter().map(|(_, w)| w.len()).sum::<usize>();
+    let emit = |ls: &[(&str, Vec<String>)]| -> String {
+        ls.iter()
+            .flat_map(|(_, w)| w)
+            .map(|l| format!("{l}\n"))
+            .collect()
+    };
+    if height(&all) <= lines {
+        return emit(&all);
     }
+    let rest = |cut: usize| {
+        format!(
+            "... and {cut} more group{} (observer flows --summary lists every one)",
+            if cut == 1 { "" } else { "s" }
+        )
+    };
     // Room for the line that names the rest.
-    let mut keep = lines.saturating_sub(1).max(1);
-    while keep > 1 && all.get(keep).is_some_and(|l| l.starts_with("  - ")) {
+    let room = lines
+        .saturating_sub(wrap(&rest(all.len()), width).len())
+        .max(1);
+    let mut keep = 1;
+    while keep < all.len() && height(&all[..=keep]) <= room {
+        keep += 1;
+    }
+    while keep > 1 && all.get(keep).is_some_and(|(l, _)| l.starts_with("  - ")) {
         keep -= 1;
     }
     let cut = all[keep..]
         .iter()
-        .filter(|l| !l.starts_with("  - "))
+        .filter(|(l, _)| !l.starts_with("  - "))
         .count();
-    let mut out: String = all[..keep].iter().map(|l| format!("{l}\n")).collect();
-    out.push_str(&format!(
-        "... and {cut} more group{} (observer flows --summary lists every one)\n",
-        if cut == 1 { "" } else { "s" }
-    ));
+    let mut out = emit(&all[..keep]);
+    for line in wrap(&rest(cut), width) {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
+
+/// `line` in lines of at most `width` characters, broken between words,
+/// never within one (a word wider than `width` has a line of its own);
+/// the lines after the first are indented two more than it, so that a
+/// group's `  - ` advice reads as one item. `width` 0: not wrapped.
+pub fn wrap(line: &str, width: usize) -> Vec<String> {
+    if width == 0 || line.chars().count() <= width {
+        return vec![line.to_string()];
+    }
+    let indent = line.len() - line.trim_start_matches(' ').len();
+    let more = " ".repeat(indent + 2);
+    let mut out: Vec<String> = Vec::new();
+    let mut current = line[..indent].to_string();
+    let mut empty = true;
+    for word in line[indent..].split(' ').filter(|w| !w.is_empty()) {
+        let n = current.chars().count();
+        if !empty && n + 1 + word.chars().count() > width {
+            out.push(std::mem::replace(&mut current, more.clone()));
+            empty = true;
+        }
+        if !empty {
+            current.push(' ');
+        }
+        current.push_str(word);
+        empty = false;
+    }
+    out.push(current);
     out
 }

@@ -23,7 +23,7 @@ fn seen() -> (Seen, LiveFlows) {
 
 fn written(s: &crate::sink::tui::summary::Summary, lines: usize) -> String {
     let mut out = Vec::new();
-    s.write(&mut out, lines).unwrap();
+    s.write(&mut out, lines, 0).unwrap();
     String::from_utf8(out).unwrap()
 }
 
@@ -93,20 +93,57 @@ fn one_screen_cuts_between_groups_and_counts_the_rest() {
                 peer b upload (netns 1): two\n  - b1\n\
                 peer c upload (netns 1): three\n\
                 peer d upload (netns 1): four\n";
-    assert_eq!(one_screen(text, 8), text);
+    assert_eq!(one_screen(text, 8, 0), text);
     assert_eq!(
-        one_screen(text, 6),
+        one_screen(text, 6, 0),
         "host: 9 flows in 4 groups by peer: 1 per_flow, 3 shared, 0 mixed, 0 unknown\n\
          peer a upload (netns 1): one\n  - a1\n  - a2\n\
          ... and 3 more groups (observer flows --summary lists every one)\n"
     );
     // Never within a group: b's advice goes with it.
     assert_eq!(
-        one_screen(text, 7),
+        one_screen(text, 7, 0),
         "host: 9 flows in 4 groups by peer: 1 per_flow, 3 shared, 0 mixed, 0 unknown\n\
          peer a upload (netns 1): one\n  - a1\n  - a2\n\
          peer b upload (netns 1): two\n  - b1\n\
          ... and 2 more groups (observer flows --summary lists every one)\n"
     );
-    assert!(one_screen(text, 1).starts_with("host: 9 flows"));
+    assert!(one_screen(text, 1, 0).starts_with("host: 9 flows"));
+}
+
+#[test]
+fn the_summary_wraps_between_words() {
+    use crate::sink::tui::summary::wrap;
+    let line = "  - a faster reader would help, a bigger window would not: rcv_wnd 130.0KB";
+    let lines = wrap(line, 30);
+    assert_eq!(
+        lines,
+        [
+            "  - a faster reader would",
+            "    help, a bigger window",
+            "    would not: rcv_wnd 130.0KB",
+        ]
+    );
+    // Never a word cut: the words read as written.
+    let words: Vec<&str> = lines.iter().flat_map(|l| l.split_whitespace()).collect();
+    assert_eq!(words, line.split_whitespace().collect::<Vec<_>>());
+    assert_eq!(wrap("short", 30), ["short"]);
+    assert_eq!(
+        wrap("averyveryverylongword next", 8),
+        ["averyveryverylongword", "  next"]
+    );
+    // Cut to a screen by the lines the wrapped text takes, not by the
+    // text's own lines.
+    let text = "host: 2 flows in 2 groups by peer: 1 per_flow, 1 shared, 0 mixed, 0 unknown\n\
+                peer a upload (netns 1): one\n\
+                peer b upload (netns 1): two\n\
+                peer c upload (netns 1): three\n\
+                peer d upload (netns 1): four\n";
+    let cut = one_screen(text, 5, 40);
+    assert!(cut.lines().all(|l| l.chars().count() <= 40), "{cut}");
+    assert_eq!(cut.lines().count(), 5, "{cut}");
+    assert!(
+        cut.ends_with("peer a upload (netns 1): one\n... and 3 more groups (observer flows\n  --summary lists every one)\n"),
+        "{cut}"
+    );
 }
