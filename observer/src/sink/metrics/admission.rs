@@ -25,11 +25,13 @@
 //! served (authenticated), answered 429 and closed, or closed. A waiting
 //! connection holds its slot only until a newer one needs it: a client
 //! with [`WAITING_PER_CLIENT`] waiting gives up its oldest to its newest,
-//! and a full reserve gives up the oldest waiting one of any client. So
-//! idle connections cannot hold the reserve against a scraper: to keep
-//! one out, an abuser must open connections faster than the scraper sends
-//! its request (a few round trips), and one address flooding the reserve
-//! displaces only its own once it has [`WAITING_PER_CLIENT`] waiting.
+//! and a full reserve gives up the oldest waiting one of the client with
+//! the most waiting. So idle connections cannot hold the reserve against
+//! a scraper: to keep one out from behind its address, an abuser must
+//! open connections faster than the scraper sends its request (a few
+//! round trips); a flood from other addresses displaces its own
+//! connections first, and reaches a scraper's one waiting connection only
+//! from as many addresses as there are reserve slots.
 //! Without any way to authenticate (no `--web-config` users or verified
 //! client certificates) there is no reserve: a connection past a cap is
 //! closed at once.
@@ -233,6 +235,31 @@ impl Slots {
         }
     }
 
+    /// Which waiting connection gives its slot to a newcomer from
+    /// `client`, which has `mine` waiting, when the reserve is full: the
+    /// oldest of the client with the most waiting (the oldest connection
+    /// among clients with as many), unless the newcomer's own client,
+    /// counted with it, would have more than any: then its own oldest. So
+    /// a flood from a few addresses displaces its own connections, and a
+    /// scraper's one waiting connection gives way only to a flood from
+    /// as many addresses as there are reserve slots. None when none waits
+    /// (every reserve slot authenticated).
+    fn victim(&self, client: Client, mine: usize) -> Option<u64> {
+        let count = |c: &Client| self.clients.get(c).map_or(0, |o| o.waiting);
+        let (&id, most) = self
+            .waiting
+            .iter()
+            .max_by_key(|(id, w)| (count(&w.client), std::cmp::Reverse(**id)))?;
+        // With the newcomer, its client would have mine + 1.
+        if mine < count(&most.client) {
+            return Some(id);
+        }
+        self.waiting
+            .iter()
+            .find(|(_, w)| w.client == client)
+            .map(|(id, _)| *id)
+    }
+
     /// Takes the reserve slot of waiting connection `id` back and tells
     /// its task to close it.
     fn displace(&mut self, id: u64, refusals: &Refusals) {
@@ -321,8 +348,8 @@ impl Gate {
                 slots.displace(oldest, refusals);
             }
         } else if slots.reserved >= RESERVED_SLOTS {
-            match slots.waiting.keys().next().copied() {
-                Some(oldest) => slots.displace(oldest, refusals),
+            match slots.victim(client, waiting) {
+                Some(victim) => slots.displace(victim, refusals),
                 None => {
                     // Every reserve slot is held by a connection that
                     // authenticated.

@@ -177,3 +177,41 @@ fn a_full_reserve_displaces_the_oldest_waiting_or_refuses_when_all_authenticated
     assert_eq!((slots.shared, slots.reserved), (0, 0));
     assert!(slots.clients.is_empty() && slots.waiting.is_empty());
 }
+
+#[test]
+fn a_flood_from_fewer_addresses_than_the_reserve_never_displaces_a_lone_scraper() {
+    let g = Gate::new(1, true, refusals());
+    // Every shared slot taken.
+    let _full: Vec<Ticket> = (0..SHARED_SLOTS)
+        .map(|i| ticket(g.admit(ip(&format!("10.1.{}.{}", i / 250, i % 250)))))
+        .collect();
+    // A scraper waits, then eight addresses flood the reserve, 1,000
+    // connections round-robin, the newest of each kept open.
+    let scraper = ticket(g.admit(ip("10.0.0.30")));
+    assert_eq!(scraper.past(), Some(Reason::TotalCap));
+    let mut flood = std::collections::VecDeque::new();
+    for k in 0..1000 {
+        flood.push_back(ticket(g.admit(ip(&format!("10.0.0.{}", 2 + k % 8)))));
+        if flood.len() > 64 {
+            flood.pop_front();
+        }
+        assert!(scraper.waiting(), "displaced at the {k}th");
+    }
+    // Fifteen flood connections wait beside it, two or so per address.
+    let slots = g.shared.lock();
+    assert_eq!(slots.reserved, RESERVED_SLOTS);
+    assert!(slots.clients.values().all(|o| o.waiting <= 2));
+    drop(slots);
+    assert!(scraper.authenticated());
+    // From sixteen addresses, each holding one, the oldest gives way:
+    // the scraper's only then.
+    let g = Gate::new(1, true, refusals());
+    let _full: Vec<Ticket> = (0..SHARED_SLOTS)
+        .map(|i| ticket(g.admit(ip(&format!("10.1.{}.{}", i / 250, i % 250)))))
+        .collect();
+    let scraper = ticket(g.admit(ip("10.0.0.30")));
+    let _flood: Vec<Ticket> = (0..RESERVED_SLOTS)
+        .map(|k| ticket(g.admit(ip(&format!("10.0.0.{}", 40 + k)))))
+        .collect();
+    assert!(!scraper.waiting());
+}
