@@ -130,7 +130,17 @@ fn cases() -> Vec<(&'static str, F, &'static str)> {
         (
             "window enough",
             host_window(4_000_000, own(7, false, 35e6)),
-            "not the window",
+            "faster reader",
+        ),
+        (
+            "peer window enough",
+            F {
+                window: peer_window(7, 4_000_000, 4_000_000)
+                    .window
+                    .map(|(_, b)| (4_000_000, b)),
+                ..peer_window(7, 4_000_000, 4_000_000)
+            },
+            "peer's reader",
         ),
         (
             "peer window",
@@ -274,6 +284,10 @@ fn every_verdict_has_advice_that_agrees_with_its_json_what_if() {
             assert!(!helps, "{name}: {w}");
             let summary = w["summary"].as_str().unwrap();
             let said = match want {
+                // A window that carries the target names what frees it.
+                "peer's reader" if name.ends_with("enough") => {
+                    "a larger window would not raise the rate"
+                }
                 "peer's reader" => "a larger window would not help: the peer's reader",
                 "more capacity" => "the path has shown no more than",
                 _ => "a larger window would not raise the rate",

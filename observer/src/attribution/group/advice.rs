@@ -1,6 +1,6 @@
 //! What would help one flow, in a few words: the ADVICE column of
 //! `observer flows` and `observer top`, and the detail pane's `advice`
-//! line. The one-flow form of a group's what-if ([`super::knobs`]): built
+//! line. The one-flow form of a group's what-if ([`super::what_ifs`]): built
 //! from the limit its verdict names (the knob [`class`] gives it) and its
 //! window arithmetic ([`WhatIf`]: the same figures as the JSON
 //! `what_if`), never computed again.
@@ -87,6 +87,17 @@ fn window(knob: Knob, w: &WhatIf, flow: &Flow) -> String {
         Answer::ScalingOff => format!("{buys}: tcp_window_scaling"),
         Answer::PeerReader => "peer's reader".to_string(),
         Answer::NoHeadroom => "more capacity".to_string(),
-        Answer::Enough => "not the window".to_string(),
+        // The window's own clock says it blocked the flow, yet its mean
+        // size carries the target at the mean round trip: it was full only
+        // while smaller than its mean or while the round trip was longer,
+        // both the doing of whoever frees it (a reader that lets unread
+        // data shrink it, an ACK clock that stalls with its CPU), not its
+        // size. A send buffer likewise fills behind a window or a path
+        // that slowed, not for want of bytes.
+        Answer::Enough => match knob {
+            Knob::PeerWindow => "peer's reader".to_string(),
+            Knob::HostWindow => "faster reader".to_string(),
+            _ => "not the buffer size".to_string(),
+        },
     }
 }
