@@ -82,6 +82,25 @@ pub enum PinError {
         /// This build's.
         ours: u32,
     },
+    /// A set's layout map is not one observer pinned: another type or
+    /// size, not a BPF map, or a link to nothing
+    /// ([`crate::kernel::load::layout`]).
+    #[error(
+        "--pin: {} is {what}, not the flow layout map observer pins (an array of one 4-byte \
+         value), so the flows in {} cannot be read safely: remove them with `rm -r {}` (the \
+         flows they hold are lost), or start without --pin",
+        path.display(),
+        set.display(),
+        set.display()
+    )]
+    BadLayout {
+        /// The layout map's path.
+        path: PathBuf,
+        /// The set's directory.
+        set: PathBuf,
+        /// What it is instead.
+        what: String,
+    },
     /// A filesystem or bpf(2) call failed.
     #[error("--pin {path}: {what}: {error}")]
     Io {
