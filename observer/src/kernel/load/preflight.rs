@@ -57,6 +57,14 @@ pub enum PreflightError {
          upgrade the kernel"
     )]
     NoHelper(String),
+    /// A release that does not read as a version, whose BTF lacks
+    /// [`KEY_HELPER`].
+    #[error(
+        "the kernel release '{0}' does not read as a version, and this kernel has no \
+         {KEY_HELPER} (a socket's cookie in tracing programs, which observer keys every flow on; \
+         Linux 5.12): observer needs Linux 5.12 or later; upgrade the kernel"
+    )]
+    UnreadableRelease(String),
 }
 
 /// Effective capability bits from `/proc/self/status` (`CapEff:` line).
@@ -133,7 +141,11 @@ fn judge(
         });
     }
     if old && helper() == Some(false) {
-        return Err(PreflightError::NoHelper(release.to_string()));
+        return Err(if known_old {
+            PreflightError::NoHelper(release.to_string())
+        } else {
+            PreflightError::UnreadableRelease(release.to_string())
+        });
     }
     Ok(())
 }
@@ -202,10 +214,13 @@ mod tests {
             judged(r, true, Some(false)),
             Err(PreflightError::NoHelper(r.into()))
         );
-        assert_eq!(
-            judged("garbage", true, Some(false)),
-            Err(PreflightError::NoHelper("garbage".into()))
-        );
+        // A release that does not read as a version is not called old.
+        for r in ["garbage", "99999999999.1"] {
+            assert_eq!(
+                judged(r, true, Some(false)),
+                Err(PreflightError::UnreadableRelease(r.into()))
+            );
+        }
         // Backported (a vendor kernel), or BTF the load will report on.
         assert_eq!(judged("5.10.0", true, Some(true)), Ok(()));
         assert_eq!(judged("5.11.22", true, None), Ok(()));
@@ -242,6 +257,13 @@ mod tests {
             "kernel 5.10.0-32-cloud-amd64 is too old: it has no bpf_get_socket_ptr_cookie (a \
              socket's cookie in tracing programs, which observer keys every flow on; Linux \
              5.12); observer needs Linux 5.12 or later; upgrade the kernel"
+        );
+        assert_eq!(
+            PreflightError::UnreadableRelease("99999999999.1".into()).to_string(),
+            "the kernel release '99999999999.1' does not read as a version, and this kernel has \
+             no bpf_get_socket_ptr_cookie (a socket's cookie in tracing programs, which observer \
+             keys every flow on; Linux 5.12): observer needs Linux 5.12 or later; upgrade the \
+             kernel"
         );
     }
 
