@@ -26,12 +26,13 @@
 //! connection holds its slot only until a newer one needs it: a client
 //! with [`WAITING_PER_CLIENT`] waiting gives up its oldest to its newest,
 //! and a full reserve gives up the oldest waiting one of the client with
-//! the most waiting. So idle connections cannot hold the reserve against
-//! a scraper: to keep one out from behind its address, an abuser must
-//! open connections faster than the scraper sends its request (a few
-//! round trips); a flood from other addresses displaces its own
-//! connections first, and reaches a scraper's one waiting connection only
-//! from as many addresses as there are reserve slots.
+//! the most load (waiting, plus displaced in the last 10 to 20 s). So idle connections
+//! cannot hold the reserve against a scraper: to keep one out from behind
+//! its address, an abuser must open connections faster than the scraper
+//! sends its request (a few round trips); a flood from other addresses
+//! displaces its own connections first, and reaches a scraper's one
+//! waiting connection only from as many fresh addresses as there are
+//! reserve slots.
 //! Without any way to authenticate (no `--web-config` users or verified
 //! client certificates) there is no reserve: a connection past a cap is
 //! closed at once.
@@ -43,7 +44,7 @@ use std::{
         Arc, Mutex, MutexGuard, PoisonError,
         atomic::{AtomicBool, Ordering},
     },
-    time::Duration,
+    time::{Duration, Instant},
 };
 
 use prometheus::IntCounter;
@@ -201,6 +202,50 @@ struct Open {
     waiting: usize,
 }
 
+/// How long a displaced connection counts against its client: between
+/// one and two of these.
+const HISTORY_PERIOD: Duration = Duration::from_secs(10);
+
+/// Most clients whose displaced connections one period counts; one past
+/// them counts as none displaced (a bound on memory, against a flood from
+/// many IPv6 /64s).
+const HISTORY_CLIENTS: usize = 4096;
+
+/// Each client's waiting connections displaced lately: in this period and
+/// the one before, so a client that stops flooding is forgotten within
+/// two periods, even while it keeps other connections open.
+#[derive(Default)]
+struct History {
+    now: HashMap<Client, usize>,
+    before: HashMap<Client, usize>,
+    /// When this period began.
+    since: Option<Instant>,
+}
+
+impl History {
+    /// Counts a displaced connection of `client` at `at`.
+    fn displaced(&mut self, client: Client, at: Instant) {
+        let elapsed = self.since.map(|t| at.saturating_duration_since(t));
+        if elapsed.is_none_or(|e| e >= HISTORY_PERIOD) {
+            self.before = std::mem::take(&mut self.now);
+            if elapsed.is_none_or(|e| e >= 2 * HISTORY_PERIOD) {
+                self.before.clear();
+            }
+            self.since = Some(at);
+        }
+        if self.now.len() < HISTORY_CLIENTS || self.now.contains_key(&client) {
+            let n = self.now.entry(client).or_default();
+            *n = n.saturating_add(1);
+        }
+    }
+
+    /// How many of `client`'s were displaced lately.
+    fn of(&self, client: &Client) -> usize {
+        let n = |m: &HashMap<Client, usize>| m.get(client).copied().unwrap_or(0);
+        n(&self.now).saturating_add(n(&self.before))
+    }
+}
+
 /// A connection waiting in the reserve.
 struct Waiter {
     client: Client,
@@ -219,6 +264,8 @@ struct Slots {
     clients: HashMap<Client, Open>,
     /// The waiting connections by ticket id, oldest first.
     waiting: BTreeMap<u64, Waiter>,
+    /// Whose waiting connections were displaced lately.
+    history: History,
     /// The next ticket's id.
     next_id: u64,
 }
@@ -236,28 +283,29 @@ impl Slots {
     }
 
     /// Which waiting connection gives its slot to a newcomer from
-    /// `client`, which has `mine` waiting, when the reserve is full: the
-    /// oldest of the client with the most waiting (the oldest connection
-    /// among clients with as many), unless the newcomer's own client,
-    /// counted with it, would have more than any: then its own oldest. So
-    /// a flood from a few addresses displaces its own connections, and a
-    /// scraper's one waiting connection gives way only to a flood from
-    /// as many addresses as there are reserve slots. None when none waits
-    /// (every reserve slot authenticated).
-    fn victim(&self, client: Client, mine: usize) -> Option<u64> {
-        let count = |c: &Client| self.clients.get(c).map_or(0, |o| o.waiting);
+    /// `client` when the reserve is full: the oldest of the client with
+    /// the most load (waiting, plus displaced lately: [`History`]; the
+    /// oldest connection among clients with as much), unless the
+    /// newcomer's own client, counted with it, would have more than any:
+    /// then its own oldest where it has one waiting. So a flood displaces
+    /// its own connections, and a scraper's one waiting connection gives
+    /// way only to as many fresh flooding addresses as there are reserve
+    /// slots. None when none waits (every reserve slot authenticated).
+    fn victim(&self, client: Client) -> Option<u64> {
+        let load = |c: &Client| {
+            let waiting = self.clients.get(c).map_or(0, |o| o.waiting);
+            waiting.saturating_add(self.history.of(c))
+        };
         let (&id, most) = self
             .waiting
             .iter()
-            .max_by_key(|(id, w)| (count(&w.client), std::cmp::Reverse(**id)))?;
-        // With the newcomer, its client would have mine + 1.
-        if mine < count(&most.client) {
+            .max_by_key(|(id, w)| (load(&w.client), std::cmp::Reverse(**id)))?;
+        // With the newcomer, its client would have one more.
+        if load(&client) < load(&most.client) {
             return Some(id);
         }
-        self.waiting
-            .iter()
-            .find(|(_, w)| w.client == client)
-            .map(|(id, _)| *id)
+        let own = self.waiting.iter().find(|(_, w)| w.client == client);
+        Some(own.map_or(id, |(own, _)| *own))
     }
 
     /// Takes the reserve slot of waiting connection `id` back and tells
@@ -270,6 +318,7 @@ impl Slots {
         if let Some(o) = self.clients.get_mut(&w.client) {
             o.waiting -= 1;
         }
+        self.history.displaced(w.client, Instant::now());
         self.tidy(w.client);
         w.displaced.notify_one();
         refusals.count(Reason::Displaced);
@@ -348,7 +397,7 @@ impl Gate {
                 slots.displace(oldest, refusals);
             }
         } else if slots.reserved >= RESERVED_SLOTS {
-            match slots.victim(client, waiting) {
+            match slots.victim(client) {
                 Some(victim) => slots.displace(victim, refusals),
                 None => {
                     // Every reserve slot is held by a connection that
