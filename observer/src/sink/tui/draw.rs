@@ -102,26 +102,18 @@ fn draw_header(frame: &mut Frame, app: &App, area: Rect) {
     if l2.len() == 1 {
         l2.push(Span::raw("-"));
     }
-    let mut l3 = vec![
-        theme::label("ringbuf drops "),
-        Span::styled(t.ringbuf_drops.to_string(), theme::count(t.ringbuf_drops)),
-        theme::label("  lru evictions "),
-        Span::styled(t.lru_evictions.to_string(), theme::count(t.lru_evictions)),
-    ];
-    for (name, n) in [("read errors", t.read_errors), ("map errors", t.map_errors)] {
-        if n > 0 {
-            l3.push(theme::label(name));
-            l3.push(Span::styled(format!(" {n}"), theme::count(n)));
-        }
-    }
+    // What the user set first (sort, filter, pause) and the closed list,
+    // so that 80 columns keep them; the kernel's loss counters after.
     let Sorting { key, reversed } = app.sort();
     let arrow = if key.descending() != reversed {
         "▼"
     } else {
         "▲"
     };
-    l3.push(theme::label("  sort "));
-    l3.push(Span::raw(format!("{} {arrow}", key.name())));
+    let mut l3 = vec![
+        theme::label("sort "),
+        Span::raw(format!("{} {arrow}", key.name())),
+    ];
     if !app.filter().is_empty() {
         l3.push(theme::label("  filter "));
         l3.push(Span::raw(app.filter().to_string()));
@@ -132,15 +124,34 @@ fn draw_header(frame: &mut Frame, app: &App, area: Rect) {
             l3.push(Span::styled(format!("  warning: {w}"), theme::error()));
         }
     }
+    if app.paused() {
+        l3.push(Span::raw("  "));
+        l3.push(Span::styled("PAUSED", theme::paused()));
+    }
     // The recently closed flows, once there are any: `c` lists them.
     let closed = app.closed().len();
     if closed > 0 {
         l3.push(theme::label("  recently closed "));
         l3.push(Span::raw(format!("{closed} kept (c)")));
     }
-    if app.paused() {
-        l3.push(Span::raw("  "));
-        l3.push(Span::styled("PAUSED", theme::paused()));
+    l3.push(theme::label("  ringbuf drops "));
+    l3.push(Span::styled(
+        t.ringbuf_drops.to_string(),
+        theme::count(t.ringbuf_drops),
+    ));
+    l3.push(theme::label("  lru evictions "));
+    l3.push(Span::styled(
+        t.lru_evictions.to_string(),
+        theme::count(t.lru_evictions),
+    ));
+    for (name, n) in [
+        ("  read errors", t.read_errors),
+        ("  map errors", t.map_errors),
+    ] {
+        if n > 0 {
+            l3.push(theme::label(name));
+            l3.push(Span::styled(format!(" {n}"), theme::count(n)));
+        }
     }
     let text = Text::from(vec![l1, Line::from(l2), Line::from(l3)]);
     frame.render_widget(Paragraph::new(text), area);

@@ -114,7 +114,7 @@ fn c_lists_the_closes_newest_first_and_esc_goes_back() {
     key(&mut a, KeyCode::Char('c'));
     assert!(a.closed_view() && a.detail().is_none() && !a.peers());
     let l = lines(&render(&mut a, 160, 12));
-    assert!(l[2].ends_with("recently closed 2 kept (c)"), "{}", l[2]);
+    assert!(l[2].contains("  recently closed 2 kept (c)  "), "{}", l[2]);
     let titles = &l[3];
     for t in [
         "AGO", "PROCESS", "LOCAL", "REMOTE", "LIFE", "RATE", "VERDICT", "ADVICE",

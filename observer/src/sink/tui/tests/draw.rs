@@ -11,7 +11,7 @@ fn table_at_80x24_keeps_the_essential_columns() {
     assert_lines(&b, &[
         "flows 3 open, 1 just closed   send 16.1 Mbit/s   recv 0 bit/s   every 1s",
         "verdicts receive_window 1  application 1  path 1",
-        "ringbuf drops 2  lru evictions 1  sort rate ▼",
+        "sort rate ▼  ringbuf drops 2  lru evictions 1",
         "PROCESS      REMOTE                     RATE VERDICT              ADVICE",
         "curl/777     [2001:db8::2]:443    10.0Mbit/s path                 more capacity",
         "iperf3/4242  10.0.0.2:5201         6.1Mbit/s receive_window       peer's window…",
@@ -44,7 +44,7 @@ fn table_at_160x30_gives_advice_its_room() {
     assert_lines(&b, &[
         "flows 3 open, 1 just closed   send 16.1 Mbit/s   recv 0 bit/s   every 1s",
         "verdicts receive_window 1  application 1  path 1",
-        "ringbuf drops 2  lru evictions 1  sort rate ▼",
+        "sort rate ▼  ringbuf drops 2  lru evictions 1",
         "PROCESS      LOCAL                 REMOTE                     RATE     SRTT SND_WND   RETR   RWND% CWND% VERDICT              ADVICE",
         "curl/777     [2001:db8::1]:51000   [2001:db8::2]:443    10.0Mbit/s   60.0ms  3.00MB     10      0%   80% path                 more capacity",
         "iperf3/4242  10.0.0.1:40001        10.0.0.2:5201         6.1Mbit/s  105.0ms  80.5KB      0     56%    0% receive_window       peer's window 161.0KB → 12.3Mbit/s",
@@ -85,7 +85,7 @@ fn detail_pane_at_80x24_shows_evidence_what_if_and_history() {
     assert_lines(&b, &[
         "flows 3 open, 1 just closed   send 16.1 Mbit/s   recv 0 bit/s   every 1s",
         "verdicts receive_window 1  application 1  path 1",
-        "ringbuf drops 2  lru evictions 1  sort rate ▼",
+        "sort rate ▼  ringbuf drops 2  lru evictions 1",
         "┌ iperf3/4242  10.0.0.1:40001 -> 10.0.0.2:5201 ────────────────────────────────┐",
         "│receive_window  confidence 0.80, sender side, over the last 1.0 s             │",
         "│advice   peer's window 161.0KB → 12.3Mbit/s                                   │",
@@ -188,7 +188,7 @@ fn header_shows_sort_filter_and_pause() {
     );
     assert_eq!(
         l[2],
-        "ringbuf drops 2  lru evictions 1  sort srtt ▲  filter iperf3 (words)  PAUSED"
+        "sort srtt ▲  filter iperf3 (words)  PAUSED  ringbuf drops 2  lru evictions 1"
     );
     assert_eq!(l.iter().filter(|l| l.starts_with("iperf3/4242")).count(), 2);
 }
@@ -256,7 +256,11 @@ fn the_prompt_says_how_the_text_reads_as_it_is_typed() {
     );
     key(&mut a, KeyCode::Enter);
     let l = lines(&render(&mut a, 100, 24));
-    assert!(l[2].ends_with("filter rate > 10M (expression)"), "{}", l[2]);
+    assert!(
+        l[2].starts_with("sort rate ▼  filter rate > 10M (expression)  "),
+        "{}",
+        l[2]
+    );
     // A mistake after Enter is shown in the error style.
     key(&mut a, KeyCode::Char('/'));
     typed(&mut a, "B/s");
@@ -481,4 +485,19 @@ fn spare_width_goes_to_netns_names_before_the_addresses() {
     );
     // No name: no column.
     assert_eq!(width(&fit_columns(200, 14, 20, 0), SortKey::Netns), None);
+}
+
+#[test]
+fn the_root_cgroup_names_no_workload() {
+    use crate::model::workload::{SharedWorkload, Workload};
+    use crate::sink::tui::{columns::cell_text, sort::SortKey};
+    let a = app();
+    let mut r = a.rows().next().unwrap().clone();
+    let of = |path: &str| SharedWorkload(Some(std::sync::Arc::new(Workload::from_path(path))));
+    r.flow.workload = of("/");
+    assert_eq!(cell_text(SortKey::Workload, &r, 20), "-");
+    r.flow.workload = SharedWorkload::default();
+    assert_eq!(cell_text(SortKey::Workload, &r, 20), "-");
+    r.flow.workload = of("/system.slice/nginx.service");
+    assert_eq!(cell_text(SortKey::Workload, &r, 20), "nginx.service");
 }
