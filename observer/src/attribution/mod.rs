@@ -93,6 +93,6 @@ pub fn attribute(from: Option<&Point>, to: &Point, cfg: &Config) -> Attribution 
 #[cfg(test)]
 mod interval_tests;
 #[cfg(test)]
-mod rule_tests;
+mod rule_docs_tests;
 #[cfg(test)]
 mod whatif_tests;

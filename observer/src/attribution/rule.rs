@@ -3,6 +3,18 @@
 //! shape and returns a [`Finding`], or passes; the first finding decides.
 //! The order is the table's, read top to bottom (docs/attribution.md lists
 //! the rules in the same order, and a test holds the two together).
+//!
+//! A new rule touches: its side's table (`sender/rules.rs` or
+//! `receiver/rules.rs`; the last rule always finds, so a new one goes
+//! before it) with its judge function and, if it finds, a `Reason` variant
+//! and its sentence in the side's `text.rs`; a test on its shape and just
+//! outside it in the side's `rules_tests.rs`; a numbered item in
+//! docs/attribution.md's list for the side, renumbering those after it
+//! (`rule_docs_tests` checks names, order and numbers); every threshold
+//! as a documented field of `Config`. Its confidence comes from the
+//! accuracy harness: rejudge both seeds and regenerate `measured.rs`
+//! (`cargo xtask accuracy --seed 1 --rejudge --calibrate
+//! observer/src/attribution/measured.rs`).
 
 use super::verdict::Verdict;
 

@@ -1,5 +1,6 @@
 //! The receiver's rules, in the order they are tried (docs/attribution.md,
-//! "Receiver side", lists them in this order).
+//! "## Receiver rules, in order", lists them in this order, and
+//! `attribution::rule_docs_tests` holds the two together).
 
 use super::context::ReceiverCtx;
 use crate::attribution::{

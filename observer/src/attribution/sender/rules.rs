@@ -1,5 +1,6 @@
 //! The sender's rules, in the order they are tried (docs/attribution.md,
-//! "Decision, sender side", lists them in this order).
+//! "## Sender rules, in order", lists them in this order, and
+//! `attribution::rule_docs_tests` holds the two together).
 
 use super::context::SenderCtx;
 use crate::attribution::{

@@ -1,6 +1,10 @@
 //! The rule tables against their documentation: docs/attribution.md's
 //! decision lists name each side's rules in the order its table tries
-//! them, each as a numbered item that opens with the rule's name.
+//! them, each as an item numbered from 1 that opens with the rule's name
+//! ("3. `reader`: ..."), under the exact headings below. (Each side's
+//! rules on their own are tested in `sender/rules_tests.rs` and
+//! `receiver/rules_tests.rs`; [`super::rule`] lists what a new rule
+//! touches.)
 
 use super::{
     group::judge::GROUP_RULES, receiver::rules::RECEIVER_RULES, sender::rules::SENDER_RULES,
@@ -15,14 +19,26 @@ fn documented(heading: &str) -> Vec<String> {
     let section = doc
         .split_once(&format!("\n{heading}\n"))
         .map(|(_, rest)| rest)
-        .unwrap_or_else(|| panic!("docs/attribution.md has no heading {heading:?}"));
+        .unwrap_or_else(|| {
+            panic!("docs/attribution.md has no heading {heading:?} (a line of exactly that text)")
+        });
     section
         .lines()
         .take_while(|l| !l.starts_with('#'))
         .filter_map(|l| {
             let (n, rest) = l.split_once(". `")?;
-            n.chars().all(|c| c.is_ascii_digit()).then_some(())?;
-            rest.split_once('`').map(|(name, _)| name.to_string())
+            let n: usize = n.parse().ok()?;
+            rest.split_once('`').map(|(name, _)| (n, name.to_string()))
+        })
+        .enumerate()
+        .map(|(i, (n, name))| {
+            assert_eq!(
+                n,
+                i + 1,
+                "docs/attribution.md, {heading}: `{name}` is numbered {n}, the {}th item",
+                i + 1
+            );
+            name
         })
         .collect()
 }
