@@ -3,7 +3,7 @@
 //! given at 0.9 is right nine times in ten over situations with a known
 //! limit, not at a number chosen by hand.
 //!
-//! The table ([`super::measured::MEASURED`]) is written by
+//! The table (`measured::MEASURED`) is written by
 //! `cargo xtask accuracy --seed 1 --rejudge --calibrate
 //! observer/src/attribution/measured.rs` from the seed's scored ends (clear
 //! and matched); `--seed 2 --rejudge` checks it on the check seed (the

@@ -97,7 +97,7 @@ pub fn pin_all(
         pin::obj_pin(poll.iter.as_fd(), &path)
             .map_err(|e| pin_failed(&path, "cannot pin the link", e))?;
         // Which flows the walk reaches: the next agent pauses and resumes
-        // it through this map ([`crate::kernel::read::walk`]).
+        // it through this map ([`crate::kernel::read::budgeted_walk`]).
         let path = set.join(MAP_POLL_SCOPE);
         ebpf.map(MAP_POLL_SCOPE)
             .ok_or_else(|| crate::kernel::load::attach::missing_map(MAP_POLL_SCOPE))?

@@ -35,7 +35,7 @@ pub struct ProbeConfig {
     pub poll_read: bool,
     /// The longest poll-time walk that keeps it running (`--poll-read
     /// auto`: 1% of the poll interval); a longer one pauses it
-    /// ([`crate::kernel::read::walk`]). `None`: walk at every poll.
+    /// ([`crate::kernel::read::budgeted_walk`]). `None`: walk at every poll.
     pub walk_budget: Option<std::time::Duration>,
     /// The pause threshold between arriving data segments (ns):
     /// `observer_common::rx_gap_ns(hz)` for the running kernel's HZ. The
