@@ -10,7 +10,7 @@
 //! - [`owners`]: the owner walk, which gives flows accepted by a
 //!   listener the process holding their socket;
 //! - [`poll_iter`]: the poll-time read, which re-samples the flows that
-//!   moved since the last poll; [`walk`]: its budget, which pauses it
+//!   moved since the last poll; [`budgeted_walk`]: its budget, which pauses it
 //!   where it costs more than its share of the interval.
 
 pub mod budgeted_walk;
