@@ -143,6 +143,7 @@ fn cache_key(user: &str, hash: &str, password: &str) -> [u8; 32] {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testkit::runtime::block_on;
 
     fn header(user: &str, password: &str) -> HeaderValue {
         let b64 = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
@@ -155,14 +156,6 @@ mod tests {
             ("other".to_string(), bcrypt::hash("x", 4).unwrap()),
         ]);
         BasicAuth::new(&users).unwrap()
-    }
-
-    fn block_on<F: std::future::Future>(f: F) -> F::Output {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap()
-            .block_on(f)
     }
 
     #[test]

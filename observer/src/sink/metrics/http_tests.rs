@@ -2,6 +2,7 @@
 //! addresses (all of 127/8 is loopback on Linux, so no root is needed)
 //! and short header timeouts: the gate's decisions as a client meets them.
 
+use crate::testkit::runtime::block_on;
 use std::{collections::BTreeMap, net::Ipv4Addr};
 
 use base64::Engine as _;
@@ -126,14 +127,6 @@ async fn until_refused(registry: &prometheus::Registry, reason: &str, n: u64) {
         assert!(tokio::time::Instant::now() < deadline, "{reason} never {n}");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-}
-
-fn block_on<F: std::future::Future>(f: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(f)
 }
 
 #[test]
