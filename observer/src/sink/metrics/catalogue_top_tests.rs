@@ -65,6 +65,18 @@ fn a_top_flow_info_series_carries_its_namespace_name() {
         let n = info.iter().filter(|l| l.contains(&with)).count();
         assert_eq!(n, 1, "{name:?}: {text}");
     }
+    // The second limit beside the verdict, as the flow's current judgement
+    // names it ("" where none).
+    for (k, l) in [1u64, 2].iter().zip(&info) {
+        let also = b
+            .get(*k)
+            .and_then(|t| t.current.also.as_ref())
+            .map_or("", |a| a.verdict.name());
+        assert!(
+            info.iter().any(|l| l.contains(&format!("also=\"{also}\""))),
+            "{k}: {l}"
+        );
+    }
 }
 
 /// Reference A's iperf3 sender number `cookie` at second `t_s`, to the

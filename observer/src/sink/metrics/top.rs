@@ -4,7 +4,9 @@
 //! `local`, `remote`): two containers may each have a flow between the
 //! same addresses and ports, so a join must be `on(instance, netns, local,
 //! remote)`. The info gauge also carries the namespace's `ip netns` name
-//! (`netns_name`, `""` where it has none), to read beside the inode.
+//! (`netns_name`, `""` where it has none), to read beside the inode, and
+//! the second limit named beside the verdict (`also`, `""` where none:
+//! docs/attribution.md, "Matched limits").
 
 use prometheus::{GaugeVec, IntGaugeVec};
 
@@ -37,8 +39,17 @@ impl TopFlows {
             )?,
             info: r.int_gauge_vec(
                 "observer_top_flow_info",
-                "Verdict, process and namespace name of the --top-flows fastest flows (value 1).",
-                &["netns", "local", "remote", "verdict", "comm", "netns_name"],
+                "Verdict, second limit, process and namespace name of the --top-flows fastest \
+                 flows (value 1).",
+                &[
+                    "netns",
+                    "local",
+                    "remote",
+                    "verdict",
+                    "also",
+                    "comm",
+                    "netns_name",
+                ],
             )?,
         })
     }
@@ -72,13 +83,15 @@ impl TopFlows {
             self.srtt
                 .with_label_values(&lr)
                 .set(f64::from(t.flow.srtt_us) / 1e6);
+            let also = t.current.also.as_ref().map_or("", |a| a.verdict.name());
             self.info
                 .with_label_values(&[
-                    &netns,
-                    &local,
-                    &remote,
+                    netns.as_str(),
+                    local.as_str(),
+                    remote.as_str(),
                     t.current.verdict.name(),
-                    &t.flow.comm,
+                    also,
+                    t.flow.comm.as_str(),
                     t.flow.netns_name.as_deref().unwrap_or(""),
                 ])
                 .set(1);
