@@ -186,6 +186,34 @@ pub fn parse_ringbuf_bytes(s: &str) -> Result<u32, String> {
     Ok(n)
 }
 
+/// Parses a size in bytes: a whole number, or one with a unit as the
+/// `bytesize` crate reads them (`100M`, `100MiB` and `1G` are powers of
+/// 1024; `100MB` is 10^8), at least 1 KiB (a record is about 2 KB).
+///
+/// # Errors
+/// A message saying what is wrong with `s`.
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    // bytesize reads a bare K, M or G as a decimal unit; a size on a
+    // command line means powers of 1024, as `ls -h` and `du` print them.
+    let binary = match t.strip_suffix(['k', 'K', 'm', 'M', 'g', 'G']) {
+        Some(n) if !n.is_empty() && n.chars().all(|c| c.is_ascii_digit() || c == '.') => {
+            format!("{n}{}iB", t[n.len()..].to_ascii_uppercase())
+        }
+        _ => t.to_string(),
+    };
+    let n = binary
+        .parse::<bytesize::ByteSize>()
+        .map_err(|_| format!("'{s}' is not a size: give bytes, e.g. 104857600 or 100M"))?
+        .as_u64();
+    if n < 1024 {
+        return Err(format!(
+            "'{s}' is under 1 KiB: a flow record alone is about 2 KB"
+        ));
+    }
+    Ok(n)
+}
+
 /// Parses a count of things to export or show: a whole number, 0 or
 /// more (`--top-flows 10`; 0 turns the thing off).
 ///
@@ -200,6 +228,26 @@ pub fn parse_count(s: &str) -> Result<usize, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sizes_take_units_in_powers_of_1024() {
+        assert_eq!(parse_bytes("104857600"), Ok(104_857_600));
+        assert_eq!(parse_bytes("100M"), Ok(100 << 20));
+        assert_eq!(parse_bytes("100MiB"), Ok(100 << 20));
+        assert_eq!(parse_bytes("1g"), Ok(1 << 30));
+        assert_eq!(parse_bytes("64k"), Ok(64 << 10));
+        assert_eq!(parse_bytes("100MB"), Ok(100_000_000));
+        for bad in ["", "ten", "-1", "M"] {
+            assert_eq!(
+                parse_bytes(bad),
+                Err(format!(
+                    "'{bad}' is not a size: give bytes, e.g. 104857600 or 100M"
+                )),
+                "{bad}"
+            );
+        }
+        assert!(parse_bytes("512").unwrap_err().contains("under 1 KiB"));
+    }
 
     #[test]
     fn counts_are_whole_numbers_from_zero() {

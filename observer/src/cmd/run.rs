@@ -7,12 +7,14 @@ use anyhow::Context as _;
 use observer::{
     args::{parse_prefixes, parse_ringbuf_bytes},
     kernel::load::probe_config::ProbeConfig,
-    sink::metrics::{
-        Catalogue, CatalogueConfig, admission, agent::ProgramRuns, health::Health, http,
-        labels::Aggregation, web::Web,
+    sink::{
+        flow_log::{FlowLog, Origin, Rotation},
+        metrics::{
+            Catalogue, CatalogueConfig, FlowLogCounters, admission, agent::ProgramRuns,
+            health::Health, http, labels::Aggregation, web::Web,
+        },
     },
-    track::live::LiveConfig,
-    track::poller::Poller,
+    track::{event::Event, live::LiveConfig, poller::Poller, snapshot::Report},
 };
 
 use super::{flows::parse_positive, session};
@@ -119,6 +121,20 @@ pub struct Args {
     /// request authenticates within 2 s, else answered 429 and closed.
     #[arg(long, value_name = "N", default_value_t = admission::DEFAULT_PER_CLIENT, value_parser = admission::parse_per_client, allow_hyphen_values = true)]
     max_conns_per_client: usize,
+    /// Append each flow's record to this file as it closes: the object
+    /// `flows --json` prints, with its whole-life verdict and the `host`
+    /// and `boot_id` that name it across a fleet; `-`
+    /// writes to standard output. --filter selects which flows.
+    #[arg(long, value_name = "PATH")]
+    records: Option<std::path::PathBuf>,
+    /// Rotate the --records file past this size (bytes; k, M and G
+    /// suffixes, powers of 1024).
+    #[arg(long, value_name = "BYTES", default_value = "100M", value_parser = observer::args::parse_bytes, requires = "records")]
+    records_max_bytes: u64,
+    /// Rotated --records files kept (PATH.1 the newest): the records take
+    /// at most --records-max-bytes x (this + 1) of disk.
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(0..=1000), requires = "records")]
+    records_keep: u32,
     #[command(flatten)]
     poll_read: super::poll_read::PollRead,
 }
@@ -151,6 +167,8 @@ async fn agent(args: &Args, web: std::sync::Arc<Web>) -> anyhow::Result<()> {
     let listener = http::bind(args.listen).await?;
     // The address bound (a port 0 becomes the one the kernel chose).
     let serving = listener.local_addr().unwrap_or(args.listen);
+    // And an unwritable --records path.
+    let flow_log = open_records(args)?;
     let s = session::start(args.poll_read.apply(
         ProbeConfig {
             max_flows: args.max_flows,
@@ -197,6 +215,9 @@ async fn agent(args: &Args, web: std::sync::Arc<Web>) -> anyhow::Result<()> {
         // A filter or aggregation labels count each idle flow's step.
         idle_per_flow: catalogue.idle_per_flow(),
         attribution,
+        // A record explains its flow's life verdict; the metrics need no
+        // words.
+        explain_closes: args.records.is_some(),
     };
     let mut poller = Poller::new(s.probes, s.clock, cfg, args.max_flows);
     if let Some(root) = &args.cgroup_root {
@@ -247,6 +268,11 @@ async fn agent(args: &Args, web: std::sync::Arc<Web>) -> anyhow::Result<()> {
             f.text()
         );
     }
+    let mut records = flow_log.map(|log| Records {
+        log,
+        counters: catalogue.flow_log(),
+        warned: None,
+    });
     let mut log = LogState::new(&poller, args.filter.clone());
     let unload = observer::kernel::load::env::program_to_unload();
     let mut polls = 0u64;
@@ -267,6 +293,9 @@ async fn agent(args: &Args, web: std::sync::Arc<Web>) -> anyhow::Result<()> {
             &stats,
             poller.max_flows,
         );
+        if let Some(r) = &mut records {
+            r.closed(&events, &catalogue);
+        }
         poller.drop_closed();
         polls += 1;
         if polls == 3
@@ -310,6 +339,77 @@ async fn agent(args: &Args, web: std::sync::Arc<Web>) -> anyhow::Result<()> {
         log::info!("stopping: detaching probes");
     }
     Ok(())
+}
+
+/// The flow log `--records` asks for, if any, opened before anything is
+/// loaded.
+///
+/// # Errors
+/// The file cannot be opened ([`super::Usage`]: exit status 2).
+fn open_records(args: &Args) -> anyhow::Result<Option<FlowLog>> {
+    let Some(path) = &args.records else {
+        return Ok(None);
+    };
+    let rotation = Rotation {
+        max_bytes: args.records_max_bytes,
+        keep: args.records_keep,
+    };
+    let log = FlowLog::open(path, rotation, Origin::of_this_host()).map_err(|e| {
+        super::Usage(format!(
+            "--records: cannot open {e}; give a writable file or - for standard output"
+        ))
+    })?;
+    if path == std::path::Path::new("-") {
+        log::info!("writing each closed flow's record to standard output");
+    } else {
+        log::info!(
+            "writing each closed flow's record to {} (rotated past {} bytes, {} kept)",
+            path.display(),
+            args.records_max_bytes,
+            args.records_keep
+        );
+    }
+    Ok(Some(log))
+}
+
+/// The flow log and its counters.
+struct Records {
+    log: FlowLog,
+    counters: FlowLogCounters,
+    /// When a dropped record was last said (at most one line per
+    /// [`WARN_EVERY`]).
+    warned: Option<std::time::Instant>,
+}
+
+impl Records {
+    /// Writes the record of each flow that closed in `events` and that
+    /// the agent's filter selects, counting each written or dropped.
+    fn closed(&mut self, events: &[Event], catalogue: &Catalogue) {
+        for e in events {
+            let Event::Closed { life, flow, .. } = e else {
+                continue;
+            };
+            if !catalogue.selects_closed(flow, life) {
+                continue;
+            }
+            let report = Report {
+                flow: (**flow).clone(),
+                attribution: (**life).clone(),
+            };
+            match self.log.write(&report) {
+                Ok(()) => self.counters.written(),
+                Err(err) => {
+                    self.counters.dropped(err.reason());
+                    if self.warned.is_none_or(|t| t.elapsed() >= WARN_EVERY) {
+                        log::warn!(
+                            "--records: a flow record was dropped ({err});                              observer_records_dropped_total counts them"
+                        );
+                        self.warned = Some(std::time::Instant::now());
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Closes read in one poll past which the heap is trimmed after it.

@@ -7,6 +7,7 @@
 
 pub mod columns;
 pub mod figures;
+pub mod flow_log;
 pub mod groups;
 pub mod metrics;
 pub mod records;

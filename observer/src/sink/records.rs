@@ -7,11 +7,21 @@ use crate::{attribution::group::advice::advice, track::snapshot::Report};
 
 /// One flow's JSON object: the report's keys, and the table's ADVICE.
 #[derive(serde::Serialize)]
-struct Line<'a> {
+pub(super) struct Line<'a> {
     #[serde(flatten)]
     report: &'a Report,
     /// What would help, in a few words: the ADVICE column.
     advice: String,
+}
+
+impl Line<'_> {
+    /// `report`'s object, with its advice.
+    pub(super) fn of(report: &Report) -> Line<'_> {
+        Line {
+            report,
+            advice: advice(&report.attribution, &report.flow),
+        }
+    }
 }
 
 /// Writes one JSON object per flow, one per line: the report's keys and
@@ -21,11 +31,7 @@ struct Line<'a> {
 /// Write or serialisation failures.
 pub fn write_json(out: &mut impl Write, flows: &[Report]) -> std::io::Result<()> {
     for f in flows {
-        let line = Line {
-            report: f,
-            advice: advice(&f.attribution, &f.flow),
-        };
-        serde_json::to_writer(&mut *out, &line)?;
+        serde_json::to_writer(&mut *out, &Line::of(f))?;
         out.write_all(b"\n")?;
     }
     Ok(())

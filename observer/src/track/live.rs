@@ -38,6 +38,10 @@ pub struct LiveConfig {
     /// sink that labels or filters flow by flow needs them); else one
     /// [`Event::Quiet`] per poll sums them.
     pub idle_per_flow: bool,
+    /// Whether a closing flow's life verdict is explained whatever
+    /// `attribution.explain` says (a sink that writes each close's record,
+    /// where the other verdicts need no words).
+    pub explain_closes: bool,
 }
 
 impl Default for LiveConfig {
@@ -48,6 +52,7 @@ impl Default for LiveConfig {
             history: 0,
             attribution: attribution::Config::default(),
             idle_per_flow: false,
+            explain_closes: false,
         }
     }
 }
@@ -289,7 +294,12 @@ impl LiveFlows {
                 sample: Arc::new(*s),
                 at_ns: now_ns,
             };
-            let mut t = TrackedFlow::new(&read, &self.clock, self.start_ns, &self.cfg.attribution);
+            // A flow first read at its close is judged once, for its record.
+            let cfg = attribution::Config {
+                explain: self.cfg.attribution.explain || (is_close && self.cfg.explain_closes),
+                ..self.cfg.attribution
+            };
+            let mut t = TrackedFlow::new(&read, &self.clock, self.start_ns, &cfg);
             t.polled = self.polls;
             events.push(Event::Started { cookie: s.cookie });
             if s.seen_from_start != 0 && s.first_seen_ns >= self.start_ns {
@@ -369,6 +379,7 @@ impl LiveFlows {
             clock: self.clock,
             attribution: self.cfg.attribution,
             history: self.cfg.history,
+            explain_closes: self.cfg.explain_closes,
         }
     }
 

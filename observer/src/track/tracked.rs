@@ -22,6 +22,8 @@ pub(super) struct TrackSettings {
     pub(super) clock: Clock,
     pub(super) attribution: attribution::Config,
     pub(super) history: usize,
+    /// [`super::live::LiveConfig::explain_closes`].
+    pub(super) explain_closes: bool,
 }
 
 /// The verdict window (ns) of a flow whose path's round trip is
@@ -185,18 +187,17 @@ impl TrackedFlow {
 
     /// Takes `read` as the latest sample and judges the flow again: the
     /// current verdict over the window (kept at a close); when the flow
-    /// `moved` (or closed), the life verdict, and the step since the
-    /// previous poll as an event with its rate (bits/s, the larger
-    /// direction). An unmoved flow's life verdict stays as of its last
+    /// `moved` (or closed), the life verdict (explained at a close where
+    /// `rules.explain_closes`), and the step since the previous poll as
+    /// an event with its rate (bits/s, the larger direction). An unmoved flow's life verdict stays as of its last
     /// movement: judged again, it would only add idle time at its end.
     fn judge(
         &mut self,
         read: &TimedSample,
-        is_close: bool,
-        moved: bool,
-        clock: &Clock,
-        cfg: &attribution::Config,
+        (is_close, moved): (bool, bool),
+        rules: &TrackSettings,
     ) -> Option<(Event, f64)> {
+        let (clock, cfg) = (&rules.clock, &rules.attribution);
         self.latest = Arc::clone(&read.sample);
         let to = Point::new(&read.sample, clock, read.at_ns);
         // A closing flow keeps the current verdict of its last open sample:
@@ -209,7 +210,11 @@ impl TrackedFlow {
         if moved || is_close {
             let life_from =
                 (!self.born_here).then(|| Point::new(&self.first.sample, clock, self.first.at_ns));
-            self.life = attribution::attribute(life_from.as_ref(), &to, cfg);
+            let life_cfg = attribution::Config {
+                explain: cfg.explain || (is_close && rules.explain_closes),
+                ..*cfg
+            };
+            self.life = attribution::attribute(life_from.as_ref(), &to, &life_cfg);
         }
         let step = moved.then(|| {
             let prev = Point::new(&self.prev.sample, clock, self.prev.at_ns);
@@ -261,9 +266,7 @@ impl TrackedFlow {
                 return;
             }
         }
-        if let Some((step, rate_bps)) =
-            self.judge(&read, is_close, moved, &rules.clock, &rules.attribution)
-        {
+        if let Some((step, rate_bps)) = self.judge(&read, (is_close, moved), rules) {
             events.push(step);
             history::push(
                 &mut self.history,

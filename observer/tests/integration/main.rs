@@ -25,6 +25,7 @@ mod poll;
 mod preconditions;
 mod reader;
 mod receiver;
+mod records;
 mod restart;
 mod select;
 mod sender;

@@ -66,6 +66,8 @@ pub struct Catalogue {
     agent: AgentMetrics,
     /// The counters of connections the endpoint refused.
     refusals: Refusals,
+    /// The counts of the flow records written and dropped.
+    flow_log: super::FlowLogCounters,
     filter: Option<Filter>,
     /// Flows seen starting whose owner was not known yet, with the
     /// `comm` or `cgroup` label on: counted in `flows_started_total` once
@@ -98,6 +100,7 @@ impl Catalogue {
         let peers = TopPeers::new(&r, cfg.top_peers, cfg.attribution)?;
         let agent = AgentMetrics::new(&r, cfg.programs_attached, cfg.filter.as_ref())?;
         let refusals = super::endpoint::refusals(&r)?;
+        let flow_log = super::FlowLogCounters::new(&r)?;
         // The agent process's CPU, memory, open files and start time
         // (`process_*`, read from /proc/self and the CPU clock at each
         // scrape), as every Prometheus client library exports them.
@@ -110,6 +113,7 @@ impl Catalogue {
             peers,
             agent,
             refusals,
+            flow_log,
             filter: cfg.filter,
             pending_start: HashSet::new(),
             owner_labels: cfg.aggregation.comm
@@ -267,6 +271,17 @@ impl Catalogue {
     /// ([`super::admission::Gate`]).
     pub fn refusals(&self) -> Refusals {
         self.refusals.clone()
+    }
+
+    /// The counters of the flow records `--records` writes.
+    pub fn flow_log(&self) -> super::FlowLogCounters {
+        self.flow_log.clone()
+    }
+
+    /// Whether the agent's filter selects `flow` judged `life` (every flow
+    /// without a filter): what `--records` writes.
+    pub fn selects_closed(&self, flow: &Flow, life: &Attribution) -> bool {
+        self.selects(flow, life)
     }
 
     /// Sets `observer_programs_attached` to the programs attached now

@@ -2,7 +2,8 @@
 //! concept: `flows`, `top`, `peers`, `agent`, `endpoint`), aggregation
 //! labels with a cap, and the HTTP endpoint, with optional TLS and basic
 //! auth (`web`), a cap on each client's connections (`admission`) and a
-//! bound on an answer the client does not read (`stall`).
+//! bound on an answer the client does not read (`stall`), and the counts
+//! of the flow records `--records` writes (`flow_log`).
 //!
 //! In: each poll's [`crate::track::event::Event`]s, the live flows, the
 //! kernel's self-counters and the poll's figures. Out: the registry that
@@ -13,6 +14,7 @@ pub mod agent;
 pub mod auth;
 pub mod catalogue;
 mod endpoint;
+mod flow_log;
 mod flows;
 pub mod health;
 pub mod http;
@@ -27,6 +29,7 @@ pub mod web;
 pub mod web_config;
 
 pub use catalogue::{Catalogue, CatalogueConfig};
+pub use flow_log::FlowLogCounters;
 
 /// The registry in the Prometheus text exposition format.
 ///
