@@ -155,7 +155,14 @@ impl PinDir {
     /// [`PinError::NotBpffs`], [`PinError::Busy`], or the failed call.
     pub fn open(path: &Path) -> Result<PinDir, PinError> {
         if !path.exists() {
-            let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+            // A bare name's parent is the current directory.
+            let parent = path.parent().map(|p| {
+                if p.as_os_str().is_empty() {
+                    Path::new(".")
+                } else {
+                    p
+                }
+            });
             if parent.is_some_and(|p| !p.exists()) {
                 return Err(PinError::Io {
                     path: path.to_path_buf(),
