@@ -5,6 +5,7 @@ pub mod flows;
 pub mod grouping;
 pub mod man;
 pub mod poll_read;
+mod records;
 pub mod run;
 pub mod session;
 pub mod top;

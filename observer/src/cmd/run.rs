@@ -8,16 +8,16 @@ use observer::{
     args::{parse_prefixes, parse_ringbuf_bytes},
     kernel::load::probe_config::ProbeConfig,
     sink::{
-        flow_log::{FlowLog, Origin, Rotation},
+        flow_log::Rotation,
         metrics::{
-            Catalogue, CatalogueConfig, FlowLogCounters, admission, agent::ProgramRuns,
-            health::Health, http, labels::Aggregation, web::Web,
+            Catalogue, CatalogueConfig, admission, agent::ProgramRuns, health::Health, http,
+            labels::Aggregation, web::Web,
         },
     },
-    track::{event::Event, live::LiveConfig, poller::Poller, snapshot::Report},
+    track::{live::LiveConfig, poller::Poller},
 };
 
-use super::{flows::parse_positive, session};
+use super::{flows::parse_positive, records, session};
 
 /// The default `--listen` address. The Prometheus default port allocations
 /// fill 9100-9999; 19190 is not listed there.
@@ -135,6 +135,11 @@ pub struct Args {
     /// at most --records-max-bytes x (this + 1) of disk.
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u32).range(0..=1000), requires = "records")]
     records_keep: u32,
+    /// Also write an `update` record of each open flow that moved data
+    /// since its last one, this often, once the flow is this old (its
+    /// life verdict so far); its `final` record follows at its close.
+    #[arg(long, value_name = "DURATION", value_parser = parse_positive, allow_hyphen_values = true, requires = "records")]
+    records_every: Option<Duration>,
     #[command(flatten)]
     poll_read: super::poll_read::PollRead,
 }
@@ -168,7 +173,13 @@ async fn agent(args: &Args, web: std::sync::Arc<Web>) -> anyhow::Result<()> {
     // The address bound (a port 0 becomes the one the kernel chose).
     let serving = listener.local_addr().unwrap_or(args.listen);
     // And an unwritable --records path.
-    let flow_log = open_records(args)?;
+    let flow_log = records::open(&records::Options {
+        path: args.records.as_deref(),
+        rotation: Rotation {
+            max_bytes: args.records_max_bytes,
+            keep: args.records_keep,
+        },
+    })?;
     let s = session::start(args.poll_read.apply(
         ProbeConfig {
             max_flows: args.max_flows,
@@ -268,11 +279,8 @@ async fn agent(args: &Args, web: std::sync::Arc<Web>) -> anyhow::Result<()> {
             f.text()
         );
     }
-    let mut records = flow_log.map(|log| Records {
-        log,
-        counters: catalogue.flow_log(),
-        warned: None,
-    });
+    let mut records =
+        flow_log.map(|log| records::Records::new(log, catalogue.flow_log(), args.records_every));
     let mut log = LogState::new(&poller, args.filter.clone());
     let unload = observer::kernel::load::env::program_to_unload();
     let mut polls = 0u64;
@@ -295,6 +303,7 @@ async fn agent(args: &Args, web: std::sync::Arc<Web>) -> anyhow::Result<()> {
         );
         if let Some(r) = &mut records {
             r.closed(&events, &catalogue);
+            r.updates(poller.live(), &catalogue);
         }
         poller.drop_closed();
         polls += 1;
@@ -339,77 +348,6 @@ async fn agent(args: &Args, web: std::sync::Arc<Web>) -> anyhow::Result<()> {
         log::info!("stopping: detaching probes");
     }
     Ok(())
-}
-
-/// The flow log `--records` asks for, if any, opened before anything is
-/// loaded.
-///
-/// # Errors
-/// The file cannot be opened ([`super::Usage`]: exit status 2).
-fn open_records(args: &Args) -> anyhow::Result<Option<FlowLog>> {
-    let Some(path) = &args.records else {
-        return Ok(None);
-    };
-    let rotation = Rotation {
-        max_bytes: args.records_max_bytes,
-        keep: args.records_keep,
-    };
-    let log = FlowLog::open(path, rotation, Origin::of_this_host()).map_err(|e| {
-        super::Usage(format!(
-            "--records: cannot open {e}; give a writable file or - for standard output"
-        ))
-    })?;
-    if path == std::path::Path::new("-") {
-        log::info!("writing each closed flow's record to standard output");
-    } else {
-        log::info!(
-            "writing each closed flow's record to {} (rotated past {} bytes, {} kept)",
-            path.display(),
-            args.records_max_bytes,
-            args.records_keep
-        );
-    }
-    Ok(Some(log))
-}
-
-/// The flow log and its counters.
-struct Records {
-    log: FlowLog,
-    counters: FlowLogCounters,
-    /// When a dropped record was last said (at most one line per
-    /// [`WARN_EVERY`]).
-    warned: Option<std::time::Instant>,
-}
-
-impl Records {
-    /// Writes the record of each flow that closed in `events` and that
-    /// the agent's filter selects, counting each written or dropped.
-    fn closed(&mut self, events: &[Event], catalogue: &Catalogue) {
-        for e in events {
-            let Event::Closed { life, flow, .. } = e else {
-                continue;
-            };
-            if !catalogue.selects_closed(flow, life) {
-                continue;
-            }
-            let report = Report {
-                flow: (**flow).clone(),
-                attribution: (**life).clone(),
-            };
-            match self.log.write(&report) {
-                Ok(()) => self.counters.written(),
-                Err(err) => {
-                    self.counters.dropped(err.reason());
-                    if self.warned.is_none_or(|t| t.elapsed() >= WARN_EVERY) {
-                        log::warn!(
-                            "--records: a flow record was dropped ({err});                              observer_records_dropped_total counts them"
-                        );
-                        self.warned = Some(std::time::Instant::now());
-                    }
-                }
-            }
-        }
-    }
 }
 
 /// Closes read in one poll past which the heap is trimmed after it.

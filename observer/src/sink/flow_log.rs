@@ -103,6 +103,26 @@ pub struct Rotation {
     pub keep: u32,
 }
 
+/// Which record of a flow: its last, or one written while it is open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecordKind {
+    /// Written at the flow's close, with its whole-life verdict.
+    Final,
+    /// Written while the flow is open (`--records-every`), with its life
+    /// verdict so far; its final record follows at its close.
+    Update,
+}
+
+impl RecordKind {
+    /// The record's `record` value: `final` or `update`.
+    pub fn name(self) -> &'static str {
+        match self {
+            RecordKind::Final => "final",
+            RecordKind::Update => "update",
+        }
+    }
+}
+
 /// The host's names every record carries.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Origin {
@@ -171,16 +191,16 @@ impl FlowLog {
         })
     }
 
-    /// Appends `report`'s final record: whole, or not at all.
+    /// Appends `report`'s record of `kind`: whole, or not at all.
     ///
     /// # Errors
     /// Serialising, rotating or writing failed; the file then ends at its
     /// last whole record (unless cutting back failed too, said in the
     /// error), and the record is not written.
-    pub fn write(&mut self, report: &Report) -> Result<(), FlowLogError> {
+    pub fn write(&mut self, report: &Report, kind: RecordKind) -> Result<(), FlowLogError> {
         let mut bytes = serde_json::to_vec(&Record {
             schema: SCHEMA,
-            record: "final",
+            record: kind.name(),
             origin: &self.origin,
             line: Line::of(report),
         })?;

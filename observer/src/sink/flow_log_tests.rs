@@ -26,6 +26,12 @@ fn closed(cookie: u64) -> Report {
     t.reports(&Clock::fixed(0, 250), 3, 0, &cfg).remove(0)
 }
 
+impl FlowLog {
+    fn write_final(&mut self, r: &Report) -> Result<(), FlowLogError> {
+        self.write(r, RecordKind::Final)
+    }
+}
+
 fn origin() -> Origin {
     Origin {
         host: "db-3".into(),
@@ -58,7 +64,7 @@ fn a_record_is_the_flows_json_object_with_its_host() {
         keep: 2,
     };
     let mut log = FlowLog::open(&path, rotation, origin()).unwrap();
-    log.write(&closed(7)).unwrap();
+    log.write_final(&closed(7)).unwrap();
     let got = lines(&path);
     assert_eq!(got.len(), 1);
     let r = &got[0];
@@ -78,7 +84,7 @@ fn a_record_is_the_flows_json_object_with_its_host() {
     }
     // Appended to, not truncated, when opened again.
     let mut log = FlowLog::open(&path, rotation, origin()).unwrap();
-    log.write(&closed(8)).unwrap();
+    log.write_final(&closed(8)).unwrap();
     assert_eq!(lines(&path).len(), 2);
     std::fs::remove_dir_all(&d).unwrap();
 }
@@ -98,7 +104,7 @@ fn the_file_rotates_and_keeps_its_bound() {
             origin(),
         )
         .unwrap();
-        log.write(&closed(1)).unwrap();
+        log.write_final(&closed(1)).unwrap();
         v.extend(std::fs::read(d.join("probe")).unwrap());
         v.len() as u64
     };
@@ -109,7 +115,7 @@ fn the_file_rotates_and_keeps_its_bound() {
     };
     let mut log = FlowLog::open(&path, rotation, origin()).unwrap();
     for cookie in 1..=9 {
-        log.write(&closed(cookie)).unwrap();
+        log.write_final(&closed(cookie)).unwrap();
     }
     let cookies = |p: &Path| -> Vec<u64> {
         lines(p)
@@ -141,7 +147,7 @@ fn a_full_disk_drops_the_record_and_leaves_no_partial_line() {
         keep: 1,
     };
     let mut log = FlowLog::open(Path::new("/dev/full"), rotation, origin()).unwrap();
-    let e = log.write(&closed(1)).unwrap_err();
+    let e = log.write_final(&closed(1)).unwrap_err();
     assert_eq!(e.reason(), "disk_full", "{e}");
     assert!(e.to_string().starts_with("/dev/full: "), "{e}");
 }

@@ -18,7 +18,7 @@ use super::{
     phase::{FlowsByPhase, Phase},
 };
 use crate::{
-    attribution::{self, Verdict},
+    attribution::{self, Attribution, Verdict},
     model::clock::Clock,
 };
 
@@ -103,6 +103,12 @@ impl LiveFlows {
     /// Every tracked flow (unordered).
     pub fn flows(&self) -> impl Iterator<Item = &TrackedFlow> {
         self.flows.values().map(|t| &**t)
+    }
+
+    /// `t`'s life verdict to its last movement, explained whatever the
+    /// configuration says (a record's, where the metrics' need no words).
+    pub fn explained_life(&self, t: &TrackedFlow) -> Attribution {
+        t.life_explained(&self.clock, &self.cfg.attribution)
     }
 
     /// The flow with `cookie`.

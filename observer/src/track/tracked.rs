@@ -277,6 +277,19 @@ impl TrackedFlow {
         }
     }
 
+    /// The life verdict to the flow's last judged read, judged again with
+    /// `cfg` and its explanation written.
+    pub(super) fn life_explained(&self, clock: &Clock, cfg: &attribution::Config) -> Attribution {
+        let to = Point::new(&self.prev.sample, clock, self.prev.at_ns);
+        let from =
+            (!self.born_here).then(|| Point::new(&self.first.sample, clock, self.first.at_ns));
+        let cfg = attribution::Config {
+            explain: true,
+            ..*cfg
+        };
+        attribution::attribute(from.as_ref(), &to, &cfg)
+    }
+
     /// Whether the flow's owner has a cgroup and its workload is not
     /// resolved yet.
     pub(super) fn wants_workload(&self) -> bool {

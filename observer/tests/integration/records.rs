@@ -23,7 +23,7 @@ const BYTES: usize = 64 * 1024;
 
 /// `observer run` writing the records of flows to `:dport` into `path`,
 /// once it serves: its port and the child.
-fn start(path: &std::path::Path, dport: u16) -> (u16, ChildGuard) {
+fn start(path: &std::path::Path, dport: u16, extra: &[&str]) -> (u16, ChildGuard) {
     let port = free_port();
     let mut k = ChildGuard::spawn(
         Command::new(BIN)
@@ -38,6 +38,7 @@ fn start(path: &std::path::Path, dport: u16) -> (u16, ChildGuard) {
                 "--filter",
                 &format!("dport = :{dport}"),
             ])
+            .args(extra)
             .env("RUST_LOG", "warn")
             .stdout(Stdio::null())
             .stderr(Stdio::piped()),
@@ -68,7 +69,7 @@ fn each_closed_flow_is_one_record_naming_its_host() {
     let path = dir.join("flows.ndjson");
     let server = TcpListener::bind("127.0.0.1:0").unwrap();
     let dport = server.local_addr().unwrap().port();
-    let (port, agent) = start(&path, dport);
+    let (port, agent) = start(&path, dport, &[]);
     let reader = std::thread::spawn(move || {
         for _ in 0..FLOWS {
             let (mut s, _) = server.accept().unwrap();
@@ -124,6 +125,80 @@ fn each_closed_flow_is_one_record_naming_its_host() {
         );
         assert!(cookies.insert(r["cookie"].as_u64().unwrap()), "twice: {r}");
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_long_flow_gets_update_records_then_its_final() {
+    if !root_or_skip("a_long_flow_gets_update_records_then_its_final") {
+        return;
+    }
+    let _serial = serial();
+    let dir = std::env::temp_dir().join(format!("observer-updates-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("flows.ndjson");
+    let server = TcpListener::bind("127.0.0.1:0").unwrap();
+    let dport = server.local_addr().unwrap().port();
+    let (_port, agent) = start(&path, dport, &["--records-every", "1s"]);
+    let reader = std::thread::spawn(move || {
+        let (mut s, _) = server.accept().unwrap();
+        let mut buf = Vec::new();
+        s.read_to_end(&mut buf).unwrap();
+        buf.len()
+    });
+    // 4 s sending 16 KB every 100 ms: older than 1 s, moving all along.
+    let mut c = TcpStream::connect(("127.0.0.1", dport)).unwrap();
+    let start = Instant::now();
+    let mut sent = 0;
+    while start.elapsed() < Duration::from_secs(4) {
+        c.write_all(&[1u8; 16 * 1024]).unwrap();
+        sent += 16 * 1024;
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    drop(c);
+    assert_eq!(reader.join().unwrap(), sent);
+    // Its close reaches the agent at a poll after it.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !std::fs::read_to_string(&path).is_ok_and(|t| t.contains(r#""record":"final""#)) {
+        assert!(Instant::now() < deadline, "no final record");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    agent.stop(libc::SIGTERM).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let records: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<&str> = records
+        .iter()
+        .map(|r| r["record"].as_str().unwrap())
+        .collect();
+    // Updates about once a second from its first second on, then the final.
+    let updates = kinds.iter().filter(|k| **k == "update").count();
+    assert!((2..=4).contains(&updates), "{kinds:?}\n{text}");
+    assert_eq!(kinds.last(), Some(&"final"), "{kinds:?}");
+    assert_eq!(kinds.iter().filter(|k| **k == "final").count(), 1);
+    let cookie = &records[0]["cookie"];
+    let mut last = 0;
+    for r in &records {
+        assert_eq!(&r["cookie"], cookie, "one flow: {r}");
+        let sent = r["bytes_sent"].as_u64().unwrap();
+        // Each update later than the one before (an update comes only
+        // after data moved); the final may follow the last update with
+        // nothing more sent. Each explained.
+        if r["record"] == "update" {
+            assert!(sent > last, "{text}");
+        } else {
+            assert!(sent >= last, "{text}");
+        }
+        last = sent;
+        assert!(
+            r["explanation"].as_str().is_some_and(|e| !e.is_empty()),
+            "{r}"
+        );
+    }
+    assert_eq!(last, sent as u64);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
