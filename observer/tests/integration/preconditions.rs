@@ -323,22 +323,10 @@ fn missing_optional_tracepoints_only_degrade() {
 fn bad_values_are_clap_errors_never_panics() {
     let huge = "99999999999999999999999";
     let cases: &[(&[&str], &str)] = &[
-        (
-            &["flows", "--max-flows", "0"],
-            "for '--max-flows <N>'",
-        ),
-        (
-            &["flows", "--max-flows", "-1"],
-            "for '--max-flows <N>'",
-        ),
-        (
-            &["top", "--max-flows", "0"],
-            "for '--max-flows <N>'",
-        ),
-        (
-            &["run", "--max-flows", huge],
-            "for '--max-flows <N>'",
-        ),
+        (&["flows", "--max-flows", "0"], "for '--max-flows <N>'"),
+        (&["flows", "--max-flows", "-1"], "for '--max-flows <N>'"),
+        (&["top", "--max-flows", "0"], "for '--max-flows <N>'"),
+        (&["run", "--max-flows", huge], "for '--max-flows <N>'"),
         (
             &["run", "--max-label-sets", "0"],
             "for '--max-label-sets <N>'",
@@ -368,10 +356,7 @@ fn bad_values_are_clap_errors_never_panics() {
             &["run", "--top-peers", "ten"],
             "'ten' is not a count: give a whole number, 0 or more (0 turns it off)",
         ),
-        (
-            &["run", "--top-flows", huge],
-            "for '--top-flows <N>'",
-        ),
+        (&["run", "--top-flows", huge], "for '--top-flows <N>'"),
         (
             &["run", "--label-remote-subnet", "33"],
             "IPv4 prefix must be 0-32",
