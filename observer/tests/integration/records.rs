@@ -57,18 +57,42 @@ fn start(path: &std::path::Path, dport: u16, extra: &[&str]) -> (u16, ChildGuard
     (port, k)
 }
 
+/// A fresh directory for the records and a listener for the flows.
+struct Setup {
+    dir: std::path::PathBuf,
+    path: std::path::PathBuf,
+    server: TcpListener,
+    dport: u16,
+}
+
+impl Setup {
+    fn new(name: &str) -> Setup {
+        let dir = std::env::temp_dir().join(format!("observer-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let server = TcpListener::bind("127.0.0.1:0").unwrap();
+        let dport = server.local_addr().unwrap().port();
+        Setup {
+            path: dir.join("flows.ndjson"),
+            dir,
+            server,
+            dport,
+        }
+    }
+}
+
 #[test]
 fn each_closed_flow_is_one_record_naming_its_host() {
     if !root_or_skip("each_closed_flow_is_one_record_naming_its_host") {
         return;
     }
     let _serial = serial();
-    let dir = std::env::temp_dir().join(format!("observer-records-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("flows.ndjson");
-    let server = TcpListener::bind("127.0.0.1:0").unwrap();
-    let dport = server.local_addr().unwrap().port();
+    let Setup {
+        dir,
+        path,
+        server,
+        dport,
+    } = Setup::new("records");
     let (port, agent) = start(&path, dport, &[]);
     let reader = std::thread::spawn(move || {
         for _ in 0..FLOWS {
@@ -134,12 +158,12 @@ fn a_long_flow_gets_update_records_then_its_final() {
         return;
     }
     let _serial = serial();
-    let dir = std::env::temp_dir().join(format!("observer-updates-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("flows.ndjson");
-    let server = TcpListener::bind("127.0.0.1:0").unwrap();
-    let dport = server.local_addr().unwrap().port();
+    let Setup {
+        dir,
+        path,
+        server,
+        dport,
+    } = Setup::new("updates");
     let (_port, agent) = start(&path, dport, &["--records-every", "1s"]);
     let reader = std::thread::spawn(move || {
         let (mut s, _) = server.accept().unwrap();
