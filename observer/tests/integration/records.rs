@@ -87,12 +87,8 @@ fn each_closed_flow_is_one_record_naming_its_host() {
         return;
     }
     let _serial = serial();
-    let Setup {
-        dir,
-        path,
-        server,
-        dport,
-    } = Setup::new("records");
+    let t = Setup::new("records");
+    let (dir, path, server, dport) = (t.dir, t.path, t.server, t.dport);
     let (port, agent) = start(&path, dport, &[]);
     let reader = std::thread::spawn(move || {
         for _ in 0..FLOWS {
@@ -158,12 +154,8 @@ fn a_long_flow_gets_update_records_then_its_final() {
         return;
     }
     let _serial = serial();
-    let Setup {
-        dir,
-        path,
-        server,
-        dport,
-    } = Setup::new("updates");
+    let t = Setup::new("updates");
+    let (dir, path, server, dport) = (t.dir, t.path, t.server, t.dport);
     let (_port, agent) = start(&path, dport, &["--records-every", "1s"]);
     let reader = std::thread::spawn(move || {
         let (mut s, _) = server.accept().unwrap();
