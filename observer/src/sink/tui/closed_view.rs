@@ -125,8 +125,15 @@ pub fn draw_table(frame: &mut Frame, app: &mut App, area: Rect) {
     let flows = app.closed_rows();
     let keep = app.closed().retention();
     if flows.is_empty() {
+        let kept = app.closed().len();
         let msg = if keep.count == 0 {
             "the closed list is off (--closed 0); c: back to the flows".to_string()
+        } else if kept > 0 {
+            // Flows closed, but the filter shows none of them.
+            format!(
+                "none of the {kept} recently closed flows matches the filter (/ to change it; \
+                 c: back to the flows)"
+            )
         } else {
             format!(
                 "no flow closed in the last {} (c: back to the flows)",

@@ -115,8 +115,11 @@ impl Summary {
 }
 
 /// `text` wrapped to `width` ([`wrap`]) and cut to at most `lines` lines,
-/// never within a group: a group's what-would-help lines (`  - ...`)
-/// stay with it; the groups cut are named by count on the last line.
+/// between groups where one fits: a group's what-would-help lines
+/// (`  - ...`) stay with it, unless the largest group alone is taller
+/// than the screen, whose lines are then cut where the screen ends (a
+/// summary that named no group would say nothing); the groups left out
+/// are named by count on the last line.
 pub fn one_screen(text: &str, lines: usize, width: usize) -> String {
     let all: Vec<(&str, Vec<String>)> = text.lines().map(|l| (l, wrap(l, width))).collect();
     let height = |ls: &[(&str, Vec<String>)]| ls.iter().map(|(_, w)| w.len()).sum::<usize>();
@@ -131,7 +134,7 @@ pub fn one_screen(text: &str, lines: usize, width: usize) -> String {
     }
     let rest = |cut: usize| {
         format!(
-            "... and {cut} more group{} (observer flows --summary lists every one)",
+            "... and {cut} more group{} that did not fit this screen",
             if cut == 1 { "" } else { "s" }
         )
     };
@@ -143,13 +146,26 @@ pub fn one_screen(text: &str, lines: usize, width: usize) -> String {
     while keep < all.len() && height(&all[..=keep]) <= room {
         keep += 1;
     }
-    while keep > 1 && all.get(keep).is_some_and(|(l, _)| l.starts_with("  - ")) {
-        keep -= 1;
-    }
-    let cut = all[keep..]
+    let advice = |l: &str| l.starts_with("  - ");
+    // The host's lines come before the first group: "host: ..." and any
+    // "(N flows moved nothing ...)".
+    let first_group = all
         .iter()
-        .filter(|(l, _)| !l.starts_with("  - "))
-        .count();
+        .skip(1)
+        .position(|(l, _)| !advice(l) && !l.starts_with('('))
+        .map_or(all.len(), |i| i + 1);
+    let whole = {
+        let mut k = keep;
+        while k > 1 && all.get(k).is_some_and(|(l, _)| advice(l)) {
+            k -= 1;
+        }
+        k
+    };
+    // Whole groups where one fits; else the largest, cut at the screen.
+    if whole > first_group {
+        keep = whole;
+    }
+    let cut = all[keep..].iter().filter(|(l, _)| !advice(l)).count();
     let mut out = emit(&all[..keep]);
     for line in wrap(&rest(cut), width) {
         out.push_str(&line);

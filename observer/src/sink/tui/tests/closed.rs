@@ -189,10 +189,10 @@ fn the_filter_and_pause_hold_for_the_closes_too() {
     typed(&mut a, "curl");
     key(&mut a, KeyCode::Enter);
     assert!(a.closed_rows().is_empty());
-    let l = lines(&render(&mut a, 100, 12));
+    let l = lines(&render(&mut a, 120, 12));
     assert!(
         l.iter()
-            .any(|l| l.contains("no flow closed in the last 10m")),
+            .any(|l| l.contains("none of the 1 recently closed flows matches the filter")),
         "{l:#?}"
     );
     key(&mut a, KeyCode::Char('/'));

@@ -98,7 +98,7 @@ fn one_screen_cuts_between_groups_and_counts_the_rest() {
         one_screen(text, 6, 0),
         "host: 9 flows in 4 groups by peer: 1 per_flow, 3 shared, 0 mixed, 0 unknown\n\
          peer a upload (netns 1): one\n  - a1\n  - a2\n\
-         ... and 3 more groups (observer flows --summary lists every one)\n"
+         ... and 3 more groups that did not fit this screen\n"
     );
     // Never within a group: b's advice goes with it.
     assert_eq!(
@@ -106,9 +106,22 @@ fn one_screen_cuts_between_groups_and_counts_the_rest() {
         "host: 9 flows in 4 groups by peer: 1 per_flow, 3 shared, 0 mixed, 0 unknown\n\
          peer a upload (netns 1): one\n  - a1\n  - a2\n\
          peer b upload (netns 1): two\n  - b1\n\
-         ... and 2 more groups (observer flows --summary lists every one)\n"
+         ... and 2 more groups that did not fit this screen\n"
     );
     assert!(one_screen(text, 1, 0).starts_with("host: 9 flows"));
+    // A largest group taller than the screen is cut where the screen
+    // ends, rather than naming no group at all.
+    let tall = "host: 5 flows in 2 groups by peer: 0 per_flow, 0 shared, 1 mixed, 1 unknown\n\
+                (2 flows moved nothing: in no group)\n\
+                peer a download (netns 1): mixed\n  - a1\n  - a2\n  - a3\n  - a4\n\
+                peer b download (netns 1): unknown\n";
+    assert_eq!(
+        one_screen(tall, 5, 0),
+        "host: 5 flows in 2 groups by peer: 0 per_flow, 0 shared, 1 mixed, 1 unknown\n\
+         (2 flows moved nothing: in no group)\n\
+         peer a download (netns 1): mixed\n  - a1\n\
+         ... and 1 more group that did not fit this screen\n"
+    );
 }
 
 #[test]
@@ -143,7 +156,9 @@ fn the_summary_wraps_between_words() {
     assert!(cut.lines().all(|l| l.chars().count() <= 40), "{cut}");
     assert_eq!(cut.lines().count(), 5, "{cut}");
     assert!(
-        cut.ends_with("peer a upload (netns 1): one\n... and 3 more groups (observer flows\n  --summary lists every one)\n"),
+        cut.ends_with(
+            "peer a upload (netns 1): one\n... and 3 more groups that did not fit\n  this screen\n"
+        ),
         "{cut}"
     );
 }
