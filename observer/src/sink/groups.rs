@@ -8,7 +8,7 @@ use std::{collections::BTreeMap, io::Write, sync::Arc};
 use super::records::{line, widen};
 use crate::{
     attribution::{
-        Attribution, Config, Side,
+        Attribution, Config, Side, Verdict,
         group::{self, Group, GroupBy, judge::Limit},
     },
     model::flow::Flow,
@@ -17,17 +17,28 @@ use crate::{
 };
 
 /// The flows of `pairs` that moved bytes over their judged interval
-/// (acked, for an upload; received, for a download), the ones a group
-/// is made of, and how many did not. A flow that moved nothing (an idle
-/// control connection beside its transfers, an ssh session) has no rate
-/// to share: counted, it would be a member that ran 0 bit/s, and a group
-/// of such flows would read "0.0 times the fastest alone".
+/// (acked, for an upload; received, for a download), or that a shut
+/// receive window held at none (a reader that stopped reading: the stalled
+/// flow is the one to see), the ones a group is made of, and how many
+/// were left out. A flow that moved nothing otherwise (an idle control
+/// connection beside its transfers, an ssh session) has no rate to share:
+/// counted, it would be a member that ran 0 bit/s, and a group of such
+/// flows would read "0.0 times the fastest alone".
 pub fn moving<'a>(
     pairs: &[(&'a Flow, &'a Attribution)],
 ) -> (Vec<(&'a Flow, &'a Attribution)>, usize) {
     let moved = |a: &Attribution| match a.side {
-        Side::Sender => a.evidence.bytes_acked > 0,
-        Side::Receiver => a.evidence.bytes_received > 0,
+        Side::Sender => {
+            a.evidence.bytes_acked > 0
+                || (a.verdict == Verdict::ReceiveWindow && a.evidence.shares.rwnd_limited > 0.0)
+        }
+        Side::Receiver => {
+            a.evidence.bytes_received > 0
+                || (matches!(
+                    a.verdict,
+                    Verdict::ReceiverApplication | Verdict::ReceiveWindow
+                ) && a.evidence.receive.closed_share > 0.0)
+        }
     };
     let kept: Vec<_> = pairs.iter().copied().filter(|(_, a)| moved(a)).collect();
     let idle = pairs.len() - kept.len();
@@ -281,6 +292,36 @@ mod tests {
             .collect();
         let pairs: Vec<_> = judged.iter().map(|(f, a)| (f, a)).collect();
         group_named(&pairs, GroupBy::Peer, &Config::default())
+    }
+
+    #[test]
+    fn a_flow_its_shut_window_holds_at_nothing_is_in_a_group() {
+        let flow = SampleBuilder::new(9).flow();
+        let att = |verdict, closed_share, received| Attribution {
+            verdict,
+            rule: "reader",
+            confidence: 0.9,
+            side: Side::Receiver,
+            explanation: String::new(),
+            evidence: Evidence {
+                interval_us: 1_000_000,
+                bytes_received: received,
+                receive: crate::attribution::Receive {
+                    closed_share,
+                    ..Default::default()
+                },
+                ..Evidence::default()
+            },
+            what_if: None,
+            also: None,
+        };
+        let shut = att(Verdict::ReceiverApplication, 1.0, 0);
+        let idle = att(Verdict::Unknown, 0.0, 0);
+        let open_but_idle = att(Verdict::ReceiverApplication, 0.0, 0);
+        let pairs = [(&flow, &shut), (&flow, &idle), (&flow, &open_but_idle)];
+        let (kept, left_out) = moving(&pairs);
+        assert_eq!((kept.len(), left_out), (1, 2));
+        assert_eq!(kept[0].1.verdict, Verdict::ReceiverApplication);
     }
 
     #[test]
