@@ -420,6 +420,15 @@ impl Default for Config {
 }
 
 impl Config {
+    /// This configuration, with explanations written also where `also`
+    /// (a record's verdict, where the others need no words).
+    pub fn explaining(self, also: bool) -> Config {
+        Config {
+            explain: self.explain || also,
+            ..self
+        }
+    }
+
     /// This configuration for a kernel ticking `hz` times a second (its
     /// jiffy is the sampling grain, `sample_grain_us`).
     pub fn with_hz(self, hz: u32) -> Config {

@@ -10,6 +10,7 @@ pub mod run;
 pub mod session;
 pub mod top;
 pub mod usage;
+mod warn_rate;
 
 /// A bad value in a file an option names (`run --web-config`): reported
 /// like clap's own errors, with exit status 2, before anything is loaded.

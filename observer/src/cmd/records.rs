@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use super::warn_rate::may_warn;
 use observer::{
     sink::{
         flow_log::{FlowLog, Origin, RecordKind, Rotation},
@@ -10,9 +11,6 @@ use observer::{
     },
     track::{event::Event, live::LiveFlows, phase::Phase, snapshot::Report},
 };
-
-/// Least time between two warnings of dropped records.
-const WARN_EVERY: Duration = Duration::from_secs(10);
 
 /// Where `--records` writes, and how.
 pub(super) struct Options<'a> {
@@ -54,7 +52,7 @@ pub(super) struct Records {
     log: FlowLog,
     counters: FlowLogCounters,
     /// When a dropped record was last said (at most one line per
-    /// [`WARN_EVERY`]).
+    /// [`super::warn_rate::WARN_EVERY`]).
     warned: Option<Instant>,
     /// `--records-every`, and when the next update records are due.
     every: Option<Duration>,
@@ -85,7 +83,7 @@ impl Records {
                 continue;
             };
             self.updated.remove(&flow.cookie);
-            if !catalogue.selects_closed(flow, life) {
+            if !catalogue.selects_record(flow, life) {
                 continue;
             }
             let report = Report {
@@ -114,7 +112,7 @@ impl Records {
             let moved = t.flow.bytes_acked.max(t.flow.bytes_received);
             let old = now_ns.saturating_sub(t.latest.first_seen_ns) >= every_ns;
             let since = self.updated.get(&t.flow.cookie).copied().unwrap_or(0);
-            if !old || moved <= since || !catalogue.selects_closed(&t.flow, &t.life) {
+            if !old || moved <= since || !catalogue.selects_record(&t.flow, &t.life) {
                 continue;
             }
             self.updated.insert(t.flow.cookie, moved);
@@ -133,12 +131,11 @@ impl Records {
             Ok(()) => self.counters.written(),
             Err(err) => {
                 self.counters.dropped(err.reason());
-                if self.warned.is_none_or(|t| t.elapsed() >= WARN_EVERY) {
+                if may_warn(&mut self.warned) {
                     log::warn!(
                         "--records: a flow record was dropped ({err}); \
                          observer_records_dropped_total counts them"
                     );
-                    self.warned = Some(Instant::now());
                 }
             }
         }

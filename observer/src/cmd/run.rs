@@ -17,7 +17,7 @@ use observer::{
     track::{live::LiveConfig, poller::Poller},
 };
 
-use super::{flows::parse_positive, records, session};
+use super::{flows::parse_positive, records, session, warn_rate::may_warn};
 
 /// The default `--listen` address. The Prometheus default port allocations
 /// fill 9100-9999; 19190 is not listed there.
@@ -363,27 +363,12 @@ fn trim_heap() {
     unsafe { libc::malloc_trim(0) };
 }
 
-/// Least time between two warnings of one kind (drops, evictions): the
-/// first comes at the poll that sees it, later ones carry the increase.
-const WARN_EVERY: Duration = Duration::from_secs(10);
-
-/// Whether a warning last logged at `last` may be logged now (at most one
-/// per [`WARN_EVERY`]); notes that it is.
-fn may_warn(last: &mut Option<std::time::Instant>) -> bool {
-    let now = std::time::Instant::now();
-    let ok = last.is_none_or(|t| now.duration_since(t) >= WARN_EVERY);
-    if ok {
-        *last = Some(now);
-    }
-    ok
-}
-
 /// What the agent logs between summaries: closes and the slowest poll
 /// since the last summary, and the kernel's loss counters as last logged.
 struct LogState {
     since: std::time::Instant,
     /// When drops were last warned of: at most one warning per
-    /// [`WARN_EVERY`], carrying the increase since the last one.
+    /// [`super::warn_rate::WARN_EVERY`], carrying the increase since the last one.
     drops_warned: Option<std::time::Instant>,
     /// When evictions were last warned of, likewise.
     evictions_warned: Option<std::time::Instant>,

@@ -301,10 +301,10 @@ impl LiveFlows {
                 at_ns: now_ns,
             };
             // A flow first read at its close is judged once, for its record.
-            let cfg = attribution::Config {
-                explain: self.cfg.attribution.explain || (is_close && self.cfg.explain_closes),
-                ..self.cfg.attribution
-            };
+            let cfg = self
+                .cfg
+                .attribution
+                .explaining(is_close && self.cfg.explain_closes);
             let mut t = TrackedFlow::new(&read, &self.clock, self.start_ns, &cfg);
             t.polled = self.polls;
             events.push(Event::Started { cookie: s.cookie });

@@ -208,13 +208,8 @@ impl TrackedFlow {
             self.current = attribution::attribute(Some(&from), &to, cfg);
         }
         if moved || is_close {
-            let life_from =
-                (!self.born_here).then(|| Point::new(&self.first.sample, clock, self.first.at_ns));
-            let life_cfg = attribution::Config {
-                explain: cfg.explain || (is_close && rules.explain_closes),
-                ..*cfg
-            };
-            self.life = attribution::attribute(life_from.as_ref(), &to, &life_cfg);
+            let life_cfg = cfg.explaining(is_close && rules.explain_closes);
+            self.life = self.life_to(&to, clock, &life_cfg);
         }
         let step = moved.then(|| {
             let prev = Point::new(&self.prev.sample, clock, self.prev.at_ns);
@@ -281,13 +276,15 @@ impl TrackedFlow {
     /// `cfg` and its explanation written.
     pub(super) fn life_explained(&self, clock: &Clock, cfg: &attribution::Config) -> Attribution {
         let to = Point::new(&self.prev.sample, clock, self.prev.at_ns);
+        self.life_to(&to, clock, &cfg.explaining(true))
+    }
+
+    /// The life verdict up to `to` under `cfg`: from the flow's first read
+    /// where it was first seen mid-life, else from its birth.
+    fn life_to(&self, to: &Point, clock: &Clock, cfg: &attribution::Config) -> Attribution {
         let from =
             (!self.born_here).then(|| Point::new(&self.first.sample, clock, self.first.at_ns));
-        let cfg = attribution::Config {
-            explain: true,
-            ..*cfg
-        };
-        attribution::attribute(from.as_ref(), &to, &cfg)
+        attribution::attribute(from.as_ref(), to, cfg)
     }
 
     /// Whether the flow's owner has a cgroup and its workload is not

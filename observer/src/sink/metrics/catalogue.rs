@@ -279,8 +279,8 @@ impl Catalogue {
     }
 
     /// Whether the agent's filter selects `flow` judged `life` (every flow
-    /// without a filter): what `--records` writes.
-    pub fn selects_closed(&self, flow: &Flow, life: &Attribution) -> bool {
+    /// without a filter): whose records `--records` writes, closed or open.
+    pub fn selects_record(&self, flow: &Flow, life: &Attribution) -> bool {
         self.selects(flow, life)
     }
 
